@@ -1,0 +1,93 @@
+// swift-tools-version: 6.2
+//
+// Pianola: a MIDI sequencer and SoundFont sampler for Linux.
+// Module boundaries follow ARCHITECTURE.md (in the shared notes); dependencies point one way:
+//   MIDICore ← MIDIFile ← Sequencer → AudioGraph ← Effects / Sampler / AudioIO
+//   MIDICore ← MIDIInput;   everything ← Pianola ← PianolaCLI (`pianola`)
+import PackageDescription
+
+// `PIANOLA_WERROR=1` (set by scripts/test and CI) turns every warning in our own targets into an error.
+let strictSettings: [SwiftSetting] =
+    Context.environment["PIANOLA_WERROR"] == "1" ? [.treatAllWarnings(as: .error)] : []
+
+let package = Package(
+    name: "Pianola",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "Pianola", targets: ["Pianola"]),
+        .executable(name: "pianola", targets: ["PianolaCLI"]),
+        .executable(name: "generate-soundfont", targets: ["generate-soundfont"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-atomics", from: "1.2.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+    ],
+    targets: [
+        // MARK: C libraries (each imported by exactly one Swift module, re-exported by none)
+        // fluidsynth.pc lists its static dependencies' flags (glib, SDL, -pthread), which SwiftPM
+        // rejects with a warning; the header needs none of them, so the module map links directly.
+        .systemLibrary(name: "CFluidSynth"),
+        .systemLibrary(
+            name: "CALSA", pkgConfig: "alsa",
+            providers: [.apt(["libasound2-dev"])]),
+        .systemLibrary(
+            name: "CSndFile", pkgConfig: "sndfile",
+            providers: [.apt(["libsndfile1-dev"]), .brew(["libsndfile"])]),
+
+        // MARK: Pure Swift modules (no C, no devices)
+        .target(name: "MIDICore", swiftSettings: strictSettings),
+        .target(name: "MIDIFile", dependencies: ["MIDICore"], swiftSettings: strictSettings),
+        .target(
+            name: "AudioGraph",
+            dependencies: ["MIDICore", .product(name: "Atomics", package: "swift-atomics")],
+            swiftSettings: strictSettings),
+        .target(
+            name: "Sequencer", dependencies: ["MIDICore", "MIDIFile", "AudioGraph"],
+            swiftSettings: strictSettings),
+        .target(name: "Effects", dependencies: ["AudioGraph"], swiftSettings: strictSettings),
+
+        // MARK: Modules that wrap a C library
+        .target(
+            name: "Sampler", dependencies: ["AudioGraph", "MIDICore", "CFluidSynth"],
+            swiftSettings: strictSettings),
+        .target(
+            name: "AudioIO", dependencies: ["AudioGraph", "CALSA", "CSndFile"],
+            swiftSettings: strictSettings),
+        .target(
+            name: "MIDIInput",
+            dependencies: [
+                "MIDICore", "CALSA",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: strictSettings),
+
+        // MARK: Umbrella and tools
+        .target(
+            name: "Pianola",
+            dependencies: [
+                "MIDICore", "MIDIFile", "Sequencer", "AudioGraph", "Effects", "Sampler", "AudioIO",
+                "MIDIInput",
+            ],
+            swiftSettings: strictSettings),
+        .executableTarget(
+            name: "PianolaCLI",
+            dependencies: ["Pianola", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: strictSettings),
+        .target(name: "SoundFontGenerator", swiftSettings: strictSettings),
+        .executableTarget(
+            name: "generate-soundfont", dependencies: ["SoundFontGenerator"],
+            swiftSettings: strictSettings),
+
+        // MARK: Tests
+        .testTarget(name: "SamplerTests", dependencies: ["Sampler"], swiftSettings: strictSettings),
+        .testTarget(name: "AudioIOTests", dependencies: ["AudioIO"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "SoundFontGeneratorTests", dependencies: ["SoundFontGenerator", "Sampler"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "PianolaCLITests", dependencies: ["PianolaCLI"],
+            swiftSettings: strictSettings),
+    ]
+)

@@ -1,0 +1,12 @@
+/// Pianola: a MIDI sequencer and SoundFont sampler for Linux.
+///
+/// `import Pianola` brings in the whole library: MIDI messages and files, the audio graph and its
+/// nodes, the FluidSynth sampler, effects, ALSA audio output and MIDI input.
+@_exported import AudioGraph
+@_exported import AudioIO
+@_exported import Effects
+@_exported import MIDICore
+@_exported import MIDIFile
+@_exported import MIDIInput
+@_exported import Sampler
+@_exported import Sequencer

@@ -1,0 +1,47 @@
+import ArgumentParser
+import Pianola
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+@main
+struct PianolaCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pianola",
+        abstract: "A MIDI sequencer and SoundFont sampler for Linux.",
+        discussion: """
+            Pianola plays and renders Standard MIDI Files through SoundFonts (FluidSynth), and plays \
+            live MIDI from ALSA and the network.
+
+            SoundFont choice, for every command: --soundfont FILE, else $PIANOLA_SOUNDFONT, else the \
+            system's General MIDI font (/usr/share/sounds/sf2/default-GM.sf2 and the usual folders), \
+            else the General MIDI font bundled with Pianola.
+
+            Examples:
+              pianola soundfont                 show which SoundFont would be used
+              pianola soundfont --presets FILE  list the presets of a SoundFont
+            """,
+        version: "0.1.0",
+        subcommands: [SoundFontCommand.self]
+    )
+
+    /// Runs the tool; a `CLIError` becomes one line on standard error and exit status 1.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch let error as CLIError {
+            printError("pianola: \(error.description)")
+            Glibc.exit(1)
+        } catch {
+            exit(withError: error)
+        }
+    }
+}
+
+/// Writes one line to standard error.
+func printError(_ message: String) {
+    let line = Array((message + "\n").utf8)
+    _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+}

@@ -1,0 +1,71 @@
+import ArgumentParser
+import Pianola
+
+struct SoundFontCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "soundfont",
+        abstract: "Show which SoundFont Pianola uses, and what it holds.",
+        discussion: """
+            Without options, prints the font that `play` and `render` would use and why. With \
+            --presets, loads the font and lists its presets (bank, program, name).
+            """)
+
+    @Option(name: .shortAndLong, help: ArgumentHelp("The SoundFont to inspect (.sf2/.sf3).", valueName: "file"))
+    var soundfont: String?
+
+    @Flag(help: "Load the font and list its presets.")
+    var presets = false
+
+    @Flag(help: "Print JSON instead of text.")
+    var json = false
+
+    func run() throws {
+        let resolution: SoundFontDiscovery.Resolution
+        do {
+            resolution = try SoundFontDiscovery().resolve(explicit: soundfont)
+        } catch {
+            throw CLIError(error.description)
+        }
+        var info: SoundFontInfo?
+        if presets {
+            do { info = try SoundFontInfo.load(path: resolution.path) } catch { throw CLIError(error.description) }
+        }
+        if json {
+            var object: [String: JSONValue] = [
+                "path": .string(resolution.path), "source": .string(resolution.source.rawValue),
+            ]
+            if let info {
+                object["presets"] = .array(
+                    info.presets.map {
+                        .object(["bank": .number(Double($0.bank)), "program": .number(Double($0.program)), "name": .string($0.name)])
+                    })
+                object["warnings"] = .array(info.warnings.map { .string($0) })
+            }
+            print(JSONValue.object(object).serialized())
+            return
+        }
+        print("SoundFont: \(resolution.path) (\(resolution.source.explanation))")
+        if let info {
+            for preset in info.presets {
+                print(String(format3(preset.bank)) + ":" + String(format3(preset.program)) + "  " + preset.name)
+            }
+            for warning in info.warnings { print("FluidSynth \(warning)") }
+        }
+    }
+
+    private func format3(_ value: Int) -> String {
+        let text = String(value)
+        return String(repeating: "0", count: max(0, 3 - text.count)) + text
+    }
+}
+
+extension SoundFontDiscovery.Source {
+    var explanation: String {
+        switch self {
+        case .option: return "from --soundfont"
+        case .environment: return "from $\(SoundFontDiscovery.environmentVariable)"
+        case .system: return "system SoundFont"
+        case .bundled: return "Pianola's bundled General MIDI font"
+        }
+    }
+}

@@ -1,0 +1,86 @@
+import CFluidSynth
+import Synchronization
+
+/// One `fluid_synth_t` with its settings: the thin, owning wrapper every Pianola synthesizer is
+/// built on. It is not thread-safe by itself: one owner drives it (the render thread, or a test).
+///
+/// It deliberately does not schedule events or know about the graph; `SamplerNode` does that.
+final class FluidSynth {
+    let settings: OpaquePointer
+    let synth: OpaquePointer
+    let sampleRate: Double
+
+    /// FluidSynth initializes process-global tables on first use; creating synths concurrently
+    /// races on them, so creation is serialized.
+    private static let creationLock = Mutex(())
+
+    init(sampleRate: Double = 44_100, polyphony: Int = 256, reverb: Bool = false, chorus: Bool = false) throws(SoundFontError) {
+        FluidSynthLog.installIfNeeded()
+        let created: (OpaquePointer, OpaquePointer)? = Self.creationLock.withLock { _ in
+            guard let settings = new_fluid_settings() else { return nil }
+            fluid_settings_setnum(settings, "synth.sample-rate", sampleRate)
+            fluid_settings_setint(settings, "synth.polyphony", Int32(polyphony))
+            fluid_settings_setint(settings, "synth.reverb.active", reverb ? 1 : 0)
+            fluid_settings_setint(settings, "synth.chorus.active", chorus ? 1 : 0)
+            guard let synth = new_fluid_synth(settings) else {
+                delete_fluid_settings(settings)
+                return nil
+            }
+            return (settings, synth)
+        }
+        guard let created else {
+            throw SoundFontError.synthesizerUnavailable(reason: "FluidSynth rejected sample rate \(sampleRate) Hz")
+        }
+        (settings, synth) = created
+        self.sampleRate = sampleRate
+    }
+
+    deinit {
+        delete_fluid_synth(synth)
+        delete_fluid_settings(settings)
+    }
+
+    /// Loads a SoundFont on top of the stack; returns FluidSynth's font id and the warnings it logged.
+    func loadSoundFont(at path: String) throws(SoundFontError) -> (id: Int32, warnings: [String]) {
+        try SoundFontFile.validate(path: path)
+        let (id, messages) = FluidSynthLog.collecting { fluid_synth_sfload(synth, path, 1) }
+        guard id != FLUID_FAILED else { throw .loadFailed(path: path, messages: messages) }
+        return (id, messages)
+    }
+
+    func noteOn(channel: Int, key: Int, velocity: Int) {
+        fluid_synth_noteon(synth, Int32(channel), Int32(key), Int32(velocity))
+    }
+
+    func noteOff(channel: Int, key: Int) { fluid_synth_noteoff(synth, Int32(channel), Int32(key)) }
+
+    func controlChange(channel: Int, controller: Int, value: Int) {
+        fluid_synth_cc(synth, Int32(channel), Int32(controller), Int32(value))
+    }
+
+    /// Selects a preset by font, bank and program; throws when the font has no such preset.
+    func select(channel: Int, font: Int32, bank: Int, program: Int) throws(SoundFontError) {
+        guard fluid_synth_program_select(synth, Int32(channel), font, Int32(bank), Int32(program)) == FLUID_OK else {
+            throw SoundFontError.presetMissing(bank: bank, program: program)
+        }
+    }
+
+    var activeVoiceCount: Int { Int(fluid_synth_get_active_voice_count(synth)) }
+
+    /// Renders `frameCount` frames of the stereo dry mix into two planar buffers.
+    func render(frameCount: Int, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>) -> Bool {
+        fluid_synth_write_float(synth, Int32(frameCount), left, 0, 1, right, 0, 1) == FLUID_OK
+    }
+
+    /// Convenience for tests and offline tools: renders into new planar arrays.
+    func render(frameCount: Int) -> (left: [Float], right: [Float]) {
+        var left = [Float](repeating: 0, count: frameCount)
+        var right = [Float](repeating: 0, count: frameCount)
+        left.withUnsafeMutableBufferPointer { l in
+            right.withUnsafeMutableBufferPointer { r in
+                _ = render(frameCount: frameCount, left: l.baseAddress!, right: r.baseAddress!)
+            }
+        }
+        return (left, right)
+    }
+}

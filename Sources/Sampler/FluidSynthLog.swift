@@ -1,0 +1,50 @@
+import CFluidSynth
+import Synchronization
+
+/// Routes FluidSynth's process-global log into Pianola: warnings and errors are collected for the
+/// caller (a SoundFont load reports the warnings it caused), info and debug chatter is dropped,
+/// and nothing is printed to the terminal behind the user's back.
+///
+/// FluidSynth's log hook is global, so collection is serialized: `collecting(_:)` holds a lock for
+/// the duration of the operation. It is meant for loading, never for the audio thread.
+enum FluidSynthLog {
+    private struct State {
+        var installed = false
+        var messages: [String] = []
+    }
+    private static let state = Mutex(State())
+    private static let operationLock = Mutex(())
+
+    /// Runs `operation` while capturing the warnings and errors FluidSynth logs during it.
+    static func collecting<T>(_ operation: () throws -> T) rethrows -> (T, [String]) {
+        try operationLock.withLock { _ in
+            installIfNeeded()
+            state.withLock { $0.messages.removeAll() }
+            let result = try operation()
+            let messages = state.withLock { state -> [String] in
+                defer { state.messages.removeAll() }
+                return state.messages
+            }
+            return (result, messages)
+        }
+    }
+
+    static func installIfNeeded() {
+        let needsInstall = state.withLock { state -> Bool in
+            defer { state.installed = true }
+            return !state.installed
+        }
+        guard needsInstall else { return }
+        let collect: fluid_log_function_t = { level, message, _ in
+            guard let message else { return }
+            let prefix = level == Int32(FLUID_WARN.rawValue) ? "warning" : "error"
+            let text = "\(prefix): \(String(cString: message))"
+            FluidSynthLog.state.withLock { $0.messages.append(text) }
+        }
+        _ = fluid_set_log_function(Int32(FLUID_PANIC.rawValue), collect, nil)
+        _ = fluid_set_log_function(Int32(FLUID_ERR.rawValue), collect, nil)
+        _ = fluid_set_log_function(Int32(FLUID_WARN.rawValue), collect, nil)
+        _ = fluid_set_log_function(Int32(FLUID_INFO.rawValue), nil, nil)
+        _ = fluid_set_log_function(Int32(FLUID_DBG.rawValue), nil, nil)
+    }
+}

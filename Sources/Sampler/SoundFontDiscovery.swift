@@ -1,0 +1,170 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Finds the SoundFont a command should use, in this order:
+/// 1. the font the user named (`--soundfont FILE`),
+/// 2. the `PIANOLA_SOUNDFONT` environment variable,
+/// 3. the system's General MIDI font (Debian's `/usr/share/sounds/sf2/default-GM.sf2`) and the
+///    usual SoundFont folders,
+/// 4. the font bundled with Pianola (`SoundFonts/PianolaGM.sf2`), so a fresh machine still plays.
+///
+/// A font the user named explicitly (option or variable) that does not exist is an error, never a
+/// silent fallback to another font.
+public struct SoundFontDiscovery: Sendable {
+    /// Where a resolved font came from.
+    public enum Source: String, Sendable, Codable {
+        case option, environment, system, bundled
+    }
+
+    /// A resolved font: its path and how it was chosen.
+    public struct Resolution: Sendable, Equatable {
+        public var path: String
+        public var source: Source
+    }
+
+    /// The environment variable that names a default font.
+    public static let environmentVariable = "PIANOLA_SOUNDFONT"
+
+    /// Debian's and other distributions' well-known General MIDI fonts, checked before folder scans.
+    public static let defaultSystemFiles = [
+        "/usr/share/sounds/sf2/default-GM.sf2",
+        "/usr/share/sounds/sf3/default-GM.sf3",
+        "/usr/share/soundfonts/default.sf2",
+        "/usr/share/sounds/sf2/FluidR3_GM.sf2",
+        "/usr/share/soundfonts/FluidR3_GM.sf2",
+    ]
+
+    /// Folders scanned for `*.sf2`/`*.sf3` when none of the well-known files exists.
+    public static let defaultSystemDirectories = [
+        "/usr/share/sounds/sf2", "/usr/share/sounds/sf3", "/usr/share/soundfonts", "/usr/local/share/soundfonts",
+        "~/.local/share/soundfonts", "~/.sounds/sf2",
+    ]
+
+    public var environment: [String: String]
+    public var systemFiles: [String]
+    public var systemDirectories: [String]
+    public var bundledCandidates: [String]
+
+    /// A discovery over the real process environment and the standard locations.
+    public init() {
+        self.init(
+            environment: Self.processEnvironment(), systemFiles: Self.defaultSystemFiles,
+            systemDirectories: Self.defaultSystemDirectories, bundledCandidates: Self.defaultBundledCandidates())
+    }
+
+    /// A discovery over the given environment and locations (tests inject their own).
+    public init(environment: [String: String], systemFiles: [String], systemDirectories: [String], bundledCandidates: [String]) {
+        self.environment = environment
+        self.systemFiles = systemFiles
+        self.systemDirectories = systemDirectories
+        self.bundledCandidates = bundledCandidates
+    }
+
+    /// Resolves the font to use; `explicit` is the path from a command-line option, if any.
+    public func resolve(explicit: String? = nil) throws(SoundFontError) -> Resolution {
+        if let explicit {
+            let path = expand(explicit)
+            guard Self.isFile(path) else { throw .notFound(path: explicit) }
+            return Resolution(path: path, source: .option)
+        }
+        if let variable = environment[Self.environmentVariable], !variable.isEmpty {
+            let path = expand(variable)
+            guard Self.isFile(path) else { throw .notFound(path: "\(variable) (from \(Self.environmentVariable))") }
+            return Resolution(path: path, source: .environment)
+        }
+        if let path = systemFiles.map(expand).first(where: Self.isFile) {
+            return Resolution(path: path, source: .system)
+        }
+        for directory in systemDirectories.map(expand) {
+            if let path = Self.soundFonts(in: directory).first { return Resolution(path: path, source: .system) }
+        }
+        if let path = bundledCandidates.map(expand).first(where: Self.isFile) {
+            return Resolution(path: path, source: .bundled)
+        }
+        throw .notFound(path: "")
+    }
+
+    /// The bundled font, wherever this build can see it (ignores the user's and system's fonts).
+    public func bundledFont() throws(SoundFontError) -> String {
+        guard let path = bundledCandidates.map(expand).first(where: Self.isFile) else {
+            throw .notFound(path: "bundled \(Self.bundledFileName)")
+        }
+        return path
+    }
+
+    public static let bundledFileName = "PianolaGM.sf2"
+
+    /// Places the bundled font can be: beside the executable, in an installed `share/pianola`, and
+    /// in the source checkout this build was made from.
+    public static func defaultBundledCandidates() -> [String] {
+        var candidates: [String] = []
+        if let executable = executablePath() {
+            let directory = parent(executable)
+            candidates.append(directory + "/" + bundledFileName)
+            candidates.append(parent(directory) + "/share/pianola/" + bundledFileName)
+        }
+        // Sources/Sampler/SoundFontDiscovery.swift → <checkout>/SoundFonts/PianolaGM.sf2
+        let checkout = parent(parent(parent(#filePath)))
+        candidates.append(checkout + "/SoundFonts/" + bundledFileName)
+        return candidates
+    }
+
+    // MARK: File system helpers
+
+    private func expand(_ path: String) -> String {
+        guard path.hasPrefix("~/"), let home = environment["HOME"] else { return path }
+        return home + path.dropFirst()
+    }
+
+    static func isFile(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+    }
+
+    /// SoundFont files directly in `directory`, sorted by name, `default*` first.
+    static func soundFonts(in directory: String) -> [String] {
+        guard let handle = opendir(directory) else { return [] }
+        defer { closedir(handle) }
+        var names: [String] = []
+        while let entry = readdir(handle) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            let lower = name.lowercased()
+            if lower.hasSuffix(".sf2") || lower.hasSuffix(".sf3") { names.append(name) }
+        }
+        names.sort { lhs, rhs in
+            let (l, r) = (lhs.lowercased().hasPrefix("default"), rhs.lowercased().hasPrefix("default"))
+            return l != r ? l : lhs < rhs
+        }
+        return names.map { directory + "/" + $0 }.filter(isFile)
+    }
+
+    static func processEnvironment() -> [String: String] {
+        var result: [String: String] = [:]
+        var pointer = environ
+        while let entry = pointer.pointee {
+            let text = String(cString: entry)
+            if let separator = text.firstIndex(of: "=") {
+                result[String(text[..<separator])] = String(text[text.index(after: separator)...])
+            }
+            pointer += 1
+        }
+        return result
+    }
+
+    static func executablePath() -> String? {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard count > 0 else { return nil }
+        return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    static func parent(_ path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+}

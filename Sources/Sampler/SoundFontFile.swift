@@ -1,0 +1,45 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Checks a path before FluidSynth sees it, so a user gets "not found" or "this is a WAV file"
+/// instead of a generic load failure.
+enum SoundFontFile {
+    static func validate(path: String) throws(SoundFontError) {
+        guard let file = fopen(path, "rb") else {
+            if errno == ENOENT || errno == ENOTDIR { throw SoundFontError.notFound(path: path) }
+            throw SoundFontError.notASoundFont(path: path, reason: String(cString: strerror(errno)))
+        }
+        defer { fclose(file) }
+        var header = [UInt8](repeating: 0, count: 12)
+        let count = fread(&header, 1, 12, file)
+        if count == 0 {
+            var info = stat()
+            if stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
+                throw SoundFontError.notASoundFont(path: path, reason: "it is a directory")
+            }
+            throw SoundFontError.notASoundFont(path: path, reason: "the file is empty")
+        }
+        let riff = header.count >= 4 ? String(decoding: header[0..<4], as: UTF8.self) : ""
+        let form = count >= 12 ? String(decoding: header[8..<12], as: UTF8.self) : ""
+        if riff == "RIFF" && form == "sfbk" { return }
+        throw SoundFontError.notASoundFont(path: path, reason: describe(riff: riff, form: form, header: header))
+    }
+
+    private static func describe(riff: String, form: String, header: [UInt8]) -> String {
+        if riff == "RIFF" {
+            switch form {
+            case "WAVE": return "it is a WAV audio file"
+            case "RMID": return "it is a RIFF MIDI file"
+            case "DLS ": return "it is a DLS bank, which FluidSynth cannot read"
+            default: return "a RIFF file of form '\(form)', expected 'sfbk'"
+            }
+        }
+        if riff == "MThd" { return "it is a Standard MIDI File" }
+        if riff == "fLaC" { return "it is a FLAC audio file" }
+        if riff == "OggS" { return "it is an Ogg file" }
+        return "no RIFF 'sfbk' header"
+    }
+}

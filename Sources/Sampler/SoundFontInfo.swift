@@ -1,0 +1,34 @@
+import CFluidSynth
+
+/// What a SoundFont holds, read through FluidSynth itself (so it describes the font exactly as it
+/// will play): its presets and the warnings FluidSynth logged while loading it.
+public struct SoundFontInfo: Sendable {
+    public struct Preset: Sendable, Hashable, Codable {
+        public var bank: Int
+        public var program: Int
+        public var name: String
+    }
+
+    public var path: String
+    public var presets: [Preset]
+    /// Warnings and errors FluidSynth logged while loading the font; empty for a clean font.
+    public var warnings: [String]
+
+    /// Loads the font into a scratch synthesizer and lists its presets, sorted by bank and program.
+    public static func load(path: String) throws(SoundFontError) -> SoundFontInfo {
+        let synth = try FluidSynth()
+        let (id, warnings) = try synth.loadSoundFont(at: path)
+        var presets: [Preset] = []
+        if let font = fluid_synth_get_sfont_by_id(synth.synth, id) {
+            fluid_sfont_iteration_start(font)
+            while let preset = fluid_sfont_iteration_next(font) {
+                presets.append(
+                    Preset(
+                        bank: Int(fluid_preset_get_banknum(preset)), program: Int(fluid_preset_get_num(preset)),
+                        name: String(cString: fluid_preset_get_name(preset))))
+            }
+        }
+        presets.sort { ($0.bank, $0.program) < ($1.bank, $1.program) }
+        return SoundFontInfo(path: path, presets: presets, warnings: warnings)
+    }
+}
