@@ -11,7 +11,9 @@ public final class ALSAPCMDevice {
     private let handle: OpaquePointer
 
     /// Opens and configures `name` (e.g. `default`, `null`, `hw:0,0`) for playback.
-    public init(name: String, sampleRate: Int = 44_100, channelCount: Int = 2, latencyMicroseconds: Int = 50_000)
+    public init(
+        name: String, sampleRate: Int = 44_100, channelCount: Int = 2, latencyMicroseconds: Int = 50_000
+    )
         throws(ALSAPCMError)
     {
         var pcm: OpaquePointer?
@@ -40,7 +42,8 @@ public final class ALSAPCMDevice {
         var offset = 0
         while offset < frameCount {
             let written = samples.withUnsafeBufferPointer { buffer in
-                snd_pcm_writei(handle, buffer.baseAddress! + offset * channelCount, snd_pcm_uframes_t(frameCount - offset))
+                snd_pcm_writei(
+                    handle, buffer.baseAddress! + offset * channelCount, snd_pcm_uframes_t(frameCount - offset))
             }
             if written < 0 {
                 let recovered = snd_pcm_recover(handle, Int32(written), 1)

@@ -59,7 +59,9 @@ public enum AudioFile {
         }
         // Saturate instead of wrapping when float samples exceed full scale.
         sf_command(file, Int32(SFC_SET_CLIPPING), nil, Int32(SF_TRUE))
-        let frames = buffer.samples.withUnsafeBufferPointer { sf_writef_float(file, $0.baseAddress, sf_count_t(buffer.frameCount)) }
+        let frames = buffer.samples.withUnsafeBufferPointer {
+            sf_writef_float(file, $0.baseAddress, sf_count_t(buffer.frameCount))
+        }
         let reason = String(cString: sf_strerror(file))
         sf_close(file)
         guard frames == sf_count_t(buffer.frameCount) else { throw .writeFailed(path: path, reason: reason) }

@@ -18,7 +18,9 @@ enum JSONValue: Sendable {
         case .string(let value): return Self.quote(value)
         case .array(let values): return "[" + values.map { $0.serialized() }.joined(separator: ",") + "]"
         case .object(let members):
-            return "{" + members.keys.sorted().map { Self.quote($0) + ":" + members[$0]!.serialized() }.joined(separator: ",") + "}"
+            return "{"
+                + members.keys.sorted().map { Self.quote($0) + ":" + members[$0]!.serialized() }.joined(separator: ",")
+                + "}"
         }
     }
 

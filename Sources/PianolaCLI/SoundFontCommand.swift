@@ -37,7 +37,10 @@ struct SoundFontCommand: ParsableCommand {
             if let info {
                 object["presets"] = .array(
                     info.presets.map {
-                        .object(["bank": .number(Double($0.bank)), "program": .number(Double($0.program)), "name": .string($0.name)])
+                        .object([
+                            "bank": .number(Double($0.bank)), "program": .number(Double($0.program)),
+                            "name": .string($0.name),
+                        ])
                     })
                 object["warnings"] = .array(info.warnings.map { .string($0) })
             }

@@ -14,7 +14,9 @@ final class FluidSynth {
     /// races on them, so creation is serialized.
     private static let creationLock = Mutex(())
 
-    init(sampleRate: Double = 44_100, polyphony: Int = 256, reverb: Bool = false, chorus: Bool = false) throws(SoundFontError) {
+    init(
+        sampleRate: Double = 44_100, polyphony: Int = 256, reverb: Bool = false, chorus: Bool = false
+    ) throws(SoundFontError) {
         FluidSynthLog.installIfNeeded()
         let created: (OpaquePointer, OpaquePointer)? = Self.creationLock.withLock { _ in
             guard let settings = new_fluid_settings() else { return nil }

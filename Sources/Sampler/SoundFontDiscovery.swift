@@ -56,7 +56,9 @@ public struct SoundFontDiscovery: Sendable {
     }
 
     /// A discovery over the given environment and locations (tests inject their own).
-    public init(environment: [String: String], systemFiles: [String], systemDirectories: [String], bundledCandidates: [String]) {
+    public init(
+        environment: [String: String], systemFiles: [String], systemDirectories: [String], bundledCandidates: [String]
+    ) {
         self.environment = environment
         self.systemFiles = systemFiles
         self.systemDirectories = systemDirectories

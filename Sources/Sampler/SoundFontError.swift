@@ -21,7 +21,8 @@ public enum SoundFontError: Error, Equatable, Sendable, CustomStringConvertible 
         case .notASoundFont(let path, let reason):
             return "\(path): not a SoundFont (\(reason))"
         case .loadFailed(let path, let messages):
-            return "\(path): FluidSynth could not load it" + (messages.isEmpty ? "" : ": " + messages.joined(separator: "; "))
+            return "\(path): FluidSynth could not load it"
+                + (messages.isEmpty ? "" : ": " + messages.joined(separator: "; "))
         case .presetMissing(let bank, let program):
             return "no preset at bank \(bank), program \(program)"
         case .synthesizerUnavailable(let reason):

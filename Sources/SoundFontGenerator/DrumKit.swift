@@ -30,7 +30,9 @@ enum DrumKit {
     }
 
     /// Drums whose content stays below 10 kHz are stored at half rate to keep the font small.
-    static let halfRateNotes: Set<Int> = [35, 36, 41, 43, 45, 47, 48, 50, 58, 60, 61, 62, 63, 64, 71, 72, 73, 74, 78, 79]
+    static let halfRateNotes: Set<Int> = [
+        35, 36, 41, 43, 45, 47, 48, 50, 58, 60, 61, 62, 63, 64, 71, 72, 73, 74, 78, 79,
+    ]
 
     static func sampleRate(note: Int) -> Double {
         halfRateNotes.contains(note) ? Synthesis.sampleRate / 2 : Synthesis.sampleRate
@@ -63,7 +65,9 @@ private struct DrumSynthesizer {
         case 35: return Hit(frames: kick(start: 120, end: 42, length: 0.45, click: 0.3, noise: &noise), decay: 0.45)
         case 36: return Hit(frames: kick(start: 160, end: 50, length: 0.35, click: 0.5, noise: &noise), decay: 0.35)
         case 37:
-            return Hit(frames: mix(tone(820, 0.05, decay: 0.015), filtered(&noise, .bandPass, 2200, q: 2, 0.04, decay: 0.01)), decay: 0.05)
+            return Hit(
+                frames: mix(tone(820, 0.05, decay: 0.015), filtered(&noise, .bandPass, 2200, q: 2, 0.04, decay: 0.01)),
+                decay: 0.05)
         case 38: return Hit(frames: snare(tone: 185, noiseDecay: 0.12, length: 0.3, noise: &noise), decay: 0.3)
         case 40: return Hit(frames: snare(tone: 220, noiseDecay: 0.08, length: 0.22, noise: &noise), decay: 0.22)
         case 39: return Hit(frames: clap(&noise), decay: 0.25)
@@ -81,7 +85,11 @@ private struct DrumSynthesizer {
         case 52: return cymbal(&noise, bright: 3500, attack: 0.08, decay: 1.5, pan: -250)
         case 55: return cymbal(&noise, bright: 6000, attack: 0.04, decay: 0.9, pan: 250)
         case 53: return ringing([523, 1245, 1860, 2540], square: true, decay: 0.9, pan: 250)
-        case 54: return Hit(frames: mix(filtered(&noise, .highPass, 7000, q: 0.7, 0.25, decay: 0.07), metal([4200, 5300, 6700], length: 0.25, decay: 0.08, noise: &noise)), decay: 0.25, pan: 200)
+        case 54:
+            return Hit(
+                frames: mix(
+                    filtered(&noise, .highPass, 7000, q: 0.7, 0.25, decay: 0.07),
+                    metal([4200, 5300, 6700], length: 0.25, decay: 0.08, noise: &noise)), decay: 0.25, pan: 200)
         case 56: return Hit(frames: metal([540, 800], length: 0.3, decay: 0.08, noise: &noise), decay: 0.3, pan: 150)
         case 58: return Hit(frames: rattle(&noise), decay: 0.8)
         case 60: return Hit(frames: drumHead(420, 0.15, sweep: 1.1, noise: &noise), decay: 0.15, pan: 150)
@@ -89,10 +97,20 @@ private struct DrumSynthesizer {
         case 62: return Hit(frames: drumHead(330, 0.08, sweep: 1.05, noise: &noise), decay: 0.08, pan: -150)
         case 63: return Hit(frames: drumHead(330, 0.3, sweep: 1.05, noise: &noise), decay: 0.3, pan: -150)
         case 64: return Hit(frames: drumHead(220, 0.35, sweep: 1.05, noise: &noise), decay: 0.35, pan: -150)
-        case 65: return Hit(frames: mix(drumHead(620, 0.3, sweep: 1.02, noise: &noise), metal([1450, 2300], length: 0.3, decay: 0.1, noise: &noise)), decay: 0.3, pan: 200)
-        case 66: return Hit(frames: mix(drumHead(420, 0.35, sweep: 1.02, noise: &noise), metal([1100, 1900], length: 0.35, decay: 0.1, noise: &noise)), decay: 0.35, pan: 200)
-        case 67: return Hit(frames: mix(tone(930, 0.3, decay: 0.1), tone(2480, 0.3, decay: 0.05)), decay: 0.3, pan: -200)
-        case 68: return Hit(frames: mix(tone(700, 0.35, decay: 0.12), tone(1860, 0.35, decay: 0.05)), decay: 0.35, pan: -200)
+        case 65:
+            return Hit(
+                frames: mix(
+                    drumHead(620, 0.3, sweep: 1.02, noise: &noise),
+                    metal([1450, 2300], length: 0.3, decay: 0.1, noise: &noise)), decay: 0.3, pan: 200)
+        case 66:
+            return Hit(
+                frames: mix(
+                    drumHead(420, 0.35, sweep: 1.02, noise: &noise),
+                    metal([1100, 1900], length: 0.35, decay: 0.1, noise: &noise)), decay: 0.35, pan: 200)
+        case 67:
+            return Hit(frames: mix(tone(930, 0.3, decay: 0.1), tone(2480, 0.3, decay: 0.05)), decay: 0.3, pan: -200)
+        case 68:
+            return Hit(frames: mix(tone(700, 0.35, decay: 0.12), tone(1860, 0.35, decay: 0.05)), decay: 0.35, pan: -200)
         case 69: return Hit(frames: filtered(&noise, .highPass, 5000, q: 0.7, 0.15, decay: 0.04), decay: 0.15, pan: 250)
         case 70: return Hit(frames: filtered(&noise, .highPass, 6000, q: 0.7, 0.1, decay: 0.03), decay: 0.1, pan: 250)
         case 71: return Hit(frames: whistle(length: 0.12), decay: 0.12)
@@ -100,11 +118,20 @@ private struct DrumSynthesizer {
         case 73: return Hit(frames: guiro(&noise, strokes: 6, length: 0.12), decay: 0.12)
         case 74: return Hit(frames: guiro(&noise, strokes: 18, length: 0.4), decay: 0.4)
         case 75: return Hit(frames: tone(2500, 0.08, decay: 0.02), decay: 0.08, pan: 200)
-        case 76: return Hit(frames: mix(tone(1200, 0.1, decay: 0.025), filtered(&noise, .bandPass, 1200, q: 4, 0.05, decay: 0.01)), decay: 0.1, pan: -200)
-        case 77: return Hit(frames: mix(tone(800, 0.1, decay: 0.03), filtered(&noise, .bandPass, 800, q: 4, 0.05, decay: 0.01)), decay: 0.1, pan: -200)
+        case 76:
+            return Hit(
+                frames: mix(tone(1200, 0.1, decay: 0.025), filtered(&noise, .bandPass, 1200, q: 4, 0.05, decay: 0.01)),
+                decay: 0.1, pan: -200)
+        case 77:
+            return Hit(
+                frames: mix(tone(800, 0.1, decay: 0.03), filtered(&noise, .bandPass, 800, q: 4, 0.05, decay: 0.01)),
+                decay: 0.1, pan: -200)
         case 78: return Hit(frames: cuica(from: 600, to: 420, length: 0.12), decay: 0.12)
         case 79: return Hit(frames: cuica(from: 500, to: 900, length: 0.3), decay: 0.3)
-        case 80: return Hit(frames: metal([2850, 5300, 7900], length: 0.15, decay: 0.04, noise: &noise, square: false), decay: 0.15, pan: 250)
+        case 80:
+            return Hit(
+                frames: metal([2850, 5300, 7900], length: 0.15, decay: 0.04, noise: &noise, square: false), decay: 0.15,
+                pan: 250)
         default: return ringing([2850, 5300, 7900], square: false, decay: 1.4, pan: 250)
         }
     }
@@ -142,12 +169,15 @@ private struct DrumSynthesizer {
     }
 
     private func kick(start: Double, end: Double, length: Double, click: Double, noise: inout NoiseSource) -> [Double] {
-        mix(sweep(from: start, to: end, time: 0.04, length: length, decay: length / 3),
+        mix(
+            sweep(from: start, to: end, time: 0.04, length: length, decay: length / 3),
             filtered(&noise, .lowPass, 3000, q: 0.7, 0.01, decay: 0.003), click)
     }
 
-    private func snare(tone frequency: Double, noiseDecay: Double, length: Double, noise: inout NoiseSource) -> [Double] {
-        mix(sweep(from: frequency * 1.4, to: frequency, time: 0.02, length: length, decay: 0.05),
+    private func snare(tone frequency: Double, noiseDecay: Double, length: Double, noise: inout NoiseSource) -> [Double]
+    {
+        mix(
+            sweep(from: frequency * 1.4, to: frequency, time: 0.02, length: length, decay: 0.05),
             filtered(&noise, .bandPass, 3500, q: 0.5, length, decay: noiseDecay), 1.2)
     }
 
@@ -161,12 +191,16 @@ private struct DrumSynthesizer {
     }
 
     private func tom(_ frequency: Double, noise: inout NoiseSource) -> [Double] {
-        mix(sweep(from: frequency * 1.5, to: frequency, time: 0.06, length: 0.5, decay: 0.18),
+        mix(
+            sweep(from: frequency * 1.5, to: frequency, time: 0.06, length: 0.5, decay: 0.18),
             filtered(&noise, .bandPass, frequency * 4, q: 1, 0.05, decay: 0.01), 0.4)
     }
 
-    private func drumHead(_ frequency: Double, _ length: Double, sweep ratio: Double, noise: inout NoiseSource) -> [Double] {
-        mix(sweep(from: frequency * ratio, to: frequency, time: 0.02, length: length, decay: length / 3),
+    private func drumHead(
+        _ frequency: Double, _ length: Double, sweep ratio: Double, noise: inout NoiseSource
+    ) -> [Double] {
+        mix(
+            sweep(from: frequency * ratio, to: frequency, time: 0.02, length: length, decay: length / 3),
             filtered(&noise, .bandPass, frequency * 3, q: 2, 0.02, decay: 0.005), 0.5)
     }
 
@@ -187,7 +221,8 @@ private struct DrumSynthesizer {
     }
 
     private func hat(_ noise: inout NoiseSource, length: Double, decay: Double) -> [Double] {
-        mix(filtered(&noise, .highPass, 8000, q: 0.7, length, decay: decay),
+        mix(
+            filtered(&noise, .highPass, 8000, q: 0.7, length, decay: decay),
             metal([3140, 4180, 5620, 6970, 8100], length: length, decay: decay, noise: &noise), 0.3)
     }
 

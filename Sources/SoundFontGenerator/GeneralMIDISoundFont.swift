@@ -8,7 +8,8 @@ public enum GeneralMIDISoundFont {
     public static func makeBank() -> SoundFont2Bank {
         var bank = SoundFont2Bank(
             name: "Pianola GM",
-            comment: "General MIDI set synthesized by Pianola's generate-soundfont; regenerate with scripts/generate-soundfont",
+            comment:
+                "General MIDI set synthesized by Pianola's generate-soundfont; regenerate with scripts/generate-soundfont",
             copyright: "Pianola project; free to use, modify and redistribute (see SoundFonts/README.md)")
 
         // One sample per tone and key zone, shared by every preset that plays the tone.

@@ -102,7 +102,9 @@ public struct SoundFont2Bank: Sendable {
     /// Serializes the bank as a RIFF `sfbk` file.
     public func serialized() -> [UInt8] {
         var info = RIFFWriter()
-        info.chunk("ifil") { $0.u16(2); $0.u16(1) }
+        info.chunk("ifil") {
+            $0.u16(2); $0.u16(1)
+        }
         info.chunk("isng") { $0.zstr("EMU8000") }
         info.chunk("INAM") { $0.zstr(name) }
         info.chunk("ICOP") { $0.zstr(copyright) }
@@ -174,7 +176,9 @@ public struct SoundFont2Bank: Sendable {
         body.list("sdta", RIFFWriter.chunkBytes("smpl", sampleData.bytes))
         body.list("pdta", pdta.bytes)
         var file = RIFFWriter()
-        file.chunk("RIFF") { $0.ascii("sfbk"); $0.raw(body.bytes) }
+        file.chunk("RIFF") {
+            $0.ascii("sfbk"); $0.raw(body.bytes)
+        }
         return file.bytes
     }
 

@@ -9,7 +9,8 @@
 enum Tones {
     static let all: [Tone] = [
         Tone(
-            name: "piano", spectrum: { _ in Spectrum.harmonics(48) { 1 / pow(Double($0), 1.35) * (1 + 0.35 * sin(Double($0))) } },
+            name: "piano",
+            spectrum: { _ in Spectrum.harmonics(48) { 1 / pow(Double($0), 1.35) * (1 + 0.35 * sin(Double($0))) } },
             transient: .noise(centre: 2200, absolute: true, q: 0.7, duration: 0.03, level: 0.5)),
         Tone(
             name: "epiano", spectrum: { _ in Synthesis.fmPartials(ratio: 1, index: 1.1) },
@@ -48,21 +49,29 @@ enum Tones {
             transient: .partials([(3, 1)], duration: 0.12, level: 0.8)),
         Tone(name: "rockorg", spectrum: { _ in Spectrum.harmonics(24) { 1 / pow(Double($0), 0.6) } }),
         Tone(
-            name: "pipeorg", spectrum: { _ in Spectrum.harmonics(20) { ($0 % 2 == 1 ? 1 : 0.6) / pow(Double($0), 1.1) } },
+            name: "pipeorg",
+            spectrum: { _ in Spectrum.harmonics(20) { ($0 % 2 == 1 ? 1 : 0.6) / pow(Double($0), 1.1) } },
             transient: .noise(centre: 4, absolute: false, q: 2, duration: 0.06, level: 0.25)),
         Tone(name: "reedorg", spectrum: { _ in Spectrum.pulse(width: 0.3, rolloff: 1.1) }, loopNoise: 0.03),
         Tone(name: "accordion", spectrum: { _ in Spectrum.pulse(width: 0.22, rolloff: 0.95) }, loopNoise: 0.04),
         Tone(
             name: "harmonica",
-            spectrum: { root in Spectrum.formant(root: root, rolloff: 0.9, formants: [(1200, 500, 1.5), (2500, 600, 0.6)]) },
+            spectrum: { root in
+                Spectrum.formant(root: root, rolloff: 0.9, formants: [(1200, 500, 1.5), (2500, 600, 0.6)])
+            },
             loopNoise: 0.08),
         Tone(
-            name: "nylon", spectrum: { _ in Spectrum.harmonics(40) { abs(sin(Double.pi * Double($0) * 0.2)) / pow(Double($0), 1.5) } },
+            name: "nylon",
+            spectrum: { _ in Spectrum.harmonics(40) { abs(sin(Double.pi * Double($0) * 0.2)) / pow(Double($0), 1.5) } },
             transient: .noise(centre: 3, absolute: false, q: 1, duration: 0.012, level: 0.4)),
         Tone(
-            name: "steel", spectrum: { _ in Spectrum.harmonics(48) { abs(sin(Double.pi * Double($0) * 0.12)) / pow(Double($0), 1.05) } },
+            name: "steel",
+            spectrum: { _ in Spectrum.harmonics(48) { abs(sin(Double.pi * Double($0) * 0.12)) / pow(Double($0), 1.05) }
+            },
             transient: .noise(centre: 6, absolute: false, q: 1, duration: 0.012, level: 0.5)),
-        Tone(name: "overdrive", spectrum: { _ in Spectrum.harmonics { ($0 % 2 == 1 ? 1.0 : 0.55) / pow(Double($0), 0.75) } }),
+        Tone(
+            name: "overdrive",
+            spectrum: { _ in Spectrum.harmonics { ($0 % 2 == 1 ? 1.0 : 0.55) / pow(Double($0), 0.75) } }),
         Tone(
             name: "bass", spectrum: { _ in Spectrum.harmonics(32) { 1 / pow(Double($0), 1.7) } },
             transient: .noise(centre: 5, absolute: false, q: 1, duration: 0.015, level: 0.3)),
@@ -76,12 +85,15 @@ enum Tones {
         Tone(name: "sine", spectrum: { _ in [Partial(ratio: 1, amplitude: 1), Partial(ratio: 2, amplitude: 0.05)] }),
         Tone(
             name: "strings",
-            spectrum: { root in Spectrum.formant(root: root, rolloff: 0.95, formants: [(450, 250, 1), (2800, 900, 0.5)]) },
+            spectrum: { root in
+                Spectrum.formant(root: root, rolloff: 0.95, formants: [(450, 250, 1), (2800, 900, 0.5)])
+            },
             loopNoise: 0.02, loopNoiseCentre: 6),
         Tone(
             name: "aah",
             spectrum: { root in
-                Spectrum.formant(root: root, rolloff: 0.6, formants: [(730, 90, 2), (1090, 110, 1.2), (2440, 160, 0.6)])
+                Spectrum.formant(
+                    root: root, rolloff: 0.6, formants: [(730, 90, 2), (1090, 110, 1.2), (2440, 160, 0.6)])
             }, loopNoise: 0.02),
         Tone(
             name: "ooh",
@@ -93,14 +105,19 @@ enum Tones {
             spectrum: { root in Spectrum.formant(root: root, rolloff: 0.85, formants: [(1200, 600, 1.2)]) }),
         Tone(
             name: "sax",
-            spectrum: { root in Spectrum.formant(root: root, rolloff: 0.9, formants: [(1500, 700, 1), (3000, 800, 0.4)]) },
+            spectrum: { root in
+                Spectrum.formant(root: root, rolloff: 0.9, formants: [(1500, 700, 1), (3000, 800, 0.4)])
+            },
             loopNoise: 0.04),
         Tone(
             name: "doublereed",
-            spectrum: { root in Spectrum.formant(root: root, rolloff: 0.5, formants: [(1100, 250, 2), (2800, 500, 0.5)]) },
+            spectrum: { root in
+                Spectrum.formant(root: root, rolloff: 0.5, formants: [(1100, 250, 2), (2800, 500, 0.5)])
+            },
             loopNoise: 0.02),
         Tone(
-            name: "clarinet", spectrum: { _ in Spectrum.harmonics(40) { $0 % 2 == 1 ? 1 / Double($0) : 0.06 / Double($0) } },
+            name: "clarinet",
+            spectrum: { _ in Spectrum.harmonics(40) { $0 % 2 == 1 ? 1 / Double($0) : 0.06 / Double($0) } },
             loopNoise: 0.02),
         Tone(
             name: "flute", spectrum: { _ in Spectrum.inharmonic([(1, 1), (2, 0.22), (3, 0.08), (4, 0.03)]) },
@@ -110,13 +127,18 @@ enum Tones {
             name: "panflute", spectrum: { _ in Spectrum.inharmonic([(1, 1), (2, 0.1), (3, 0.05)]) },
             loopNoise: 0.18, loopNoiseCentre: 1.5,
             transient: .noise(centre: 2, absolute: false, q: 1, duration: 0.07, level: 0.6)),
-        Tone(name: "chiff", spectrum: { _ in Spectrum.square(rolloff: 1.3) }, transient: .noise(centre: 3, absolute: false, q: 1, duration: 0.05, level: 0.8)),
+        Tone(
+            name: "chiff", spectrum: { _ in Spectrum.square(rolloff: 1.3) },
+            transient: .noise(centre: 3, absolute: false, q: 1, duration: 0.05, level: 0.8)),
         Tone(
             name: "metalpad",
-            spectrum: { _ in Spectrum.inharmonic([(1, 1), (1.5, 0.4), (2.01, 0.5), (2.76, 0.3), (3.5, 0.2), (5.4, 0.1)]) },
+            spectrum: { _ in
+                Spectrum.inharmonic([(1, 1), (1.5, 0.4), (2.01, 0.5), (2.76, 0.3), (3.5, 0.2), (5.4, 0.1)])
+            },
             loopLength: 4096),
         Tone(
-            name: "sitar", spectrum: { _ in Spectrum.harmonics { 1 / pow(Double($0), 0.55) * (1 + 0.5 * sin(Double($0) * 0.7)) } },
+            name: "sitar",
+            spectrum: { _ in Spectrum.harmonics { 1 / pow(Double($0), 0.55) * (1 + 0.5 * sin(Double($0) * 0.7)) } },
             transient: .noise(centre: 8, absolute: false, q: 1, duration: 0.02, level: 0.5)),
         Tone(
             name: "kalimba", spectrum: { _ in Spectrum.inharmonic([(1, 1), (5.9, 0.15)]) },

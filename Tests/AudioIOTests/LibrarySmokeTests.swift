@@ -14,7 +14,8 @@ func temporaryPath(_ name: String) -> String {
 
 @Suite("libsndfile and ALSA link smoke tests")
 struct LibrarySmokeTests {
-    @Test("a WAV written through libsndfile reads back with the same samples", arguments: [AudioFile.Encoding.s16, .f32])
+    @Test(
+        "a WAV written through libsndfile reads back with the same samples", arguments: [AudioFile.Encoding.s16, .f32])
     func wavRoundTrip(encoding: AudioFile.Encoding) throws {
         let frames = 1_000
         var samples: [Float] = []
@@ -23,7 +24,8 @@ struct LibrarySmokeTests {
             samples += [value, -value]
         }
         let path = temporaryPath("roundtrip.wav")
-        try AudioFile.write(AudioFile.Buffer(samples: samples, channelCount: 2, sampleRate: 48_000), to: path, encoding: encoding)
+        try AudioFile.write(
+            AudioFile.Buffer(samples: samples, channelCount: 2, sampleRate: 48_000), to: path, encoding: encoding)
         let read = try AudioFile.read(from: path)
         #expect(read.channelCount == 2)
         #expect(read.sampleRate == 48_000)
@@ -36,7 +38,8 @@ struct LibrarySmokeTests {
     @Test("an unknown extension is rejected with a clear error")
     func unknownExtension() {
         #expect(throws: AudioFileError.self) {
-            try AudioFile.write(AudioFile.Buffer(samples: [0, 0], channelCount: 2, sampleRate: 44_100), to: "/tmp/x.mp9")
+            try AudioFile.write(
+                AudioFile.Buffer(samples: [0, 0], channelCount: 2, sampleRate: 44_100), to: "/tmp/x.mp9")
         }
     }
 

@@ -5,7 +5,9 @@ import Testing
 #endif
 
 /// Runs the built `pianola` (next to this test bundle) and returns its exit status and output.
-func runPianola(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, stdout: String, stderr: String) {
+func runPianola(
+    _ arguments: [String], environment: [String: String] = [:]
+) throws -> (status: Int32, stdout: String, stderr: String) {
     var buffer = [CChar](repeating: 0, count: 4096)
     let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
     let exe = String(decoding: buffer[0..<max(count, 0)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -13,7 +15,8 @@ func runPianola(_ arguments: [String], environment: [String: String] = [:]) thro
     let directory = String(exe[..<exe.lastIndex(of: "/")!])
     let binary = directory + "/pianola"
     let outPath = "/tmp/pianola-cli-\(getpid())-out", errPath = "/tmp/pianola-cli-\(getpid())-err"
-    let quoted = ([binary] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
+    let quoted = ([binary] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(
+        separator: " ")
     let assignments = environment.map { "\($0.key)='\($0.value)'" }.joined(separator: " ")
     let status = system("env \(assignments) \(quoted) >\(outPath) 2>\(errPath) </dev/null")
     func slurp(_ path: String) -> String {
@@ -59,10 +62,12 @@ struct CLITests {
 
     @Test("soundfont --presets lists 129 presets of the bundled font")
     func presets() throws {
-        let fontPath = "/" + #filePath.split(separator: "/").dropLast(3).joined(separator: "/") + "/SoundFonts/PianolaGM.sf2"
+        let fontPath =
+            "/" + #filePath.split(separator: "/").dropLast(3).joined(separator: "/") + "/SoundFonts/PianolaGM.sf2"
         let result = try runPianola(["soundfont", "--presets", "-s", fontPath])
         #expect(result.status == 0)
-        #expect(result.stdout.split(separator: "\n").filter { $0.contains(":") && $0.first?.isNumber == true }.count == 129)
+        #expect(
+            result.stdout.split(separator: "\n").filter { $0.contains(":") && $0.first?.isNumber == true }.count == 129)
         #expect(result.stdout.contains("128:000  Standard Kit"))
     }
 

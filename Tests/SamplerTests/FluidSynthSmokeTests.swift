@@ -10,7 +10,9 @@ struct FluidSynthSmokeTests {
         var left = [Float](repeating: 1, count: 512)
         var right = [Float](repeating: 1, count: 512)
         let ok = left.withUnsafeMutableBufferPointer { l in
-            right.withUnsafeMutableBufferPointer { r in synth.render(frameCount: 512, left: l.baseAddress!, right: r.baseAddress!) }
+            right.withUnsafeMutableBufferPointer { r in
+                synth.render(frameCount: 512, left: l.baseAddress!, right: r.baseAddress!)
+            }
         }
         #expect(ok)
         // The buffers were pre-filled with 1.0: FluidSynth must have overwritten every frame.

@@ -28,7 +28,9 @@ func readFile(_ path: String) -> [UInt8]? {
 }
 
 /// RMS level in dBFS of both channels over `frames` frames after a note-on.
-func noteLevel(synth: FluidSynth, channel: Int, key: Int, seconds: Double = 1.0) -> (whole: Double, early: Double, late: Double) {
+func noteLevel(
+    synth: FluidSynth, channel: Int, key: Int, seconds: Double = 1.0
+) -> (whole: Double, early: Double, late: Double) {
     synth.noteOn(channel: channel, key: key, velocity: 100)
     let frames = Int(seconds * synth.sampleRate)
     let (left, right) = synth.render(frameCount: frames)
