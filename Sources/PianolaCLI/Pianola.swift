@@ -19,8 +19,8 @@ struct PianolaCommand: ParsableCommand {
             else the General MIDI font bundled with Pianola.
 
             Examples:
-              pianola soundfont                 show which SoundFont would be used
-              pianola soundfont --presets FILE  list the presets of a SoundFont
+              pianola soundfont                    show which SoundFont would be used
+              pianola soundfont --presets -s FILE  list the presets of a SoundFont
             """,
         version: "0.1.0",
         subcommands: [SoundFontCommand.self]
