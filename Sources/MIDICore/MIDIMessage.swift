@@ -1,0 +1,142 @@
+/// One MIDI 1.0 message: channel voice (and channel mode, as control changes 120-127), system
+/// exclusive, system common or system real-time.
+///
+/// Channels are 0-15 (the MIDI "channel 10" of drums is `9`), data values 0-127 and pitch bend
+/// 0-16383 with 8192 at the centre. The type holds a message, not a time: files, players and
+/// inputs pair it with their own timestamps.
+public enum MIDIMessage: Hashable, Sendable {
+    case noteOff(channel: UInt8, note: UInt8, velocity: UInt8)
+    /// A note-on; velocity 0 is a note-off by convention and is kept as written.
+    case noteOn(channel: UInt8, note: UInt8, velocity: UInt8)
+    case polyphonicKeyPressure(channel: UInt8, note: UInt8, pressure: UInt8)
+    case controlChange(channel: UInt8, controller: UInt8, value: UInt8)
+    case programChange(channel: UInt8, program: UInt8)
+    case channelPressure(channel: UInt8, pressure: UInt8)
+    case pitchBend(channel: UInt8, value: UInt16)
+    /// A complete system-exclusive message: the bytes between `F0` and `F7`, both excluded.
+    case systemExclusive([UInt8])
+    case timeCodeQuarterFrame(UInt8)
+    case songPositionPointer(UInt16)
+    case songSelect(UInt8)
+    case tuneRequest
+    case timingClock
+    case start
+    case `continue`
+    case stop
+    case activeSensing
+    case systemReset
+
+    /// The pitch-bend value of a centred wheel.
+    public static let pitchBendCentre: UInt16 = 8192
+
+    /// The channel of a channel message, nil for system messages.
+    public var channel: UInt8? {
+        switch self {
+        case .noteOff(let channel, _, _), .noteOn(let channel, _, _), .polyphonicKeyPressure(let channel, _, _),
+            .controlChange(let channel, _, _), .programChange(let channel, _), .channelPressure(let channel, _),
+            .pitchBend(let channel, _):
+            return channel
+        default:
+            return nil
+        }
+    }
+
+    /// The status byte that starts this message on the wire.
+    public var statusByte: UInt8 {
+        switch self {
+        case .noteOff(let channel, _, _): return 0x80 | channel & 0x0F
+        case .noteOn(let channel, _, _): return 0x90 | channel & 0x0F
+        case .polyphonicKeyPressure(let channel, _, _): return 0xA0 | channel & 0x0F
+        case .controlChange(let channel, _, _): return 0xB0 | channel & 0x0F
+        case .programChange(let channel, _): return 0xC0 | channel & 0x0F
+        case .channelPressure(let channel, _): return 0xD0 | channel & 0x0F
+        case .pitchBend(let channel, _): return 0xE0 | channel & 0x0F
+        case .systemExclusive: return 0xF0
+        case .timeCodeQuarterFrame: return 0xF1
+        case .songPositionPointer: return 0xF2
+        case .songSelect: return 0xF3
+        case .tuneRequest: return 0xF6
+        case .timingClock: return 0xF8
+        case .start: return 0xFA
+        case .continue: return 0xFB
+        case .stop: return 0xFC
+        case .activeSensing: return 0xFE
+        case .systemReset: return 0xFF
+        }
+    }
+
+    /// True for note-on with a non-zero velocity.
+    public var isNoteStart: Bool {
+        if case .noteOn(_, _, let velocity) = self { return velocity > 0 }
+        return false
+    }
+
+    /// True for note-off, and for note-on with velocity 0.
+    public var isNoteEnd: Bool {
+        switch self {
+        case .noteOff: return true
+        case .noteOn(_, _, let velocity): return velocity == 0
+        default: return false
+        }
+    }
+
+    /// Builds a channel voice message from a status byte (0x80-0xEF) and its data bytes; data bytes
+    /// are masked to 7 bits. Returns nil for a status byte that is not a channel status.
+    public init?(channelStatus status: UInt8, _ data1: UInt8, _ data2: UInt8 = 0) {
+        let channel = status & 0x0F
+        let (a, b) = (data1 & 0x7F, data2 & 0x7F)
+        switch status & 0xF0 {
+        case 0x80: self = .noteOff(channel: channel, note: a, velocity: b)
+        case 0x90: self = .noteOn(channel: channel, note: a, velocity: b)
+        case 0xA0: self = .polyphonicKeyPressure(channel: channel, note: a, pressure: b)
+        case 0xB0: self = .controlChange(channel: channel, controller: a, value: b)
+        case 0xC0: self = .programChange(channel: channel, program: a)
+        case 0xD0: self = .channelPressure(channel: channel, pressure: a)
+        case 0xE0: self = .pitchBend(channel: channel, value: UInt16(a) | UInt16(b) << 7)
+        default: return nil
+        }
+    }
+
+    /// The number of data bytes that follow a status byte, or nil for a status with no defined
+    /// length (SysEx, and the undefined F4, F5, F9 and FD).
+    public static func dataLength(ofStatus status: UInt8) -> Int? {
+        switch status {
+        case 0x80...0xBF, 0xE0...0xEF: return 2
+        case 0xC0...0xDF: return 1
+        case 0xF1, 0xF3: return 1
+        case 0xF2: return 2
+        case 0xF6, 0xF8, 0xFA, 0xFB, 0xFC, 0xFE, 0xFF: return 0
+        default: return nil
+        }
+    }
+
+    /// Appends the message's bytes to `bytes` (SysEx framed by `F0` … `F7`).
+    public func encode(into bytes: inout [UInt8]) {
+        switch self {
+        case .noteOff(_, let a, let b), .noteOn(_, let a, let b), .polyphonicKeyPressure(_, let a, let b),
+            .controlChange(_, let a, let b):
+            bytes += [statusByte, a & 0x7F, b & 0x7F]
+        case .programChange(_, let a), .channelPressure(_, let a):
+            bytes += [statusByte, a & 0x7F]
+        case .pitchBend(_, let value):
+            bytes += [statusByte, UInt8(value & 0x7F), UInt8(value >> 7 & 0x7F)]
+        case .systemExclusive(let data):
+            bytes.append(0xF0)
+            bytes += data
+            bytes.append(0xF7)
+        case .timeCodeQuarterFrame(let value), .songSelect(let value):
+            bytes += [statusByte, value & 0x7F]
+        case .songPositionPointer(let value):
+            bytes += [0xF2, UInt8(value & 0x7F), UInt8(value >> 7 & 0x7F)]
+        case .tuneRequest, .timingClock, .start, .continue, .stop, .activeSensing, .systemReset:
+            bytes.append(statusByte)
+        }
+    }
+
+    /// The message's bytes.
+    public var bytes: [UInt8] {
+        var bytes: [UInt8] = []
+        encode(into: &bytes)
+        return bytes
+    }
+}

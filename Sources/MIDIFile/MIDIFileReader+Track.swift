@@ -1,0 +1,236 @@
+import MIDICore
+
+extension SMFReader {
+    /// Reads one `MTrk` chunk starting at `chunk`; returns the track and where the next chunk
+    /// starts. Tolerates lengths that disagree with the events, truncation, missing End of Track,
+    /// bad running status and illegal status bytes (see `MIDIFileDiagnostic.Kind`).
+    mutating func readTrack(index: Int, chunk: Int, fileEnd: Int) throws(MIDIFileError) -> (MIDIFile.Track, Int) {
+        let declaredLength = u32(chunk + 4)
+        let contentStart = chunk + 8
+        let declaredEnd = contentStart + declaredLength
+        if declaredEnd > fileEnd {
+            try report(.trackLengthTooLong, track: index, at: chunk + 4, "track declares \(declaredLength) bytes, \(fileEnd - contentStart) remain")
+        }
+        var limit = min(declaredEnd, fileEnd)
+        var events: [MIDIFile.Event] = []
+        events.reserveCapacity(max(16, (limit - contentStart) / 3))
+        var position = contentStart
+        var tick = 0
+        var runningStatus: UInt8 = 0
+        var runningStatusCancelled = false
+        var endOfTrackAt: Int? = nil
+        var readPastDeclaredEnd = false
+
+        events: while true {
+            if position >= limit {
+                // The chunk ended without End of Track. If what follows is not a chunk, the events
+                // most likely go on past a length field that is too short.
+                if position < fileEnd && limit == declaredEnd && declaredLength > 0 && !looksLikeChunkID(at: position) {
+                    try report(.trackLengthTooShort, track: index, at: chunk + 4, "track events continue past its declared length of \(declaredLength) bytes")
+                    limit = fileEnd
+                    readPastDeclaredEnd = true
+                    continue
+                }
+                break
+            }
+            let eventStart = position
+            guard let delta = try readVariableLength(&position, limit: limit, track: index) else { break }
+            if delta > 1 << 23 {
+                try report(.hugeDeltaTime, track: index, at: eventStart, "delta time of \(delta) ticks")
+            }
+            tick += delta
+            guard position < limit else {
+                try report(.truncatedEvent, track: index, at: position, "the track ends after a delta time")
+                break
+            }
+            let status = bytes[position]
+            switch status {
+            case 0xFF:
+                guard position + 1 < limit else {
+                    try report(.truncatedEvent, track: index, at: position, "the track ends inside a meta event")
+                    break events
+                }
+                let type = bytes[position + 1]
+                position += 2
+                guard let data = try readBlock(&position, limit: limit, track: index, what: "meta event") else { break events }
+                if type == 0x2F {
+                    if !data.isEmpty {
+                        try report(.invalidMetaEventLength, track: index, at: eventStart, "End of Track with \(data.count) data bytes")
+                    }
+                    events.append(MIDIFile.Event(tick: tick, .meta(.endOfTrack)))
+                    endOfTrackAt = position
+                    break events
+                }
+                let meta = try decodeMeta(type: type, data: data, track: index, offset: eventStart)
+                events.append(MIDIFile.Event(tick: tick, .meta(meta)))
+                runningStatusCancelled = runningStatus != 0
+            case 0xF0, 0xF7:
+                position += 1
+                guard let data = try readBlock(&position, limit: limit, track: index, what: "SysEx event") else { break events }
+                events.append(MIDIFile.Event(tick: tick, status == 0xF0 ? .sysEx(data) : .escape(data)))
+                runningStatusCancelled = runningStatus != 0
+            case 0xF1...0xFE:
+                let length = MIDIMessage.dataLength(ofStatus: status) ?? 0
+                if MIDIMessage.dataLength(ofStatus: status) == nil {
+                    try report(.undefinedStatus, track: index, at: position, "undefined status byte \(hex(status)) skipped")
+                } else {
+                    try report(.illegalSystemMessage, track: index, at: position, "system message \(hex(status)) is not allowed in a MIDI file; skipped")
+                }
+                position += 1
+                var skipped = 0
+                while skipped < length && position < limit && bytes[position] < 0x80 {
+                    position += 1
+                    skipped += 1
+                }
+            default:
+                var messageStatus = status
+                if status >= 0x80 {
+                    runningStatus = status
+                    runningStatusCancelled = false
+                    position += 1
+                } else if runningStatus != 0 {
+                    messageStatus = runningStatus
+                    if runningStatusCancelled {
+                        try report(.runningStatusAfterMetaOrSysEx, track: index, at: position, "running status \(hex(runningStatus)) used after a meta or SysEx event")
+                        runningStatusCancelled = false
+                    }
+                } else {
+                    try report(.dataWithoutRunningStatus, track: index, at: position, "data byte \(hex(status)) with no running status; skipped")
+                    position += 1
+                    continue
+                }
+                let count = messageStatus >= 0xC0 && messageStatus < 0xE0 ? 1 : 2
+                guard position + count <= limit else {
+                    try report(.truncatedEvent, track: index, at: eventStart, "the track ends inside a channel message")
+                    break events
+                }
+                var first = bytes[position]
+                var second = count == 2 ? bytes[position + 1] : 0
+                if first >= 0x80 || second >= 0x80 {
+                    try report(.invalidDataByte, track: index, at: position, "data byte above 127 in a \(hex(messageStatus)) message; clamped")
+                    first = min(first, 0x7F)
+                    second = min(second, 0x7F)
+                }
+                position += count
+                let message = MIDIMessage(channelStatus: messageStatus, first, second)!
+                events.append(MIDIFile.Event(tick: tick, .channel(message)))
+            }
+        }
+
+        guard let endOfTrack = endOfTrackAt else {
+            // An empty chunk holds no events to lose; it reads as an empty track without comment.
+            if declaredLength > 0 || !events.isEmpty {
+                try report(.missingEndOfTrack, track: index, at: position, "no End of Track; one was added at tick \(tick)")
+            }
+            events.append(MIDIFile.Event(tick: events.last?.tick ?? 0, .meta(.endOfTrack)))
+            return (MIDIFile.Track(events: events), readPastDeclaredEnd ? position : max(position, min(declaredEnd, fileEnd)))
+        }
+        var next = declaredEnd
+        if readPastDeclaredEnd || declaredEnd > fileEnd {
+            next = endOfTrack
+        } else if endOfTrack < declaredEnd {
+            if matches("MTrk", at: endOfTrack) {
+                try report(.trackLengthTooLong, track: index, at: chunk + 4, "track declares \(declaredLength) bytes but ends after \(endOfTrack - contentStart)")
+                next = endOfTrack
+            } else {
+                try report(.dataAfterEndOfTrack, track: index, at: endOfTrack, "\(declaredEnd - endOfTrack) bytes after End of Track, ignored")
+            }
+        }
+        return (MIDIFile.Track(events: events), next)
+    }
+
+    /// Reads a variable-length quantity; nil (with a diagnostic) when the track ends inside it.
+    mutating func readVariableLength(_ position: inout Int, limit: Int, track: Int) throws(MIDIFileError) -> Int? {
+        var value = 0
+        let start = position
+        while true {
+            guard position < limit else {
+                try report(.truncatedEvent, track: track, at: start, "the track ends inside a variable-length quantity")
+                return nil
+            }
+            let byte = bytes[position]
+            position += 1
+            value = value << 7 | Int(byte & 0x7F)
+            if byte & 0x80 == 0 { break }
+            if position - start == 4 {
+                try report(.invalidVariableLengthQuantity, track: track, at: start, "variable-length quantity longer than 4 bytes")
+                if position - start > 8 { return nil }
+            }
+        }
+        return value
+    }
+
+    /// Reads a length-prefixed block (meta or SysEx data).
+    mutating func readBlock(_ position: inout Int, limit: Int, track: Int, what: String) throws(MIDIFileError) -> [UInt8]? {
+        let start = position
+        guard let length = try readVariableLength(&position, limit: limit, track: track) else { return nil }
+        guard position + length <= limit else {
+            try report(.truncatedEvent, track: track, at: start, "the track ends inside a \(what) of \(length) bytes")
+            return nil
+        }
+        let data = Array(bytes[position..<position + length])
+        position += length
+        return data
+    }
+
+    mutating func decodeMeta(type: UInt8, data: [UInt8], track: Int, offset: Int) throws(MIDIFileError) -> MIDIFile.MetaEvent {
+        func expect(_ length: Int, _ name: String) throws(MIDIFileError) {
+            if data.count != length {
+                try report(.invalidMetaEventLength, track: track, at: offset, "\(name) meta event of \(data.count) bytes, expected \(length)")
+            }
+        }
+        func byte(_ index: Int, default value: UInt8) -> UInt8 { index < data.count ? data[index] : value }
+        switch type {
+        case 0x00:
+            if data.isEmpty { return .sequenceNumber(nil) }
+            try expect(2, "Sequence Number")
+            return .sequenceNumber(UInt16(byte(0, default: 0)) << 8 | UInt16(byte(1, default: 0)))
+        case 0x01...0x09:
+            return .text(MIDIFile.TextKind(rawValue: type)!, data)
+        case 0x20:
+            try expect(1, "Channel Prefix")
+            return .channelPrefix(byte(0, default: 0))
+        case 0x21:
+            try expect(1, "Port")
+            return .port(byte(0, default: 0))
+        case 0x51:
+            try expect(3, "Set Tempo")
+            let tempo = Int(byte(0, default: 0x07)) << 16 | Int(byte(1, default: 0xA1)) << 8 | Int(byte(2, default: 0x20))
+            if tempo == 0 { try report(.invalidMetaEventValue, track: track, at: offset, "tempo of 0 µs per quarter note") }
+            return .tempo(microsecondsPerQuarterNote: tempo)
+        case 0x54:
+            try expect(5, "SMPTE Offset")
+            let fields = (0..<5).map { byte($0, default: 0) }
+            if fields[0] & 0x1F > 23 || fields[1] > 59 || fields[2] > 59 || fields[3] > 29 || fields[4] > 99 {
+                try report(.invalidMetaEventValue, track: track, at: offset, "SMPTE offset \(fields) out of range")
+            }
+            return .smpteOffset(hours: fields[0], minutes: fields[1], seconds: fields[2], frames: fields[3], subframes: fields[4])
+        case 0x58:
+            try expect(4, "Time Signature")
+            let signature = MIDIFile.MetaEvent.timeSignature(
+                numerator: byte(0, default: 4), denominatorPower: byte(1, default: 2), clocksPerClick: byte(2, default: 24),
+                thirtySecondsPerQuarter: byte(3, default: 8))
+            if byte(0, default: 4) == 0 || byte(1, default: 2) > 6 {
+                try report(.invalidMetaEventValue, track: track, at: offset, "time signature \(byte(0, default: 4))/2^\(byte(1, default: 2))")
+            }
+            return signature
+        case 0x59:
+            try expect(2, "Key Signature")
+            let sharps = Int8(bitPattern: byte(0, default: 0))
+            let mode = byte(1, default: 0)
+            if !(-7...7).contains(sharps) || mode > 1 {
+                try report(.invalidMetaEventValue, track: track, at: offset, "key signature \(sharps) sharps, mode \(mode)")
+            }
+            return .keySignature(sharps: sharps, minor: mode != 0)
+        case 0x7F:
+            return .sequencerSpecific(data)
+        default:
+            return .unknown(type: type, data: data)
+        }
+    }
+}
+
+func hex(_ byte: UInt8) -> String {
+    let digits = Array("0123456789ABCDEF")
+    return String([digits[Int(byte >> 4)], digits[Int(byte & 0xF)]])
+}

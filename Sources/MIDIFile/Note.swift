@@ -1,0 +1,66 @@
+import MIDICore
+
+/// A sounding note: a note-on paired with its note-off.
+public struct Note: Hashable, Sendable {
+    public var channel: UInt8
+    public var key: UInt8
+    public var velocity: UInt8
+    /// The note-off's velocity (0 when it was a note-on with velocity 0 or the note was unterminated).
+    public var releaseVelocity: UInt8
+    public var startTick: Int
+    public var endTick: Int
+    /// True when no note-off came and the note was closed at the end of its track.
+    public var isUnterminated: Bool
+}
+
+extension MIDIFile.Track {
+    /// Pairs note-ons with note-offs (a note-on of velocity 0 is a note-off). Overlapping notes of
+    /// the same key and channel end first-in, first-out; notes still sounding at the end of the
+    /// track are closed at its last tick.
+    public func notes() -> [Note] {
+        var notes: [Note] = []
+        // Open notes per channel × key, as indices into `notes`, oldest first.
+        var open = [[Int]](repeating: [], count: 16 * 128)
+        var openCount = 0
+        for event in events {
+            guard case .channel(let message) = event.payload else { continue }
+            switch message {
+            case .noteOn(let channel, let key, let velocity) where velocity > 0:
+                open[Int(channel) * 128 + Int(key)].append(notes.count)
+                openCount += 1
+                notes.append(Note(channel: channel, key: key, velocity: velocity, releaseVelocity: 0, startTick: event.tick, endTick: event.tick, isUnterminated: false))
+            case .noteOn(let channel, let key, _), .noteOff(let channel, let key, _):
+                let slot = Int(channel) * 128 + Int(key)
+                guard !open[slot].isEmpty else { continue }
+                let index = open[slot].removeFirst()
+                openCount -= 1
+                notes[index].endTick = event.tick
+                if case .noteOff(_, _, let velocity) = message { notes[index].releaseVelocity = velocity }
+            default:
+                continue
+            }
+        }
+        if openCount > 0 {
+            let end = length
+            for slot in open where !slot.isEmpty {
+                for index in slot {
+                    notes[index].endTick = end
+                    notes[index].isUnterminated = true
+                }
+            }
+        }
+        return notes
+    }
+}
+
+extension MIDIFile {
+    /// Note-ons with a velocity above 0, over all tracks.
+    public var noteCount: Int {
+        tracks.reduce(0) { total, track in
+            total + track.events.reduce(0) { count, event in
+                if case .channel(let message) = event.payload, message.isNoteStart { return count + 1 }
+                return count
+            }
+        }
+    }
+}
