@@ -81,6 +81,8 @@ let package = Package(
             swiftSettings: strictSettings),
 
         // MARK: Tests
+        .testTarget(name: "MIDICoreTests", dependencies: ["MIDICore"], swiftSettings: strictSettings),
+        .testTarget(name: "MIDIFileTests", dependencies: ["MIDIFile"], swiftSettings: strictSettings),
         .testTarget(name: "SamplerTests", dependencies: ["Sampler"], swiftSettings: strictSettings),
         .testTarget(name: "AudioIOTests", dependencies: ["AudioIO"], swiftSettings: strictSettings),
         .testTarget(

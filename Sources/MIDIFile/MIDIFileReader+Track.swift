@@ -20,6 +20,19 @@ extension SMFReader {
         var runningStatusCancelled = false
         var endOfTrackAt: Int? = nil
         var readPastDeclaredEnd = false
+        // Set after resynchronizing onto a status byte: the next event has no delta time.
+        var statusPending = false
+
+        /// Called where the chunk ends inside an event: if the declared length looks too short
+        /// (more bytes follow that are not a chunk), read on past it from the event's start.
+        func extendPastDeclaredEnd(_ reader: inout SMFReader, eventStart: Int) throws(MIDIFileError) -> Bool {
+            guard limit == declaredEnd, declaredEnd < fileEnd, !reader.looksLikeChunkID(at: declaredEnd) else { return false }
+            try reader.report(.trackLengthTooShort, track: index, at: chunk + 4, "track events continue past its declared length of \(declaredLength) bytes")
+            limit = fileEnd
+            readPastDeclaredEnd = true
+            position = eventStart
+            return true
+        }
 
         events: while true {
             if position >= limit {
@@ -34,12 +47,19 @@ extension SMFReader {
                 break
             }
             let eventStart = position
-            guard let delta = try readVariableLength(&position, limit: limit, track: index) else { break }
+            let readDelta = statusPending ? 0 : try readVariableLength(&position, limit: limit, track: index)
+            statusPending = false
+            guard let delta = readDelta else {
+                if try extendPastDeclaredEnd(&self, eventStart: eventStart) { continue }
+                try report(.truncatedEvent, track: index, at: eventStart, "the track ends inside a delta time")
+                break
+            }
             if delta > 1 << 23 {
                 try report(.hugeDeltaTime, track: index, at: eventStart, "delta time of \(delta) ticks")
             }
             tick += delta
             guard position < limit else {
+                if try extendPastDeclaredEnd(&self, eventStart: eventStart) { continue }
                 try report(.truncatedEvent, track: index, at: position, "the track ends after a delta time")
                 break
             }
@@ -47,12 +67,17 @@ extension SMFReader {
             switch status {
             case 0xFF:
                 guard position + 1 < limit else {
+                    if try extendPastDeclaredEnd(&self, eventStart: eventStart) { continue }
                     try report(.truncatedEvent, track: index, at: position, "the track ends inside a meta event")
                     break events
                 }
                 let type = bytes[position + 1]
                 position += 2
-                guard let data = try readBlock(&position, limit: limit, track: index, what: "meta event") else { break events }
+                guard let data = try readBlock(&position, limit: limit, track: index) else {
+                    if try extendPastDeclaredEnd(&self, eventStart: eventStart) { continue }
+                    try report(.truncatedEvent, track: index, at: eventStart, "the track ends inside a meta event")
+                    break events
+                }
                 if type == 0x2F {
                     if !data.isEmpty {
                         try report(.invalidMetaEventLength, track: index, at: eventStart, "End of Track with \(data.count) data bytes")
@@ -66,7 +91,11 @@ extension SMFReader {
                 runningStatusCancelled = runningStatus != 0
             case 0xF0, 0xF7:
                 position += 1
-                guard let data = try readBlock(&position, limit: limit, track: index, what: "SysEx event") else { break events }
+                guard let data = try readBlock(&position, limit: limit, track: index) else {
+                    if try extendPastDeclaredEnd(&self, eventStart: eventStart) { continue }
+                    try report(.truncatedEvent, track: index, at: eventStart, "the track ends inside a SysEx event")
+                    break events
+                }
                 events.append(MIDIFile.Event(tick: tick, status == 0xF0 ? .sysEx(data) : .escape(data)))
                 runningStatusCancelled = runningStatus != 0
             case 0xF1...0xFE:
@@ -95,12 +124,25 @@ extension SMFReader {
                         runningStatusCancelled = false
                     }
                 } else {
-                    try report(.dataWithoutRunningStatus, track: index, at: position, "data byte \(hex(status)) with no running status; skipped")
+                    // Resynchronize on the next status byte, read as an event at this tick.
+                    var skipped = position
+                    while skipped < limit && bytes[skipped] < 0x80 { skipped += 1 }
+                    try report(.dataWithoutRunningStatus, track: index, at: position, "\(skipped - position) data bytes with no running status; skipped")
+                    guard skipped < limit else { position = skipped; continue }
+                    messageStatus = bytes[skipped]
+                    position = skipped
+                    if messageStatus >= 0xF0 {
+                        // A meta, SysEx or system byte: read it as the next event, at this tick.
+                        statusPending = true
+                        continue
+                    }
+                    runningStatus = messageStatus
+                    runningStatusCancelled = false
                     position += 1
-                    continue
                 }
                 let count = messageStatus >= 0xC0 && messageStatus < 0xE0 ? 1 : 2
                 guard position + count <= limit else {
+                    if try extendPastDeclaredEnd(&self, eventStart: eventStart) { continue }
                     try report(.truncatedEvent, track: index, at: eventStart, "the track ends inside a channel message")
                     break events
                 }
@@ -139,15 +181,12 @@ extension SMFReader {
         return (MIDIFile.Track(events: events), next)
     }
 
-    /// Reads a variable-length quantity; nil (with a diagnostic) when the track ends inside it.
+    /// Reads a variable-length quantity; nil when the track ends inside it.
     mutating func readVariableLength(_ position: inout Int, limit: Int, track: Int) throws(MIDIFileError) -> Int? {
         var value = 0
         let start = position
         while true {
-            guard position < limit else {
-                try report(.truncatedEvent, track: track, at: start, "the track ends inside a variable-length quantity")
-                return nil
-            }
+            guard position < limit else { return nil }
             let byte = bytes[position]
             position += 1
             value = value << 7 | Int(byte & 0x7F)
@@ -160,14 +199,10 @@ extension SMFReader {
         return value
     }
 
-    /// Reads a length-prefixed block (meta or SysEx data).
-    mutating func readBlock(_ position: inout Int, limit: Int, track: Int, what: String) throws(MIDIFileError) -> [UInt8]? {
-        let start = position
+    /// Reads a length-prefixed block (meta or SysEx data); nil when the track ends inside it.
+    mutating func readBlock(_ position: inout Int, limit: Int, track: Int) throws(MIDIFileError) -> [UInt8]? {
         guard let length = try readVariableLength(&position, limit: limit, track: track) else { return nil }
-        guard position + length <= limit else {
-            try report(.truncatedEvent, track: track, at: start, "the track ends inside a \(what) of \(length) bytes")
-            return nil
-        }
+        guard position + length <= limit else { return nil }
         let data = Array(bytes[position..<position + length])
         position += length
         return data

@@ -1,0 +1,28 @@
+@testable import MIDIFile
+
+/// Builds SMF bytes from raw track contents (the MTrk lengths are computed unless given).
+func smf(format: Int = 1, division: UInt16 = 96, trackCount: Int? = nil, tracks: [[UInt8]], lengths: [Int?] = []) -> [UInt8] {
+    var out: [UInt8] = Array("MThd".utf8) + [0, 0, 0, 6, 0, UInt8(format)]
+    let count = trackCount ?? tracks.count
+    out += [UInt8(count >> 8), UInt8(count & 0xFF), UInt8(division >> 8), UInt8(division & 0xFF)]
+    for (index, track) in tracks.enumerated() {
+        let length = (index < lengths.count ? lengths[index] : nil) ?? track.count
+        out += Array("MTrk".utf8) + [UInt8(length >> 24 & 0xFF), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF)]
+        out += track
+    }
+    return out
+}
+
+let endOfTrack: [UInt8] = [0x00, 0xFF, 0x2F, 0x00]
+
+/// A C-major scale as track bytes: running status note-ons, velocity-0 note-offs.
+let scaleTrack: [UInt8] = {
+    var bytes: [UInt8] = [0x00, 0x90]
+    for (index, key) in [60, 62, 64, 65, 67, 69, 71, 72].enumerated() {
+        if index > 0 { bytes.append(0x00) }
+        bytes += [UInt8(key), 0x7F, 0x60, UInt8(key), 0x00]
+    }
+    return bytes + endOfTrack
+}()
+
+func kinds(_ result: MIDIFile.ReadResult) -> [MIDIFileDiagnostic.Kind] { result.diagnostics.map(\.kind) }
