@@ -57,7 +57,9 @@ extension SMFReader {
             if delta > 1 << 23 {
                 try report(.hugeDeltaTime, track: index, at: eventStart, "delta time of \(delta) ticks")
             }
-            tick += delta
+            // Ticks saturate at 2^55, so even absurd files stay within range (and every delta
+            // between two events fits the writer's 8-byte quantities).
+            tick = min(tick + delta, 1 << 55)
             guard position < limit else {
                 if try extendPastDeclaredEnd(&self, eventStart: eventStart) { continue }
                 try report(.truncatedEvent, track: index, at: position, "the track ends after a delta time")
@@ -160,10 +162,8 @@ extension SMFReader {
         }
 
         guard let endOfTrack = endOfTrackAt else {
-            // An empty chunk holds no events to lose; it reads as an empty track without comment.
-            if declaredLength > 0 || !events.isEmpty {
-                try report(.missingEndOfTrack, track: index, at: position, "no End of Track; one was added at tick \(tick)")
-            }
+            // Even an empty chunk is reported: every SMF track must end with End of Track.
+            try report(.missingEndOfTrack, track: index, at: position, "no End of Track; one was added at tick \(tick)")
             events.append(MIDIFile.Event(tick: events.last?.tick ?? 0, .meta(.endOfTrack)))
             return (MIDIFile.Track(events: events), readPastDeclaredEnd ? position : max(position, min(declaredEnd, fileEnd)))
         }
@@ -193,9 +193,10 @@ extension SMFReader {
             if byte & 0x80 == 0 { break }
             if position - start == 4 {
                 try report(.invalidVariableLengthQuantity, track: track, at: start, "variable-length quantity longer than 4 bytes")
-                if position - start > 8 { return nil }
             }
+            if position - start >= 8 { break }
         }
+        // At most 8 bytes (56 bits) are read: an invalid longer quantity cannot overflow.
         return value
     }
 

@@ -208,6 +208,9 @@ enum FileKind {
         if starts(ascii("OggS")) { return "an Ogg file" }
         if starts(ascii("fLaC")) { return "a FLAC audio file" }
         if starts(ascii("XMF_")) { return "an XMF file" }
+        if starts(ascii("SCRM"), at: 44) { return "a Scream Tracker 3 module" }
+        if starts(ascii("M.K."), at: 1080) { return "a ProTracker module" }
+        if starts(ascii("Extended Module:")) { return "a FastTracker 2 module" }
         let head = bytes.prefix(512)
         let lowered = String(decoding: head, as: UTF8.self).lowercased()
         if lowered.contains("<html") || lowered.contains("<!doctype") { return "an HTML page" }

@@ -19,11 +19,12 @@ struct PianolaCommand: ParsableCommand {
             else the General MIDI font bundled with Pianola.
 
             Examples:
+              pianola info song.mid                describe a MIDI file (--json for pipelines)
               pianola soundfont                    show which SoundFont would be used
               pianola soundfont --presets -s FILE  list the presets of a SoundFont
             """,
         version: "0.1.0",
-        subcommands: [SoundFontCommand.self]
+        subcommands: [InfoCommand.self, SoundFontCommand.self]
     )
 
     /// Runs the tool; a `CLIError` becomes one line on standard error and exit status 1.

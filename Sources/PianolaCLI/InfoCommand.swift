@@ -1,0 +1,178 @@
+import ArgumentParser
+import Pianola
+
+struct InfoCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "info",
+        abstract: "Describe MIDI files: format, tempo, tracks, notes, and any damage found.",
+        discussion: """
+            Reads each file leniently, as `play` and `render` do: a damaged file is described with \
+            what could be recovered and a list of diagnostics (kind, track, byte offset). Files \
+            that hold no MIDI at all are reported as errors.
+
+            Exit status: 0 when every file was read (with or without diagnostics), 1 when any file \
+            was rejected.
+
+            Examples:
+              pianola info song.mid
+              pianola info --json *.mid | jq '.[] | {path, noteCount, durationSeconds}'
+              pianola info --strict song.mid     treat any defect as an error
+            """)
+
+    @Argument(help: ArgumentHelp("MIDI files (.mid, .midi, .kar, .rmi).", valueName: "file"))
+    var files: [String]
+
+    @Flag(help: "Print a JSON array with one object per file.")
+    var json = false
+
+    @Flag(help: "Reject files with any defect instead of recovering them.")
+    var strict = false
+
+    @Flag(name: .shortAndLong, help: "List every diagnostic and every lyric line (text output).")
+    var verbose = false
+
+    func run() throws {
+        var rejected = 0
+        var objects: [JSONValue] = []
+        for (index, path) in files.enumerated() {
+            let outcome: Result<MIDIFile.ReadResult, MIDIFileError>
+            do { outcome = .success(try MIDIFile.read(path: path, strict: strict)) } catch { outcome = .failure(error) }
+            if case .failure = outcome { rejected += 1 }
+            if json {
+                objects.append(Self.jsonObject(path: path, outcome: outcome))
+            } else {
+                if index > 0 { print("") }
+                printText(path: path, outcome: outcome)
+            }
+        }
+        if json { print(JSONValue.array(objects).serialized()) }
+        if rejected > 0 { throw ExitCode(1) }
+    }
+
+    private func printText(path: String, outcome: Result<MIDIFile.ReadResult, MIDIFileError>) {
+        print(path)
+        let result: MIDIFile.ReadResult
+        switch outcome {
+        case .failure(let error):
+            print("  error: \(error.description)")
+            printError("pianola: \(path): \(error.description)")
+            return
+        case .success(let value):
+            result = value
+        }
+        let file = result.file
+        let summary = MIDIFileSummary(file)
+        let container = result.isRMID ? " (RIFF RMID)" : ""
+        print("  format \(file.format.rawValue)\(container), \(Self.divisionText(file.division)), \(summary.trackCount) tracks, \(Self.duration(summary.durationSeconds))")
+        print("  \(summary.noteCount) notes, \(summary.eventCount) events")
+        let tempos = summary.tempoChanges
+        let tempoText = tempos.count == 1 ? Self.bpm(tempos[0].beatsPerMinute) : "\(Self.bpm(tempos[0].beatsPerMinute)) → \(Self.bpm(tempos[tempos.count - 1].beatsPerMinute)), \(tempos.count) tempos, \(Self.bpm(tempos.map(\.beatsPerMinute).min()!))–\(Self.bpm(tempos.map(\.beatsPerMinute).max()!))"
+        var line = "  tempo \(tempoText)"
+        if let meter = summary.timeSignatures.first { line += ", time \(meter.numerator)/\(meter.denominator)" + (summary.timeSignatures.count > 1 ? " (\(summary.timeSignatures.count) changes)" : "") }
+        if let key = summary.keySignatures.first { line += ", key \(key.name)" }
+        print(line)
+        for track in summary.tracks {
+            let name = track.name.map { "\"\($0)\"" } ?? "(unnamed)"
+            let channels = track.channels.isEmpty ? "" : "  ch " + track.channels.map { String($0 + 1) }.joined(separator: ",")
+            let programs = track.programs.isEmpty ? "" : "  prog " + track.programs.map { String($0.program) }.joined(separator: ",")
+            print("    \(Self.pad(String(track.index), 3)) \(name)\(channels)\(programs)  \(track.noteCount) notes")
+        }
+        if summary.lyricCount > 0 || summary.markerCount > 0 {
+            print("  \(summary.lyricCount) lyrics, \(summary.markerCount) markers")
+            if verbose { print("  lyrics: " + summary.lyrics.joined()) }
+        }
+        if result.diagnostics.isEmpty {
+            print("  no defects")
+        } else {
+            print("  \(result.diagnostics.count) diagnostics:")
+            let shown = verbose ? result.diagnostics : Array(result.diagnostics.prefix(10))
+            for diagnostic in shown { print("    \(diagnostic.kind.rawValue): \(diagnostic)") }
+            if shown.count < result.diagnostics.count { print("    … \(result.diagnostics.count - shown.count) more (--verbose shows all)") }
+        }
+    }
+
+    static func jsonObject(path: String, outcome: Result<MIDIFile.ReadResult, MIDIFileError>) -> JSONValue {
+        var object: [String: JSONValue] = ["path": .string(path)]
+        switch outcome {
+        case .failure(let error):
+            object["error"] = .string(error.description)
+            for key in ["format", "division", "trackCount", "noteCount", "durationSeconds"] { object[key] = .null }
+            object["tempoChanges"] = .array([])
+            if case .damaged(let diagnostic) = error {
+                object["diagnostics"] = .array([diagnosticJSON(diagnostic)])
+            } else {
+                object["diagnostics"] = .array([])
+            }
+        case .success(let result):
+            let file = result.file
+            let summary = MIDIFileSummary(file)
+            object["error"] = .null
+            object["format"] = .number(Double(file.format.rawValue))
+            object["rmid"] = .bool(result.isRMID)
+            switch file.division {
+            case .ticksPerQuarterNote(let ticks): object["division"] = .object(["ticksPerQuarterNote": .number(Double(ticks))])
+            case .smpte(let fps, let ticks):
+                object["division"] = .object(["framesPerSecond": .number(Double(fps)), "ticksPerFrame": .number(Double(ticks))])
+            }
+            object["trackCount"] = .number(Double(summary.trackCount))
+            object["noteCount"] = .number(Double(summary.noteCount))
+            object["eventCount"] = .number(Double(summary.eventCount))
+            object["durationSeconds"] = .number((summary.durationSeconds * 1000).rounded() / 1000)
+            object["lengthInTicks"] = .number(Double(summary.lengthInTicks))
+            object["tempoChanges"] = .array(
+                summary.tempoChanges.map {
+                    .object([
+                        "tick": .number(Double($0.tick)), "seconds": .number(($0.seconds * 1e6).rounded() / 1e6),
+                        "bpm": .number(($0.beatsPerMinute * 1000).rounded() / 1000),
+                    ])
+                })
+            object["timeSignatures"] = .array(
+                summary.timeSignatures.map { .object(["tick": .number(Double($0.tick)), "numerator": .number(Double($0.numerator)), "denominator": .number(Double($0.denominator))]) })
+            object["keySignatures"] = .array(summary.keySignatures.map { .object(["tick": .number(Double($0.tick)), "key": .string($0.name)]) })
+            object["tracks"] = .array(
+                summary.tracks.map { track in
+                    .object([
+                        "index": .number(Double(track.index)), "name": track.name.map { .string($0) } ?? .null,
+                        "channels": .array(track.channels.map { .number(Double($0 + 1)) }),
+                        "programs": .array(track.programs.map { .object(["channel": .number(Double($0.channel + 1)), "program": .number(Double($0.program))]) }),
+                        "noteCount": .number(Double(track.noteCount)), "eventCount": .number(Double(track.eventCount)),
+                    ])
+                })
+            object["lyricCount"] = .number(Double(summary.lyricCount))
+            object["markerCount"] = .number(Double(summary.markerCount))
+            object["diagnostics"] = .array(result.diagnostics.map(diagnosticJSON))
+        }
+        return .object(object)
+    }
+
+    static func diagnosticJSON(_ diagnostic: MIDIFileDiagnostic) -> JSONValue {
+        .object([
+            "kind": .string(diagnostic.kind.rawValue), "track": diagnostic.track.map { .number(Double($0)) } ?? .null,
+            "offset": .number(Double(diagnostic.offset)), "message": .string(diagnostic.message),
+        ])
+    }
+
+    static func divisionText(_ division: MIDIFile.Division) -> String {
+        switch division {
+        case .ticksPerQuarterNote(let ticks): return "\(ticks) ticks per quarter note"
+        case .smpte(let fps, let ticks): return "SMPTE \(fps == 29 ? "29.97" : String(fps)) fps × \(ticks) ticks"
+        }
+    }
+
+    static func duration(_ seconds: Double) -> String {
+        let total = max(0, seconds)
+        let minutes = Int(total) / 60
+        let rest = total - Double(minutes * 60)
+        let tenths = Int((rest * 10).rounded(.down))
+        return "\(minutes):\(pad(String(tenths / 10), 2, "0")).\(tenths % 10)"
+    }
+
+    static func bpm(_ value: Double) -> String {
+        let rounded = (value * 10).rounded() / 10
+        return (rounded == rounded.rounded() ? String(Int(rounded)) : String(rounded)) + " BPM"
+    }
+
+    static func pad(_ text: String, _ width: Int, _ fill: Character = " ") -> String {
+        String(repeating: fill, count: max(0, width - text.count)) + text
+    }
+}
