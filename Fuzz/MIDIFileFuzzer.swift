@@ -1,0 +1,39 @@
+// libFuzzer entry point for the SMF reader, the writer and the MIDI stream decoder.
+// Built and run by scripts/fuzz (not part of the package build).
+//
+// Invariants checked on every input:
+// - reading never crashes or hangs, lenient or strict;
+// - whatever the lenient reader returns writes out and reads back equal;
+// - the tempo map, summary and note pairing work on anything the reader returns;
+// - the stream decoder never crashes on any byte sequence.
+import MIDICore
+import MIDIFile
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
+    let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+    do {
+        let result = try MIDIFile.read(bytes: bytes)
+        let file = result.file
+        let again = try MIDIFile.read(bytes: file.serialized())
+        precondition(again.file == file, "read(write(x)) != x")
+        let plain = try MIDIFile.read(bytes: file.serialized(runningStatus: false))
+        precondition(plain.file == file, "read(write(x, no running status)) != x")
+        let summary = MIDIFileSummary(file)
+        precondition(summary.durationSeconds >= 0 || summary.durationSeconds.isNaN == false)
+        let map = file.tempoMap
+        for track in file.tracks {
+            _ = track.notes()
+            _ = map.barBeat(forTick: track.length)
+            _ = map.tick(forSeconds: map.seconds(forTick: track.length))
+        }
+    } catch {
+        // A rejection is a valid outcome; it must only be a typed error, which it is by type.
+    }
+    do {
+        _ = try MIDIFile.read(bytes: bytes, strict: true)
+    } catch {}
+    var decoder = MIDIStreamDecoder(maximumSysExLength: 1024)
+    _ = decoder.decode(bytes)
+    return 0
+}

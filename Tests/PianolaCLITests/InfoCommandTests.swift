@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+
+/// The shared corpus beside the checkout.
+let sharedCorpus: String = {
+    let checkout = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    return checkout.deletingLastPathComponent().appendingPathComponent("shared/corpus").path
+}()
+
+func writeTemporary(_ bytes: [UInt8], name: String) throws -> String {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pianola-info-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    let url = directory.appendingPathComponent(name)
+    try Data(bytes).write(to: url)
+    return url.path
+}
+
+/// A format-1 file: tempo 100 BPM, 3/4, then a C-major scale on channel 1 with program 5.
+let infoFixture: [UInt8] = {
+    var track: [UInt8] = [0x00, 0xFF, 0x03, 0x04] + Array("Lead".utf8)
+    track += [0x00, 0xFF, 0x51, 0x03, 0x09, 0x27, 0xC0, 0x00, 0xFF, 0x58, 0x04, 0x03, 0x02, 0x18, 0x08, 0x00, 0xC0, 0x05]
+    for (index, key) in [60, 62, 64, 65, 67, 69, 71, 72].enumerated() {
+        track += [index == 0 ? 0x00 : 0x00, 0x90, UInt8(key), 0x64, 0x60, 0x80, UInt8(key), 0x40]
+    }
+    track += [0x00, 0xFF, 0x2F, 0x00]
+    let length = track.count
+    return Array("MThd".utf8) + [0, 0, 0, 6, 0, 1, 0, 1, 0, 0x60] + Array("MTrk".utf8)
+        + [0, 0, UInt8(length >> 8), UInt8(length & 0xFF)] + track
+}()
+
+@Suite("pianola info", .serialized)
+struct InfoCommandTests {
+    @Test("text output names format, tempo, meter, tracks, notes and says there are no defects")
+    func text() throws {
+        let path = try writeTemporary(infoFixture, name: "scale.mid")
+        let result = try runPianola(["info", path])
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("format 1, 96 ticks per quarter note, 1 tracks"))
+        #expect(result.stdout.contains("8 notes"))
+        #expect(result.stdout.contains("tempo 100 BPM, time 3/4"))
+        #expect(result.stdout.contains("\"Lead\"  ch 1  prog 5  8 notes"))
+        #expect(result.stdout.contains("no defects"))
+    }
+
+    @Test("--json has the documented keys; a damaged file has diagnostics; a rejected file has an error and exit 1")
+    func json() throws {
+        let good = try writeTemporary(infoFixture, name: "good.mid")
+        let damaged = try writeTemporary(infoFixture + [0x00], name: "damaged.mid")
+        let rejected = try writeTemporary(Array("hello".utf8), name: "notes.txt")
+        let result = try runPianola(["info", "--json", good, damaged, rejected])
+        #expect(result.status == 1)
+        let objects = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]])
+        #expect(objects.count == 3)
+        for key in ["path", "format", "division", "trackCount", "noteCount", "durationSeconds", "tempoChanges", "diagnostics", "error"] {
+            #expect(objects.allSatisfy { $0.keys.contains(key) }, "missing \(key)")
+        }
+        #expect(objects[0]["noteCount"] as? Int == 8)
+        #expect(objects[0]["error"] is NSNull)
+        #expect((objects[0]["durationSeconds"] as? Double).map { abs($0 - 4.8) < 0.001 } == true)
+        let diagnostics = try #require(objects[1]["diagnostics"] as? [[String: Any]])
+        #expect(diagnostics.first?["kind"] as? String == "extraBytesAtEnd")
+        #expect(diagnostics.first?["offset"] as? Int == infoFixture.count)
+        #expect((objects[2]["error"] as? String)?.contains("not a MIDI file: a text file") == true)
+    }
+
+    @Test("a missing file is one clear line and exit status 1")
+    func missingFile() throws {
+        let result = try runPianola(["info", "/no/such/song.mid"])
+        #expect(result.status == 1)
+        #expect(result.stderr == "pianola: /no/such/song.mid: cannot read /no/such/song.mid: No such file or directory\n")
+    }
+
+    @Test(
+        "works on every file of the shared corpus (no crash; JSON for each)",
+        .enabled(if: FileManager.default.fileExists(atPath: sharedCorpus), "shared corpus absent: skipped"))
+    func wholeCorpus() throws {
+        let enumerator = FileManager.default.enumerator(atPath: sharedCorpus)!
+        let files = (enumerator.allObjects as! [String]).filter { [".mid", ".rmi"].contains(where: $0.lowercased().hasSuffix) }
+            .map { sharedCorpus + "/" + $0 }
+        #expect(files.count > 380)
+        let result = try runPianola(["info", "--json"] + files)
+        #expect(result.status == 1, "20 corpus files are not MIDI at all (HTML, text, WAVE, a tracker module...)")
+        let objects = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]])
+        #expect(objects.count == files.count)
+        let rejected = objects.filter { !($0["error"] is NSNull) }
+        #expect(rejected.count == 20, "\(rejected.map { $0["path"]! })")
+    }
+}
