@@ -80,6 +80,11 @@ let package = Package(
             name: "generate-soundfont", dependencies: ["SoundFontGenerator"],
             swiftSettings: strictSettings),
 
+        // MARK: Benchmarks (side by side with the reference tools; see Benchmarks/README.md)
+        .executableTarget(
+            name: "parse-benchmark", dependencies: ["MIDIFile"], path: "Benchmarks/ParseBenchmark",
+            swiftSettings: strictSettings),
+
         // MARK: Tests
         .testTarget(name: "MIDICoreTests", dependencies: ["MIDICore"], swiftSettings: strictSettings),
         .testTarget(name: "MIDIFileTests", dependencies: ["MIDIFile"], swiftSettings: strictSettings),

@@ -82,6 +82,7 @@ public enum MIDIMessage: Hashable, Sendable {
 
     /// Builds a channel voice message from a status byte (0x80-0xEF) and its data bytes; data bytes
     /// are masked to 7 bits. Returns nil for a status byte that is not a channel status.
+    @inlinable
     public init?(channelStatus status: UInt8, _ data1: UInt8, _ data2: UInt8 = 0) {
         let channel = status & 0x0F
         let (a, b) = (data1 & 0x7F, data2 & 0x7F)
@@ -99,6 +100,7 @@ public enum MIDIMessage: Hashable, Sendable {
 
     /// The number of data bytes that follow a status byte, or nil for a status with no defined
     /// length (SysEx, and the undefined F4, F5, F9 and FD).
+    @inlinable
     public static func dataLength(ofStatus status: UInt8) -> Int? {
         switch status {
         case 0x80...0xBF, 0xE0...0xEF: return 2

@@ -16,7 +16,8 @@ extension MIDIFile {
         try MIDIFile.writeBytes(serialized(runningStatus: runningStatus), to: path)
     }
 
-    static func readBytes(path: String) throws(MIDIFileError) -> [UInt8] {
+    /// The raw bytes of a file (typed errors, no Foundation).
+    public static func readBytes(path: String) throws(MIDIFileError) -> [UInt8] {
         guard let file = fopen(path, "rb") else {
             throw .unreadable(path: path, reason: String(cString: strerror(errno)))
         }

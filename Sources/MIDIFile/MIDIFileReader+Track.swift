@@ -13,7 +13,9 @@ extension SMFReader {
         }
         var limit = min(declaredEnd, fileEnd)
         var events: [MIDIFile.Event] = []
-        events.reserveCapacity(max(16, (limit - contentStart) / 3))
+        // Every event takes at least two bytes, so this never regrows; pages past the last event
+        // are never touched, so the slack costs address space, not memory.
+        events.reserveCapacity(max(16, (limit - contentStart) / 2 + 1))
         var position = contentStart
         var tick = 0
         var runningStatus: UInt8 = 0
@@ -22,17 +24,6 @@ extension SMFReader {
         var readPastDeclaredEnd = false
         // Set after resynchronizing onto a status byte: the next event has no delta time.
         var statusPending = false
-
-        /// Called where the chunk ends inside an event: if the declared length looks too short
-        /// (more bytes follow that are not a chunk), read on past it from the event's start.
-        func extendPastDeclaredEnd(_ reader: inout SMFReader, eventStart: Int) throws(MIDIFileError) -> Bool {
-            guard limit == declaredEnd, declaredEnd < fileEnd, !reader.looksLikeChunkID(at: declaredEnd) else { return false }
-            try reader.report(.trackLengthTooShort, track: index, at: chunk + 4, "track events continue past its declared length of \(declaredLength) bytes")
-            limit = fileEnd
-            readPastDeclaredEnd = true
-            position = eventStart
-            return true
-        }
 
         events: while true {
             if position >= limit {
@@ -50,7 +41,7 @@ extension SMFReader {
             let readDelta = statusPending ? 0 : try readVariableLength(&position, limit: limit, track: index)
             statusPending = false
             guard let delta = readDelta else {
-                if try extendPastDeclaredEnd(&self, eventStart: eventStart) { continue }
+                if try extendTrack(&limit, &position, &readPastDeclaredEnd, eventStart, TrackBounds(index: index, chunk: chunk, declaredEnd: declaredEnd, fileEnd: fileEnd)) { continue }
                 try report(.truncatedEvent, track: index, at: eventStart, "the track ends inside a delta time")
                 break
             }
@@ -61,22 +52,37 @@ extension SMFReader {
             // between two events fits the writer's 8-byte quantities).
             tick = min(tick + delta, 1 << 55)
             guard position < limit else {
-                if try extendPastDeclaredEnd(&self, eventStart: eventStart) { continue }
+                if try extendTrack(&limit, &position, &readPastDeclaredEnd, eventStart, TrackBounds(index: index, chunk: chunk, declaredEnd: declaredEnd, fileEnd: fileEnd)) { continue }
                 try report(.truncatedEvent, track: index, at: position, "the track ends after a delta time")
                 break
             }
             let status = bytes[position]
+            // The common case first: a channel message with its status byte, data in range.
+            if status >= 0x80 && status < 0xF0 {
+                let count = status < 0xC0 || status >= 0xE0 ? 2 : 1
+                if position + count < limit {
+                    let first = bytes[position + 1]
+                    let second = count == 2 ? bytes[position + 2] : 0
+                    if first < 0x80 && second < 0x80 {
+                        runningStatus = status
+                        runningStatusCancelled = false
+                        position += 1 + count
+                        events.append(MIDIFile.Event(tick: tick, .channel(channelMessage(status, first, second))))
+                        continue
+                    }
+                }
+            }
             switch status {
             case 0xFF:
                 guard position + 1 < limit else {
-                    if try extendPastDeclaredEnd(&self, eventStart: eventStart) { continue }
+                    if try extendTrack(&limit, &position, &readPastDeclaredEnd, eventStart, TrackBounds(index: index, chunk: chunk, declaredEnd: declaredEnd, fileEnd: fileEnd)) { continue }
                     try report(.truncatedEvent, track: index, at: position, "the track ends inside a meta event")
                     break events
                 }
                 let type = bytes[position + 1]
                 position += 2
                 guard let data = try readBlock(&position, limit: limit, track: index) else {
-                    if try extendPastDeclaredEnd(&self, eventStart: eventStart) { continue }
+                    if try extendTrack(&limit, &position, &readPastDeclaredEnd, eventStart, TrackBounds(index: index, chunk: chunk, declaredEnd: declaredEnd, fileEnd: fileEnd)) { continue }
                     try report(.truncatedEvent, track: index, at: eventStart, "the track ends inside a meta event")
                     break events
                 }
@@ -94,7 +100,7 @@ extension SMFReader {
             case 0xF0, 0xF7:
                 position += 1
                 guard let data = try readBlock(&position, limit: limit, track: index) else {
-                    if try extendPastDeclaredEnd(&self, eventStart: eventStart) { continue }
+                    if try extendTrack(&limit, &position, &readPastDeclaredEnd, eventStart, TrackBounds(index: index, chunk: chunk, declaredEnd: declaredEnd, fileEnd: fileEnd)) { continue }
                     try report(.truncatedEvent, track: index, at: eventStart, "the track ends inside a SysEx event")
                     break events
                 }
@@ -144,7 +150,7 @@ extension SMFReader {
                 }
                 let count = messageStatus >= 0xC0 && messageStatus < 0xE0 ? 1 : 2
                 guard position + count <= limit else {
-                    if try extendPastDeclaredEnd(&self, eventStart: eventStart) { continue }
+                    if try extendTrack(&limit, &position, &readPastDeclaredEnd, eventStart, TrackBounds(index: index, chunk: chunk, declaredEnd: declaredEnd, fileEnd: fileEnd)) { continue }
                     try report(.truncatedEvent, track: index, at: eventStart, "the track ends inside a channel message")
                     break events
                 }
@@ -156,8 +162,7 @@ extension SMFReader {
                     second = min(second, 0x7F)
                 }
                 position += count
-                let message = MIDIMessage(channelStatus: messageStatus, first, second)!
-                events.append(MIDIFile.Event(tick: tick, .channel(message)))
+                events.append(MIDIFile.Event(tick: tick, .channel(channelMessage(messageStatus, first, second))))
             }
         }
 
@@ -179,6 +184,27 @@ extension SMFReader {
             }
         }
         return (MIDIFile.Track(events: events), next)
+    }
+
+    struct TrackBounds {
+        var index: Int
+        var chunk: Int
+        var declaredEnd: Int
+        var fileEnd: Int
+    }
+
+    /// Called where the chunk ends inside an event: if the declared length looks too short (more
+    /// bytes follow that are not a chunk), reads on past it from the event's start.
+    mutating func extendTrack(
+        _ limit: inout Int, _ position: inout Int, _ readPastDeclaredEnd: inout Bool, _ eventStart: Int, _ bounds: TrackBounds
+    ) throws(MIDIFileError) -> Bool {
+        guard limit == bounds.declaredEnd, bounds.declaredEnd < bounds.fileEnd, !looksLikeChunkID(at: bounds.declaredEnd) else { return false }
+        let declaredLength = bounds.declaredEnd - bounds.chunk - 8
+        try report(.trackLengthTooShort, track: bounds.index, at: bounds.chunk + 4, "track events continue past its declared length of \(declaredLength) bytes")
+        limit = bounds.fileEnd
+        readPastDeclaredEnd = true
+        position = eventStart
+        return true
     }
 
     /// Reads a variable-length quantity; nil when the track ends inside it.
@@ -263,6 +289,22 @@ extension SMFReader {
         default:
             return .unknown(type: type, data: data)
         }
+    }
+}
+
+/// A channel voice message from a status byte (0x80-0xEF) and 7-bit data bytes; kept here, inlined,
+/// because it runs once per event on the parse's hot path.
+@inline(__always)
+func channelMessage(_ status: UInt8, _ a: UInt8, _ b: UInt8) -> MIDIMessage {
+    let channel = status & 0x0F
+    switch status >> 4 {
+    case 0x8: return .noteOff(channel: channel, note: a, velocity: b)
+    case 0x9: return .noteOn(channel: channel, note: a, velocity: b)
+    case 0xA: return .polyphonicKeyPressure(channel: channel, note: a, pressure: b)
+    case 0xB: return .controlChange(channel: channel, controller: a, value: b)
+    case 0xC: return .programChange(channel: channel, program: a)
+    case 0xD: return .channelPressure(channel: channel, pressure: a)
+    default: return .pitchBend(channel: channel, value: UInt16(a) | UInt16(b) << 7)
     }
 }
 

@@ -14,7 +14,8 @@ func runPianola(
     // .../debug/PianolaPackageTests.xctest → .../debug/pianola
     let directory = String(exe[..<exe.lastIndex(of: "/")!])
     let binary = directory + "/pianola"
-    let outPath = "/tmp/pianola-cli-\(getpid())-out", errPath = "/tmp/pianola-cli-\(getpid())-err"
+    let unique = "\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
+    let outPath = "/tmp/pianola-cli-\(unique)-out", errPath = "/tmp/pianola-cli-\(unique)-err"
     let quoted = ([binary] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(
         separator: " ")
     let assignments = environment.map { "\($0.key)='\($0.value)'" }.joined(separator: " ")
