@@ -32,7 +32,9 @@ def best_of(repeats, parse, blobs):
 
 def child_peak_rss(code, path):
     """Peak RSS (bytes) of a fresh Python process that parses `path` with `code`."""
-    script = f"import resource,sys\nd=open(sys.argv[1],'rb').read()\n{code}\nprint(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss*1024)"
+    # VmHWM, not ru_maxrss: Linux carries ru_maxrss over fork+exec from this (large) parent.
+    script = (f"import sys\nd=open(sys.argv[1],'rb').read()\n{code}\n"
+              "print([int(l.split()[1])*1024 for l in open('/proc/self/status') if l.startswith('VmHWM')][0])")
     return int(subprocess.check_output([sys.executable, "-c", script, path]).split()[-1])
 
 def main():

@@ -38,8 +38,17 @@ extension SMFReader {
                 break
             }
             let eventStart = position
-            let readDelta = statusPending ? 0 : try readVariableLength(&position, limit: limit, track: index)
-            statusPending = false
+            let readDelta: Int?
+            if statusPending {
+                readDelta = 0
+                statusPending = false
+            } else if bytes[position] < 0x80 {
+                // Most delta times are one byte.
+                readDelta = Int(bytes[position])
+                position += 1
+            } else {
+                readDelta = try readVariableLength(&position, limit: limit, track: index)
+            }
             guard let delta = readDelta else {
                 if try extendTrack(&limit, &position, &readPastDeclaredEnd, eventStart, TrackBounds(index: index, chunk: chunk, declaredEnd: declaredEnd, fileEnd: fileEnd)) { continue }
                 try report(.truncatedEvent, track: index, at: eventStart, "the track ends inside a delta time")
