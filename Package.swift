@@ -20,7 +20,6 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        .package(url: "https://github.com/apple/swift-atomics", from: "1.2.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
     ],
     targets: [
@@ -39,8 +38,7 @@ let package = Package(
         .target(name: "MIDICore", swiftSettings: strictSettings),
         .target(name: "MIDIFile", dependencies: ["MIDICore"], swiftSettings: strictSettings),
         .target(
-            name: "AudioGraph",
-            dependencies: ["MIDICore", .product(name: "Atomics", package: "swift-atomics")],
+            name: "AudioGraph", dependencies: ["MIDICore"],
             swiftSettings: strictSettings),
         .target(
             name: "Sequencer", dependencies: ["MIDICore", "MIDIFile", "AudioGraph"],
@@ -88,6 +86,7 @@ let package = Package(
         // MARK: Tests
         .testTarget(name: "MIDICoreTests", dependencies: ["MIDICore"], swiftSettings: strictSettings),
         .testTarget(name: "MIDIFileTests", dependencies: ["MIDIFile"], swiftSettings: strictSettings),
+        .testTarget(name: "AudioGraphTests", dependencies: ["AudioGraph"], swiftSettings: strictSettings),
         .testTarget(name: "SamplerTests", dependencies: ["Sampler"], swiftSettings: strictSettings),
         .testTarget(name: "AudioIOTests", dependencies: ["AudioIO"], swiftSettings: strictSettings),
         .testTarget(

@@ -1,0 +1,401 @@
+import Synchronization
+
+/// A graph of audio nodes rendered by pulling from its output, one quantum at a time, in the
+/// spirit of AVAudioEngine.
+///
+/// Build the graph on a control thread (`attach`, `connect`, `disconnect`), prepare it
+/// (`enableManualRenderingMode` for offline work, or let a device output prepare it), then render.
+/// `render(frameCount:into:)` is the one render path: the offline renderer and the ALSA output
+/// both call it, so a file rendered offline holds exactly the samples a device would have played.
+///
+/// Graph changes made while rendering are compiled into a new plan on the calling thread and
+/// picked up by the render thread between quanta; mixer inputs whose source changes fade out
+/// over one quantum first, and new ones fade in, so changes do not click. The render path takes
+/// no lock and allocates nothing.
+public final class AudioEngine: @unchecked Sendable {
+    /// The node whose input is the engine's output.
+    public let outputNode = OutputNode()
+
+    private struct Connection: Hashable {
+        let source: ObjectIdentifier
+        let format: AudioFormat?
+    }
+
+    private struct GraphState {
+        var nodes: [ObjectIdentifier: AudioNode] = [:]
+        /// destination node → bus → source
+        var inputs: [ObjectIdentifier: [Int: Connection]] = [:]
+        var taps: [ObjectIdentifier: [AudioTap]] = [:]
+        var observers: [RenderObserver] = []
+        var format: AudioFormat?
+        var maximumFrameCount = 0
+        var preparedNodes: Set<ObjectIdentifier> = []
+        var buffers: [ObjectIdentifier: AudioBuffer] = [:]
+        var plans: [RenderPlan] = []
+        var generation = 0
+        var mainMixer: MixerNode?
+        var scratch: AudioBuffer?
+    }
+
+    private let state = Mutex(GraphState())
+    /// The newest plan (an unretained pointer; `GraphState.plans` keeps it alive).
+    private let publishedPlan = Atomic<Int>(0)
+    /// The generation the render thread is using; older plans may be freed.
+    private let renderedGeneration = Atomic<Int>(0)
+    // Render-thread state.
+    private var currentPlan: Unmanaged<RenderPlan>?
+    private var fadeTarget = 0
+    private var sampleTime: Int64 = 0
+
+    public init() {
+        state.withLock { $0.nodes[ObjectIdentifier(outputNode)] = outputNode }
+        outputNode.engine = self
+    }
+
+    // MARK: Graph
+
+    /// The engine's main mixer, created on first use and connected to the output.
+    public var mainMixerNode: MixerNode {
+        if let mixer = state.withLock({ $0.mainMixer }) { return mixer }
+        let mixer = MixerNode(name: "main mixer")
+        attach(mixer)
+        try? connect(mixer, to: outputNode)  // cannot fail: both attached, no cycle possible
+        state.withLock { $0.mainMixer = mixer }
+        return mixer
+    }
+
+    /// Adds a node to the engine (it renders once something connects it to the output).
+    public func attach(_ node: AudioNode) {
+        state.withLock { $0.nodes[ObjectIdentifier(node)] = node }
+        node.engine = self
+    }
+
+    /// Removes a node and all its connections.
+    public func detach(_ node: AudioNode) throws {
+        try mutate { graph in
+            let id = ObjectIdentifier(node)
+            guard graph.nodes[id] != nil else { throw AudioGraphError.nodeNotAttached(node.name) }
+            graph.inputs[id] = nil
+            for (destination, buses) in graph.inputs {
+                graph.inputs[destination] = buses.filter { $0.value.source != id }
+            }
+            graph.nodes[id] = nil
+            graph.taps[id] = nil
+            graph.preparedNodes.remove(id)
+            graph.buffers[id] = nil
+        }
+        node.engine = nil
+    }
+
+    /// Connects `source`'s output to input `toBus` of `destination` (the next free bus of a mixer
+    /// when nil). `format`, when given, must match the engine's sample rate and the source's
+    /// channel count.
+    public func connect(_ source: AudioNode, to destination: AudioNode, toBus: Int? = nil, format: AudioFormat? = nil) throws {
+        try mutate { graph in
+            let sourceID = ObjectIdentifier(source)
+            let destinationID = ObjectIdentifier(destination)
+            guard graph.nodes[sourceID] != nil else { throw AudioGraphError.nodeNotAttached(source.name) }
+            guard graph.nodes[destinationID] != nil else { throw AudioGraphError.nodeNotAttached(destination.name) }
+            let buses = graph.inputs[destinationID] ?? [:]
+            let bus = toBus ?? (0..<destination.inputBusCount).first { buses[$0] == nil } ?? destination.inputBusCount
+            guard bus >= 0 && bus < destination.inputBusCount else { throw AudioGraphError.invalidBus(node: destination.name, bus: bus) }
+            if let format {
+                if let engineFormat = graph.format, format.sampleRate != engineFormat.sampleRate {
+                    throw AudioGraphError.formatMismatch(node: destination.name, format: format, reason: "the engine runs at \(engineFormat.sampleRate) Hz")
+                }
+                guard destination.accepts(format, onBus: bus) else {
+                    throw AudioGraphError.formatMismatch(node: destination.name, format: format, reason: "unsupported channel count on bus \(bus)")
+                }
+            }
+            if sourceID == destinationID || Self.isUpstream(destinationID, of: sourceID, in: graph) {
+                throw AudioGraphError.cycle("\(source.name) → \(destination.name) → … → \(source.name)")
+            }
+            graph.inputs[destinationID, default: [:]][bus] = Connection(source: sourceID, format: format)
+        }
+    }
+
+    /// Disconnects input `bus` of `node` (all its inputs when nil).
+    public func disconnectInput(of node: AudioNode, bus: Int? = nil) throws {
+        try mutate { graph in
+            let id = ObjectIdentifier(node)
+            guard graph.nodes[id] != nil else { throw AudioGraphError.nodeNotAttached(node.name) }
+            if let bus { graph.inputs[id]?[bus] = nil } else { graph.inputs[id] = nil }
+        }
+    }
+
+    /// Disconnects `node`'s output from everything it feeds.
+    public func disconnectOutput(of node: AudioNode) throws {
+        try mutate { graph in
+            let id = ObjectIdentifier(node)
+            guard graph.nodes[id] != nil else { throw AudioGraphError.nodeNotAttached(node.name) }
+            for (destination, buses) in graph.inputs { graph.inputs[destination] = buses.filter { $0.value.source != id } }
+        }
+    }
+
+    /// The input bus of `destination` that `source` feeds, if any.
+    public func inputBus(of destination: AudioNode, connectedFrom source: AudioNode) -> Int? {
+        state.withLock { graph in
+            graph.inputs[ObjectIdentifier(destination)]?.first { $0.value.source == ObjectIdentifier(source) }?.key
+        }
+    }
+
+    /// Watches `node`'s output on the render thread.
+    public func installTap(on node: AudioNode, _ tap: AudioTap) throws {
+        try mutate { graph in
+            guard graph.nodes[ObjectIdentifier(node)] != nil else { throw AudioGraphError.nodeNotAttached(node.name) }
+            graph.taps[ObjectIdentifier(node), default: []].append(tap)
+        }
+    }
+
+    public func removeTaps(on node: AudioNode) throws {
+        try mutate { graph in graph.taps[ObjectIdentifier(node)] = nil }
+    }
+
+    /// Calls `observer` at the start of every quantum, before any node renders.
+    public func addRenderObserver(_ observer: RenderObserver) throws {
+        try mutate { graph in graph.observers.append(observer) }
+    }
+
+    public func removeRenderObserver(_ observer: RenderObserver) throws {
+        try mutate { graph in graph.observers.removeAll { $0 === observer } }
+    }
+
+    // MARK: Preparing and rendering
+
+    /// The format the engine renders in, once prepared.
+    public var format: AudioFormat? { state.withLock { $0.format } }
+    /// The most frames one `render` call may ask for.
+    public var maximumFrameCount: Int { state.withLock { $0.maximumFrameCount } }
+
+    /// Prepares the graph to render `format` (stereo at the sample rate) in calls of at most
+    /// `maximumFrameCount` frames, driven by the caller (offline rendering, tests).
+    public func enableManualRenderingMode(format: AudioFormat, maximumFrameCount: Int) throws {
+        try prepare(format: format, maximumFrameCount: maximumFrameCount)
+    }
+
+    /// Prepares every node for `format` and compiles the graph. Device outputs call this too.
+    public func prepare(format: AudioFormat, maximumFrameCount: Int) throws {
+        guard maximumFrameCount > 0 else { throw AudioGraphError.frameCountTooLarge(requested: 0, maximum: 0) }
+        try mutate { graph in
+            if graph.format != format || graph.maximumFrameCount != maximumFrameCount {
+                graph.preparedNodes.removeAll()
+                graph.buffers.removeAll()
+            }
+            graph.format = format
+            graph.maximumFrameCount = maximumFrameCount
+            if graph.scratch?.frameCapacity != maximumFrameCount || graph.scratch?.channelCount != format.channelCount {
+                graph.scratch = AudioBuffer(channelCount: format.channelCount, frameCapacity: maximumFrameCount)
+            }
+        }
+    }
+
+    /// Frames rendered since the engine was prepared (render thread's clock).
+    public var currentSampleTime: Int64 { sampleTime }
+
+    /// Renders `frameCount` frames (at most `maximumFrameCount`) into `buffer`: runs the render
+    /// observers, then every node in dependency order. Render thread; no locks, no allocation.
+    /// Returns false, leaving the buffer silent, if the engine is not prepared or the output is
+    /// not connected.
+    @discardableResult
+    public func render(frameCount: Int, into buffer: AudioBuffer) -> Bool {
+        let frames = min(frameCount, buffer.frameCapacity)
+        adoptPublishedPlan()
+        guard let plan = currentPlan?.takeUnretainedValue(), plan.output != nil, frames <= plan.maximumFrameCount else {
+            buffer.clear(frames: frames)
+            buffer.frameLength = frames
+            return false
+        }
+        let time = AudioTime(sampleTime: sampleTime, sampleRate: plan.sampleRate)
+        for observer in plan.observers { observer.willRender(frameCount: frames, at: time) }
+        for step in plan.steps {
+            step.output.frameLength = frames
+            step.node.render(into: step.output, inputs: RenderInputs(buffers: UnsafeBufferPointer(step.inputs)), frameCount: frames, time: time)
+            for tap in step.taps { tap.process(step.output, frameCount: frames, time: time) }
+        }
+        buffer.frameLength = frames
+        if let output = plan.output {
+            for channel in 0..<buffer.channelCount {
+                buffer.channel(channel).update(from: output.channel(min(channel, output.channelCount - 1)), count: frames)
+            }
+        }
+        sampleTime += Int64(frames)
+        return true
+    }
+
+    /// Moves the render thread to the newest plan. When the new plan drops or re-sources mixer
+    /// inputs, the current plan renders one more quantum with those inputs fading to silence.
+    private func adoptPublishedPlan() {
+        let published = publishedPlan.load(ordering: .acquiring)
+        guard published != 0 else { return }
+        let next = Unmanaged<RenderPlan>.fromOpaque(UnsafeRawPointer(bitPattern: published)!)
+        guard let current = currentPlan else {
+            adopt(next)
+            return
+        }
+        if Int(bitPattern: current.toOpaque()) == published { return }
+        let currentValue = current.takeUnretainedValue()
+        if fadeTarget == published {
+            // The fade-out quantum has been rendered.
+            currentValue.clearFadeOuts()
+            adopt(next)
+        } else {
+            currentValue.clearFadeOuts()
+            if currentValue.markFadeOuts(before: next.takeUnretainedValue()) {
+                fadeTarget = published
+            } else {
+                adopt(next)
+            }
+        }
+    }
+
+    private func adopt(_ plan: Unmanaged<RenderPlan>) {
+        currentPlan = plan
+        fadeTarget = 0
+        renderedGeneration.store(plan.takeUnretainedValue().generation, ordering: .releasing)
+    }
+
+    /// Renders `frameCount` frames in quanta of at most `maximumFrameCount` into `buffer`
+    /// (offline: the caller's thread drives the engine).
+    public func renderOffline(frameCount: Int, into buffer: AudioBuffer) throws {
+        let maximum = maximumFrameCount
+        guard maximum > 0 else { throw AudioGraphError.notPrepared }
+        guard frameCount <= buffer.frameCapacity else {
+            throw AudioGraphError.frameCountTooLarge(requested: frameCount, maximum: buffer.frameCapacity)
+        }
+        guard currentPlanOutputConnected() else { throw AudioGraphError.outputNotConnected }
+        if frameCount <= maximum {
+            render(frameCount: frameCount, into: buffer)
+            return
+        }
+        guard let scratch = state.withLock({ $0.scratch }) else { throw AudioGraphError.notPrepared }
+        var done = 0
+        while done < frameCount {
+            let count = min(maximum, frameCount - done)
+            render(frameCount: count, into: scratch)
+            for channel in 0..<buffer.channelCount {
+                (buffer.channel(channel) + done).update(from: scratch.channel(min(channel, scratch.channelCount - 1)), count: count)
+            }
+            done += count
+        }
+        buffer.frameLength = frameCount
+    }
+
+    private func currentPlanOutputConnected() -> Bool {
+        let published = publishedPlan.load(ordering: .acquiring)
+        guard published != 0 else { return false }
+        return Unmanaged<RenderPlan>.fromOpaque(UnsafeRawPointer(bitPattern: published)!).takeUnretainedValue().output != nil
+    }
+
+    /// Resets the sample clock and every node's state (control thread, not while rendering).
+    public func reset() {
+        sampleTime = 0
+        let nodes = state.withLock { Array($0.nodes.values) }
+        for node in nodes { node.reset() }
+    }
+
+    // MARK: Compiling
+
+    /// Applies a graph change and, if the engine is prepared, compiles and publishes a new plan.
+    private func mutate(_ change: (inout GraphState) throws -> Void) throws {
+        try state.withLock { graph in
+            // Transactional: a change that does not compile leaves the graph as it was.
+            let before = graph
+            try change(&graph)
+            guard let format = graph.format else { return }
+            let plan: RenderPlan
+            do {
+                plan = try compile(&graph, format: format)
+            } catch {
+                graph = before
+                throw error
+            }
+            graph.plans.append(plan)
+            publishedPlan.store(Int(bitPattern: Unmanaged.passUnretained(plan).toOpaque()), ordering: .releasing)
+            // Free plans older than the one the render thread uses (never the newest).
+            let inUse = renderedGeneration.load(ordering: .acquiring)
+            graph.plans.removeAll { $0.generation < inUse && $0 !== plan }
+        }
+    }
+
+    private func compile(_ graph: inout GraphState, format: AudioFormat) throws -> RenderPlan {
+        // Depth-first from the output: every node after the nodes it depends on.
+        var order: [ObjectIdentifier] = []
+        var visited: Set<ObjectIdentifier> = []
+        func visit(_ id: ObjectIdentifier) {
+            guard visited.insert(id).inserted else { return }
+            for (_, connection) in (graph.inputs[id] ?? [:]).sorted(by: { $0.key < $1.key }) { visit(connection.source) }
+            order.append(id)
+        }
+        visit(ObjectIdentifier(outputNode))
+
+        var channelCounts: [ObjectIdentifier: Int] = [:]
+        var steps: [RenderPlan.Step] = []
+        var mixerInputs: [(MixerNode.Input, ObjectIdentifier)] = []
+        var finalOutput: AudioBuffer?
+        for id in order {
+            guard let node = graph.nodes[id] else { continue }
+            let connections = graph.inputs[id] ?? [:]
+            let busCount = connections.isEmpty ? 0 : (connections.keys.max() ?? -1) + 1
+            var inputCounts: [Int] = []
+            for bus in 0..<busCount {
+                guard let connection = connections[bus] else {
+                    inputCounts.append(0)
+                    continue
+                }
+                let count = channelCounts[connection.source] ?? 2
+                if let declared = connection.format, declared.channelCount != count {
+                    throw AudioGraphError.formatMismatch(
+                        node: node.name, format: declared, reason: "\(graph.nodes[connection.source]?.name ?? "the source") produces \(count) channels")
+                }
+                guard node.accepts(AudioFormat(sampleRate: format.sampleRate, channelCount: count), onBus: bus) else {
+                    throw AudioGraphError.formatMismatch(node: node.name, format: AudioFormat(sampleRate: format.sampleRate, channelCount: count), reason: "unsupported on bus \(bus)")
+                }
+                inputCounts.append(count)
+            }
+            if id == ObjectIdentifier(outputNode) {
+                if let source = connections[0]?.source { finalOutput = graph.buffers[source] }
+                continue
+            }
+            let outputChannels = node.outputChannelCount(inputChannelCounts: inputCounts)
+            channelCounts[id] = outputChannels
+            let nodeFormat = AudioFormat(sampleRate: format.sampleRate, channelCount: outputChannels)
+            if !graph.preparedNodes.contains(id) || node.outputFormat != nodeFormat {
+                try node.prepare(format: nodeFormat, maximumFrameCount: graph.maximumFrameCount)
+                node.outputFormat = nodeFormat
+                graph.preparedNodes.insert(id)
+            }
+            let output: AudioBuffer
+            if let existing = graph.buffers[id], existing.channelCount == outputChannels, existing.frameCapacity == graph.maximumFrameCount {
+                output = existing
+            } else {
+                output = AudioBuffer(channelCount: outputChannels, frameCapacity: graph.maximumFrameCount)
+                graph.buffers[id] = output
+            }
+            let inputs = UnsafeMutableBufferPointer<Unmanaged<AudioBuffer>?>.allocate(capacity: busCount)
+            for bus in 0..<busCount {
+                if let connection = connections[bus], let buffer = graph.buffers[connection.source] {
+                    inputs[bus] = Unmanaged.passUnretained(buffer)
+                    if let mixer = node as? MixerNode { mixerInputs.append((mixer.inputStates[bus], connection.source)) }
+                } else {
+                    inputs[bus] = nil
+                }
+            }
+            steps.append(RenderPlan.Step(node: node, output: output, inputs: inputs, taps: graph.taps[id] ?? []))
+        }
+        graph.generation += 1
+        return RenderPlan(
+            generation: graph.generation, sampleRate: format.sampleRate, maximumFrameCount: graph.maximumFrameCount, steps: steps,
+            output: finalOutput, observers: graph.observers, mixerInputs: mixerInputs)
+    }
+
+    private static func isUpstream(_ candidate: ObjectIdentifier, of node: ObjectIdentifier, in graph: GraphState) -> Bool {
+        var stack = [node]
+        var seen: Set<ObjectIdentifier> = []
+        while let current = stack.popLast() {
+            if current == candidate { return true }
+            guard seen.insert(current).inserted else { continue }
+            for connection in (graph.inputs[current] ?? [:]).values { stack.append(connection.source) }
+        }
+        return false
+    }
+}

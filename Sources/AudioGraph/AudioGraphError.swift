@@ -1,0 +1,29 @@
+/// Why a graph operation or a render was refused. Each case says which node or bus.
+public enum AudioGraphError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The node was never attached to this engine (or was detached).
+    case nodeNotAttached(String)
+    /// The connection would make the graph loop back on itself.
+    case cycle(String)
+    /// The bus does not exist on the node.
+    case invalidBus(node: String, bus: Int)
+    /// The node cannot take or produce this format (channel count, sample rate).
+    case formatMismatch(node: String, format: AudioFormat, reason: String)
+    /// Nothing is connected to the engine's output, so there is nothing to render.
+    case outputNotConnected
+    /// Rendering was asked for before `enableManualRenderingMode` or `start`.
+    case notPrepared
+    /// More frames than the engine was prepared for in one call.
+    case frameCountTooLarge(requested: Int, maximum: Int)
+
+    public var description: String {
+        switch self {
+        case .nodeNotAttached(let node): return "\(node) is not attached to the engine"
+        case .cycle(let path): return "connecting would create a cycle: \(path)"
+        case .invalidBus(let node, let bus): return "\(node) has no bus \(bus)"
+        case .formatMismatch(let node, let format, let reason): return "\(node) cannot use \(format): \(reason)"
+        case .outputNotConnected: return "nothing is connected to the engine's output"
+        case .notPrepared: return "the engine is not prepared: enable manual rendering or start it first"
+        case .frameCountTooLarge(let requested, let maximum): return "\(requested) frames requested, the engine renders at most \(maximum) per call"
+        }
+    }
+}

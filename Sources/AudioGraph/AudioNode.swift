@@ -1,0 +1,81 @@
+import MIDICore
+
+/// A unit of audio processing in an `AudioEngine`: a source (no inputs), an effect (one input) or
+/// a mixer (many inputs). Every node has one output bus.
+///
+/// Subclasses override `render(into:inputs:frameCount:time:)`, which runs on the render thread:
+/// it must not allocate, lock, log or block. Everything a render needs is set up beforehand in
+/// `prepare(format:maximumFrameCount:)`, which runs on the control thread.
+open class AudioNode: @unchecked Sendable, CustomStringConvertible {
+    /// A name for messages and diagnostics.
+    public let name: String
+    /// The format of the node's output, known once the engine is prepared.
+    public internal(set) var outputFormat: AudioFormat?
+    weak var engine: AudioEngine?
+    let identifier = NodeIdentifier()
+
+    public init(name: String) { self.name = name }
+
+    /// How many input buses the node has (0 for sources). `Int.max` for mixers, which grow.
+    open var inputBusCount: Int { 0 }
+
+    /// The output channel count the node produces for given input formats (by default: stereo).
+    open func outputChannelCount(inputChannelCounts: [Int]) -> Int { 2 }
+
+    /// Whether the node accepts `format` on input `bus`. By default, mono or stereo at any rate
+    /// (the engine checks the rate).
+    open func accepts(_ format: AudioFormat, onBus bus: Int) -> Bool { (1...2).contains(format.channelCount) }
+
+    /// Allocates whatever rendering needs. Called on the control thread, before the node renders
+    /// and again if the engine's format or maximum frame count changes.
+    open func prepare(format: AudioFormat, maximumFrameCount: Int) throws {}
+
+    /// Forgets internal state (voices, delay lines, ramps). Control thread, engine stopped.
+    open func reset() {}
+
+    /// Renders `frameCount` frames into `output` (render thread).
+    open func render(into output: AudioBuffer, inputs: RenderInputs, frameCount: Int, time: AudioTime) {
+        output.clear(frames: frameCount)
+    }
+
+    public var description: String { name }
+}
+
+/// A node's identity, for graph bookkeeping.
+final class NodeIdentifier: Hashable, @unchecked Sendable {
+    static func == (lhs: NodeIdentifier, rhs: NodeIdentifier) -> Bool { lhs === rhs }
+    func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}
+
+/// The rendered inputs of a node for one quantum, by bus. Valid only during `render`.
+public struct RenderInputs {
+    let buffers: UnsafeBufferPointer<Unmanaged<AudioBuffer>?>
+
+    /// The number of input buses (connected or not).
+    public var count: Int { buffers.count }
+
+    /// The audio on `bus`, nil when nothing is connected to it.
+    @inline(__always)
+    public subscript(bus: Int) -> AudioBuffer? {
+        guard bus < buffers.count, let buffer = buffers[bus] else { return nil }
+        return buffer.takeUnretainedValue()
+    }
+
+    /// No inputs (for sources rendered outside a graph, e.g. in tests).
+    public static var none: RenderInputs { RenderInputs(buffers: UnsafeBufferPointer(start: nil, count: 0)) }
+}
+
+/// Something the engine calls at the start of every render quantum, on the render thread,
+/// before any node renders: the music player uses it to hand out the quantum's MIDI events.
+public protocol RenderObserver: AnyObject, Sendable {
+    /// Render thread; must not allocate, lock or block.
+    func willRender(frameCount: Int, at time: AudioTime)
+}
+
+/// A node that takes MIDI events placed at frame offsets inside the next quantum (a sampler, an
+/// external MIDI port). The sequencer knows only this protocol.
+public protocol MIDIReceivingNode: AudioNode {
+    /// Schedules `message` at `frameOffset` frames into the quantum about to render. Called on the
+    /// render thread from a `RenderObserver`; offsets arrive in non-decreasing order.
+    func receive(_ message: MIDIMessage, atFrameOffset frameOffset: Int)
+}

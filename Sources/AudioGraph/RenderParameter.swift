@@ -1,0 +1,18 @@
+import Synchronization
+
+/// A scalar parameter written by the control thread and read by the render thread once per
+/// quantum, lock-free (the float's bits in an atomic).
+public final class RenderParameter: Sendable {
+    private let bits: Atomic<UInt32>
+
+    public init(_ value: Float) { bits = Atomic(value.bitPattern) }
+
+    public var value: Float {
+        get { Float(bitPattern: bits.load(ordering: .relaxed)) }
+        set { bits.store(newValue.bitPattern, ordering: .relaxed) }
+    }
+
+    /// Reads and writes through methods, for `let` references held by `Sendable` types.
+    public func load() -> Float { Float(bitPattern: bits.load(ordering: .relaxed)) }
+    public func store(_ value: Float) { bits.store(value.bitPattern, ordering: .relaxed) }
+}

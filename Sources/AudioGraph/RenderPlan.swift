@@ -1,0 +1,58 @@
+/// An immutable snapshot of the graph, compiled on the control thread and handed to the render
+/// thread through an atomic pointer: the nodes in dependency order, each with its output buffer
+/// and its input buffers by bus. Plans are freed on the control thread, never while rendering.
+final class RenderPlan {
+    struct Step {
+        unowned(unsafe) let node: AudioNode
+        let output: AudioBuffer
+        let inputs: UnsafeMutableBufferPointer<Unmanaged<AudioBuffer>?>
+        let taps: [AudioTap]
+    }
+
+    let generation: Int
+    let sampleRate: Double
+    let maximumFrameCount: Int
+    let steps: [Step]
+    /// The buffer whose contents are the engine's output, nil when the output is not connected.
+    let output: AudioBuffer?
+    let observers: [RenderObserver]
+    /// For each connected mixer input: the source node feeding it. A transition fades out every
+    /// input whose source changes.
+    let mixerSources: [ObjectIdentifier: ObjectIdentifier]
+    let mixerInputs: [(MixerNode.Input, ObjectIdentifier)]
+
+    init(
+        generation: Int, sampleRate: Double, maximumFrameCount: Int, steps: [Step], output: AudioBuffer?,
+        observers: [RenderObserver], mixerInputs: [(MixerNode.Input, ObjectIdentifier)]
+    ) {
+        self.generation = generation
+        self.sampleRate = sampleRate
+        self.maximumFrameCount = maximumFrameCount
+        self.steps = steps
+        self.output = output
+        self.observers = observers
+        self.mixerInputs = mixerInputs
+        var sources: [ObjectIdentifier: ObjectIdentifier] = [:]
+        for (input, source) in mixerInputs { sources[ObjectIdentifier(input)] = source }
+        self.mixerSources = sources
+    }
+
+    deinit {
+        for step in steps { step.inputs.deallocate() }
+    }
+
+    /// Marks, on the render thread, the mixer inputs that `next` drops or re-sources; returns
+    /// whether any must fade out before switching.
+    func markFadeOuts(before next: RenderPlan) -> Bool {
+        var any = false
+        for (input, source) in mixerInputs where next.mixerSources[ObjectIdentifier(input)] != source {
+            input.isFadingOut = true
+            any = true
+        }
+        return any
+    }
+
+    func clearFadeOuts() {
+        for (input, _) in mixerInputs { input.isFadingOut = false }
+    }
+}
