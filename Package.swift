@@ -87,6 +87,7 @@ let package = Package(
         .testTarget(name: "MIDICoreTests", dependencies: ["MIDICore"], swiftSettings: strictSettings),
         .testTarget(name: "MIDIFileTests", dependencies: ["MIDIFile"], swiftSettings: strictSettings),
         .testTarget(name: "AudioGraphTests", dependencies: ["AudioGraph"], swiftSettings: strictSettings),
+        .testTarget(name: "SequencerTests", dependencies: ["Sequencer"], swiftSettings: strictSettings),
         .testTarget(name: "SamplerTests", dependencies: ["Sampler"], swiftSettings: strictSettings),
         .testTarget(name: "AudioIOTests", dependencies: ["AudioIO"], swiftSettings: strictSettings),
         .testTarget(

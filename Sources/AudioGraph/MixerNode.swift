@@ -73,8 +73,9 @@ public final class MixerNode: AudioNode, @unchecked Sendable {
                 continue
             }
             if !state.isSounding {
-                // A newly connected input starts from silence and ramps up.
-                state.currentLeft = 0
+                // An input connected while the mixer is already playing starts from silence and
+                // ramps up; the inputs present from the first quantum start at their level.
+                state.currentLeft = hasRendered ? 0 : -1
                 state.currentRight = 0
                 state.isSounding = true
             }
@@ -91,6 +92,10 @@ public final class MixerNode: AudioNode, @unchecked Sendable {
                     targetLeft = volume * min(1, 1 - pan)
                     targetRight = volume * min(1, 1 + pan)
                 }
+            }
+            if state.currentLeft < 0 {
+                state.currentLeft = targetLeft
+                state.currentRight = targetRight
             }
             let sourceLeft = buffer.channel(0)
             let sourceRight = buffer.channel(buffer.channelCount > 1 ? 1 : 0)

@@ -1,0 +1,82 @@
+import AudioGraph
+import CSndFile
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Writes a long render to an audio file a quantum at a time, through a temporary file in the same
+/// folder that is renamed to the final name only by `finish()`. An interrupted or failed write
+/// leaves no file under the final name (and `cancel()` or deinit removes the temporary one).
+public final class AudioFileWriter {
+    public let path: String
+    public let temporaryPath: String
+    public let channelCount: Int
+    private var file: OpaquePointer?
+    private var interleaved: [Float] = []
+    public private(set) var framesWritten = 0
+
+    /// Opens the temporary file; the format follows `path`'s extension (.wav, .flac, .ogg, .aiff).
+    public init(path: String, sampleRate: Int, channelCount: Int = 2, encoding: AudioFile.Encoding = .s16) throws(AudioFileError) {
+        let major = try AudioFile.majorFormat(forPath: path)
+        var info = SF_INFO()
+        info.samplerate = Int32(sampleRate)
+        info.channels = Int32(channelCount)
+        info.format = major | AudioFile.subtype(major: major, encoding: encoding)
+        guard sf_format_check(&info) != 0 else {
+            throw .unsupportedFormat(path: path, reason: "\(encoding.rawValue) at \(sampleRate) Hz")
+        }
+        let slash = path.lastIndex(of: "/")
+        let directory = slash.map { String(path[...$0]) } ?? ""
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        temporaryPath = "\(directory).\(name).partial-\(getpid())"
+        guard let handle = sf_open(temporaryPath, Int32(SFM_WRITE), &info) else {
+            let reason = String(cString: sf_strerror(nil))
+            throw .cannotOpen(path: path, reason: reason.contains("No such file") || reason.contains("ermission") ? reason : "cannot create \(temporaryPath): \(reason)")
+        }
+        sf_command(handle, Int32(SFC_SET_CLIPPING), nil, Int32(SF_TRUE))
+        self.path = path
+        self.channelCount = channelCount
+        file = handle
+    }
+
+    deinit { cancel() }
+
+    /// Appends the first `frameCount` frames of `buffer`.
+    public func write(_ buffer: AudioBuffer, frameCount: Int) throws(AudioFileError) {
+        guard let file else { throw .writeFailed(path: path, reason: "the file is closed") }
+        if interleaved.count < frameCount * channelCount { interleaved = [Float](repeating: 0, count: frameCount * channelCount) }
+        for channel in 0..<channelCount {
+            let source = buffer.channel(min(channel, buffer.channelCount - 1))
+            for frame in 0..<frameCount { interleaved[frame * channelCount + channel] = source[frame] }
+        }
+        let written = interleaved.withUnsafeBufferPointer { sf_writef_float(file, $0.baseAddress, sf_count_t(frameCount)) }
+        guard written == sf_count_t(frameCount) else {
+            throw .writeFailed(path: path, reason: String(cString: sf_strerror(file)))
+        }
+        framesWritten += frameCount
+    }
+
+    /// Closes the file and gives it its final name.
+    public func finish() throws(AudioFileError) {
+        guard let handle = file else { throw .writeFailed(path: path, reason: "the file is closed") }
+        file = nil
+        guard sf_close(handle) == 0 else {
+            unlink(temporaryPath)
+            throw .writeFailed(path: path, reason: "closing failed")
+        }
+        guard rename(temporaryPath, path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(temporaryPath)
+            throw .writeFailed(path: path, reason: reason)
+        }
+    }
+
+    /// Abandons the file: closes and removes the temporary file.
+    public func cancel() {
+        guard let handle = file else { return }
+        file = nil
+        sf_close(handle)
+        unlink(temporaryPath)
+    }
+}

@@ -1,0 +1,171 @@
+import ArgumentParser
+import Pianola
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+struct RenderCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "render",
+        abstract: "Render MIDI files to WAV, FLAC or Ogg through a SoundFont, faster than real time.",
+        discussion: """
+            The output format follows the extension of -o (.wav, .flac, .ogg, .aiff). With several \
+            input files, -o names a folder and each file is rendered to NAME.wav in it (--ext \
+            changes the extension).
+
+            The output is written to a temporary name and renamed when complete, so an \
+            interrupted render (Ctrl-C, SIGTERM) leaves no half-written file behind.
+
+            Examples:
+              pianola render song.mid -o song.wav
+              pianola render song.mid -o song.flac --rate 48000 --format s24 --soundfont FluidR3_GM.sf2
+              pianola render *.mid -o renders/ --ext flac --synth-reverb off
+            """)
+
+    @Argument(help: ArgumentHelp("MIDI files to render.", valueName: "midi-file"))
+    var inputs: [String]
+
+    @Option(name: .shortAndLong, help: ArgumentHelp("Output file (one input) or folder (several).", valueName: "path"))
+    var output: String
+
+    @Option(name: .shortAndLong, help: ArgumentHelp("SoundFont (.sf2/.sf3); see `pianola soundfont`.", valueName: "file"))
+    var soundfont: String?
+
+    @Option(help: ArgumentHelp("Sample rate in Hz, 22050…192000.", valueName: "hz"))
+    var rate = 44_100
+
+    @Option(help: ArgumentHelp("Sample format: s16, s24 or f32.", valueName: "format"))
+    var format = "s16"
+
+    @Option(help: ArgumentHelp("Output gain in dB (FluidSynth's own gain stays at 0.2).", valueName: "db"))
+    var gain = 0.0
+
+    @Option(name: .customLong("synth-reverb"), help: ArgumentHelp("FluidSynth's reverb: on or off.", valueName: "on|off"))
+    var synthReverb = "on"
+
+    @Option(name: .customLong("synth-chorus"), help: ArgumentHelp("FluidSynth's chorus: on or off.", valueName: "on|off"))
+    var synthChorus = "on"
+
+    @Option(help: ArgumentHelp("Tail after the last event: auto (until below −90 dBFS) or seconds.", valueName: "auto|seconds"))
+    var tail = "auto"
+
+    @Option(help: ArgumentHelp("Output extension when -o is a folder.", valueName: "ext"))
+    var ext = "wav"
+
+    @Flag(name: .shortAndLong, help: "Print nothing but errors.")
+    var quiet = false
+
+    func validate() throws {
+        guard (22_050...192_000).contains(rate) else { throw ValidationError("--rate must be between 22050 and 192000 Hz, got \(rate)") }
+        guard AudioFile.Encoding(rawValue: format) != nil else { throw ValidationError("--format must be s16, s24 or f32, got '\(format)'") }
+        guard ["on", "off"].contains(synthReverb) else { throw ValidationError("--synth-reverb must be on or off") }
+        guard ["on", "off"].contains(synthChorus) else { throw ValidationError("--synth-chorus must be on or off") }
+        guard tail == "auto" || Double(tail).map({ $0 >= 0 && $0 <= 600 }) == true else {
+            throw ValidationError("--tail must be auto or a number of seconds (0…600), got '\(tail)'")
+        }
+        guard (-60...40).contains(gain) else { throw ValidationError("--gain must be between -60 and 40 dB") }
+    }
+
+    func run() throws {
+        Terminal.trapInterrupts()
+        let font: SoundFontDiscovery.Resolution
+        do { font = try SoundFontDiscovery().resolve(explicit: soundfont) } catch { throw CLIError(error.description) }
+        var options = RenderOptions()
+        options.sampleRate = rate
+        options.encoding = AudioFile.Encoding(rawValue: format)!
+        options.gainDecibels = gain
+        options.isSynthReverbEnabled = synthReverb == "on"
+        options.isSynthChorusEnabled = synthChorus == "on"
+        options.tail = tail == "auto" ? .automatic : .seconds(Double(tail)!)
+        if !quiet { Terminal.writeError("SoundFont: \(font.path) (\(font.source.explanation))\n") }
+
+        let jobs = try plannedOutputs()
+        let renderer: OfflineRenderer
+        do { renderer = try OfflineRenderer(soundFont: font.path, options: options) } catch { throw CLIError(error.description) }
+        var failures = 0
+        for (input, outputPath) in jobs {
+            let file: MIDIFile
+            do {
+                let result = try MIDIFile.read(path: input)
+                file = result.file
+                if !result.diagnostics.isEmpty && !quiet {
+                    Terminal.writeError("warning: \(input): \(result.diagnostics.count) defects recovered (pianola info \(input) lists them)\n")
+                }
+            } catch {
+                printError("pianola: \(input): \(error.description)")
+                failures += 1
+                continue
+            }
+            var reporter = ProgressReporter(label: Self.shortName(input), total: file.durationSeconds)
+            let started = Terminal.monotonicSeconds()
+            do {
+                let summary = try renderer.render(file, to: outputPath) { done, _ in
+                    if !quiet { reporter.update(done: done) }
+                    return Terminal.interruptSignal == nil
+                }
+                if !quiet {
+                    reporter.finish()
+                    let elapsed = Terminal.monotonicSeconds() - started
+                    let peak = summary.peak > 0 ? 20 * log10(Double(summary.peak)) : -Double.infinity
+                    let speed = summary.seconds / max(elapsed, 1e-6)
+                    print("\(outputPath): \(Terminal.clock(summary.seconds)) (\(Terminal.clock(summary.musicSeconds)) music + \(String(format1: summary.tailSeconds)) s tail), peak \(String(format1: peak)) dBFS, \(Int(speed))× real time")
+                }
+            } catch .cancelled {
+                reporter.finish()
+                printError("pianola: interrupted; \(outputPath) was not written")
+                throw ExitCode(130)
+            } catch {
+                reporter.finish()
+                printError("pianola: \(input): \(error.description)")
+                failures += 1
+            }
+        }
+        if failures > 0 { throw ExitCode(1) }
+    }
+
+    /// (input, output) pairs: one file, or a folder of renders named after the inputs.
+    private func plannedOutputs() throws -> [(String, String)] {
+        if inputs.count == 1 && !isDirectory(output) && !output.hasSuffix("/") {
+            return [(inputs[0], output)]
+        }
+        if !isDirectory(output) {
+            guard mkdir(output, 0o755) == 0 else { throw CLIError("cannot create output folder \(output): \(String(cString: strerror(errno)))") }
+        }
+        let folder = output.hasSuffix("/") ? String(output.dropLast()) : output
+        var used: Set<String> = []
+        return inputs.map { input in
+            var base = Self.shortName(input)
+            if let dot = base.lastIndex(of: "."), dot != base.startIndex { base = String(base[..<dot]) }
+            var name = base + "." + ext
+            var counter = 2
+            while used.contains(name) {
+                name = "\(base)-\(counter).\(ext)"
+                counter += 1
+            }
+            used.insert(name)
+            return (input, folder + "/" + name)
+        }
+    }
+
+    private func isDirectory(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+    }
+
+    static func shortName(_ path: String) -> String { path.split(separator: "/").last.map(String.init) ?? path }
+}
+
+extension String {
+    /// One decimal place.
+    init(format1 value: Double) {
+        guard value.isFinite else {
+            self = value < 0 ? "-inf" : "inf"
+            return
+        }
+        let scaled = (value * 10).rounded()
+        let whole = Int(scaled / 10)
+        let tenth = Int(abs(scaled)) % 10
+        self = (scaled < 0 && whole == 0 ? "-" : "") + "\(whole).\(tenth)"
+    }
+}

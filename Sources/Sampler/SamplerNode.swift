@@ -1,0 +1,247 @@
+import AudioGraph
+import CFluidSynth
+import MIDICore
+
+/// A General MIDI sampler over one FluidSynth synthesizer (16 channels): the counterpart of
+/// AVAudioUnitSampler. It plays SoundFont 2/3 banks, takes MIDI from the sequencer at frame
+/// offsets inside each quantum, and renders stereo.
+///
+/// Events scheduled with `receive(_:atFrameOffset:)` are applied at their offset: the synth is
+/// rendered up to the offset, the event applied, and rendering resumes. FluidSynth's own 64-frame
+/// block is the only quantization left. The note API (`startNote` …) applies at once.
+///
+/// It does not decide when notes play (the sequencer or the caller does) and does not mix (the
+/// engine's mixer does).
+public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendable {
+    /// Sample interpolation, as FluidSynth names it.
+    public enum Interpolation: Int32, Sendable, CaseIterable {
+        case none = 0, linear = 1, fourthOrder = 4, seventhOrder = 7
+    }
+
+    /// Synthesizer settings fixed at creation.
+    public struct Settings: Sendable, Hashable {
+        public var sampleRate: Double = 44_100
+        public var polyphony = 256
+        /// FluidSynth's master gain (its default, 0.2, leaves headroom for dense material).
+        public var gain: Float = 0.2
+        public var interpolation: Interpolation = .fourthOrder
+        public var isReverbEnabled = true
+        public var isChorusEnabled = true
+        public init() {}
+    }
+
+    public let settings: Settings
+    let synth: FluidSynth
+    private var fonts: [SoundFontID: Int32] = [:]
+    private var baseGain: Float
+    // Render-thread event list for the coming quantum.
+    private let eventCapacity = 8_192
+    private let eventOffsets: UnsafeMutablePointer<Int>
+    private let eventMessages: UnsafeMutablePointer<MIDIMessage>
+    private var eventCount = 0
+    /// Events dropped because more than `eventCapacity` arrived in one quantum.
+    public private(set) var droppedEventCount = 0
+
+    /// Creates the synthesizer. Throws when FluidSynth rejects the settings.
+    public init(name: String = "sampler", settings: Settings = Settings()) throws(SoundFontError) {
+        self.settings = settings
+        synth = try FluidSynth(
+            sampleRate: settings.sampleRate, polyphony: settings.polyphony, reverb: settings.isReverbEnabled,
+            chorus: settings.isChorusEnabled)
+        baseGain = settings.gain
+        fluid_synth_set_gain(synth.synth, settings.gain)
+        for channel in 0..<16 { fluid_synth_set_interp_method(synth.synth, Int32(channel), settings.interpolation.rawValue) }
+        eventOffsets = .allocate(capacity: eventCapacity)
+        eventMessages = .allocate(capacity: eventCapacity)
+        eventMessages.initialize(repeating: .tuneRequest, count: eventCapacity)
+        super.init(name: name)
+    }
+
+    deinit {
+        eventMessages.deinitialize(count: eventCapacity)
+        eventMessages.deallocate()
+        eventOffsets.deallocate()
+    }
+
+    public override func outputChannelCount(inputChannelCounts: [Int]) -> Int { 2 }
+
+    public override func prepare(format: AudioFormat, maximumFrameCount: Int) throws {
+        guard format.sampleRate == settings.sampleRate else {
+            throw AudioGraphError.formatMismatch(
+                node: name, format: format, reason: "the sampler was created for \(settings.sampleRate) Hz")
+        }
+    }
+
+    // MARK: SoundFonts
+
+    /// Loads a SoundFont on top of the sampler's stack (the last loaded is searched first) and
+    /// selects its presets on every channel (bank 0 program 0, drums on channel 10).
+    @discardableResult
+    public func loadSoundFont(at path: String) throws(SoundFontError) -> SoundFontID {
+        try load(path)
+    }
+
+    /// Loads a SoundFont off the calling task's thread (loading a large bank takes a while).
+    @discardableResult
+    public func loadSoundFont(at path: String) async throws(SoundFontError) -> SoundFontID {
+        let task = Task.detached { [self] () -> Result<SoundFontID, SoundFontError> in
+            do throws(SoundFontError) { return .success(try self.load(path)) } catch { return .failure(error) }
+        }
+        return try await task.value.get()
+    }
+
+    private func load(_ path: String) throws(SoundFontError) -> SoundFontID {
+        let (id, _) = try synth.loadSoundFont(at: path)
+        let identifier = SoundFontID(rawValue: Int(id))
+        fonts[identifier] = id
+        return identifier
+    }
+
+    /// Selects bank and program on a channel; throws when no loaded font has that preset.
+    public func selectProgram(_ program: Int, bank: Int = 0, onChannel channel: Int, in font: SoundFontID? = nil) throws(SoundFontError) {
+        let fontID = font.flatMap { fonts[$0] } ?? fonts.values.max() ?? -1
+        guard fontID >= 0 else { throw .notFound(path: "") }
+        try synth.select(channel: channel, font: fontID, bank: bank, program: program)
+    }
+
+    // MARK: Note API (applies at once)
+
+    public func startNote(_ note: UInt8, withVelocity velocity: UInt8, onChannel channel: UInt8) {
+        apply(.noteOn(channel: channel, note: note, velocity: velocity))
+    }
+
+    public func stopNote(_ note: UInt8, onChannel channel: UInt8) { apply(.noteOff(channel: channel, note: note, velocity: 0)) }
+
+    public func sendController(_ controller: UInt8, withValue value: UInt8, onChannel channel: UInt8) {
+        apply(.controlChange(channel: channel, controller: controller, value: value))
+    }
+
+    public func sendPitchBend(_ value: UInt16, onChannel channel: UInt8) { apply(.pitchBend(channel: channel, value: value)) }
+
+    public func sendProgramChange(_ program: UInt8, bankMSB: UInt8 = 0, bankLSB: UInt8 = 0, onChannel channel: UInt8) {
+        apply(.controlChange(channel: channel, controller: 0, value: bankMSB))
+        apply(.controlChange(channel: channel, controller: 32, value: bankLSB))
+        apply(.programChange(channel: channel, program: program))
+    }
+
+    public func sendPressure(_ pressure: UInt8, onChannel channel: UInt8) { apply(.channelPressure(channel: channel, pressure: pressure)) }
+
+    public func sendPressure(forKey key: UInt8, withValue value: UInt8, onChannel channel: UInt8) {
+        apply(.polyphonicKeyPressure(channel: channel, note: key, pressure: value))
+    }
+
+    /// Sends any MIDI message at once.
+    public func sendMIDI(_ message: MIDIMessage) { apply(message) }
+
+    /// Releases every sounding note (all notes off on every channel, sustain ignored).
+    public func allNotesOff() { for channel in 0..<16 { fluid_synth_all_notes_off(synth.synth, Int32(channel)) } }
+
+    /// Silences every voice at once, without release.
+    public func allSoundOff() { for channel in 0..<16 { fluid_synth_all_sounds_off(synth.synth, Int32(channel)) } }
+
+    /// Resets every channel as a GM reset does.
+    public func systemReset() { fluid_synth_system_reset(synth.synth) }
+
+    /// Master gain (FluidSynth's; 0.2 is its default).
+    public var gain: Float {
+        get { baseGain }
+        set {
+            baseGain = max(0, newValue)
+            fluid_synth_set_gain(synth.synth, baseGain)
+        }
+    }
+
+    /// Voices playing right now.
+    public var activeVoiceCount: Int { synth.activeVoiceCount }
+
+    // MARK: Rendering
+
+    public func receive(_ message: MIDIMessage, atFrameOffset frameOffset: Int) {
+        guard eventCount < eventCapacity else {
+            droppedEventCount += 1
+            return
+        }
+        eventOffsets[eventCount] = frameOffset
+        eventMessages[eventCount] = message
+        eventCount += 1
+    }
+
+    public override func render(into output: AudioBuffer, inputs: RenderInputs, frameCount: Int, time: AudioTime) {
+        let left = output.channel(0)
+        let right = output.channel(1)
+        var position = 0
+        for index in 0..<eventCount {
+            let offset = min(max(eventOffsets[index], position), frameCount)
+            if offset > position {
+                _ = synth.render(frameCount: offset - position, left: left + position, right: right + position)
+                position = offset
+            }
+            apply(eventMessages[index])
+        }
+        eventCount = 0
+        if position < frameCount {
+            _ = synth.render(frameCount: frameCount - position, left: left + position, right: right + position)
+        }
+    }
+
+    public override func reset() {
+        eventCount = 0
+        allSoundOff()
+    }
+
+    /// Applies one message to the synthesizer.
+    func apply(_ message: MIDIMessage) {
+        let handle = synth.synth
+        switch message {
+        case .noteOn(let channel, let note, let velocity):
+            if velocity == 0 {
+                fluid_synth_noteoff(handle, Int32(channel), Int32(note))
+            } else {
+                fluid_synth_noteon(handle, Int32(channel), Int32(note), Int32(velocity))
+            }
+        case .noteOff(let channel, let note, _):
+            fluid_synth_noteoff(handle, Int32(channel), Int32(note))
+        case .controlChange(let channel, let controller, let value):
+            fluid_synth_cc(handle, Int32(channel), Int32(controller), Int32(value))
+        case .programChange(let channel, let program):
+            fluid_synth_program_change(handle, Int32(channel), Int32(program))
+        case .pitchBend(let channel, let value):
+            fluid_synth_pitch_bend(handle, Int32(channel), Int32(value))
+        case .channelPressure(let channel, let pressure):
+            fluid_synth_channel_pressure(handle, Int32(channel), Int32(pressure))
+        case .polyphonicKeyPressure(let channel, let note, let pressure):
+            fluid_synth_key_pressure(handle, Int32(channel), Int32(note), Int32(pressure))
+        case .systemExclusive(let data):
+            applySystemExclusive(data)
+        case .systemReset:
+            fluid_synth_system_reset(handle)
+        default:
+            break
+        }
+    }
+
+    /// Universal master volume is handled here (FluidSynth 2.3 ignores it); everything else,
+    /// GM/GS/XG resets and tuning included, goes to FluidSynth.
+    private func applySystemExclusive(_ data: [UInt8]) {
+        if data.count == 6, data[0] == 0x7F, data[2] == 0x04, data[3] == 0x01 {
+            let volume = Float(Int(data[4]) | Int(data[5]) << 7) / 16_383
+            fluid_synth_set_gain(synth.synth, baseGain * volume)
+            return
+        }
+        if data.count == 4, data[0] == 0x7E, data[2] == 0x09, data[3] == 0x01 || data[3] == 0x03 {
+            // GM (or GM2) System On also restores the master volume.
+            fluid_synth_set_gain(synth.synth, baseGain)
+        }
+        data.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { chars in
+                _ = fluid_synth_sysex(synth.synth, chars.baseAddress, Int32(chars.count), nil, nil, nil, 0)
+            }
+        }
+    }
+}
+
+/// A loaded SoundFont in a sampler.
+public struct SoundFontID: Hashable, Sendable, Comparable {
+    public let rawValue: Int
+    public static func < (lhs: SoundFontID, rhs: SoundFontID) -> Bool { lhs.rawValue < rhs.rawValue }
+}

@@ -1,0 +1,115 @@
+import AudioGraph
+import MIDICore
+import MIDIFile
+
+/// A sequence ready to play: the MIDI of a file as tracks of timed messages, with its tempo map.
+///
+/// Built from a `MIDIFile`: channel messages and complete SysEx messages are kept (meta events
+/// are read into the tempo map and the lyrics), events are ordered so that at equal ticks
+/// note-offs come first and note-ons last, and a format-2 file's sequences are laid end to end.
+public final class MusicSequence: @unchecked Sendable {
+    /// One message at a tick.
+    public struct TimedMessage: Hashable, Sendable {
+        public var tick: Int
+        public var message: MIDIMessage
+    }
+
+    public final class Track: @unchecked Sendable {
+        public let name: String?
+        public let events: [TimedMessage]
+        /// Each event's time in seconds from the start, through the tempo map.
+        public let eventSeconds: [Double]
+        /// Where the track's MIDI goes (nil: the player's default destination). Set it before
+        /// the player is created.
+        public var destination: (any MIDIReceivingNode)?
+
+        init(name: String?, events: [TimedMessage], tempoMap: TempoMap) {
+            self.name = name
+            self.events = events
+            self.eventSeconds = events.map { tempoMap.seconds(forTick: $0.tick) }
+        }
+    }
+
+    public let tracks: [Track]
+    public let tempoMap: TempoMap
+    /// The tick where the last track ends.
+    public let lengthInTicks: Int
+    /// Lyric and karaoke text events as (tick, text).
+    public let lyrics: [(tick: Int, text: String)]
+
+    public init(file: MIDIFile) {
+        var sortedTracks: [(String?, [TimedMessage])] = []
+        var offset = 0
+        var shiftedTempo: [(tick: Int, microsecondsPerQuarterNote: Int)] = []
+        var meters: [(tick: Int, numerator: Int, denominator: Int)] = []
+        var lyricList: [(Int, String)] = []
+        var length = 0
+        for track in file.tracks {
+            var events: [(TimedMessage, Int, Int)] = []  // message, order class, index
+            var pendingSysEx: [UInt8]? = nil
+            for (index, event) in track.events.enumerated() {
+                let tick = event.tick + offset
+                switch event.payload {
+                case .channel(let message):
+                    events.append((TimedMessage(tick: tick, message: message), Self.orderClass(message), index))
+                case .sysEx(let data):
+                    if data.last == 0xF7 {
+                        events.append((TimedMessage(tick: tick, message: .systemExclusive(Array(data.dropLast()))), 1, index))
+                    } else {
+                        pendingSysEx = data
+                    }
+                case .escape(let data):
+                    if var partial = pendingSysEx {
+                        partial += data
+                        if partial.last == 0xF7 {
+                            events.append((TimedMessage(tick: tick, message: .systemExclusive(Array(partial.dropLast()))), 1, index))
+                            pendingSysEx = nil
+                        } else {
+                            pendingSysEx = partial
+                        }
+                    }
+                case .meta(.tempo(let tempo)) where tempo > 0:
+                    shiftedTempo.append((tick, tempo))
+                case .meta(.timeSignature(let numerator, let power, _, _)) where numerator > 0 && power < 31:
+                    meters.append((tick, Int(numerator), 1 << Int(power)))
+                case .meta(.text(.lyric, let bytes)):
+                    lyricList.append((tick, MIDIFile.MetaEvent.decodeText(bytes)))
+                default:
+                    break
+                }
+            }
+            events.sort { ($0.0.tick, $0.1, $0.2) < ($1.0.tick, $1.1, $1.2) }
+            sortedTracks.append((track.name, events.map(\.0)))
+            let end = track.length + offset
+            length = max(length, end)
+            if file.format == .multiSequence { offset = end }
+        }
+        let map = TempoMap(division: file.division, tempos: shiftedTempo, meters: meters)
+        self.tempoMap = map
+        self.tracks = sortedTracks.map { Track(name: $0.0, events: $0.1, tempoMap: map) }
+        self.lengthInTicks = length
+        self.lyrics = lyricList.sorted { $0.0 < $1.0 }.map { (tick: $0.0, text: $0.1) }
+    }
+
+    /// Reads and builds a sequence from a file on disk (lenient reader).
+    public convenience init(path: String) throws(MIDIFileError) {
+        self.init(file: try MIDIFile.read(path: path).file)
+    }
+
+    /// Note-offs sort first at a tick, note-ons last, everything else (programs, controllers)
+    /// between, so that a note restarted at the same tick is not cut by its own note-off.
+    static func orderClass(_ message: MIDIMessage) -> Int {
+        if message.isNoteEnd { return 0 }
+        if message.isNoteStart { return 2 }
+        return 1
+    }
+
+    public var durationSeconds: Double { tempoMap.seconds(forTick: lengthInTicks) }
+    public var lengthInBeats: Double { tempoMap.beats(forTick: Double(lengthInTicks)) }
+
+    public func seconds(forBeats beats: Double) -> Double {
+        tempoMap.seconds(forTick: beats * Double(tempoMap.division.ticksPerQuarterNote ?? 480))
+    }
+
+    public func beats(forSeconds seconds: Double) -> Double { tempoMap.beats(forTick: tempoMap.tick(forSeconds: seconds)) }
+}

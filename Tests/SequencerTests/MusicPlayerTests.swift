@@ -1,0 +1,167 @@
+import AudioGraph
+import MIDICore
+import MIDIFile
+import Testing
+
+@testable import Sequencer
+
+/// A MIDI destination that records what it receives, with absolute frame times, and outputs silence.
+final class RecordingNode: AudioNode, MIDIReceivingNode, @unchecked Sendable {
+    var received: [(frame: Int64, message: MIDIMessage)] = []
+    private var quantumStart: Int64 = 0
+    private var pending: [(Int, MIDIMessage)] = []
+    init() { super.init(name: "recorder") }
+    func receive(_ message: MIDIMessage, atFrameOffset frameOffset: Int) { pending.append((frameOffset, message)) }
+    override func render(into output: AudioBuffer, inputs: RenderInputs, frameCount: Int, time: AudioTime) {
+        for (offset, message) in pending { received.append((time.sampleTime + Int64(offset), message)) }
+        pending.removeAll()
+        output.clear(frames: frameCount)
+    }
+    var notesOn: [(Int64, UInt8)] {
+        received.compactMap { if case .noteOn(_, let key, let velocity) = $0.message, velocity > 0 { return ($0.frame, key) } else { return nil } }
+    }
+}
+
+/// A format-1 file from (tick, message) lists per track, 480 PPQN, with tempo events in track 0.
+func makeFile(tempos: [(Int, Int)] = [], tracks: [[(Int, MIDIMessage)]]) -> MIDIFile {
+    var conductor = tempos.map { MIDIFile.Event(tick: $0.0, .meta(.tempo(microsecondsPerQuarterNote: $0.1))) }
+    let end = (tracks.flatMap { $0.map(\.0) } + tempos.map(\.0)).max() ?? 0
+    conductor.append(MIDIFile.Event(tick: end, .meta(.endOfTrack)))
+    let rest = tracks.map { events in
+        MIDIFile.Track(events: events.map { MIDIFile.Event(tick: $0.0, .channel($0.1)) } + [MIDIFile.Event(tick: end, .meta(.endOfTrack))])
+    }
+    return MIDIFile(format: .multiTrack, division: .ticksPerQuarterNote(480), tracks: [MIDIFile.Track(events: conductor)] + rest)
+}
+
+struct Harness {
+    let engine = AudioEngine()
+    let recorder = RecordingNode()
+    let player: MusicPlayer
+    let rate = 48_000.0
+    init(_ file: MIDIFile, quantum: Int = 256) throws {
+        player = MusicPlayer(sequence: MusicSequence(file: file), destination: recorder, sampleRate: rate)
+        engine.attach(recorder)
+        try engine.connect(recorder, to: engine.mainMixerNode)
+        try engine.addRenderObserver(player)
+        try engine.enableManualRenderingMode(format: .stereo(sampleRate: rate), maximumFrameCount: quantum)
+    }
+    func render(frames: Int) throws {
+        let buffer = AudioBuffer(channelCount: 2, frameCapacity: frames)
+        try engine.renderOffline(frameCount: frames, into: buffer)
+    }
+}
+
+func on(_ key: UInt8, channel: UInt8 = 0, velocity: UInt8 = 100) -> MIDIMessage { .noteOn(channel: channel, note: key, velocity: velocity) }
+func off(_ key: UInt8, channel: UInt8 = 0) -> MIDIMessage { .noteOff(channel: channel, note: key, velocity: 0) }
+
+@Suite("Music player: sample-accurate scheduling and transport")
+struct MusicPlayerTests {
+    @Test("events land on the exact frame the tempo map gives, across tempo changes and quantum sizes")
+    func sampleAccurate() throws {
+        // 120 BPM, then 90 BPM from beat 2, then 200 BPM from beat 5; a note every 7 ticks.
+        let tempos = [(0, 500_000), (960, 666_667), (2400, 300_000)]
+        var notes: [(Int, MIDIMessage)] = []
+        for index in 0..<500 { notes.append((index * 7, on(UInt8(40 + index % 40)))) ; notes.append((index * 7 + 5, off(UInt8(40 + index % 40)))) }
+        let file = makeFile(tempos: tempos, tracks: [notes])
+        let map = file.tempoMap
+        for quantum in [64, 256, 1000] {
+            let harness = try Harness(file, quantum: quantum)
+            harness.player.play()
+            try harness.render(frames: Int(map.seconds(forTick: 3600) * 48_000) + 1000)
+            let expected = (0..<500).map { Int64((map.seconds(forTick: $0 * 7) * 48_000).rounded()) }
+            #expect(harness.recorder.notesOn.map(\.0) == expected, "quantum \(quantum)")
+        }
+    }
+
+    @Test("note-offs come before note-ons at the same time, across tracks")
+    func noteOffsFirst() throws {
+        let file = makeFile(tracks: [[(0, on(60)), (480, off(60))], [(480, on(60)), (960, off(60))]])
+        let harness = try Harness(file)
+        harness.player.play()
+        try harness.render(frames: 48_000)
+        let atBeat = harness.recorder.received.filter { $0.frame == 24_000 }.map(\.message)
+        #expect(atBeat == [off(60), on(60)])
+    }
+
+    @Test("seek chases program, controllers, pitch bend and pressure, and releases sounding notes")
+    func seekChases() throws {
+        let file = makeFile(tracks: [[
+            (0, .controlChange(channel: 1, controller: 0, value: 1)), (0, .programChange(channel: 1, program: 33)),
+            (0, .controlChange(channel: 1, controller: 7, value: 90)), (10, .controlChange(channel: 1, controller: 7, value: 70)),
+            (20, .pitchBend(channel: 1, value: 9000)), (30, .channelPressure(channel: 1, pressure: 50)),
+            (0, .controlChange(channel: 1, controller: 101, value: 0)), (0, .controlChange(channel: 1, controller: 100, value: 0)),
+            (0, .controlChange(channel: 1, controller: 6, value: 12)),
+            (40, on(60, channel: 1)), (2000, off(60, channel: 1)), (2400, on(62, channel: 1)), (2500, off(62, channel: 1)),
+        ]])
+        let harness = try Harness(file)
+        harness.player.play()
+        try harness.render(frames: 4_800)  // 0.1 s: note 60 is sounding
+        harness.recorder.received.removeAll()
+        harness.player.seek(toSeconds: 2)  // tick 1920
+        try harness.render(frames: 512)
+        let messages = harness.recorder.received.map(\.message)
+        #expect(messages.first == off(60, channel: 1), "the sounding note is released first")
+        for expected: MIDIMessage in [
+            .controlChange(channel: 1, controller: 0, value: 1), .programChange(channel: 1, program: 33),
+            .controlChange(channel: 1, controller: 7, value: 70), .pitchBend(channel: 1, value: 9000),
+            .channelPressure(channel: 1, pressure: 50), .controlChange(channel: 1, controller: 6, value: 12),
+        ] {
+            #expect(messages.contains(expected), "chased \(expected)")
+        }
+        #expect(!messages.contains(.controlChange(channel: 1, controller: 7, value: 90)), "only the last value is chased")
+        try harness.render(frames: 48_000)
+        #expect(harness.recorder.notesOn.map(\.1) == [62])
+        #expect(abs(harness.player.currentPositionInSeconds - 2.5) < 0.02 || harness.player.isFinished)
+    }
+
+    @Test("stop and pause leave no note hanging; play resumes where it paused")
+    func noStuckNotes() throws {
+        let file = makeFile(tracks: [[(0, on(60)), (0, .controlChange(channel: 0, controller: 64, value: 127)), (4800, off(60))]])
+        let harness = try Harness(file)
+        harness.player.play()
+        try harness.render(frames: 10_000)
+        harness.player.pause()
+        try harness.render(frames: 256)
+        let tail = harness.recorder.received.suffix(3).map(\.message)
+        #expect(tail == [off(60), .controlChange(channel: 0, controller: 64, value: 0), .controlChange(channel: 0, controller: 66, value: 0)])
+        let pausedAt = harness.player.currentPositionInSeconds
+        try harness.render(frames: 4_800)
+        #expect(harness.player.currentPositionInSeconds == pausedAt)
+        harness.recorder.received.removeAll()
+        harness.player.play()
+        try harness.render(frames: 256)
+        #expect(harness.recorder.received.map(\.message).contains(.controlChange(channel: 0, controller: 64, value: 127)), "resume chases the pedal")
+    }
+
+    @Test("a loop range repeats the given number of times, sample-accurately, then playback ends")
+    func looping() throws {
+        let file = makeFile(tracks: [[(0, on(60)), (240, off(60)), (480, on(62)), (720, off(62)), (960, on(64)), (1200, off(64))]])
+        let harness = try Harness(file, quantum: 300)
+        harness.player.setLoop(0.5..<1.0, count: 2)
+        harness.player.play()
+        try harness.render(frames: 48_000 * 3)
+        #expect(harness.recorder.notesOn.map(\.1) == [60, 62, 62, 62, 64])
+        #expect(harness.recorder.notesOn.map(\.0) == [0, 24_000, 48_000, 72_000, 96_000])
+        #expect(harness.player.completedLoopCount == 2)
+        #expect(harness.player.isFinished)
+    }
+
+    @Test("rate, transpose (not on drums), mute and solo")
+    func rateTransposeMuteSolo() throws {
+        let file = makeFile(tracks: [[(0, on(60)), (480, off(60)), (960, on(62)), (1440, off(62))], [(0, on(36, channel: 9)), (480, off(36, channel: 9))]])
+        let harness = try Harness(file)
+        harness.player.rate = 2
+        harness.player.transpose = 3
+        harness.player.setMuted(true, track: 2)
+        harness.player.play()
+        try harness.render(frames: 48_000)
+        #expect(harness.recorder.notesOn.map(\.1) == [63, 65])
+        #expect(harness.recorder.notesOn.map(\.0) == [0, 24_000])
+        let again = try Harness(file)
+        again.player.transpose = -2
+        again.player.setSoloed(true, track: 2)
+        again.player.play()
+        try again.render(frames: 48_000)
+        #expect(again.recorder.notesOn.map(\.1) == [36], "drums are not transposed; solo silences the rest")
+    }
+}
