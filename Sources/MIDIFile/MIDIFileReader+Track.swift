@@ -66,8 +66,19 @@ extension SMFReader {
                 break
             }
             let status = bytes[position]
-            // The common case first: a channel message with its status byte, data in range.
-            if status >= 0x80 && status < 0xF0 {
+            // The common cases first: a channel message in running status, or with its status
+            // byte, with data in range.
+            if status < 0x80 && runningStatus != 0 && !runningStatusCancelled {
+                let count = runningStatus < 0xC0 || runningStatus >= 0xE0 ? 2 : 1
+                if position + count <= limit {
+                    let second = count == 2 ? bytes[position + 1] : 0
+                    if second < 0x80 {
+                        position += count
+                        events.append(MIDIFile.Event(tick: tick, .channel(channelMessage(runningStatus, status, second))))
+                        continue
+                    }
+                }
+            } else if status >= 0x80 && status < 0xF0 {
                 let count = status < 0xC0 || status >= 0xE0 ? 2 : 1
                 if position + count < limit {
                     let first = bytes[position + 1]
