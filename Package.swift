@@ -78,6 +78,12 @@ let package = Package(
             name: "generate-soundfont", dependencies: ["SoundFontGenerator"],
             swiftSettings: strictSettings),
 
+        // MARK: Examples (built and run by the tests)
+        .executableTarget(
+            name: "make-demo-song", dependencies: ["MIDIFile"], path: "Examples/MakeDemoSong", swiftSettings: strictSettings),
+        .executableTarget(
+            name: "render-to-file", dependencies: ["Pianola"], path: "Examples/RenderToFile", swiftSettings: strictSettings),
+
         // MARK: Benchmarks (side by side with the reference tools; see Benchmarks/README.md)
         .executableTarget(
             name: "parse-benchmark", dependencies: ["MIDIFile"], path: "Benchmarks/ParseBenchmark",
@@ -94,7 +100,7 @@ let package = Package(
             name: "SoundFontGeneratorTests", dependencies: ["SoundFontGenerator", "Sampler"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "PianolaCLITests", dependencies: ["PianolaCLI"],
+            name: "PianolaCLITests", dependencies: ["PianolaCLI", "make-demo-song", "render-to-file"],
             swiftSettings: strictSettings),
     ]
 )

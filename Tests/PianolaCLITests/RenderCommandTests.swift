@@ -1,0 +1,137 @@
+import Foundation
+import Testing
+
+let checkout = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+let bundledFontPath = checkout + "/SoundFonts/PianolaGM.sf2"
+let demoSong = checkout + "/Examples/demo-song.mid"
+
+/// Reads a 16-bit stereo WAV written by libsndfile (44-byte header): frames and peak.
+func wavStats(_ path: String) throws -> (frames: Int, rate: Int, peak: Double) {
+    let data = try Data(contentsOf: URL(fileURLWithPath: path))
+    let rate = Int(data[24]) | Int(data[25]) << 8 | Int(data[26]) << 16
+    var peak = 0.0
+    let samples = data.dropFirst(44)
+    var index = samples.startIndex
+    while index + 1 < samples.endIndex {
+        let value = Int16(bitPattern: UInt16(samples[index]) | UInt16(samples[index + 1]) << 8)
+        peak = max(peak, abs(Double(value)) / 32_768)
+        index += 2
+    }
+    return ((data.count - 44) / 4, rate, peak)
+}
+
+func scratchDirectory() throws -> String {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("pianola-render-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}
+
+@Suite("pianola render and the examples", .serialized)
+struct RenderCommandTests {
+    @Test("the demo song is made by its generator, byte for byte")
+    func demoSongIsGenerated() throws {
+        let directory = try scratchDirectory()
+        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path + "/make-demo-song"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: pianolaBinaryDirectory() + "/make-demo-song")
+        process.arguments = [directory + "/song.mid"]
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        _ = binary
+        #expect(process.terminationStatus == 0)
+        #expect(FileManager.default.contents(atPath: directory + "/song.mid") == FileManager.default.contents(atPath: demoSong))
+    }
+
+    @Test("renders a MIDI file to WAV with the bundled font: right rate, length and level; says which font")
+    func rendersWAV() throws {
+        let output = try scratchDirectory() + "/demo.wav"
+        let result = try runPianola(["render", demoSong, "-o", output, "--soundfont", bundledFontPath, "--rate", "48000"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("SoundFont: \(bundledFontPath)"))
+        let stats = try wavStats(output)
+        #expect(stats.rate == 48_000)
+        // 15.6 s of music plus a short tail.
+        #expect(Double(stats.frames) / 48_000 > 15.5 && Double(stats.frames) / 48_000 < 20)
+        #expect(stats.peak > 0.05 && stats.peak < 1)
+        let names = try FileManager.default.contentsOfDirectory(atPath: (output as NSString).deletingLastPathComponent)
+        #expect(!names.contains { $0.contains("partial") })
+    }
+
+    @Test("FLAC and Ogg by extension; several inputs into a folder")
+    func formatsAndFolders() throws {
+        let directory = try scratchDirectory()
+        for name in ["demo.flac", "demo.ogg"] {
+            let result = try runPianola(["render", "-q", demoSong, "-o", directory + "/" + name, "-s", bundledFontPath, "--tail", "0.5"])
+            #expect(result.status == 0, "\(result.stderr)")
+            let size = (try FileManager.default.attributesOfItem(atPath: directory + "/" + name)[.size] as? Int) ?? 0
+            #expect(size > 10_000)
+        }
+        let result = try runPianola(["render", "-q", demoSong, demoSong, "-o", directory + "/out", "--ext", "flac", "-s", bundledFontPath])
+        #expect(result.status == 0, "\(result.stderr)")
+        let rendered = try FileManager.default.contentsOfDirectory(atPath: directory + "/out")
+        #expect(Set(rendered) == ["demo-song.flac", "demo-song-2.flac"])
+    }
+
+    @Test("bad input is one clear line and a non-zero exit; nothing is written")
+    func badInput() throws {
+        let directory = try scratchDirectory()
+        let notMIDI = directory + "/notes.mid"
+        try "hello".write(toFile: notMIDI, atomically: true, encoding: .utf8)
+        var result = try runPianola(["render", notMIDI, "-o", directory + "/x.wav", "-s", bundledFontPath])
+        #expect(result.status == 1)
+        #expect(result.stderr.hasSuffix("pianola: \(notMIDI): not a MIDI file: a text file\n"))
+        result = try runPianola(["render", demoSong, "-o", directory + "/x.wav", "-s", "/missing.sf2"])
+        #expect(result.status == 1)
+        #expect(result.stderr == "pianola: SoundFont not found: /missing.sf2\n")
+        result = try runPianola(["render", demoSong, "-o", "/nonexistent-dir/x.wav", "-s", bundledFontPath])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("/nonexistent-dir/x.wav"))
+        result = try runPianola(["render", demoSong, "-o", directory + "/x.mp3", "-s", bundledFontPath])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("use a .wav, .flac, .ogg or .aiff extension"))
+        result = try runPianola(["render", demoSong, "-o", directory + "/x.wav", "--rate", "1000"])
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("--rate must be between 22050 and 192000"))
+        #expect(!FileManager.default.fileExists(atPath: directory + "/x.wav"))
+    }
+
+    @Test("an interrupted render (SIGINT, SIGTERM) leaves no file, not even a partial one")
+    func interruptedRender() throws {
+        for signal in [SIGINT, SIGTERM] {
+            let directory = try scratchDirectory()
+            // A long song: the demo song looped many times through a long tail keeps it busy.
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: pianolaBinaryDirectory() + "/pianola")
+            process.arguments = ["render", demoSong, demoSong, demoSong, demoSong, "-o", directory, "-s", bundledFontPath, "--tail", "600", "--rate", "192000"]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            usleep(700_000)
+            kill(process.processIdentifier, signal)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 130, "signal \(signal)")
+            let left = try FileManager.default.contentsOfDirectory(atPath: directory)
+            #expect(left == [], "signal \(signal)")
+        }
+    }
+
+    @Test("the RenderToFile example renders the demo song")
+    func renderToFileExample() throws {
+        let output = try scratchDirectory() + "/example.wav"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: pianolaBinaryDirectory() + "/render-to-file")
+        process.arguments = [demoSong, output, bundledFontPath]
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let stats = try wavStats(output)
+        #expect(stats.frames > 44_100 * 15)
+        #expect(stats.peak > 0.05)
+    }
+}
+
+func pianolaBinaryDirectory() -> String {
+    URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().path
+}

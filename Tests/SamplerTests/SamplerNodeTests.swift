@@ -1,0 +1,139 @@
+import AudioGraph
+import MIDICore
+import Testing
+
+@testable import Sampler
+
+/// The bundled font, from this file's location.
+let bundledFont: String = {
+    var path = #filePath
+    for _ in 0..<3 { path = String(path[..<path.lastIndex(of: "/")!]) }
+    return path + "/SoundFonts/PianolaGM.sf2"
+}()
+
+func dryLeadSettings() -> SamplerNode.Settings {
+    var settings = SamplerNode.Settings()
+    settings.isReverbEnabled = false
+    settings.isChorusEnabled = false
+    return settings
+}
+
+/// First frame whose absolute value exceeds `threshold` in either channel.
+func onset(_ buffer: AudioBuffer, frames: Int, threshold: Float = 1e-4) -> Int? {
+    (0..<frames).first { abs(buffer.channel(0)[$0]) > threshold || abs(buffer.channel(1)[$0]) > threshold }
+}
+
+@Suite("Sampler node", .serialized)
+struct SamplerNodeTests {
+    @Test("events at a frame offset start at the next FluidSynth 64-frame block boundary, not at the quantum's start")
+    func eventsAtFrameOffsets() throws {
+        for offset in [0, 1, 63, 64, 100, 500, 1000, 1500] {
+            let sampler = try SamplerNode(settings: dryLeadSettings())
+            try sampler.loadSoundFont(at: bundledFont)
+            try sampler.selectProgram(80, onChannel: 0)  // square lead: sound from the first sample
+            let buffer = AudioBuffer(channelCount: 2, frameCapacity: 2048)
+            sampler.receive(.noteOn(channel: 0, note: 69, velocity: 127), atFrameOffset: offset)
+            sampler.render(into: buffer, inputs: .none, frameCount: 2048, time: AudioTime(sampleTime: 0, sampleRate: 44_100))
+            let start = try #require(onset(buffer, frames: 2048), "offset \(offset): no sound")
+            // FluidSynth starts voices at its 64-frame block boundaries; the attack needs a few
+            // frames to cross the threshold.
+            let block = (offset + 63) / 64 * 64
+            #expect(start >= block && start <= block + 16, "offset \(offset): sound from frame \(start)")
+        }
+    }
+
+    @Test("the note API plays and stops notes; all notes off releases everything")
+    func noteAPI() throws {
+        let sampler = try SamplerNode(settings: dryLeadSettings())
+        try sampler.loadSoundFont(at: bundledFont)
+        let buffer = AudioBuffer(channelCount: 2, frameCapacity: 4096)
+        let time = AudioTime(sampleTime: 0, sampleRate: 44_100)
+        sampler.sendProgramChange(19, onChannel: 2)
+        sampler.startNote(60, withVelocity: 100, onChannel: 2)
+        sampler.startNote(64, withVelocity: 100, onChannel: 2)
+        sampler.sendController(7, withValue: 100, onChannel: 2)
+        sampler.sendPitchBend(9000, onChannel: 2)
+        sampler.sendPressure(60, onChannel: 2)
+        sampler.render(into: buffer, inputs: .none, frameCount: 4096, time: time)
+        #expect(sampler.activeVoiceCount >= 2)
+        #expect(buffer.samples(channel: 0).contains { abs($0) > 0.001 })
+        sampler.stopNote(60, onChannel: 2)
+        sampler.allNotesOff()
+        for _ in 0..<40 { sampler.render(into: buffer, inputs: .none, frameCount: 4096, time: time) }
+        #expect(sampler.activeVoiceCount == 0)
+        #expect(!buffer.samples(channel: 0).contains { abs($0) > 1e-4 })
+    }
+
+    @Test("GM drums play on channel 10 by default; a missing preset is a typed error")
+    func drumsAndMissingPreset() throws {
+        let sampler = try SamplerNode(settings: dryLeadSettings())
+        try sampler.loadSoundFont(at: bundledFont)
+        let buffer = AudioBuffer(channelCount: 2, frameCapacity: 4096)
+        sampler.receive(.noteOn(channel: 9, note: 38, velocity: 120), atFrameOffset: 0)
+        sampler.render(into: buffer, inputs: .none, frameCount: 4096, time: AudioTime(sampleTime: 0, sampleRate: 44_100))
+        #expect(buffer.samples(channel: 0).contains { abs($0) > 0.01 })
+        #expect(throws: SoundFontError.presetMissing(bank: 5, program: 3)) { try sampler.selectProgram(3, bank: 5, onChannel: 0) }
+    }
+
+    @Test("master volume SysEx scales the output; GM System On restores it")
+    func masterVolume() throws {
+        func level(_ messages: [MIDIMessage]) throws -> Float {
+            let sampler = try SamplerNode(settings: dryLeadSettings())
+            try sampler.loadSoundFont(at: bundledFont)
+            let buffer = AudioBuffer(channelCount: 2, frameCapacity: 8192)
+            for message in messages { sampler.receive(message, atFrameOffset: 0) }
+            sampler.receive(.programChange(channel: 0, program: 16), atFrameOffset: 0)
+            sampler.receive(.noteOn(channel: 0, note: 60, velocity: 100), atFrameOffset: 0)
+            sampler.render(into: buffer, inputs: .none, frameCount: 8192, time: AudioTime(sampleTime: 0, sampleRate: 44_100))
+            return buffer.samples(channel: 0)[4096...].map(abs).max() ?? 0
+        }
+        let full = try level([])
+        let half = try level([.systemExclusive([0x7F, 0x7F, 0x04, 0x01, 0x7F, 0x3F])])  // 8191/16383
+        let restored = try level([.systemExclusive([0x7F, 0x7F, 0x04, 0x01, 0x00, 0x20]), .systemExclusive([0x7E, 0x7F, 0x09, 0x01])])
+        #expect(abs(half / full - 0.5) < 0.01)
+        #expect(abs(restored / full - 1) < 0.01)
+    }
+
+    @Test("fonts load asynchronously with typed errors: not found, not a SoundFont")
+    func asyncLoading() async throws {
+        let sampler = try SamplerNode()
+        let font = try await sampler.loadSoundFont(at: bundledFont)
+        #expect(font.rawValue >= 1)
+        await #expect(throws: SoundFontError.notFound(path: "/nope.sf2")) { try await sampler.loadSoundFont(at: "/nope.sf2") }
+        do {
+            _ = try await sampler.loadSoundFont(at: #filePath)
+            Issue.record("a Swift source loaded as a SoundFont")
+        } catch {
+            guard case .notASoundFont = error else { Issue.record("wrong error \(error)"); return }
+        }
+    }
+
+    @Test("two samplers in one graph, each with its own font and program, mix at the output")
+    func twoSamplersInOneGraph() throws {
+        let engine = AudioEngine()
+        let first = try SamplerNode(name: "first", settings: dryLeadSettings())
+        let second = try SamplerNode(name: "second", settings: dryLeadSettings())
+        try first.loadSoundFont(at: bundledFont)
+        try second.loadSoundFont(at: bundledFont)
+        try second.selectProgram(80, onChannel: 0)
+        for sampler in [first, second] {
+            engine.attach(sampler)
+            try engine.connect(sampler, to: engine.mainMixerNode)
+        }
+        engine.mainMixerNode.setPan(-1, forInputBus: 0)
+        engine.mainMixerNode.setPan(1, forInputBus: 1)
+        try engine.enableManualRenderingMode(format: .stereo(sampleRate: 44_100), maximumFrameCount: 512)
+        first.startNote(48, withVelocity: 100, onChannel: 0)
+        second.startNote(72, withVelocity: 100, onChannel: 0)
+        let buffer = AudioBuffer(channelCount: 2, frameCapacity: 8192)
+        try engine.renderOffline(frameCount: 8192, into: buffer)
+        #expect(buffer.samples(channel: 0).contains { abs($0) > 0.005 })
+        #expect(buffer.samples(channel: 1).contains { abs($0) > 0.005 })
+        // A sampler created for another rate is refused with a clear error.
+        var settings = SamplerNode.Settings()
+        settings.sampleRate = 48_000
+        let wrongRate = try SamplerNode(settings: settings)
+        engine.attach(wrongRate)
+        #expect(throws: AudioGraphError.self) { try engine.connect(wrongRate, to: engine.mainMixerNode) }
+    }
+}
