@@ -27,6 +27,8 @@ let package = Package(
         // fluidsynth.pc lists its static dependencies' flags (glib, SDL, -pthread), which SwiftPM
         // rejects with a warning; the header needs none of them, so the module map links directly.
         .systemLibrary(name: "CFluidSynth"),
+        // Keeps libfluidsynth's single-thread OpenMP regions off libgomp's allocator (see the file).
+        .target(name: "CFluidSynthRealtime", linkerSettings: [.linkedLibrary("dl")]),
         .systemLibrary(
             name: "CALSA", pkgConfig: "alsa",
             providers: [.apt(["libasound2-dev"])]),
@@ -47,7 +49,7 @@ let package = Package(
 
         // MARK: Modules that wrap a C library
         .target(
-            name: "Sampler", dependencies: ["AudioGraph", "MIDICore", "CFluidSynth"],
+            name: "Sampler", dependencies: ["AudioGraph", "MIDICore", "CFluidSynth", "CFluidSynthRealtime"],
             swiftSettings: strictSettings),
         .target(
             name: "AudioIO", dependencies: ["AudioGraph", "CALSA", "CSndFile"],
@@ -94,6 +96,10 @@ let package = Package(
         .testTarget(name: "MIDIFileTests", dependencies: ["MIDIFile"], swiftSettings: strictSettings),
         .testTarget(name: "AudioGraphTests", dependencies: ["AudioGraph"], swiftSettings: strictSettings),
         .testTarget(name: "SequencerTests", dependencies: ["Sequencer"], swiftSettings: strictSettings),
+        // Test-only: counts heap allocations per thread, to prove the render path allocates nothing.
+        .target(name: "CAllocationCounter", path: "Tests/CAllocationCounter"),
+        .testTarget(
+            name: "RealTimeSafetyTests", dependencies: ["Pianola", "CAllocationCounter"], swiftSettings: strictSettings),
         .testTarget(name: "SamplerTests", dependencies: ["Sampler"], swiftSettings: strictSettings),
         .testTarget(name: "AudioIOTests", dependencies: ["AudioIO"], swiftSettings: strictSettings),
         .testTarget(

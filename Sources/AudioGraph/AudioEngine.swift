@@ -206,11 +206,13 @@ public final class AudioEngine: @unchecked Sendable {
             return false
         }
         let time = AudioTime(sampleTime: sampleTime, sampleRate: plan.sampleRate)
-        for observer in plan.observers { observer.willRender(frameCount: frames, at: time) }
-        for step in plan.steps {
+        // Index loops: iterators over arrays of existentials allocate in unoptimized builds.
+        for index in 0..<plan.observers.count { plan.observers[index].willRender(frameCount: frames, at: time) }
+        for index in 0..<plan.steps.count {
+            let step = plan.steps[index]
             step.output.frameLength = frames
             step.node.render(into: step.output, inputs: RenderInputs(buffers: UnsafeBufferPointer(step.inputs)), frameCount: frames, time: time)
-            for tap in step.taps { tap.process(step.output, frameCount: frames, time: time) }
+            for tapIndex in 0..<step.taps.count { step.taps[tapIndex].process(step.output, frameCount: frames, time: time) }
         }
         buffer.frameLength = frames
         if let output = plan.output {

@@ -18,6 +18,7 @@ final class FluidSynth {
         sampleRate: Double = 44_100, polyphony: Int = 256, reverb: Bool = false, chorus: Bool = false
     ) throws(SoundFontError) {
         FluidSynthLog.installIfNeeded()
+        _ = pianola_install_realtime_openmp()
         let created: (OpaquePointer, OpaquePointer)? = Self.creationLock.withLock { _ in
             guard let settings = new_fluid_settings() else { return nil }
             fluid_settings_setnum(settings, "synth.sample-rate", sampleRate)
@@ -74,6 +75,17 @@ final class FluidSynth {
         fluid_synth_write_float(synth, Int32(frameCount), left, 0, 1, right, 0, 1) == FLUID_OK
     }
 
+    /// Renders through `fluid_synth_process` (zeroing the outputs first, as it mixes into them).
+    func process(frameCount: Int, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>) -> Bool {
+        left.update(repeating: 0, count: frameCount)
+        right.update(repeating: 0, count: frameCount)
+        var outputs: (UnsafeMutablePointer<Float>?, UnsafeMutablePointer<Float>?) = (left, right)
+        return withUnsafeMutableBytes(of: &outputs) { raw in
+            let pointers = raw.baseAddress!.assumingMemoryBound(to: UnsafeMutablePointer<Float>?.self)
+            return fluid_synth_process(synth, Int32(frameCount), 0, nil, 2, pointers) == FLUID_OK
+        }
+    }
+
     /// Convenience for tests and offline tools: renders into new planar arrays.
     func render(frameCount: Int) -> (left: [Float], right: [Float]) {
         var left = [Float](repeating: 0, count: frameCount)
@@ -85,4 +97,13 @@ final class FluidSynth {
         }
         return (left, right)
     }
+}
+
+import CFluidSynthRealtime
+
+extension FluidSynth {
+    /// How many of FluidSynth's one-thread OpenMP regions ran inline, without a libgomp team.
+    static var inlineParallelRegions: Int { pianola_inline_parallel_regions() }
+    /// Whether FluidSynth's OpenMP regions go through the allocation-free wrapper.
+    static var isRealtimeOpenMPInstalled: Bool { pianola_install_realtime_openmp() == 1 }
 }

@@ -14,12 +14,22 @@ enum FluidSynthLog {
     }
     private static let state = Mutex(State())
     private static let operationLock = Mutex(())
+    /// Messages are kept only while an operation collects them. FluidSynth also logs from the
+    /// render thread (a missing preset, voices stolen); those are counted, lock- and
+    /// allocation-free, and otherwise dropped.
+    private static let isCollecting = Atomic<Bool>(false)
+    private static let droppedMessages = Atomic<Int>(0)
+
+    /// Warnings FluidSynth logged outside any load (usually from the render thread).
+    static var droppedMessageCount: Int { droppedMessages.load(ordering: .relaxed) }
 
     /// Runs `operation` while capturing the warnings and errors FluidSynth logs during it.
     static func collecting<T>(_ operation: () throws -> T) rethrows -> (T, [String]) {
         try operationLock.withLock { _ in
             installIfNeeded()
             state.withLock { $0.messages.removeAll() }
+            isCollecting.store(true, ordering: .releasing)
+            defer { isCollecting.store(false, ordering: .releasing) }
             let result = try operation()
             let messages = state.withLock { state -> [String] in
                 defer { state.messages.removeAll() }
@@ -36,6 +46,10 @@ enum FluidSynthLog {
         }
         guard needsInstall else { return }
         let collect: fluid_log_function_t = { level, message, _ in
+            guard FluidSynthLog.isCollecting.load(ordering: .acquiring) else {
+                FluidSynthLog.droppedMessages.add(1, ordering: .relaxed)
+                return
+            }
             guard let message else { return }
             let prefix = level == Int32(FLUID_WARN.rawValue) ? "warning" : "error"
             let text = "\(prefix): \(String(cString: message))"

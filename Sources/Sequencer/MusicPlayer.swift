@@ -421,7 +421,8 @@ public final class MusicPlayer: RenderObserver, @unchecked Sendable {
     }
 
     private func positionCursors(atSeconds seconds: Double) {
-        for (index, track) in sequence.tracks.enumerated() {
+        for index in 0..<sequence.tracks.count {
+            let track = sequence.tracks[index]
             var low = 0
             var high = track.eventSeconds.count
             while low < high {
@@ -478,7 +479,10 @@ public final class MusicPlayer: RenderObserver, @unchecked Sendable {
         }
         if let seek = mail.seek {
             for index in 0..<min(seek.cursors.count, cursors.count) { cursors[index] = seek.cursors[index] }
-            for (destination, message) in seek.chase { destinations[destination].receive(message, atFrameOffset: 0) }
+            for index in 0..<seek.chase.count {
+                let (destination, message) = seek.chase[index]
+                destinations[destination].receive(message, atFrameOffset: 0)
+            }
             anchorSample = time.sampleTime
             anchorSeconds = seek.seconds
             needsAnchor = false

@@ -1,0 +1,78 @@
+import CAllocationCounter
+import Pianola
+import Testing
+
+let fontPath: String = {
+    var path = #filePath
+    for _ in 0..<3 { path = String(path[..<path.lastIndex(of: "/")!]) }
+    return path + "/SoundFonts/PianolaGM.sf2"
+}()
+
+/// A dense 16-channel piece: chords, runs, controllers, pitch bends, program changes and SysEx.
+func denseFile() -> MIDIFile {
+    var tracks: [MIDIFile.Track] = [
+        MIDIFile.Track(events: [MIDIFile.Event(tick: 0, .meta(.tempo(microsecondsPerQuarterNote: 400_000))), MIDIFile.Event(tick: 48_000, .meta(.endOfTrack))])
+    ]
+    for channel in 0..<16 {
+        var events: [MIDIFile.Event] = [MIDIFile.Event(tick: 0, .channel(.programChange(channel: UInt8(channel), program: UInt8(channel * 8))))]
+        for step in 0..<400 {
+            let tick = step * 120
+            let key = UInt8(36 + (step * 7 + channel * 5) % 60)
+            events.append(MIDIFile.Event(tick: tick, .channel(.noteOn(channel: UInt8(channel), note: key, velocity: 100))))
+            if step % 4 == 0 { events.append(MIDIFile.Event(tick: tick, .channel(.controlChange(channel: UInt8(channel), controller: 1, value: UInt8(step % 128))))) }
+            if step % 8 == 0 { events.append(MIDIFile.Event(tick: tick, .channel(.pitchBend(channel: UInt8(channel), value: UInt16(step * 40 % 16384))))) }
+            events.append(MIDIFile.Event(tick: tick + 100, .channel(.noteOff(channel: UInt8(channel), note: key, velocity: 0))))
+        }
+        if channel == 0 { events.append(MIDIFile.Event(tick: 2_000, .sysEx([0x7F, 0x7F, 0x04, 0x01, 0x00, 0x60, 0xF7]))) }
+        events.sort { $0.tick < $1.tick }
+        events.append(MIDIFile.Event(tick: 48_000, .meta(.endOfTrack)))
+        tracks.append(MIDIFile.Track(events: events))
+    }
+    return MIDIFile(format: .multiTrack, division: .ticksPerQuarterNote(480), tracks: tracks)
+}
+
+@Suite("Real-time safety")
+struct RenderAllocationTests {
+    @Test("the render path (player, sampler, mixer, meter) makes no heap allocation after warm-up")
+    func noAllocationsWhileRendering() throws {
+        let engine = AudioEngine()
+        let sampler = try SamplerNode()
+        try sampler.loadSoundFont(at: fontPath)
+        engine.attach(sampler)
+        try engine.connect(sampler, to: engine.mainMixerNode)
+        try engine.installTap(on: engine.mainMixerNode, LevelMeter())
+        let player = MusicPlayer(sequence: MusicSequence(file: denseFile()), destination: sampler, sampleRate: 44_100)
+        try engine.addRenderObserver(player)
+        try engine.enableManualRenderingMode(format: .stereo(sampleRate: 44_100), maximumFrameCount: 256)
+        let buffer = AudioBuffer(channelCount: 2, frameCapacity: 256)
+        player.play()
+        // Warm-up: FluidSynth allocates its voices and buffers lazily on first use.
+        for _ in 0..<200 { engine.render(frameCount: 256, into: buffer) }
+
+        var allocations = 0
+        var renderedQuanta = 0
+        for round in 0..<4 {
+            // Transport changes are made on the control side (which may allocate) between quanta.
+            if round == 1 { player.seek(toSeconds: 3) }
+            if round == 2 { player.setLoop(4..<5, count: -1) }
+            if round == 3 { engine.mainMixerNode.setVolume(0.5, forInputBus: 0) }
+            for _ in 0..<500 {
+                pianola_allocations_start()
+                engine.render(frameCount: 256, into: buffer)
+                allocations += pianola_allocations_stop()
+                renderedQuanta += 1
+            }
+        }
+        #expect(sampler.activeVoiceCount > 0, "the test renders real music")
+        #expect(allocations == 0, "\(allocations) allocations in \(renderedQuanta) quanta")
+    }
+
+    @Test("the counter sees allocations (a test that could fail)")
+    func counterWorks() {
+        pianola_allocations_start()
+        let array = [Int](repeating: 1, count: 1000 + Int.random(in: 0...10))
+        let counted = pianola_allocations_stop()
+        #expect(array.count > 999)
+        #expect(counted >= 1)
+    }
+}
