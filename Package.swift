@@ -82,9 +82,11 @@ let package = Package(
 
         // MARK: Examples (built and run by the tests)
         .executableTarget(
-            name: "make-demo-song", dependencies: ["MIDIFile"], path: "Examples/MakeDemoSong", swiftSettings: strictSettings),
+            name: "make-demo-song", dependencies: ["MIDIFile"], path: "Examples/MakeDemoSong",
+            swiftSettings: strictSettings),
         .executableTarget(
-            name: "render-to-file", dependencies: ["Pianola"], path: "Examples/RenderToFile", swiftSettings: strictSettings),
+            name: "render-to-file", dependencies: ["Pianola"], path: "Examples/RenderToFile",
+            swiftSettings: strictSettings),
 
         // MARK: Benchmarks (side by side with the reference tools; see Benchmarks/README.md)
         .executableTarget(

@@ -22,14 +22,20 @@ func residentKilobytes() -> Int {
     defer { fclose(file) }
     var size = 0
     var resident = 0
-    guard withUnsafeMutablePointer(to: &size, { s in withUnsafeMutablePointer(to: &resident) { r in fscanfTwo(file, s, r) } }) else { return 0 }
+    guard
+        withUnsafeMutablePointer(
+            to: &size, { s in withUnsafeMutablePointer(to: &resident) { r in fscanfTwo(file, s, r) } })
+    else { return 0 }
     return resident * Int(sysconf(Int32(_SC_PAGESIZE))) / 1024
 }
 
-func fscanfTwo(_ file: UnsafeMutablePointer<FILE>, _ a: UnsafeMutablePointer<Int>, _ b: UnsafeMutablePointer<Int>) -> Bool {
+func fscanfTwo(
+    _ file: UnsafeMutablePointer<FILE>, _ a: UnsafeMutablePointer<Int>, _ b: UnsafeMutablePointer<Int>
+) -> Bool {
     var buffer = [CChar](repeating: 0, count: 256)
     guard fgets(&buffer, 256, file) != nil else { return false }
-    let fields = String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self).split(separator: " ")
+    let fields = String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self).split(
+        separator: " ")
     guard fields.count >= 2, let first = Int(fields[0]), let second = Int(fields[1]) else { return false }
     a.pointee = first
     b.pointee = second
@@ -56,19 +62,36 @@ func generate(notes target: Int) -> MIDIFile {
             tick += [0, 60, 120, 240][random(4)]
             let key = UInt8(36 + random(60))
             let length = 30 + random(400)
-            events.append((tick, 2, .channel(.noteOn(channel: UInt8(channel), note: key, velocity: UInt8(40 + random(87))))))
+            events.append(
+                (tick, 2, .channel(.noteOn(channel: UInt8(channel), note: key, velocity: UInt8(40 + random(87))))))
             events.append((tick + length, 1, .channel(.noteOff(channel: UInt8(channel), note: key, velocity: 64))))
-            if index % 8 == 0 { events.append((tick, 1, .channel(.controlChange(channel: UInt8(channel), controller: [1, 7, 10, 11, 64][random(5)], value: UInt8(random(128)))))) }
-            if index % 16 == 0 { events.append((tick, 1, .channel(.pitchBend(channel: UInt8(channel), value: UInt16(random(16384)))))) }
+            if index % 8 == 0 {
+                events.append(
+                    (
+                        tick, 1,
+                        .channel(
+                            .controlChange(
+                                channel: UInt8(channel), controller: [1, 7, 10, 11, 64][random(5)],
+                                value: UInt8(random(128))))
+                    ))
+            }
+            if index % 16 == 0 {
+                events.append((tick, 1, .channel(.pitchBend(channel: UInt8(channel), value: UInt16(random(16384))))))
+            }
         }
         events.sort { ($0.0, $0.1) < ($1.0, $1.1) }
         let end = (events.last?.0 ?? 0) + 480
         longest = max(longest, end)
-        tracks.append(MIDIFile.Track(events: events.map { MIDIFile.Event(tick: $0.0, $0.2) } + [MIDIFile.Event(tick: end, .meta(.endOfTrack))]))
+        tracks.append(
+            MIDIFile.Track(
+                events: events.map { MIDIFile.Event(tick: $0.0, $0.2) } + [
+                    MIDIFile.Event(tick: end, .meta(.endOfTrack))
+                ]))
     }
     var tick = 0
     while tick < longest {
-        conductor.events.append(MIDIFile.Event(tick: tick, .meta(.tempo(microsecondsPerQuarterNote: 400_000 + random(300_000)))))
+        conductor.events.append(
+            MIDIFile.Event(tick: tick, .meta(.tempo(microsecondsPerQuarterNote: 400_000 + random(300_000)))))
         tick += 1920 * 4
     }
     conductor.events.append(MIDIFile.Event(tick: longest, .meta(.endOfTrack)))
@@ -82,7 +105,9 @@ guard let command = arguments.first else {
 }
 arguments.removeFirst()
 @MainActor func option(_ name: String, default value: Int) -> Int {
-    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count, let number = Int(arguments[index + 1]) else { return value }
+    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count,
+        let number = Int(arguments[index + 1])
+    else { return value }
     arguments.removeSubrange(index...index + 1)
     return number
 }

@@ -9,7 +9,10 @@ let ticks = 480
 let bar = ticks * 4
 
 /// Notes as (bar, beat offset in quarters, length in quarters, key, velocity).
-func track(name: String, channel: UInt8, program: UInt8?, volume: UInt8, pan: UInt8, notes: [(Int, Double, Double, UInt8, UInt8)]) -> MIDIFile.Track {
+func track(
+    name: String, channel: UInt8, program: UInt8?, volume: UInt8, pan: UInt8,
+    notes: [(Int, Double, Double, UInt8, UInt8)]
+) -> MIDIFile.Track {
     var events: [(Int, Int, MIDIFile.Payload)] = [(0, 0, .meta(.text(.trackName, Array(name.utf8))))]
     if let program { events.append((0, 1, .channel(.programChange(channel: channel, program: program)))) }
     events.append((0, 1, .channel(.controlChange(channel: channel, controller: 7, value: volume))))
@@ -23,7 +26,8 @@ func track(name: String, channel: UInt8, program: UInt8?, volume: UInt8, pan: UI
     }
     events.sort { ($0.0, $0.1) < ($1.0, $1.1) }
     let end = 8 * bar
-    return MIDIFile.Track(events: events.map { MIDIFile.Event(tick: $0.0, $0.2) } + [MIDIFile.Event(tick: end, .meta(.endOfTrack))])
+    return MIDIFile.Track(
+        events: events.map { MIDIFile.Event(tick: $0.0, $0.2) } + [MIDIFile.Event(tick: end, .meta(.endOfTrack))])
 }
 
 // I–vi–IV–V in C, twice.
@@ -55,20 +59,24 @@ var conductor = MIDIFile.Track(events: [
     MIDIFile.Event(tick: 0, .meta(.text(.trackName, Array("Pianola demo".utf8)))),
     MIDIFile.Event(tick: 0, .meta(.text(.copyright, Array("Pianola project; free to use".utf8)))),
     MIDIFile.Event(tick: 0, .meta(.tempo(microsecondsPerQuarterNote: 500_000))),
-    MIDIFile.Event(tick: 0, .meta(.timeSignature(numerator: 4, denominatorPower: 2, clocksPerClick: 24, thirtySecondsPerQuarter: 8))),
+    MIDIFile.Event(
+        tick: 0,
+        .meta(.timeSignature(numerator: 4, denominatorPower: 2, clocksPerClick: 24, thirtySecondsPerQuarter: 8))),
     MIDIFile.Event(tick: 0, .meta(.keySignature(sharps: 0, minor: false))),
     MIDIFile.Event(tick: 4 * bar, .meta(.tempo(microsecondsPerQuarterNote: 480_000))),
     MIDIFile.Event(tick: 8 * bar, .meta(.endOfTrack)),
 ])
 conductor.events.sort { $0.tick < $1.tick }
-let file = MIDIFile(format: .multiTrack, division: .ticksPerQuarterNote(ticks), tracks: [
-    conductor,
-    track(name: "Piano", channel: 0, program: 0, volume: 90, pan: 54, notes: piano),
-    track(name: "Bass", channel: 1, program: 33, volume: 105, pan: 64, notes: bass),
-    track(name: "Strings", channel: 2, program: 48, volume: 70, pan: 80, notes: strings),
-    track(name: "Flute", channel: 3, program: 73, volume: 95, pan: 70, notes: flute),
-    track(name: "Drums", channel: 9, program: nil, volume: 100, pan: 64, notes: drums),
-])
+let file = MIDIFile(
+    format: .multiTrack, division: .ticksPerQuarterNote(ticks),
+    tracks: [
+        conductor,
+        track(name: "Piano", channel: 0, program: 0, volume: 90, pan: 54, notes: piano),
+        track(name: "Bass", channel: 1, program: 33, volume: 105, pan: 64, notes: bass),
+        track(name: "Strings", channel: 2, program: 48, volume: 70, pan: 80, notes: strings),
+        track(name: "Flute", channel: 3, program: 73, volume: 95, pan: 70, notes: flute),
+        track(name: "Drums", channel: 9, program: nil, volume: 100, pan: 64, notes: drums),
+    ])
 let output = CommandLine.arguments.dropFirst().first ?? "Examples/demo-song.mid"
 do {
     try file.write(to: output)

@@ -31,7 +31,9 @@ public final class AudioBuffer: @unchecked Sendable {
 
     /// Sets the first `frames` frames of every channel to zero.
     public func clear(frames: Int) {
-        for channel in 0..<channelCount { self.channel(channel).update(repeating: 0, count: min(frames, frameCapacity)) }
+        for channel in 0..<channelCount {
+            self.channel(channel).update(repeating: 0, count: min(frames, frameCapacity))
+        }
     }
 
     /// The valid frames interleaved (allocates: for tests and file writing, not the render path).
@@ -44,5 +46,7 @@ public final class AudioBuffer: @unchecked Sendable {
     }
 
     /// One channel's valid frames as an array (allocates).
-    public func samples(channel index: Int) -> [Float] { Array(UnsafeBufferPointer(start: channel(index), count: frameLength)) }
+    public func samples(channel index: Int) -> [Float] {
+        Array(UnsafeBufferPointer(start: channel(index), count: frameLength))
+    }
 }

@@ -90,7 +90,9 @@ public final class AudioEngine: @unchecked Sendable {
     /// Connects `source`'s output to input `toBus` of `destination` (the next free bus of a mixer
     /// when nil). `format`, when given, must match the engine's sample rate and the source's
     /// channel count.
-    public func connect(_ source: AudioNode, to destination: AudioNode, toBus: Int? = nil, format: AudioFormat? = nil) throws {
+    public func connect(
+        _ source: AudioNode, to destination: AudioNode, toBus: Int? = nil, format: AudioFormat? = nil
+    ) throws {
         try mutate { graph in
             let sourceID = ObjectIdentifier(source)
             let destinationID = ObjectIdentifier(destination)
@@ -98,13 +100,18 @@ public final class AudioEngine: @unchecked Sendable {
             guard graph.nodes[destinationID] != nil else { throw AudioGraphError.nodeNotAttached(destination.name) }
             let buses = graph.inputs[destinationID] ?? [:]
             let bus = toBus ?? (0..<destination.inputBusCount).first { buses[$0] == nil } ?? destination.inputBusCount
-            guard bus >= 0 && bus < destination.inputBusCount else { throw AudioGraphError.invalidBus(node: destination.name, bus: bus) }
+            guard bus >= 0 && bus < destination.inputBusCount else {
+                throw AudioGraphError.invalidBus(node: destination.name, bus: bus)
+            }
             if let format {
                 if let engineFormat = graph.format, format.sampleRate != engineFormat.sampleRate {
-                    throw AudioGraphError.formatMismatch(node: destination.name, format: format, reason: "the engine runs at \(engineFormat.sampleRate) Hz")
+                    throw AudioGraphError.formatMismatch(
+                        node: destination.name, format: format,
+                        reason: "the engine runs at \(engineFormat.sampleRate) Hz")
                 }
                 guard destination.accepts(format, onBus: bus) else {
-                    throw AudioGraphError.formatMismatch(node: destination.name, format: format, reason: "unsupported channel count on bus \(bus)")
+                    throw AudioGraphError.formatMismatch(
+                        node: destination.name, format: format, reason: "unsupported channel count on bus \(bus)")
                 }
             }
             if sourceID == destinationID || Self.isUpstream(destinationID, of: sourceID, in: graph) {
@@ -128,7 +135,9 @@ public final class AudioEngine: @unchecked Sendable {
         try mutate { graph in
             let id = ObjectIdentifier(node)
             guard graph.nodes[id] != nil else { throw AudioGraphError.nodeNotAttached(node.name) }
-            for (destination, buses) in graph.inputs { graph.inputs[destination] = buses.filter { $0.value.source != id } }
+            for (destination, buses) in graph.inputs {
+                graph.inputs[destination] = buses.filter { $0.value.source != id }
+            }
         }
     }
 
@@ -211,13 +220,18 @@ public final class AudioEngine: @unchecked Sendable {
         for index in 0..<plan.steps.count {
             let step = plan.steps[index]
             step.output.frameLength = frames
-            step.node.render(into: step.output, inputs: RenderInputs(buffers: UnsafeBufferPointer(step.inputs)), frameCount: frames, time: time)
-            for tapIndex in 0..<step.taps.count { step.taps[tapIndex].process(step.output, frameCount: frames, time: time) }
+            step.node.render(
+                into: step.output, inputs: RenderInputs(buffers: UnsafeBufferPointer(step.inputs)), frameCount: frames,
+                time: time)
+            for tapIndex in 0..<step.taps.count {
+                step.taps[tapIndex].process(step.output, frameCount: frames, time: time)
+            }
         }
         buffer.frameLength = frames
         if let output = plan.output {
             for channel in 0..<buffer.channelCount {
-                buffer.channel(channel).update(from: output.channel(min(channel, output.channelCount - 1)), count: frames)
+                buffer.channel(channel).update(
+                    from: output.channel(min(channel, output.channelCount - 1)), count: frames)
             }
         }
         sampleTime += Int64(frames)
@@ -275,7 +289,8 @@ public final class AudioEngine: @unchecked Sendable {
             let count = min(maximum, frameCount - done)
             render(frameCount: count, into: scratch)
             for channel in 0..<buffer.channelCount {
-                (buffer.channel(channel) + done).update(from: scratch.channel(min(channel, scratch.channelCount - 1)), count: count)
+                (buffer.channel(channel) + done).update(
+                    from: scratch.channel(min(channel, scratch.channelCount - 1)), count: count)
             }
             done += count
         }
@@ -285,7 +300,8 @@ public final class AudioEngine: @unchecked Sendable {
     private func currentPlanOutputConnected() -> Bool {
         let published = publishedPlan.load(ordering: .acquiring)
         guard published != 0 else { return false }
-        return Unmanaged<RenderPlan>.fromOpaque(UnsafeRawPointer(bitPattern: published)!).takeUnretainedValue().output != nil
+        return Unmanaged<RenderPlan>.fromOpaque(UnsafeRawPointer(bitPattern: published)!).takeUnretainedValue().output
+            != nil
     }
 
     /// Resets the sample clock and every node's state (control thread, not while rendering).
@@ -325,7 +341,9 @@ public final class AudioEngine: @unchecked Sendable {
         var visited: Set<ObjectIdentifier> = []
         func visit(_ id: ObjectIdentifier) {
             guard visited.insert(id).inserted else { return }
-            for (_, connection) in (graph.inputs[id] ?? [:]).sorted(by: { $0.key < $1.key }) { visit(connection.source) }
+            for (_, connection) in (graph.inputs[id] ?? [:]).sorted(by: { $0.key < $1.key }) {
+                visit(connection.source)
+            }
             order.append(id)
         }
         visit(ObjectIdentifier(outputNode))
@@ -347,10 +365,13 @@ public final class AudioEngine: @unchecked Sendable {
                 let count = channelCounts[connection.source] ?? 2
                 if let declared = connection.format, declared.channelCount != count {
                     throw AudioGraphError.formatMismatch(
-                        node: node.name, format: declared, reason: "\(graph.nodes[connection.source]?.name ?? "the source") produces \(count) channels")
+                        node: node.name, format: declared,
+                        reason: "\(graph.nodes[connection.source]?.name ?? "the source") produces \(count) channels")
                 }
                 guard node.accepts(AudioFormat(sampleRate: format.sampleRate, channelCount: count), onBus: bus) else {
-                    throw AudioGraphError.formatMismatch(node: node.name, format: AudioFormat(sampleRate: format.sampleRate, channelCount: count), reason: "unsupported on bus \(bus)")
+                    throw AudioGraphError.formatMismatch(
+                        node: node.name, format: AudioFormat(sampleRate: format.sampleRate, channelCount: count),
+                        reason: "unsupported on bus \(bus)")
                 }
                 inputCounts.append(count)
             }
@@ -367,7 +388,9 @@ public final class AudioEngine: @unchecked Sendable {
                 graph.preparedNodes.insert(id)
             }
             let output: AudioBuffer
-            if let existing = graph.buffers[id], existing.channelCount == outputChannels, existing.frameCapacity == graph.maximumFrameCount {
+            if let existing = graph.buffers[id], existing.channelCount == outputChannels,
+                existing.frameCapacity == graph.maximumFrameCount
+            {
                 output = existing
             } else {
                 output = AudioBuffer(channelCount: outputChannels, frameCapacity: graph.maximumFrameCount)
@@ -377,7 +400,9 @@ public final class AudioEngine: @unchecked Sendable {
             for bus in 0..<busCount {
                 if let connection = connections[bus], let buffer = graph.buffers[connection.source] {
                     inputs[bus] = Unmanaged.passUnretained(buffer)
-                    if let mixer = node as? MixerNode { mixerInputs.append((mixer.inputStates[bus], connection.source)) }
+                    if let mixer = node as? MixerNode {
+                        mixerInputs.append((mixer.inputStates[bus], connection.source))
+                    }
                 } else {
                     inputs[bus] = nil
                 }
@@ -386,11 +411,14 @@ public final class AudioEngine: @unchecked Sendable {
         }
         graph.generation += 1
         return RenderPlan(
-            generation: graph.generation, sampleRate: format.sampleRate, maximumFrameCount: graph.maximumFrameCount, steps: steps,
+            generation: graph.generation, sampleRate: format.sampleRate, maximumFrameCount: graph.maximumFrameCount,
+            steps: steps,
             output: finalOutput, observers: graph.observers, mixerInputs: mixerInputs)
     }
 
-    private static func isUpstream(_ candidate: ObjectIdentifier, of node: ObjectIdentifier, in graph: GraphState) -> Bool {
+    private static func isUpstream(
+        _ candidate: ObjectIdentifier, of node: ObjectIdentifier, in graph: GraphState
+    ) -> Bool {
         var stack = [node]
         var seen: Set<ObjectIdentifier> = []
         while let current = stack.popLast() {

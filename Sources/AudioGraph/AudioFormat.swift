@@ -10,7 +10,9 @@ public struct AudioFormat: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Stereo at `sampleRate`.
-    public static func stereo(sampleRate: Double) -> AudioFormat { AudioFormat(sampleRate: sampleRate, channelCount: 2) }
+    public static func stereo(sampleRate: Double) -> AudioFormat {
+        AudioFormat(sampleRate: sampleRate, channelCount: 2)
+    }
 
     public var description: String { "\(channelCount) ch @ \(sampleRate) Hz" }
 }

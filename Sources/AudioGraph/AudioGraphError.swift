@@ -23,7 +23,8 @@ public enum AudioGraphError: Error, Hashable, Sendable, CustomStringConvertible 
         case .formatMismatch(let node, let format, let reason): return "\(node) cannot use \(format): \(reason)"
         case .outputNotConnected: return "nothing is connected to the engine's output"
         case .notPrepared: return "the engine is not prepared: enable manual rendering or start it first"
-        case .frameCountTooLarge(let requested, let maximum): return "\(requested) frames requested, the engine renders at most \(maximum) per call"
+        case .frameCountTooLarge(let requested, let maximum):
+            return "\(requested) frames requested, the engine renders at most \(maximum) per call"
         }
     }
 }

@@ -31,10 +31,14 @@ public final class LevelMeter: AudioTap, @unchecked Sendable {
             }
             let rms = (sum / Float(max(frameCount, 1))).squareRoot()
             if channel == 0 {
-                if peak > Float(bitPattern: peakLeft.load(ordering: .relaxed)) { peakLeft.store(peak.bitPattern, ordering: .relaxed) }
+                if peak > Float(bitPattern: peakLeft.load(ordering: .relaxed)) {
+                    peakLeft.store(peak.bitPattern, ordering: .relaxed)
+                }
                 rmsLeft.store(rms.bitPattern, ordering: .relaxed)
             } else {
-                if peak > Float(bitPattern: peakRight.load(ordering: .relaxed)) { peakRight.store(peak.bitPattern, ordering: .relaxed) }
+                if peak > Float(bitPattern: peakRight.load(ordering: .relaxed)) {
+                    peakRight.store(peak.bitPattern, ordering: .relaxed)
+                }
                 rmsRight.store(rms.bitPattern, ordering: .relaxed)
             }
         }
@@ -43,11 +47,16 @@ public final class LevelMeter: AudioTap, @unchecked Sendable {
 
     /// The peak per channel since the last call, and resets it.
     public func takePeaks() -> [Float] {
-        [Float(bitPattern: peakLeft.exchange(0, ordering: .relaxed)), Float(bitPattern: peakRight.exchange(0, ordering: .relaxed))]
+        [
+            Float(bitPattern: peakLeft.exchange(0, ordering: .relaxed)),
+            Float(bitPattern: peakRight.exchange(0, ordering: .relaxed)),
+        ]
     }
 
     /// The RMS of the last quantum per channel.
-    public var rms: [Float] { [Float(bitPattern: rmsLeft.load(ordering: .relaxed)), Float(bitPattern: rmsRight.load(ordering: .relaxed))] }
+    public var rms: [Float] {
+        [Float(bitPattern: rmsLeft.load(ordering: .relaxed)), Float(bitPattern: rmsRight.load(ordering: .relaxed))]
+    }
 
     /// Frames measured so far.
     public var frameCount: Int { framesSeen.load(ordering: .relaxed) }

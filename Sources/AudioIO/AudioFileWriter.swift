@@ -17,7 +17,9 @@ public final class AudioFileWriter {
     public private(set) var framesWritten = 0
 
     /// Opens the temporary file; the format follows `path`'s extension (.wav, .flac, .ogg, .aiff).
-    public init(path: String, sampleRate: Int, channelCount: Int = 2, encoding: AudioFile.Encoding = .s16) throws(AudioFileError) {
+    public init(
+        path: String, sampleRate: Int, channelCount: Int = 2, encoding: AudioFile.Encoding = .s16
+    ) throws(AudioFileError) {
         let major = try AudioFile.majorFormat(forPath: path)
         var info = SF_INFO()
         info.samplerate = Int32(sampleRate)
@@ -32,7 +34,10 @@ public final class AudioFileWriter {
         temporaryPath = "\(directory).\(name).partial-\(getpid())"
         guard let handle = sf_open(temporaryPath, Int32(SFM_WRITE), &info) else {
             let reason = String(cString: sf_strerror(nil))
-            throw .cannotOpen(path: path, reason: reason.contains("No such file") || reason.contains("ermission") ? reason : "cannot create \(temporaryPath): \(reason)")
+            throw .cannotOpen(
+                path: path,
+                reason: reason.contains("No such file") || reason.contains("ermission")
+                    ? reason : "cannot create \(temporaryPath): \(reason)")
         }
         sf_command(handle, Int32(SFC_SET_CLIPPING), nil, Int32(SF_TRUE))
         self.path = path
@@ -45,12 +50,16 @@ public final class AudioFileWriter {
     /// Appends the first `frameCount` frames of `buffer`.
     public func write(_ buffer: AudioBuffer, frameCount: Int) throws(AudioFileError) {
         guard let file else { throw .writeFailed(path: path, reason: "the file is closed") }
-        if interleaved.count < frameCount * channelCount { interleaved = [Float](repeating: 0, count: frameCount * channelCount) }
+        if interleaved.count < frameCount * channelCount {
+            interleaved = [Float](repeating: 0, count: frameCount * channelCount)
+        }
         for channel in 0..<channelCount {
             let source = buffer.channel(min(channel, buffer.channelCount - 1))
             for frame in 0..<frameCount { interleaved[frame * channelCount + channel] = source[frame] }
         }
-        let written = interleaved.withUnsafeBufferPointer { sf_writef_float(file, $0.baseAddress, sf_count_t(frameCount)) }
+        let written = interleaved.withUnsafeBufferPointer {
+            sf_writef_float(file, $0.baseAddress, sf_count_t(frameCount))
+        }
         guard written == sf_count_t(frameCount) else {
             throw .writeFailed(path: path, reason: String(cString: sf_strerror(file)))
         }

@@ -147,7 +147,10 @@ public struct MIDIStreamDecoder: Sendable {
         case 0xF1: message = .timeCodeQuarterFrame(byte)
         case 0xF2: message = .songPositionPointer(UInt16(firstData) | UInt16(byte) << 7)
         case 0xF3: message = .songSelect(byte)
-        default: message = needed == 2 ? MIDIMessage(channelStatus: status, firstData, byte) : MIDIMessage(channelStatus: status, byte)
+        default:
+            message =
+                needed == 2
+                ? MIDIMessage(channelStatus: status, firstData, byte) : MIDIMessage(channelStatus: status, byte)
         }
         dataCount = 0
         // Channel messages keep their status for running status; system common messages do not.

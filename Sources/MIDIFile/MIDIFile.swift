@@ -94,7 +94,8 @@ public struct MIDIFile: Hashable, Sendable {
         case smpteOffset(hours: UInt8, minutes: UInt8, seconds: UInt8, frames: UInt8, subframes: UInt8)
         /// Time signature: numerator, denominator as a power of two, MIDI clocks per metronome
         /// click, notated 32nd notes per MIDI quarter note.
-        case timeSignature(numerator: UInt8, denominatorPower: UInt8, clocksPerClick: UInt8, thirtySecondsPerQuarter: UInt8)
+        case timeSignature(
+            numerator: UInt8, denominatorPower: UInt8, clocksPerClick: UInt8, thirtySecondsPerQuarter: UInt8)
         /// Key signature: sharps (positive) or flats (negative), and minor mode.
         case keySignature(sharps: Int8, minor: Bool)
         case sequencerSpecific([UInt8])

@@ -9,7 +9,9 @@ extension SMFReader {
         let contentStart = chunk + 8
         let declaredEnd = contentStart + declaredLength
         if declaredEnd > fileEnd {
-            try report(.trackLengthTooLong, track: index, at: chunk + 4, "track declares \(declaredLength) bytes, \(fileEnd - contentStart) remain")
+            try report(
+                .trackLengthTooLong, track: index, at: chunk + 4,
+                "track declares \(declaredLength) bytes, \(fileEnd - contentStart) remain")
         }
         var limit = min(declaredEnd, fileEnd)
         var events: [MIDIFile.Event] = []
@@ -30,7 +32,9 @@ extension SMFReader {
                 // The chunk ended without End of Track. If what follows is not a chunk, the events
                 // most likely go on past a length field that is too short.
                 if position < fileEnd && limit == declaredEnd && declaredLength > 0 && !looksLikeChunkID(at: position) {
-                    try report(.trackLengthTooShort, track: index, at: chunk + 4, "track events continue past its declared length of \(declaredLength) bytes")
+                    try report(
+                        .trackLengthTooShort, track: index, at: chunk + 4,
+                        "track events continue past its declared length of \(declaredLength) bytes")
                     limit = fileEnd
                     readPastDeclaredEnd = true
                     continue
@@ -50,7 +54,12 @@ extension SMFReader {
                 readDelta = try readVariableLength(&position, limit: limit, track: index)
             }
             guard let delta = readDelta else {
-                if try extendTrack(&limit, &position, &readPastDeclaredEnd, eventStart, TrackBounds(index: index, chunk: chunk, declaredEnd: declaredEnd, fileEnd: fileEnd)) { continue }
+                if try extendTrack(
+                    &limit, &position, &readPastDeclaredEnd, eventStart,
+                    TrackBounds(index: index, chunk: chunk, declaredEnd: declaredEnd, fileEnd: fileEnd))
+                {
+                    continue
+                }
                 try report(.truncatedEvent, track: index, at: eventStart, "the track ends inside a delta time")
                 break
             }
@@ -61,7 +70,12 @@ extension SMFReader {
             // between two events fits the writer's 8-byte quantities).
             tick = min(tick + delta, 1 << 55)
             guard position < limit else {
-                if try extendTrack(&limit, &position, &readPastDeclaredEnd, eventStart, TrackBounds(index: index, chunk: chunk, declaredEnd: declaredEnd, fileEnd: fileEnd)) { continue }
+                if try extendTrack(
+                    &limit, &position, &readPastDeclaredEnd, eventStart,
+                    TrackBounds(index: index, chunk: chunk, declaredEnd: declaredEnd, fileEnd: fileEnd))
+                {
+                    continue
+                }
                 try report(.truncatedEvent, track: index, at: position, "the track ends after a delta time")
                 break
             }
@@ -74,7 +88,8 @@ extension SMFReader {
                     let second = count == 2 ? bytes[position + 1] : 0
                     if second < 0x80 {
                         position += count
-                        events.append(MIDIFile.Event(tick: tick, .channel(channelMessage(runningStatus, status, second))))
+                        events.append(
+                            MIDIFile.Event(tick: tick, .channel(channelMessage(runningStatus, status, second))))
                         continue
                     }
                 }
@@ -95,20 +110,32 @@ extension SMFReader {
             switch status {
             case 0xFF:
                 guard position + 1 < limit else {
-                    if try extendTrack(&limit, &position, &readPastDeclaredEnd, eventStart, TrackBounds(index: index, chunk: chunk, declaredEnd: declaredEnd, fileEnd: fileEnd)) { continue }
+                    if try extendTrack(
+                        &limit, &position, &readPastDeclaredEnd, eventStart,
+                        TrackBounds(index: index, chunk: chunk, declaredEnd: declaredEnd, fileEnd: fileEnd))
+                    {
+                        continue
+                    }
                     try report(.truncatedEvent, track: index, at: position, "the track ends inside a meta event")
                     break events
                 }
                 let type = bytes[position + 1]
                 position += 2
                 guard let data = try readBlock(&position, limit: limit, track: index) else {
-                    if try extendTrack(&limit, &position, &readPastDeclaredEnd, eventStart, TrackBounds(index: index, chunk: chunk, declaredEnd: declaredEnd, fileEnd: fileEnd)) { continue }
+                    if try extendTrack(
+                        &limit, &position, &readPastDeclaredEnd, eventStart,
+                        TrackBounds(index: index, chunk: chunk, declaredEnd: declaredEnd, fileEnd: fileEnd))
+                    {
+                        continue
+                    }
                     try report(.truncatedEvent, track: index, at: eventStart, "the track ends inside a meta event")
                     break events
                 }
                 if type == 0x2F {
                     if !data.isEmpty {
-                        try report(.invalidMetaEventLength, track: index, at: eventStart, "End of Track with \(data.count) data bytes")
+                        try report(
+                            .invalidMetaEventLength, track: index, at: eventStart,
+                            "End of Track with \(data.count) data bytes")
                     }
                     events.append(MIDIFile.Event(tick: tick, .meta(.endOfTrack)))
                     endOfTrackAt = position
@@ -120,7 +147,12 @@ extension SMFReader {
             case 0xF0, 0xF7:
                 position += 1
                 guard let data = try readBlock(&position, limit: limit, track: index) else {
-                    if try extendTrack(&limit, &position, &readPastDeclaredEnd, eventStart, TrackBounds(index: index, chunk: chunk, declaredEnd: declaredEnd, fileEnd: fileEnd)) { continue }
+                    if try extendTrack(
+                        &limit, &position, &readPastDeclaredEnd, eventStart,
+                        TrackBounds(index: index, chunk: chunk, declaredEnd: declaredEnd, fileEnd: fileEnd))
+                    {
+                        continue
+                    }
                     try report(.truncatedEvent, track: index, at: eventStart, "the track ends inside a SysEx event")
                     break events
                 }
@@ -129,9 +161,12 @@ extension SMFReader {
             case 0xF1...0xFE:
                 let length = MIDIMessage.dataLength(ofStatus: status) ?? 0
                 if MIDIMessage.dataLength(ofStatus: status) == nil {
-                    try report(.undefinedStatus, track: index, at: position, "undefined status byte \(hex(status)) skipped")
+                    try report(
+                        .undefinedStatus, track: index, at: position, "undefined status byte \(hex(status)) skipped")
                 } else {
-                    try report(.illegalSystemMessage, track: index, at: position, "system message \(hex(status)) is not allowed in a MIDI file; skipped")
+                    try report(
+                        .illegalSystemMessage, track: index, at: position,
+                        "system message \(hex(status)) is not allowed in a MIDI file; skipped")
                 }
                 position += 1
                 var skipped = 0
@@ -148,14 +183,18 @@ extension SMFReader {
                 } else if runningStatus != 0 {
                     messageStatus = runningStatus
                     if runningStatusCancelled {
-                        try report(.runningStatusAfterMetaOrSysEx, track: index, at: position, "running status \(hex(runningStatus)) used after a meta or SysEx event")
+                        try report(
+                            .runningStatusAfterMetaOrSysEx, track: index, at: position,
+                            "running status \(hex(runningStatus)) used after a meta or SysEx event")
                         runningStatusCancelled = false
                     }
                 } else {
                     // Resynchronize on the next status byte, read as an event at this tick.
                     var skipped = position
                     while skipped < limit && bytes[skipped] < 0x80 { skipped += 1 }
-                    try report(.dataWithoutRunningStatus, track: index, at: position, "\(skipped - position) data bytes with no running status; skipped")
+                    try report(
+                        .dataWithoutRunningStatus, track: index, at: position,
+                        "\(skipped - position) data bytes with no running status; skipped")
                     guard skipped < limit else { position = skipped; continue }
                     messageStatus = bytes[skipped]
                     position = skipped
@@ -170,14 +209,21 @@ extension SMFReader {
                 }
                 let count = messageStatus >= 0xC0 && messageStatus < 0xE0 ? 1 : 2
                 guard position + count <= limit else {
-                    if try extendTrack(&limit, &position, &readPastDeclaredEnd, eventStart, TrackBounds(index: index, chunk: chunk, declaredEnd: declaredEnd, fileEnd: fileEnd)) { continue }
+                    if try extendTrack(
+                        &limit, &position, &readPastDeclaredEnd, eventStart,
+                        TrackBounds(index: index, chunk: chunk, declaredEnd: declaredEnd, fileEnd: fileEnd))
+                    {
+                        continue
+                    }
                     try report(.truncatedEvent, track: index, at: eventStart, "the track ends inside a channel message")
                     break events
                 }
                 var first = bytes[position]
                 var second = count == 2 ? bytes[position + 1] : 0
                 if first >= 0x80 || second >= 0x80 {
-                    try report(.invalidDataByte, track: index, at: position, "data byte above 127 in a \(hex(messageStatus)) message; clamped")
+                    try report(
+                        .invalidDataByte, track: index, at: position,
+                        "data byte above 127 in a \(hex(messageStatus)) message; clamped")
                     first = min(first, 0x7F)
                     second = min(second, 0x7F)
                 }
@@ -190,17 +236,24 @@ extension SMFReader {
             // Even an empty chunk is reported: every SMF track must end with End of Track.
             try report(.missingEndOfTrack, track: index, at: position, "no End of Track; one was added at tick \(tick)")
             events.append(MIDIFile.Event(tick: events.last?.tick ?? 0, .meta(.endOfTrack)))
-            return (MIDIFile.Track(events: events), readPastDeclaredEnd ? position : max(position, min(declaredEnd, fileEnd)))
+            return (
+                MIDIFile.Track(events: events),
+                readPastDeclaredEnd ? position : max(position, min(declaredEnd, fileEnd))
+            )
         }
         var next = declaredEnd
         if readPastDeclaredEnd || declaredEnd > fileEnd {
             next = endOfTrack
         } else if endOfTrack < declaredEnd {
             if matches("MTrk", at: endOfTrack) {
-                try report(.trackLengthTooLong, track: index, at: chunk + 4, "track declares \(declaredLength) bytes but ends after \(endOfTrack - contentStart)")
+                try report(
+                    .trackLengthTooLong, track: index, at: chunk + 4,
+                    "track declares \(declaredLength) bytes but ends after \(endOfTrack - contentStart)")
                 next = endOfTrack
             } else {
-                try report(.dataAfterEndOfTrack, track: index, at: endOfTrack, "\(declaredEnd - endOfTrack) bytes after End of Track, ignored")
+                try report(
+                    .dataAfterEndOfTrack, track: index, at: endOfTrack,
+                    "\(declaredEnd - endOfTrack) bytes after End of Track, ignored")
             }
         }
         return (MIDIFile.Track(events: events), next)
@@ -216,11 +269,16 @@ extension SMFReader {
     /// Called where the chunk ends inside an event: if the declared length looks too short (more
     /// bytes follow that are not a chunk), reads on past it from the event's start.
     mutating func extendTrack(
-        _ limit: inout Int, _ position: inout Int, _ readPastDeclaredEnd: inout Bool, _ eventStart: Int, _ bounds: TrackBounds
+        _ limit: inout Int, _ position: inout Int, _ readPastDeclaredEnd: inout Bool, _ eventStart: Int,
+        _ bounds: TrackBounds
     ) throws(MIDIFileError) -> Bool {
-        guard limit == bounds.declaredEnd, bounds.declaredEnd < bounds.fileEnd, !looksLikeChunkID(at: bounds.declaredEnd) else { return false }
+        guard limit == bounds.declaredEnd, bounds.declaredEnd < bounds.fileEnd,
+            !looksLikeChunkID(at: bounds.declaredEnd)
+        else { return false }
         let declaredLength = bounds.declaredEnd - bounds.chunk - 8
-        try report(.trackLengthTooShort, track: bounds.index, at: bounds.chunk + 4, "track events continue past its declared length of \(declaredLength) bytes")
+        try report(
+            .trackLengthTooShort, track: bounds.index, at: bounds.chunk + 4,
+            "track events continue past its declared length of \(declaredLength) bytes")
         limit = bounds.fileEnd
         readPastDeclaredEnd = true
         position = eventStart
@@ -238,7 +296,9 @@ extension SMFReader {
             value = value << 7 | Int(byte & 0x7F)
             if byte & 0x80 == 0 { break }
             if position - start == 4 {
-                try report(.invalidVariableLengthQuantity, track: track, at: start, "variable-length quantity longer than 4 bytes")
+                try report(
+                    .invalidVariableLengthQuantity, track: track, at: start,
+                    "variable-length quantity longer than 4 bytes")
             }
             if position - start >= 8 { break }
         }
@@ -255,10 +315,14 @@ extension SMFReader {
         return data
     }
 
-    mutating func decodeMeta(type: UInt8, data: [UInt8], track: Int, offset: Int) throws(MIDIFileError) -> MIDIFile.MetaEvent {
+    mutating func decodeMeta(
+        type: UInt8, data: [UInt8], track: Int, offset: Int
+    ) throws(MIDIFileError) -> MIDIFile.MetaEvent {
         func expect(_ length: Int, _ name: String) throws(MIDIFileError) {
             if data.count != length {
-                try report(.invalidMetaEventLength, track: track, at: offset, "\(name) meta event of \(data.count) bytes, expected \(length)")
+                try report(
+                    .invalidMetaEventLength, track: track, at: offset,
+                    "\(name) meta event of \(data.count) bytes, expected \(length)")
             }
         }
         func byte(_ index: Int, default value: UInt8) -> UInt8 { index < data.count ? data[index] : value }
@@ -277,8 +341,11 @@ extension SMFReader {
             return .port(byte(0, default: 0))
         case 0x51:
             try expect(3, "Set Tempo")
-            let tempo = Int(byte(0, default: 0x07)) << 16 | Int(byte(1, default: 0xA1)) << 8 | Int(byte(2, default: 0x20))
-            if tempo == 0 { try report(.invalidMetaEventValue, track: track, at: offset, "tempo of 0 µs per quarter note") }
+            let tempo =
+                Int(byte(0, default: 0x07)) << 16 | Int(byte(1, default: 0xA1)) << 8 | Int(byte(2, default: 0x20))
+            if tempo == 0 {
+                try report(.invalidMetaEventValue, track: track, at: offset, "tempo of 0 µs per quarter note")
+            }
             return .tempo(microsecondsPerQuarterNote: tempo)
         case 0x54:
             try expect(5, "SMPTE Offset")
@@ -286,14 +353,18 @@ extension SMFReader {
             if fields[0] & 0x1F > 23 || fields[1] > 59 || fields[2] > 59 || fields[3] > 29 || fields[4] > 99 {
                 try report(.invalidMetaEventValue, track: track, at: offset, "SMPTE offset \(fields) out of range")
             }
-            return .smpteOffset(hours: fields[0], minutes: fields[1], seconds: fields[2], frames: fields[3], subframes: fields[4])
+            return .smpteOffset(
+                hours: fields[0], minutes: fields[1], seconds: fields[2], frames: fields[3], subframes: fields[4])
         case 0x58:
             try expect(4, "Time Signature")
             let signature = MIDIFile.MetaEvent.timeSignature(
-                numerator: byte(0, default: 4), denominatorPower: byte(1, default: 2), clocksPerClick: byte(2, default: 24),
+                numerator: byte(0, default: 4), denominatorPower: byte(1, default: 2),
+                clocksPerClick: byte(2, default: 24),
                 thirtySecondsPerQuarter: byte(3, default: 8))
             if byte(0, default: 4) == 0 || byte(1, default: 2) > 6 {
-                try report(.invalidMetaEventValue, track: track, at: offset, "time signature \(byte(0, default: 4))/2^\(byte(1, default: 2))")
+                try report(
+                    .invalidMetaEventValue, track: track, at: offset,
+                    "time signature \(byte(0, default: 4))/2^\(byte(1, default: 2))")
             }
             return signature
         case 0x59:
@@ -301,7 +372,8 @@ extension SMFReader {
             let sharps = Int8(bitPattern: byte(0, default: 0))
             let mode = byte(1, default: 0)
             if !(-7...7).contains(sharps) || mode > 1 {
-                try report(.invalidMetaEventValue, track: track, at: offset, "key signature \(sharps) sharps, mode \(mode)")
+                try report(
+                    .invalidMetaEventValue, track: track, at: offset, "key signature \(sharps) sharps, mode \(mode)")
             }
             return .keySignature(sharps: sharps, minor: mode != 0)
         case 0x7F:

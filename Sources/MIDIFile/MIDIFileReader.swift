@@ -72,7 +72,8 @@ struct SMFReader {
         guard offset + 8 <= bytes.count else { return false }
         for index in offset..<offset + 4 {
             let byte = bytes[index]
-            let isAlphanumeric = (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte)
+            let isAlphanumeric =
+                (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || (0x30...0x39).contains(byte)
             guard isAlphanumeric || byte == 0x20 else { return false }
         }
         return true
@@ -92,11 +93,13 @@ struct SMFReader {
             isRMID = true
             (start, end) = try rmidData()
         }
-        guard let header = matches("MThd", at: start) ? start : find("MThd", from: start, to: min(end, start + 1024)) else {
+        guard let header = matches("MThd", at: start) ? start : find("MThd", from: start, to: min(end, start + 1024))
+        else {
             throw .notMIDI(what: FileKind.describe(bytes))
         }
         if header != start {
-            try report(.dataBeforeHeader, track: nil, at: start, "\(header - start) bytes before the MThd header, skipped")
+            try report(
+                .dataBeforeHeader, track: nil, at: start, "\(header - start) bytes before the MThd header, skipped")
         }
         guard header + 14 <= end else {
             try report(.truncatedEvent, track: nil, at: header, "the file ends inside the MThd header")
@@ -106,7 +109,9 @@ struct SMFReader {
         let headerLength = u32(header + 4)
         var format = MIDIFile.Format(rawValue: u16(header + 8))
         if format == nil {
-            try report(.unknownFormat, track: nil, at: header + 8, "format \(u16(header + 8)) is not 0, 1 or 2; read as format 1")
+            try report(
+                .unknownFormat, track: nil, at: header + 8,
+                "format \(u16(header + 8)) is not 0, 1 or 2; read as format 1")
             format = .multiTrack
         }
         let declaredTracks = u16(header + 10)
@@ -129,23 +134,31 @@ struct SMFReader {
             } else if looksLikeChunkID(at: position) {
                 let id = String(decoding: bytes[position..<position + 4], as: UTF8.self)
                 let length = u32(position + 4)
-                try report(.alienChunk, track: nil, at: position, "chunk '\(id)' (\(length) bytes) is not a track; skipped")
+                try report(
+                    .alienChunk, track: nil, at: position, "chunk '\(id)' (\(length) bytes) is not a track; skipped")
                 position += 8 + length
             } else if let next = find("MTrk", from: position, to: end) {
-                try report(.extraBytesAtEnd, track: nil, at: position, "\(next - position) unrecognized bytes before the next track, skipped")
+                try report(
+                    .extraBytesAtEnd, track: nil, at: position,
+                    "\(next - position) unrecognized bytes before the next track, skipped")
                 position = next
             } else {
                 break
             }
         }
         if position < end {
-            try report(.extraBytesAtEnd, track: nil, at: position, "\(end - position) bytes after the last chunk, ignored")
+            try report(
+                .extraBytesAtEnd, track: nil, at: position, "\(end - position) bytes after the last chunk, ignored")
         }
         if tracks.count != declaredTracks {
-            try report(.trackCountMismatch, track: nil, at: header + 10, "the header declares \(declaredTracks) tracks, the file has \(tracks.count)")
+            try report(
+                .trackCountMismatch, track: nil, at: header + 10,
+                "the header declares \(declaredTracks) tracks, the file has \(tracks.count)")
         }
         if format == .singleTrack && tracks.count > 1 {
-            try report(.singleTrackFormatWithSeveralTracks, track: nil, at: header + 8, "format 0 file with \(tracks.count) tracks")
+            try report(
+                .singleTrackFormatWithSeveralTracks, track: nil, at: header + 8,
+                "format 0 file with \(tracks.count) tracks")
         }
         let file = MIDIFile(format: format ?? .multiTrack, division: division, tracks: tracks)
         return .init(file: file, diagnostics: diagnostics, isRMID: isRMID)
@@ -155,11 +168,15 @@ struct SMFReader {
     mutating func rmidData() throws(MIDIFileError) -> (Int, Int) {
         var position = 12
         while position + 8 <= bytes.count {
-            let length = Int(bytes[position + 4]) | Int(bytes[position + 5]) << 8 | Int(bytes[position + 6]) << 16 | Int(bytes[position + 7]) << 24
+            let length =
+                Int(bytes[position + 4]) | Int(bytes[position + 5]) << 8 | Int(bytes[position + 6]) << 16 | Int(
+                    bytes[position + 7]) << 24
             if matches("data", at: position) {
                 let end = position + 8 + length
                 if end > bytes.count {
-                    try report(.trackLengthTooLong, track: nil, at: position + 4, "RMID data chunk declares \(length) bytes, \(bytes.count - position - 8) remain")
+                    try report(
+                        .trackLengthTooLong, track: nil, at: position + 4,
+                        "RMID data chunk declares \(length) bytes, \(bytes.count - position - 8) remain")
                 }
                 return (position + 8, min(end, bytes.count))
             }
@@ -175,7 +192,8 @@ struct SMFReader {
             let fps = -Int(Int8(bitPattern: UInt8(word >> 8)))
             let ticks = word & 0xFF
             if ![24, 25, 29, 30].contains(fps) || ticks == 0 {
-                try report(.invalidDivision, track: nil, at: offset, "SMPTE division \(fps) fps × \(ticks) ticks is not valid")
+                try report(
+                    .invalidDivision, track: nil, at: offset, "SMPTE division \(fps) fps × \(ticks) ticks is not valid")
             }
             return .smpte(framesPerSecond: fps, ticksPerFrame: max(ticks, 1))
         }
@@ -191,7 +209,8 @@ struct SMFReader {
 enum FileKind {
     static func describe(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
         func starts(_ prefix: [UInt8], at offset: Int = 0) -> Bool {
-            bytes.count >= offset + prefix.count && zip(bytes[offset..<offset + prefix.count], prefix).allSatisfy { $0 == $1 }
+            bytes.count >= offset + prefix.count
+                && zip(bytes[offset..<offset + prefix.count], prefix).allSatisfy { $0 == $1 }
         }
         let ascii = { (text: String) in Array(text.utf8) }
         if bytes.isEmpty { return "the file is empty" }
@@ -204,7 +223,9 @@ enum FileKind {
         if starts(ascii("GIF8")) { return "a GIF image" }
         if starts([0x89]) && starts(ascii("PNG"), at: 1) { return "a PNG image" }
         if starts(ascii("%PDF")) { return "a PDF document" }
-        if starts(ascii("ID3")) || starts([0xFF, 0xFB]) || starts([0xFF, 0xF3]) || starts([0xFF, 0xFA]) { return "an MP3 audio file" }
+        if starts(ascii("ID3")) || starts([0xFF, 0xFB]) || starts([0xFF, 0xF3]) || starts([0xFF, 0xFA]) {
+            return "an MP3 audio file"
+        }
         if starts(ascii("OggS")) { return "an Ogg file" }
         if starts(ascii("fLaC")) { return "a FLAC audio file" }
         if starts(ascii("XMF_")) { return "an XMF file" }

@@ -40,7 +40,13 @@ public struct MIDIFileSummary: Sendable {
         var lyricLines: [String] = []
         var trackSummaries: [TrackSummary] = []
         let isKaraoke = file.tracks.contains { track in
-            track.events.contains { if case .meta(.text(.text, let bytes)) = $0.payload { return bytes.starts(with: Array("@K".utf8)) || bytes.starts(with: Array("@T".utf8)) } else { return false } }
+            track.events.contains {
+                if case .meta(.text(.text, let bytes)) = $0.payload {
+                    return bytes.starts(with: Array("@K".utf8)) || bytes.starts(with: Array("@T".utf8))
+                } else {
+                    return false
+                }
+            }
         }
         for (index, track) in file.tracks.enumerated() {
             var channels = Set<Int>()
@@ -51,7 +57,9 @@ public struct MIDIFileSummary: Sendable {
                 case .channel(let message):
                     if let channel = message.channel { channels.insert(Int(channel)) }
                     if message.isNoteStart { notes += 1 }
-                    if case .programChange(let channel, let program) = message, !programs.contains(where: { $0 == (Int(channel), Int(program)) }) {
+                    if case .programChange(let channel, let program) = message,
+                        !programs.contains(where: { $0 == (Int(channel), Int(program)) })
+                    {
                         programs.append((Int(channel), Int(program)))
                     }
                 case .meta(.timeSignature(let numerator, let power, _, _)):
@@ -73,7 +81,9 @@ public struct MIDIFileSummary: Sendable {
             noteTotal += notes
             eventTotal += track.events.count
             trackSummaries.append(
-                TrackSummary(index: index, name: track.name, channels: channels.sorted(), programs: programs, noteCount: notes, eventCount: track.events.count))
+                TrackSummary(
+                    index: index, name: track.name, channels: channels.sorted(), programs: programs, noteCount: notes,
+                    eventCount: track.events.count))
         }
         trackCount = file.tracks.count
         noteCount = noteTotal

@@ -28,7 +28,10 @@ extension MIDIFile.Track {
             case .noteOn(let channel, let key, let velocity) where velocity > 0:
                 open[Int(channel) * 128 + Int(key)].append(notes.count)
                 openCount += 1
-                notes.append(Note(channel: channel, key: key, velocity: velocity, releaseVelocity: 0, startTick: event.tick, endTick: event.tick, isUnterminated: false))
+                notes.append(
+                    Note(
+                        channel: channel, key: key, velocity: velocity, releaseVelocity: 0, startTick: event.tick,
+                        endTick: event.tick, isUnterminated: false))
             case .noteOn(let channel, let key, _), .noteOff(let channel, let key, _):
                 let slot = Int(channel) * 128 + Int(key)
                 guard !open[slot].isEmpty else { continue }
@@ -57,10 +60,11 @@ extension MIDIFile {
     /// Note-ons with a velocity above 0, over all tracks.
     public var noteCount: Int {
         tracks.reduce(0) { total, track in
-            total + track.events.reduce(0) { count, event in
-                if case .channel(let message) = event.payload, message.isNoteStart { return count + 1 }
-                return count
-            }
+            total
+                + track.events.reduce(0) { count, event in
+                    if case .channel(let message) = event.payload, message.isNoteStart { return count + 1 }
+                    return count
+                }
         }
     }
 }

@@ -46,11 +46,17 @@ public struct TempoMap: Hashable, Sendable {
     }
 
     /// A map from explicit (tick, µs per quarter) tempos and (tick, numerator, denominator) meters.
-    public init(division: MIDIFile.Division, tempos: [(tick: Int, microsecondsPerQuarterNote: Int)], meters: [(tick: Int, numerator: Int, denominator: Int)] = []) {
+    public init(
+        division: MIDIFile.Division, tempos: [(tick: Int, microsecondsPerQuarterNote: Int)],
+        meters: [(tick: Int, numerator: Int, denominator: Int)] = []
+    ) {
         self.division = division
         // Stable sort by tick; at equal ticks the last event wins (it was read last).
-        let sortedTempos = tempos.enumerated().sorted { ($0.element.0, $0.offset) < ($1.element.0, $1.offset) }.map(\.element)
-        var changes = [TempoChange(tick: 0, seconds: 0, microsecondsPerQuarterNote: Self.defaultMicrosecondsPerQuarterNote)]
+        let sortedTempos = tempos.enumerated().sorted { ($0.element.0, $0.offset) < ($1.element.0, $1.offset) }.map(
+            \.element)
+        var changes = [
+            TempoChange(tick: 0, seconds: 0, microsecondsPerQuarterNote: Self.defaultMicrosecondsPerQuarterNote)
+        ]
         let ticksPerQuarter = Double(division.ticksPerQuarterNote ?? 1)
         for (tick, tempo) in sortedTempos {
             let last = changes[changes.count - 1]
@@ -58,12 +64,15 @@ public struct TempoMap: Hashable, Sendable {
                 changes[changes.count - 1].microsecondsPerQuarterNote = tempo
                 continue
             }
-            let seconds = last.seconds + Double(tick - last.tick) * Double(last.microsecondsPerQuarterNote) / 1_000_000 / ticksPerQuarter
+            let seconds =
+                last.seconds + Double(tick - last.tick) * Double(last.microsecondsPerQuarterNote) / 1_000_000
+                / ticksPerQuarter
             changes.append(TempoChange(tick: tick, seconds: seconds, microsecondsPerQuarterNote: tempo))
         }
         tempoChanges = changes
 
-        let sortedMeters = meters.enumerated().sorted { ($0.element.0, $0.offset) < ($1.element.0, $1.offset) }.map(\.element)
+        let sortedMeters = meters.enumerated().sorted { ($0.element.0, $0.offset) < ($1.element.0, $1.offset) }.map(
+            \.element)
         var meterList = [MeterChange(tick: 0, bar: 0, numerator: 4, denominator: 4)]
         let quarter = division.ticksPerQuarterNote ?? 480
         for (tick, numerator, denominator) in sortedMeters {
@@ -76,7 +85,10 @@ public struct TempoMap: Hashable, Sendable {
                 meterList[meterList.count - 1].numerator = numerator
                 meterList[meterList.count - 1].denominator = denominator
             } else {
-                meterList.append(MeterChange(tick: last.tick + bars * barTicks, bar: last.bar + bars, numerator: numerator, denominator: denominator))
+                meterList.append(
+                    MeterChange(
+                        tick: last.tick + bars * barTicks, bar: last.bar + bars, numerator: numerator,
+                        denominator: denominator))
             }
         }
         meterChanges = meterList
@@ -89,7 +101,8 @@ public struct TempoMap: Hashable, Sendable {
             return tick / (Self.framesPerSecond(fps) * Double(ticksPerFrame))
         case .ticksPerQuarterNote(let ppq):
             let change = tempoChanges[segment(forTick: tick)]
-            return change.seconds + (tick - Double(change.tick)) * Double(change.microsecondsPerQuarterNote) / 1_000_000 / Double(ppq)
+            return change.seconds + (tick - Double(change.tick)) * Double(change.microsecondsPerQuarterNote) / 1_000_000
+                / Double(ppq)
         }
     }
 
@@ -108,7 +121,8 @@ public struct TempoMap: Hashable, Sendable {
                 if tempoChanges[middle].seconds <= seconds { low = middle } else { high = middle - 1 }
             }
             let change = tempoChanges[low]
-            return Double(change.tick) + (seconds - change.seconds) * 1_000_000 * Double(ppq) / Double(change.microsecondsPerQuarterNote)
+            return Double(change.tick) + (seconds - change.seconds) * 1_000_000 * Double(ppq)
+                / Double(change.microsecondsPerQuarterNote)
         }
     }
 
@@ -172,7 +186,9 @@ extension MIDIFile {
     public var durationSeconds: Double {
         if format == .multiSequence {
             return tracks.reduce(0) { total, track in
-                total + TempoMap(file: MIDIFile(format: .multiSequence, division: division, tracks: [track])).seconds(forTick: track.length)
+                total
+                    + TempoMap(file: MIDIFile(format: .multiSequence, division: division, tracks: [track])).seconds(
+                        forTick: track.length)
             }
         }
         return tempoMap.seconds(forTick: lengthInTicks)

@@ -165,8 +165,8 @@ public final class OfflineRenderer {
             throw .graph("\(error)")
         }
         return RenderSummary(
-            outputPath: outputPath, frames: frames, sampleRate: options.sampleRate, musicSeconds: Double(musicFrames) / rate,
+            outputPath: outputPath, frames: frames, sampleRate: options.sampleRate,
+            musicSeconds: Double(musicFrames) / rate,
             tailSeconds: Double(frames - musicFrames) / rate, peak: peak)
     }
 }
-

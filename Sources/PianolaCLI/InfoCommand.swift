@@ -63,18 +63,30 @@ struct InfoCommand: ParsableCommand {
         let file = result.file
         let summary = MIDIFileSummary(file)
         let container = result.isRMID ? " (RIFF RMID)" : ""
-        print("  format \(file.format.rawValue)\(container), \(Self.divisionText(file.division)), \(summary.trackCount) tracks, \(Self.duration(summary.durationSeconds))")
+        print(
+            "  format \(file.format.rawValue)\(container), \(Self.divisionText(file.division)), \(summary.trackCount) tracks, \(Self.duration(summary.durationSeconds))"
+        )
         print("  \(summary.noteCount) notes, \(summary.eventCount) events")
         let tempos = summary.tempoChanges
-        let tempoText = tempos.count == 1 ? Self.bpm(tempos[0].beatsPerMinute) : "\(Self.bpm(tempos[0].beatsPerMinute)) → \(Self.bpm(tempos[tempos.count - 1].beatsPerMinute)), \(tempos.count) tempos, \(Self.bpm(tempos.map(\.beatsPerMinute).min()!))–\(Self.bpm(tempos.map(\.beatsPerMinute).max()!))"
+        let tempoText =
+            tempos.count == 1
+            ? Self.bpm(tempos[0].beatsPerMinute)
+            : "\(Self.bpm(tempos[0].beatsPerMinute)) → \(Self.bpm(tempos[tempos.count - 1].beatsPerMinute)), \(tempos.count) tempos, \(Self.bpm(tempos.map(\.beatsPerMinute).min()!))–\(Self.bpm(tempos.map(\.beatsPerMinute).max()!))"
         var line = "  tempo \(tempoText)"
-        if let meter = summary.timeSignatures.first { line += ", time \(meter.numerator)/\(meter.denominator)" + (summary.timeSignatures.count > 1 ? " (\(summary.timeSignatures.count) changes)" : "") }
+        if let meter = summary.timeSignatures.first {
+            line +=
+                ", time \(meter.numerator)/\(meter.denominator)"
+                + (summary.timeSignatures.count > 1 ? " (\(summary.timeSignatures.count) changes)" : "")
+        }
         if let key = summary.keySignatures.first { line += ", key \(key.name)" }
         print(line)
         for track in summary.tracks {
             let name = track.name.map { "\"\($0)\"" } ?? "(unnamed)"
-            let channels = track.channels.isEmpty ? "" : "  ch " + track.channels.map { String($0 + 1) }.joined(separator: ",")
-            let programs = track.programs.isEmpty ? "" : "  prog " + track.programs.map { String($0.program) }.joined(separator: ",")
+            let channels =
+                track.channels.isEmpty ? "" : "  ch " + track.channels.map { String($0 + 1) }.joined(separator: ",")
+            let programs =
+                track.programs.isEmpty
+                ? "" : "  prog " + track.programs.map { String($0.program) }.joined(separator: ",")
             print("    \(Self.pad(String(track.index), 3)) \(name)\(channels)\(programs)  \(track.noteCount) notes")
         }
         if summary.lyricCount > 0 || summary.markerCount > 0 {
@@ -87,7 +99,9 @@ struct InfoCommand: ParsableCommand {
             print("  \(result.diagnostics.count) diagnostics:")
             let shown = verbose ? result.diagnostics : Array(result.diagnostics.prefix(10))
             for diagnostic in shown { print("    \(diagnostic.kind.rawValue): \(diagnostic)") }
-            if shown.count < result.diagnostics.count { print("    … \(result.diagnostics.count - shown.count) more (--verbose shows all)") }
+            if shown.count < result.diagnostics.count {
+                print("    … \(result.diagnostics.count - shown.count) more (--verbose shows all)")
+            }
         }
     }
 
@@ -110,9 +124,12 @@ struct InfoCommand: ParsableCommand {
             object["format"] = .number(Double(file.format.rawValue))
             object["rmid"] = .bool(result.isRMID)
             switch file.division {
-            case .ticksPerQuarterNote(let ticks): object["division"] = .object(["ticksPerQuarterNote": .number(Double(ticks))])
+            case .ticksPerQuarterNote(let ticks):
+                object["division"] = .object(["ticksPerQuarterNote": .number(Double(ticks))])
             case .smpte(let fps, let ticks):
-                object["division"] = .object(["framesPerSecond": .number(Double(fps)), "ticksPerFrame": .number(Double(ticks))])
+                object["division"] = .object([
+                    "framesPerSecond": .number(Double(fps)), "ticksPerFrame": .number(Double(ticks)),
+                ])
             }
             object["trackCount"] = .number(Double(summary.trackCount))
             object["noteCount"] = .number(Double(summary.noteCount))
@@ -127,14 +144,25 @@ struct InfoCommand: ParsableCommand {
                     ])
                 })
             object["timeSignatures"] = .array(
-                summary.timeSignatures.map { .object(["tick": .number(Double($0.tick)), "numerator": .number(Double($0.numerator)), "denominator": .number(Double($0.denominator))]) })
-            object["keySignatures"] = .array(summary.keySignatures.map { .object(["tick": .number(Double($0.tick)), "key": .string($0.name)]) })
+                summary.timeSignatures.map {
+                    .object([
+                        "tick": .number(Double($0.tick)), "numerator": .number(Double($0.numerator)),
+                        "denominator": .number(Double($0.denominator)),
+                    ])
+                })
+            object["keySignatures"] = .array(
+                summary.keySignatures.map { .object(["tick": .number(Double($0.tick)), "key": .string($0.name)]) })
             object["tracks"] = .array(
                 summary.tracks.map { track in
                     .object([
                         "index": .number(Double(track.index)), "name": track.name.map { .string($0) } ?? .null,
                         "channels": .array(track.channels.map { .number(Double($0 + 1)) }),
-                        "programs": .array(track.programs.map { .object(["channel": .number(Double($0.channel + 1)), "program": .number(Double($0.program))]) }),
+                        "programs": .array(
+                            track.programs.map {
+                                .object([
+                                    "channel": .number(Double($0.channel + 1)), "program": .number(Double($0.program)),
+                                ])
+                            }),
                         "noteCount": .number(Double(track.noteCount)), "eventCount": .number(Double(track.eventCount)),
                     ])
                 })

@@ -29,7 +29,8 @@ struct RenderCommand: ParsableCommand {
     @Option(name: .shortAndLong, help: ArgumentHelp("Output file (one input) or folder (several).", valueName: "path"))
     var output: String
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("SoundFont (.sf2/.sf3); see `pianola soundfont`.", valueName: "file"))
+    @Option(
+        name: .shortAndLong, help: ArgumentHelp("SoundFont (.sf2/.sf3); see `pianola soundfont`.", valueName: "file"))
     var soundfont: String?
 
     @Option(help: ArgumentHelp("Sample rate in Hz, 22050…192000.", valueName: "hz"))
@@ -41,13 +42,17 @@ struct RenderCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Output gain in dB (FluidSynth's own gain stays at 0.2).", valueName: "db"))
     var gain = 0.0
 
-    @Option(name: .customLong("synth-reverb"), help: ArgumentHelp("FluidSynth's reverb: on or off.", valueName: "on|off"))
+    @Option(
+        name: .customLong("synth-reverb"), help: ArgumentHelp("FluidSynth's reverb: on or off.", valueName: "on|off"))
     var synthReverb = "on"
 
-    @Option(name: .customLong("synth-chorus"), help: ArgumentHelp("FluidSynth's chorus: on or off.", valueName: "on|off"))
+    @Option(
+        name: .customLong("synth-chorus"), help: ArgumentHelp("FluidSynth's chorus: on or off.", valueName: "on|off"))
     var synthChorus = "on"
 
-    @Option(help: ArgumentHelp("Tail after the last event: auto (until below −90 dBFS) or seconds.", valueName: "auto|seconds"))
+    @Option(
+        help: ArgumentHelp(
+            "Tail after the last event: auto (until below −90 dBFS) or seconds.", valueName: "auto|seconds"))
     var tail = "auto"
 
     @Option(help: ArgumentHelp("Output extension when -o is a folder.", valueName: "ext"))
@@ -57,8 +62,12 @@ struct RenderCommand: ParsableCommand {
     var quiet = false
 
     func validate() throws {
-        guard (22_050...192_000).contains(rate) else { throw ValidationError("--rate must be between 22050 and 192000 Hz, got \(rate)") }
-        guard AudioFile.Encoding(rawValue: format) != nil else { throw ValidationError("--format must be s16, s24 or f32, got '\(format)'") }
+        guard (22_050...192_000).contains(rate) else {
+            throw ValidationError("--rate must be between 22050 and 192000 Hz, got \(rate)")
+        }
+        guard AudioFile.Encoding(rawValue: format) != nil else {
+            throw ValidationError("--format must be s16, s24 or f32, got '\(format)'")
+        }
         guard ["on", "off"].contains(synthReverb) else { throw ValidationError("--synth-reverb must be on or off") }
         guard ["on", "off"].contains(synthChorus) else { throw ValidationError("--synth-chorus must be on or off") }
         guard tail == "auto" || Double(tail).map({ $0 >= 0 && $0 <= 600 }) == true else {
@@ -82,7 +91,9 @@ struct RenderCommand: ParsableCommand {
 
         let jobs = try plannedOutputs()
         let renderer: OfflineRenderer
-        do { renderer = try OfflineRenderer(soundFont: font.path, options: options) } catch { throw CLIError(error.description) }
+        do { renderer = try OfflineRenderer(soundFont: font.path, options: options) } catch {
+            throw CLIError(error.description)
+        }
         var failures = 0
         for (input, outputPath) in jobs {
             let file: MIDIFile
@@ -90,7 +101,9 @@ struct RenderCommand: ParsableCommand {
                 let result = try MIDIFile.read(path: input)
                 file = result.file
                 if !result.diagnostics.isEmpty && !quiet {
-                    Terminal.writeError("warning: \(input): \(result.diagnostics.count) defects recovered (pianola info \(input) lists them)\n")
+                    Terminal.writeError(
+                        "warning: \(input): \(result.diagnostics.count) defects recovered (pianola info \(input) lists them)\n"
+                    )
                 }
             } catch {
                 printError("pianola: \(input): \(error.description)")
@@ -109,7 +122,9 @@ struct RenderCommand: ParsableCommand {
                     let elapsed = Terminal.monotonicSeconds() - started
                     let peak = summary.peak > 0 ? 20 * log10(Double(summary.peak)) : -Double.infinity
                     let speed = summary.seconds / max(elapsed, 1e-6)
-                    print("\(outputPath): \(Terminal.clock(summary.seconds)) (\(Terminal.clock(summary.musicSeconds)) music + \(String(format1: summary.tailSeconds)) s tail), peak \(String(format1: peak)) dBFS, \(Int(speed))× real time")
+                    print(
+                        "\(outputPath): \(Terminal.clock(summary.seconds)) (\(Terminal.clock(summary.musicSeconds)) music + \(String(format1: summary.tailSeconds)) s tail), peak \(String(format1: peak)) dBFS, \(Int(speed))× real time"
+                    )
                 }
             } catch .cancelled {
                 reporter.finish()
@@ -130,7 +145,9 @@ struct RenderCommand: ParsableCommand {
             return [(inputs[0], output)]
         }
         if !isDirectory(output) {
-            guard mkdir(output, 0o755) == 0 else { throw CLIError("cannot create output folder \(output): \(String(cString: strerror(errno)))") }
+            guard mkdir(output, 0o755) == 0 else {
+                throw CLIError("cannot create output folder \(output): \(String(cString: strerror(errno)))")
+            }
         }
         let folder = output.hasSuffix("/") ? String(output.dropLast()) : output
         var used: Set<String> = []

@@ -1,7 +1,8 @@
+import Synchronization
+
 #if canImport(Glibc)
     import Glibc
 #endif
-import Synchronization
 
 /// Terminal helpers: whether standard error is a terminal, progress bars, Ctrl-C handling.
 enum Terminal {
@@ -78,12 +79,16 @@ struct ProgressReporter {
             let filled = Int(fraction * Double(width))
             let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
             let percent = Int(fraction * 100)
-            Terminal.writeError("\r\(label) \(bar) \(percent)% \(Terminal.clock(done))/\(Terminal.clock(total)) \(Int(speed))× \(suffix)\u{1B}[K")
+            Terminal.writeError(
+                "\r\(label) \(bar) \(percent)% \(Terminal.clock(done))/\(Terminal.clock(total)) \(Int(speed))× \(suffix)\u{1B}[K"
+            )
         } else {
             let decile = Int(fraction * 10)
             guard decile > lastDecile else { return }
             lastDecile = decile
-            Terminal.writeError("\(label): \(decile * 10)% (\(Terminal.clock(done)) of \(Terminal.clock(total)), \(Int(speed))× real time)\n")
+            Terminal.writeError(
+                "\(label): \(decile * 10)% (\(Terminal.clock(done)) of \(Terminal.clock(total)), \(Int(speed))× real time)\n"
+            )
         }
     }
 

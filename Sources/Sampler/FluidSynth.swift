@@ -1,4 +1,5 @@
 import CFluidSynth
+import CFluidSynthRealtime
 import Synchronization
 
 /// One `fluid_synth_t` with its settings: the thin, owning wrapper every Pianola synthesizer is
@@ -98,8 +99,6 @@ final class FluidSynth {
         return (left, right)
     }
 }
-
-import CFluidSynthRealtime
 
 extension FluidSynth {
     /// How many of FluidSynth's one-thread OpenMP regions ran inline, without a libgomp team.

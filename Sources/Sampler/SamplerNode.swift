@@ -50,7 +50,9 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
             chorus: settings.isChorusEnabled)
         baseGain = settings.gain
         fluid_synth_set_gain(synth.synth, settings.gain)
-        for channel in 0..<16 { fluid_synth_set_interp_method(synth.synth, Int32(channel), settings.interpolation.rawValue) }
+        for channel in 0..<16 {
+            fluid_synth_set_interp_method(synth.synth, Int32(channel), settings.interpolation.rawValue)
+        }
         eventOffsets = .allocate(capacity: eventCapacity)
         eventMessages = .allocate(capacity: eventCapacity)
         eventMessages.initialize(repeating: .tuneRequest, count: eventCapacity)
@@ -98,7 +100,9 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
     }
 
     /// Selects bank and program on a channel; throws when no loaded font has that preset.
-    public func selectProgram(_ program: Int, bank: Int = 0, onChannel channel: Int, in font: SoundFontID? = nil) throws(SoundFontError) {
+    public func selectProgram(
+        _ program: Int, bank: Int = 0, onChannel channel: Int, in font: SoundFontID? = nil
+    ) throws(SoundFontError) {
         let fontID = font.flatMap { fonts[$0] } ?? fonts.values.max() ?? -1
         guard fontID >= 0 else { throw .notFound(path: "") }
         try synth.select(channel: channel, font: fontID, bank: bank, program: program)
@@ -110,13 +114,17 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
         apply(.noteOn(channel: channel, note: note, velocity: velocity))
     }
 
-    public func stopNote(_ note: UInt8, onChannel channel: UInt8) { apply(.noteOff(channel: channel, note: note, velocity: 0)) }
+    public func stopNote(_ note: UInt8, onChannel channel: UInt8) {
+        apply(.noteOff(channel: channel, note: note, velocity: 0))
+    }
 
     public func sendController(_ controller: UInt8, withValue value: UInt8, onChannel channel: UInt8) {
         apply(.controlChange(channel: channel, controller: controller, value: value))
     }
 
-    public func sendPitchBend(_ value: UInt16, onChannel channel: UInt8) { apply(.pitchBend(channel: channel, value: value)) }
+    public func sendPitchBend(_ value: UInt16, onChannel channel: UInt8) {
+        apply(.pitchBend(channel: channel, value: value))
+    }
 
     public func sendProgramChange(_ program: UInt8, bankMSB: UInt8 = 0, bankLSB: UInt8 = 0, onChannel channel: UInt8) {
         apply(.controlChange(channel: channel, controller: 0, value: bankMSB))
@@ -124,7 +132,9 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
         apply(.programChange(channel: channel, program: program))
     }
 
-    public func sendPressure(_ pressure: UInt8, onChannel channel: UInt8) { apply(.channelPressure(channel: channel, pressure: pressure)) }
+    public func sendPressure(_ pressure: UInt8, onChannel channel: UInt8) {
+        apply(.channelPressure(channel: channel, pressure: pressure))
+    }
 
     public func sendPressure(forKey key: UInt8, withValue value: UInt8, onChannel channel: UInt8) {
         apply(.polyphonicKeyPressure(channel: channel, note: key, pressure: value))

@@ -191,7 +191,11 @@ public final class MusicPlayer: RenderObserver, @unchecked Sendable {
 
     /// Loops `range` (seconds) `count` times (-1: forever); nil stops looping.
     public func setLoop(_ range: Range<Double>?, count: Int = -1) {
-        let setting = range.map { LoopSetting(startSeconds: max(0, $0.lowerBound), endSeconds: min($0.upperBound, sequence.durationSeconds), count: count) }
+        let setting = range.map {
+            LoopSetting(
+                startSeconds: max(0, $0.lowerBound), endSeconds: min($0.upperBound, sequence.durationSeconds),
+                count: count)
+        }
         controlState.withLock { $0.loop = setting }
         mailbox.withLock { $0.loop = setting ?? LoopSetting(startSeconds: 0, endSeconds: 0, count: 0) }
     }
@@ -250,8 +254,10 @@ public final class MusicPlayer: RenderObserver, @unchecked Sendable {
                     case 32: state.bank.1 = value
                     case 101: state.selectedRPN = UInt16(value) << 7 | (state.selectedRPN ?? 0x7F) & 0x7F
                     case 100: state.selectedRPN = (state.selectedRPN ?? 0x3F80) & 0x3F80 | UInt16(value)
-                    case 6: if let rpn = state.selectedRPN, rpn != 0x3FFF { state.rpn[rpn, default: (nil, nil)].0 = value }
-                    case 38: if let rpn = state.selectedRPN, rpn != 0x3FFF { state.rpn[rpn, default: (nil, nil)].1 = value }
+                    case 6:
+                        if let rpn = state.selectedRPN, rpn != 0x3FFF { state.rpn[rpn, default: (nil, nil)].0 = value }
+                    case 38:
+                        if let rpn = state.selectedRPN, rpn != 0x3FFF { state.rpn[rpn, default: (nil, nil)].1 = value }
                     case 98, 99: state.selectedRPN = 0x3FFF  // NRPNs are not chased
                     case 96, 97: break
                     case 120...127: break
@@ -272,24 +278,44 @@ public final class MusicPlayer: RenderObserver, @unchecked Sendable {
         for (destination, states) in channels.enumerated() {
             for (index, state) in states.enumerated() {
                 let channel = UInt8(index)
-                if let msb = state.bank.0 { chase.append((destination, .controlChange(channel: channel, controller: 0, value: msb))) }
-                if let lsb = state.bank.1 { chase.append((destination, .controlChange(channel: channel, controller: 32, value: lsb))) }
-                if let program = state.program { chase.append((destination, .programChange(channel: channel, program: program))) }
+                if let msb = state.bank.0 {
+                    chase.append((destination, .controlChange(channel: channel, controller: 0, value: msb)))
+                }
+                if let lsb = state.bank.1 {
+                    chase.append((destination, .controlChange(channel: channel, controller: 32, value: lsb)))
+                }
+                if let program = state.program {
+                    chase.append((destination, .programChange(channel: channel, program: program)))
+                }
                 for (controller, value) in state.controllers.enumerated() {
-                    if let value { chase.append((destination, .controlChange(channel: channel, controller: UInt8(controller), value: value))) }
+                    if let value {
+                        chase.append(
+                            (destination, .controlChange(channel: channel, controller: UInt8(controller), value: value))
+                        )
+                    }
                 }
                 for (rpn, data) in state.rpn.sorted(by: { $0.key < $1.key }) {
-                    chase.append((destination, .controlChange(channel: channel, controller: 101, value: UInt8(rpn >> 7))))
-                    chase.append((destination, .controlChange(channel: channel, controller: 100, value: UInt8(rpn & 0x7F))))
-                    if let msb = data.0 { chase.append((destination, .controlChange(channel: channel, controller: 6, value: msb))) }
-                    if let lsb = data.1 { chase.append((destination, .controlChange(channel: channel, controller: 38, value: lsb))) }
+                    chase.append(
+                        (destination, .controlChange(channel: channel, controller: 101, value: UInt8(rpn >> 7))))
+                    chase.append(
+                        (destination, .controlChange(channel: channel, controller: 100, value: UInt8(rpn & 0x7F))))
+                    if let msb = data.0 {
+                        chase.append((destination, .controlChange(channel: channel, controller: 6, value: msb)))
+                    }
+                    if let lsb = data.1 {
+                        chase.append((destination, .controlChange(channel: channel, controller: 38, value: lsb)))
+                    }
                 }
                 if let selected = state.selectedRPN {
-                    chase.append((destination, .controlChange(channel: channel, controller: 101, value: UInt8(selected >> 7))))
-                    chase.append((destination, .controlChange(channel: channel, controller: 100, value: UInt8(selected & 0x7F))))
+                    chase.append(
+                        (destination, .controlChange(channel: channel, controller: 101, value: UInt8(selected >> 7))))
+                    chase.append(
+                        (destination, .controlChange(channel: channel, controller: 100, value: UInt8(selected & 0x7F))))
                 }
                 if let bend = state.pitchBend { chase.append((destination, .pitchBend(channel: channel, value: bend))) }
-                if let pressure = state.pressure { chase.append((destination, .channelPressure(channel: channel, pressure: pressure))) }
+                if let pressure = state.pressure {
+                    chase.append((destination, .channelPressure(channel: channel, pressure: pressure)))
+                }
             }
         }
         return SeekPlan(seconds: seconds, cursors: cursors, chase: chase)
@@ -333,7 +359,9 @@ public final class MusicPlayer: RenderObserver, @unchecked Sendable {
         }
         let position = secondsAt(sample: end)
         positionBits.store(min(position, sequence.durationSeconds).bitPattern, ordering: .relaxed)
-        if position >= sequence.durationSeconds && cursors.indices.allSatisfy({ cursors[$0] >= sequence.tracks[$0].events.count }) {
+        if position >= sequence.durationSeconds
+            && cursors.indices.allSatisfy({ cursors[$0] >= sequence.tracks[$0].events.count })
+        {
             renderPlaying = false
             releaseAllNotes(atFrameOffset: frameCount - 1)
             playingFlag.store(false, ordering: .relaxed)
@@ -341,7 +369,9 @@ public final class MusicPlayer: RenderObserver, @unchecked Sendable {
         }
     }
 
-    private func secondsAt(sample: Int64) -> Double { anchorSeconds + Double(sample - anchorSample) / sampleRate * renderRate }
+    private func secondsAt(sample: Int64) -> Double {
+        anchorSeconds + Double(sample - anchorSample) / sampleRate * renderRate
+    }
 
     private func sample(forSeconds seconds: Double) -> Int64 {
         anchorSample + Int64(((seconds - anchorSeconds) * sampleRate / renderRate).rounded())
@@ -382,10 +412,12 @@ public final class MusicPlayer: RenderObserver, @unchecked Sendable {
             let slot = (destination * 16 + Int(channel)) * 128 + Int(key)
             if activeKeys[slot] != 0 {
                 // The same key again: end the previous one first (FIFO, as the file pairs them).
-                destinations[destination].receive(.noteOff(channel: channel, note: UInt8(activeKeys[slot] - 1), velocity: 0), atFrameOffset: offset)
+                destinations[destination].receive(
+                    .noteOff(channel: channel, note: UInt8(activeKeys[slot] - 1), velocity: 0), atFrameOffset: offset)
             }
             activeKeys[slot] = Int16(sounding + 1)
-            destinations[destination].receive(.noteOn(channel: channel, note: UInt8(sounding), velocity: velocity), atFrameOffset: offset)
+            destinations[destination].receive(
+                .noteOn(channel: channel, note: UInt8(sounding), velocity: velocity), atFrameOffset: offset)
         case .noteOn(let channel, let key, _), .noteOff(let channel, let key, _):
             let slot = (destination * 16 + Int(channel)) * 128 + Int(key)
             guard activeKeys[slot] != 0 else { return }
@@ -393,7 +425,8 @@ public final class MusicPlayer: RenderObserver, @unchecked Sendable {
             activeKeys[slot] = 0
             let velocity: UInt8
             if case .noteOff(_, _, let release) = message { velocity = release } else { velocity = 0 }
-            destinations[destination].receive(.noteOff(channel: channel, note: sounding, velocity: velocity), atFrameOffset: offset)
+            destinations[destination].receive(
+                .noteOff(channel: channel, note: sounding, velocity: velocity), atFrameOffset: offset)
         default:
             destinations[destination].receive(message, atFrameOffset: offset)
         }
@@ -410,12 +443,16 @@ public final class MusicPlayer: RenderObserver, @unchecked Sendable {
                     guard sounding != 0 else { continue }
                     activeKeys[slot] = 0
                     usedChannels |= 1 << channel
-                    destinations[destination].receive(.noteOff(channel: UInt8(channel), note: UInt8(sounding - 1), velocity: 0), atFrameOffset: offset)
+                    destinations[destination].receive(
+                        .noteOff(channel: UInt8(channel), note: UInt8(sounding - 1), velocity: 0), atFrameOffset: offset
+                    )
                 }
             }
             for channel in 0..<16 where usedChannels & (1 << channel) != 0 {
-                destinations[destination].receive(.controlChange(channel: UInt8(channel), controller: 64, value: 0), atFrameOffset: offset)
-                destinations[destination].receive(.controlChange(channel: UInt8(channel), controller: 66, value: 0), atFrameOffset: offset)
+                destinations[destination].receive(
+                    .controlChange(channel: UInt8(channel), controller: 64, value: 0), atFrameOffset: offset)
+                destinations[destination].receive(
+                    .controlChange(channel: UInt8(channel), controller: 66, value: 0), atFrameOffset: offset)
             }
         }
     }

@@ -54,7 +54,8 @@ public final class MusicSequence: @unchecked Sendable {
                     events.append((TimedMessage(tick: tick, message: message), Self.orderClass(message), index))
                 case .sysEx(let data):
                     if data.last == 0xF7 {
-                        events.append((TimedMessage(tick: tick, message: .systemExclusive(Array(data.dropLast()))), 1, index))
+                        events.append(
+                            (TimedMessage(tick: tick, message: .systemExclusive(Array(data.dropLast()))), 1, index))
                     } else {
                         pendingSysEx = data
                     }
@@ -62,7 +63,11 @@ public final class MusicSequence: @unchecked Sendable {
                     if var partial = pendingSysEx {
                         partial += data
                         if partial.last == 0xF7 {
-                            events.append((TimedMessage(tick: tick, message: .systemExclusive(Array(partial.dropLast()))), 1, index))
+                            events.append(
+                                (
+                                    TimedMessage(tick: tick, message: .systemExclusive(Array(partial.dropLast()))), 1,
+                                    index
+                                ))
                             pendingSysEx = nil
                         } else {
                             pendingSysEx = partial
@@ -111,5 +116,7 @@ public final class MusicSequence: @unchecked Sendable {
         tempoMap.seconds(forTick: beats * Double(tempoMap.division.ticksPerQuarterNote ?? 480))
     }
 
-    public func beats(forSeconds seconds: Double) -> Double { tempoMap.beats(forTick: tempoMap.tick(forSeconds: seconds)) }
+    public func beats(forSeconds seconds: Double) -> Double {
+        tempoMap.beats(forTick: tempoMap.tick(forSeconds: seconds))
+    }
 }

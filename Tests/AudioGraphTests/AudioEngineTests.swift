@@ -150,11 +150,16 @@ struct AudioEngineTests {
         try engine.connect(a, to: b)
         #expect(throws: AudioGraphError.cycle("gain → gain → … → gain")) { try engine.connect(b, to: a) }
         #expect(throws: AudioGraphError.self) { try engine.connect(a, to: a) }
-        #expect(throws: AudioGraphError.nodeNotAttached("constant")) { try engine.connect(stranger, to: engine.mainMixerNode) }
-        #expect(throws: AudioGraphError.invalidBus(node: "gain", bus: 3)) { try engine.connect(ConstantNodeAttached(engine), to: a, toBus: 3) }
+        #expect(throws: AudioGraphError.nodeNotAttached("constant")) {
+            try engine.connect(stranger, to: engine.mainMixerNode)
+        }
+        #expect(throws: AudioGraphError.invalidBus(node: "gain", bus: 3)) {
+            try engine.connect(ConstantNodeAttached(engine), to: a, toBus: 3)
+        }
         let source = ConstantNodeAttached(engine)
         #expect(throws: AudioGraphError.self) {
-            try engine.connect(source, to: engine.mainMixerNode, format: AudioFormat(sampleRate: 48_000, channelCount: 3))
+            try engine.connect(
+                source, to: engine.mainMixerNode, format: AudioFormat(sampleRate: 48_000, channelCount: 3))
         }
         let buffer = AudioBuffer(channelCount: 2, frameCapacity: 16)
         #expect(throws: AudioGraphError.notPrepared) { try engine.renderOffline(frameCount: 16, into: buffer) }
@@ -163,12 +168,15 @@ struct AudioEngineTests {
         try empty.enableManualRenderingMode(format: format, maximumFrameCount: 16)
         #expect(throws: AudioGraphError.outputNotConnected) { try empty.renderOffline(frameCount: 16, into: buffer) }
         #expect(throws: AudioGraphError.self) {
-            try engine.connect(source, to: engine.mainMixerNode, format: AudioFormat(sampleRate: 44_100, channelCount: 2))
+            try engine.connect(
+                source, to: engine.mainMixerNode, format: AudioFormat(sampleRate: 44_100, channelCount: 2))
         }
         // A declared format that disagrees with what the source produces.
         let mono = ConstantNode(1, channels: 1)
         engine.attach(mono)
-        #expect(throws: AudioGraphError.self) { try engine.connect(mono, to: engine.mainMixerNode, format: AudioFormat(sampleRate: 48_000, channelCount: 2)) }
+        #expect(throws: AudioGraphError.self) {
+            try engine.connect(mono, to: engine.mainMixerNode, format: AudioFormat(sampleRate: 48_000, channelCount: 2))
+        }
         // A refused change leaves the graph as it was.
         #expect(engine.inputBus(of: engine.mainMixerNode, connectedFrom: mono) == nil)
         try engine.renderOffline(frameCount: 16, into: buffer)

@@ -164,7 +164,9 @@ func randomMessage(_ g: inout SplitMix) -> MIDIMessage {
     case 4: return .programChange(channel: channel, program: a)
     case 5: return .channelPressure(channel: channel, pressure: a)
     case 6: return .pitchBend(channel: channel, value: UInt16.random(in: 0...16383, using: &g))
-    case 7: return .systemExclusive((0..<Int.random(in: 0...20, using: &g)).map { _ in UInt8.random(in: 0...127, using: &g) })
+    case 7:
+        return .systemExclusive(
+            (0..<Int.random(in: 0...20, using: &g)).map { _ in UInt8.random(in: 0...127, using: &g) })
     case 8: return [.timingClock, .start, .continue, .stop, .activeSensing, .tuneRequest][Int(a) % 6]
     default: return .songPositionPointer(UInt16.random(in: 0...16383, using: &g))
     }

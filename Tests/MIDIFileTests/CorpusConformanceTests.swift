@@ -26,7 +26,9 @@ func corpusFiles(_ directory: String, extensions: [String] = [".mid", ".rmi", ".
     defer { closedir(handle) }
     var files: [String] = []
     while let entry = readdir(handle) {
-        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
+        let name = withUnsafeBytes(of: entry.pointee.d_name) {
+            String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self)
+        }
         if name == "." || name == ".." { continue }
         let path = directory + "/" + name
         if isDirectory(path) {
@@ -55,7 +57,10 @@ let jazzSoftExpectations: [String: JazzSoftExpectation] = {
         "test-control-41-portamento", "test-smpte-offset",
     ]
     for name in scaleFiles { table[name] = .notes(8, flawed: false) }
-    for name in ["test-corrupt-file-extra-byte", "test-corrupt-file-missing-byte", "test-non-midi-track", "test-running-status-metaevent", "test-running-status-sysex"] {
+    for name in [
+        "test-corrupt-file-extra-byte", "test-corrupt-file-missing-byte", "test-non-midi-track",
+        "test-running-status-metaevent", "test-running-status-sysex",
+    ] {
         table[name] = .notes(8, flawed: true)
     }
     for suffix in ["all", "f1-xx", "f2-xx-xx", "f3-xx", "f4", "f5", "f6", "f8", "f9", "fa", "fb", "fc", "fd", "fe"] {
@@ -67,7 +72,9 @@ let jazzSoftExpectations: [String: JazzSoftExpectation] = {
     for index in 0...3 { table["test-multichannel-chords-\(index)"] = .notes(24, flawed: false) }
     table["test-note-on-velocity"] = .notes(9, flawed: false)  // C5 at velocities 1, 16, 32 … 127
     table["test-track-length"] = .notes(1, flawed: false)
-    for name in ["test-silence-end-of-track", "test-silence-text-metaevent", "test-silence-all-notes-off", "test-empty"] {
+    for name in [
+        "test-silence-end-of-track", "test-silence-text-metaevent", "test-silence-all-notes-off", "test-empty",
+    ] {
         table[name] = .notes(0, flawed: false)
     }
     table["test-empty-file"] = .rejected
@@ -75,7 +82,9 @@ let jazzSoftExpectations: [String: JazzSoftExpectation] = {
     return table
 }()
 
-@Suite("Conformance over the shared MIDI corpus", .enabled(if: corpusPresent, "shared corpus not found at \(corpusRoot): skipped"))
+@Suite(
+    "Conformance over the shared MIDI corpus",
+    .enabled(if: corpusPresent, "shared corpus not found at \(corpusRoot): skipped"))
 struct CorpusConformanceTests {
     @Test("jazz-soft: every file gives what its own text says a lenient player should give", .timeLimit(.minutes(1)))
     func jazzSoft() throws {
@@ -97,7 +106,11 @@ struct CorpusConformanceTests {
             case (.notes(let count, let flawed)?, .success(let result)):
                 #expect(result.file.noteCount == count, "\(name)")
                 #expect(result.diagnostics.isEmpty != flawed, "\(name): \(result.diagnostics)")
-                rows.append((name, "\(result.file.noteCount) notes", result.diagnostics.map(\.kind.rawValue).joined(separator: ",")))
+                rows.append(
+                    (
+                        name, "\(result.file.noteCount) notes",
+                        result.diagnostics.map(\.kind.rawValue).joined(separator: ",")
+                    ))
             case (nil, .success(let result)):
                 // Content tests (programs, controllers, SysEx): valid files that must read cleanly.
                 #expect(result.diagnostics.isEmpty, "\(name): \(result.diagnostics)")
@@ -105,21 +118,28 @@ struct CorpusConformanceTests {
             }
         }
         // Details the texts promise.
-        let silence = try MIDIFile.read(path: corpusRoot + "/jazz-soft-test-midi-files/test-silence-end-of-track.mid").file
+        let silence = try MIDIFile.read(path: corpusRoot + "/jazz-soft-test-midi-files/test-silence-end-of-track.mid")
+            .file
         #expect(abs(silence.durationSeconds - 5) < 0.01, "End of Track after 5 s: \(silence.durationSeconds)")
         let trackLength = try MIDIFile.read(path: corpusRoot + "/jazz-soft-test-midi-files/test-track-length.mid").file
         let note = trackLength.tracks.flatMap { $0.notes() }[0]
         #expect(trackLength.lengthInTicks > note.endTick, "the track goes on after the note")
-        let velocities = try MIDIFile.read(path: corpusRoot + "/jazz-soft-test-midi-files/test-note-on-velocity.mid").file.tracks.flatMap { $0.notes() }
+        let velocities = try MIDIFile.read(path: corpusRoot + "/jazz-soft-test-midi-files/test-note-on-velocity.mid")
+            .file.tracks.flatMap { $0.notes() }
         #expect(velocities.map(\.velocity) == [1, 16, 32, 48, 64, 80, 96, 112, 127])
         let smpte = try MIDIFile.read(path: corpusRoot + "/jazz-soft-test-midi-files/test-smpte-offset.mid").file
-        #expect(smpte.tracks.flatMap(\.events).contains { if case .meta(.smpteOffset(_, 1, 0, _, _)) = $0.payload { return true } else { return false } })
+        #expect(
+            smpte.tracks.flatMap(\.events).contains {
+                if case .meta(.smpteOffset(_, 1, 0, _, _)) = $0.payload { return true } else { return false }
+            })
         let karaoke = try MIDIFile.read(path: corpusRoot + "/jazz-soft-test-midi-files/test-karaoke-kar.mid").file
         #expect(MIDIFileSummary(karaoke).lyricCount > 20)
         printTable("jazz-soft", rows)
     }
 
-    @Test("midly: valid files parse with no diagnostics; the damaged ones are recovered with diagnostics", .timeLimit(.minutes(1)))
+    @Test(
+        "midly: valid files parse with no diagnostics; the damaged ones are recovered with diagnostics",
+        .timeLimit(.minutes(1)))
     func midly() throws {
         // Damaged on purpose (see the corpus README): a truncated file, a short Time Signature,
         // and a SysEx test whose third track has no End of Track.
@@ -128,14 +148,21 @@ struct CorpusConformanceTests {
             "Levels.mid": (280, [.invalidMetaEventLength]),
             "SysExTest.mid": (0, [.missingEndOfTrack]),
         ]
-        let expectedNotes = ["Clementi.mid": 666, "ClementiRewritten.mid": 666, "Sandstorm.mid": 12_537, "CrabRave.mid": 6_793, "RiverFlowsInYou.mid": 800]
+        let expectedNotes = [
+            "Clementi.mid": 666, "ClementiRewritten.mid": 666, "Sandstorm.mid": 12_537, "CrabRave.mid": 6_793,
+            "RiverFlowsInYou.mid": 800,
+        ]
         var rows: [(String, String, String)] = []
         let files = corpusFiles(corpusRoot + "/midly-test-asset")
         #expect(files.count == 9)
         for path in files {
             let name = String(path.split(separator: "/").last!)
             let result = try MIDIFile.read(path: path)
-            rows.append((name, "\(result.file.noteCount) notes", Set(result.diagnostics.map(\.kind.rawValue)).sorted().joined(separator: ",")))
+            rows.append(
+                (
+                    name, "\(result.file.noteCount) notes",
+                    Set(result.diagnostics.map(\.kind.rawValue)).sorted().joined(separator: ",")
+                ))
             if let expectation = damaged[name] {
                 #expect(Set(result.diagnostics.map(\.kind)) == expectation.kinds, "\(name)")
                 if let notes = expectation.notes { #expect(result.file.noteCount == notes, "\(name)") }
@@ -155,7 +182,9 @@ struct CorpusConformanceTests {
         printTable("midly", rows)
     }
 
-    @Test("DryWetMIDI valid files: no diagnostics, the format of their folder, and a lossless round trip", .timeLimit(.minutes(2)))
+    @Test(
+        "DryWetMIDI valid files: no diagnostics, the format of their folder, and a lossless round trip",
+        .timeLimit(.minutes(2)))
     func dryWetValid() throws {
         let files = corpusFiles(corpusRoot + "/drywetmidi/Valid")
         #expect(files.count == 63)
@@ -164,16 +193,21 @@ struct CorpusConformanceTests {
             let result = try MIDIFile.read(path: path)
             #expect(result.diagnostics.isEmpty, "\(path): \(result.diagnostics)")
             let expectedFormat: MIDIFile.Format? =
-                path.contains("/SingleTrack/") ? .singleTrack : path.contains("/MultiTrack/") ? .multiTrack : path.contains("/MultiSequence/") ? .multiSequence : nil
+                path.contains("/SingleTrack/")
+                ? .singleTrack
+                : path.contains("/MultiTrack/") ? .multiTrack : path.contains("/MultiSequence/") ? .multiSequence : nil
             if let expectedFormat { #expect(result.file.format == expectedFormat, "\(path)") }
             #expect(try MIDIFile.read(bytes: result.file.serialized()).file == result.file, "\(path)")
-            #expect(try MIDIFile.read(bytes: result.file.serialized(runningStatus: false)).file == result.file, "\(path)")
+            #expect(
+                try MIDIFile.read(bytes: result.file.serialized(runningStatus: false)).file == result.file, "\(path)")
             events += result.file.tracks.reduce(0) { $0 + $1.events.count }
         }
         printTable("DryWetMIDI valid", [("\(files.count) files", "\(events) events", "all clean, all round-trip")])
     }
 
-    @Test("DryWetMIDI invalid files: parsed with diagnostics or rejected with a typed error, never a crash", .timeLimit(.minutes(2)))
+    @Test(
+        "DryWetMIDI invalid files: parsed with diagnostics or rejected with a typed error, never a crash",
+        .timeLimit(.minutes(2)))
     func dryWetInvalid() throws {
         let root = corpusRoot + "/drywetmidi/Invalid"
         let files = corpusFiles(root)
@@ -213,6 +247,8 @@ func printTable(_ title: String, _ rows: [(String, String, String)]) {
     let width = rows.map(\.0.count).max() ?? 0
     print("── \(title) ──")
     for row in rows {
-        print("  " + row.0 + String(repeating: " ", count: width - row.0.count) + "  " + row.1 + (row.2.isEmpty ? "" : "  [" + row.2 + "]"))
+        print(
+            "  " + row.0 + String(repeating: " ", count: width - row.0.count) + "  " + row.1
+                + (row.2.isEmpty ? "" : "  [" + row.2 + "]"))
     }
 }

@@ -7,12 +7,17 @@ import Testing
 /// eight notes (or as many as the damage left) and name the defect.
 @Suite("Damaged files are recovered, not refused")
 struct DamagedFileTests {
-    func check(_ bytes: [UInt8], notes: Int, expect kind: MIDIFileDiagnostic.Kind, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    func check(
+        _ bytes: [UInt8], notes: Int, expect kind: MIDIFileDiagnostic.Kind,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
         let result = try MIDIFile.read(bytes: bytes)
         #expect(result.file.noteCount == notes, sourceLocation: sourceLocation)
         #expect(kinds(result).contains(kind), "got \(kinds(result))", sourceLocation: sourceLocation)
         // Strict mode turns the first diagnostic into a typed error.
-        #expect(throws: MIDIFileError.self, sourceLocation: sourceLocation) { try MIDIFile.read(bytes: bytes, strict: true) }
+        #expect(throws: MIDIFileError.self, sourceLocation: sourceLocation) {
+            try MIDIFile.read(bytes: bytes, strict: true)
+        }
         // Whatever was recovered writes and reads back unchanged.
         #expect(try MIDIFile.read(bytes: result.file.serialized()).file == result.file, sourceLocation: sourceLocation)
     }
@@ -37,7 +42,8 @@ struct DamagedFileTests {
     @Test("missing bytes at the end (truncated End of Track)")
     func missingLastByte() throws {
         try check(Array(smf(tracks: [scaleTrack]).dropLast()), notes: 8, expect: .truncatedEvent)
-        #expect(kinds(try MIDIFile.read(bytes: Array(smf(tracks: [scaleTrack]).dropLast()))).contains(.missingEndOfTrack))
+        #expect(
+            kinds(try MIDIFile.read(bytes: Array(smf(tracks: [scaleTrack]).dropLast()))).contains(.missingEndOfTrack))
     }
 
     @Test("extra bytes at the end")
@@ -60,7 +66,9 @@ struct DamagedFileTests {
         let junk: [UInt8] = Array("Junk".utf8) + [0, 0, 0, 3, 1, 2, 3]
         var bytes = smf(tracks: [])
         bytes[11] = 2
-        bytes += junk + Array(smf(tracks: [scaleTrack]).dropFirst(14)) + junk + Array(smf(tracks: [scaleTrack]).dropFirst(14)) + junk
+        bytes +=
+            junk + Array(smf(tracks: [scaleTrack]).dropFirst(14)) + junk
+            + Array(smf(tracks: [scaleTrack]).dropFirst(14)) + junk
         try check(bytes, notes: 16, expect: .alienChunk)
         #expect(try MIDIFile.read(bytes: bytes).diagnostics.filter { $0.kind == .alienChunk }.count == 3)
     }
@@ -91,7 +99,9 @@ struct DamagedFileTests {
         for status: UInt8 in [0xF4, 0xF5, 0xF9, 0xFD] {
             try check(smf(tracks: [[0x00, status] + scaleTrack]), notes: 8, expect: .undefinedStatus)
         }
-        for prefix: [UInt8] in [[0xF1, 0x7F], [0xF2, 0x7F, 0x7F], [0xF3, 0x7F], [0xF6], [0xF8], [0xFA], [0xFB], [0xFC], [0xFE]] {
+        for prefix: [UInt8] in [
+            [0xF1, 0x7F], [0xF2, 0x7F, 0x7F], [0xF3, 0x7F], [0xF6], [0xF8], [0xFA], [0xFB], [0xFC], [0xFE],
+        ] {
             try check(smf(tracks: [[0x00] + prefix + scaleTrack]), notes: 8, expect: .illegalSystemMessage)
         }
     }
@@ -116,17 +126,23 @@ struct DamagedFileTests {
 
     @Test("data bytes above 127 are clamped; bad meta lengths and values are reported")
     func badValues() throws {
-        try check(smf(tracks: [[0x00, 0x90, 60, 0xC0, 0x60, 0x80, 60, 0] + endOfTrack]), notes: 1, expect: .invalidDataByte)
+        try check(
+            smf(tracks: [[0x00, 0x90, 60, 0xC0, 0x60, 0x80, 60, 0] + endOfTrack]), notes: 1, expect: .invalidDataByte)
         let timeSignature = smf(tracks: [[0x00, 0xFF, 0x58, 0x02, 0x03, 0x02] + scaleTrack])
         try check(timeSignature, notes: 8, expect: .invalidMetaEventLength)
         let first = try MIDIFile.read(bytes: timeSignature).file.tracks[0].events[0].payload
-        #expect(first == .meta(.timeSignature(numerator: 3, denominatorPower: 2, clocksPerClick: 24, thirtySecondsPerQuarter: 8)))
-        try check(smf(tracks: [[0x00, 0xFF, 0x59, 0x02, 0x0C, 0x00] + scaleTrack]), notes: 8, expect: .invalidMetaEventValue)
+        #expect(
+            first
+                == .meta(
+                    .timeSignature(numerator: 3, denominatorPower: 2, clocksPerClick: 24, thirtySecondsPerQuarter: 8)))
+        try check(
+            smf(tracks: [[0x00, 0xFF, 0x59, 0x02, 0x0C, 0x00] + scaleTrack]), notes: 8, expect: .invalidMetaEventValue)
     }
 
     @Test("format 0 with two tracks, unknown format words and bad header lengths")
     func headerDefects() throws {
-        try check(smf(format: 0, tracks: [scaleTrack, scaleTrack]), notes: 16, expect: .singleTrackFormatWithSeveralTracks)
+        try check(
+            smf(format: 0, tracks: [scaleTrack, scaleTrack]), notes: 16, expect: .singleTrackFormatWithSeveralTracks)
         try check(smf(format: 0x74, tracks: [scaleTrack]), notes: 8, expect: .unknownFormat)
         var longHeader = smf(tracks: [scaleTrack])
         longHeader[7] = 8

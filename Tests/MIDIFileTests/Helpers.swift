@@ -1,13 +1,18 @@
 @testable import MIDIFile
 
 /// Builds SMF bytes from raw track contents (the MTrk lengths are computed unless given).
-func smf(format: Int = 1, division: UInt16 = 96, trackCount: Int? = nil, tracks: [[UInt8]], lengths: [Int?] = []) -> [UInt8] {
+func smf(
+    format: Int = 1, division: UInt16 = 96, trackCount: Int? = nil, tracks: [[UInt8]], lengths: [Int?] = []
+) -> [UInt8] {
     var out: [UInt8] = Array("MThd".utf8) + [0, 0, 0, 6, 0, UInt8(format)]
     let count = trackCount ?? tracks.count
     out += [UInt8(count >> 8), UInt8(count & 0xFF), UInt8(division >> 8), UInt8(division & 0xFF)]
     for (index, track) in tracks.enumerated() {
         let length = (index < lengths.count ? lengths[index] : nil) ?? track.count
-        out += Array("MTrk".utf8) + [UInt8(length >> 24 & 0xFF), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF)]
+        out +=
+            Array("MTrk".utf8) + [
+                UInt8(length >> 24 & 0xFF), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF),
+            ]
         out += track
     }
     return out

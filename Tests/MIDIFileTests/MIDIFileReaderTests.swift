@@ -50,16 +50,23 @@ struct MIDIFileReaderTests {
 
     @Test("SysEx F0 packets and F7 continuation/escape packets are kept as written")
     func sysExPackets() throws {
-        let track: [UInt8] = [0x00, 0xF0, 0x03, 0x43, 0x12, 0x00, 0x10, 0xF7, 0x02, 0x07, 0xF7, 0x00, 0xF7, 0x01, 0xF8] + endOfTrack
+        let track: [UInt8] =
+            [0x00, 0xF0, 0x03, 0x43, 0x12, 0x00, 0x10, 0xF7, 0x02, 0x07, 0xF7, 0x00, 0xF7, 0x01, 0xF8] + endOfTrack
         let result = try MIDIFile.read(bytes: smf(tracks: [track]))
         #expect(result.diagnostics.isEmpty)
-        #expect(result.file.tracks[0].events.map(\.payload).prefix(3) == [.sysEx([0x43, 0x12, 0x00]), .escape([0x07, 0xF7]), .escape([0xF8])])
+        #expect(
+            result.file.tracks[0].events.map(\.payload).prefix(3) == [
+                .sysEx([0x43, 0x12, 0x00]), .escape([0x07, 0xF7]), .escape([0xF8]),
+            ])
         #expect(result.file.tracks[0].events[1].tick == 0x10)
     }
 
     @Test("variable-length quantities: boundaries, non-minimal encodings, more than four bytes")
     func variableLengthQuantities() throws {
-        for (bytes, value) in [([0x00], 0), ([0x7F], 127), ([0x81, 0x00], 128), ([0xFF, 0x7F], 16_383), ([0x81, 0x80, 0x00], 16_384), ([0xFF, 0xFF, 0xFF, 0x7F], 0x0FFF_FFFF)] as [([UInt8], Int)] {
+        for (bytes, value) in [
+            ([0x00], 0), ([0x7F], 127), ([0x81, 0x00], 128), ([0xFF, 0x7F], 16_383), ([0x81, 0x80, 0x00], 16_384),
+            ([0xFF, 0xFF, 0xFF, 0x7F], 0x0FFF_FFFF),
+        ] as [([UInt8], Int)] {
             let result = try MIDIFile.read(bytes: smf(tracks: [bytes + [0xFF, 0x2F, 0x00]]))
             #expect(result.file.tracks[0].events[0].tick == value)
             var encoded: [UInt8] = []
@@ -77,16 +84,23 @@ struct MIDIFileReaderTests {
 
     @Test("PPQN and SMPTE divisions")
     func divisions() throws {
-        #expect(try MIDIFile.read(bytes: smf(division: 0xE728, tracks: [endOfTrack])).file.division == .smpte(framesPerSecond: 25, ticksPerFrame: 40))
-        #expect(try MIDIFile.read(bytes: smf(division: 0xE350, tracks: [endOfTrack])).file.division == .smpte(framesPerSecond: 29, ticksPerFrame: 80))
+        #expect(
+            try MIDIFile.read(bytes: smf(division: 0xE728, tracks: [endOfTrack])).file.division
+                == .smpte(framesPerSecond: 25, ticksPerFrame: 40))
+        #expect(
+            try MIDIFile.read(bytes: smf(division: 0xE350, tracks: [endOfTrack])).file.division
+                == .smpte(framesPerSecond: 29, ticksPerFrame: 80))
         #expect(MIDIFile.Division.smpte(framesPerSecond: 25, ticksPerFrame: 40).rawValue == 0xE728)
-        #expect(try MIDIFile.read(bytes: smf(division: 960, tracks: [endOfTrack])).file.division == .ticksPerQuarterNote(960))
+        #expect(
+            try MIDIFile.read(bytes: smf(division: 960, tracks: [endOfTrack])).file.division
+                == .ticksPerQuarterNote(960))
     }
 
     @Test("formats 0, 1 and 2 and RIFF RMID wrappers")
     func formatsAndRMID() throws {
         #expect(try MIDIFile.read(bytes: smf(format: 0, tracks: [scaleTrack])).file.format == .singleTrack)
-        #expect(try MIDIFile.read(bytes: smf(format: 2, tracks: [scaleTrack, scaleTrack])).file.format == .multiSequence)
+        #expect(
+            try MIDIFile.read(bytes: smf(format: 2, tracks: [scaleTrack, scaleTrack])).file.format == .multiSequence)
         let inner = smf(tracks: [scaleTrack])
         var riff: [UInt8] = Array("RIFF".utf8) + le32(4 + 8 + inner.count) + Array("RMID".utf8)
         riff += Array("data".utf8) + le32(inner.count) + inner
@@ -100,7 +114,8 @@ struct MIDIFileReaderTests {
     func rejections() {
         let cases: [([UInt8], String)] = [
             ([], "empty"), (Array("not a midi file".utf8), "text"), ([0x50, 0x4B, 3, 4, 0, 0, 0, 0], "ZIP"),
-            (Array("RIFF\u{0}\u{0}\u{0}\u{0}WAVEfmt ".utf8), "WAVE"), (Array("<html><body>404</body></html>".utf8), "HTML"),
+            (Array("RIFF\u{0}\u{0}\u{0}\u{0}WAVEfmt ".utf8), "WAVE"),
+            (Array("<html><body>404</body></html>".utf8), "HTML"),
             (Array("ID3\u{3}\u{0}".utf8), "MP3"),
         ]
         for (bytes, word) in cases {
@@ -114,4 +129,6 @@ struct MIDIFileReaderTests {
     }
 }
 
-func le32(_ value: Int) -> [UInt8] { [UInt8(value & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value >> 16 & 0xFF), UInt8(value >> 24 & 0xFF)] }
+func le32(_ value: Int) -> [UInt8] {
+    [UInt8(value & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value >> 16 & 0xFF), UInt8(value >> 24 & 0xFF)]
+}

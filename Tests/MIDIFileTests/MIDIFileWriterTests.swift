@@ -7,7 +7,9 @@ import Testing
 struct MIDIFileWriterTests {
     @Test("a canonical file round-trips byte for byte, with and without running status")
     func canonicalBytes() throws {
-        let canonical = smf(tracks: [[0x00, 0xFF, 0x03, 0x01, 0x41, 0x00, 0xFF, 0x51, 0x03, 0x07, 0xA1, 0x20] + scaleTrack])
+        let canonical = smf(tracks: [
+            [0x00, 0xFF, 0x03, 0x01, 0x41, 0x00, 0xFF, 0x51, 0x03, 0x07, 0xA1, 0x20] + scaleTrack
+        ])
         let file = try MIDIFile.read(bytes: canonical).file
         #expect(file.serialized(runningStatus: true) == canonical)
         let plain = file.serialized(runningStatus: false)
@@ -56,13 +58,17 @@ func randomFile(_ g: inout SplitMix) -> MIDIFile {
     let division: MIDIFile.Division =
         Bool.random(using: &g)
         ? .ticksPerQuarterNote(Int.random(in: 1...0x7FFF, using: &g))
-        : .smpte(framesPerSecond: [24, 25, 29, 30].randomElement(using: &g)!, ticksPerFrame: Int.random(in: 1...255, using: &g))
+        : .smpte(
+            framesPerSecond: [24, 25, 29, 30].randomElement(using: &g)!,
+            ticksPerFrame: Int.random(in: 1...255, using: &g))
     var tracks: [MIDIFile.Track] = []
     for _ in 0..<trackCount {
         var tick = 0
         var events: [MIDIFile.Event] = []
         for _ in 0..<Int.random(in: 0...60, using: &g) {
-            tick += Bool.random(using: &g) ? 0 : Int.random(in: 0...(1 << Int.random(in: 0...27, using: &g)), using: &g) & 0x7F_FFFF
+            tick +=
+                Bool.random(using: &g)
+                ? 0 : Int.random(in: 0...(1 << Int.random(in: 0...27, using: &g)), using: &g) & 0x7F_FFFF
             events.append(MIDIFile.Event(tick: tick, randomPayload(&g)))
         }
         events.append(MIDIFile.Event(tick: tick + Int.random(in: 0...100, using: &g), .meta(.endOfTrack)))
@@ -91,12 +97,22 @@ func randomPayload(_ g: inout SplitMix) -> MIDIFile.Payload {
     case 10: return .escape(randomBytes(&g, 0...10))
     case 11: return .meta(.text(MIDIFile.TextKind.allCases.randomElement(using: &g)!, randomBytes(&g, 0...200)))
     case 12: return .meta(.tempo(microsecondsPerQuarterNote: Int.random(in: 1...0xFF_FFFF, using: &g)))
-    case 13: return .meta(.timeSignature(numerator: UInt8.random(in: 1...32, using: &g), denominatorPower: UInt8.random(in: 0...6, using: &g), clocksPerClick: a, thirtySecondsPerQuarter: b))
+    case 13:
+        return .meta(
+            .timeSignature(
+                numerator: UInt8.random(in: 1...32, using: &g), denominatorPower: UInt8.random(in: 0...6, using: &g),
+                clocksPerClick: a, thirtySecondsPerQuarter: b))
     case 14: return .meta(.keySignature(sharps: Int8.random(in: -7...7, using: &g), minor: Bool.random(using: &g)))
-    case 15: return .meta(.smpteOffset(hours: UInt8.random(in: 0...23, using: &g), minutes: a % 60, seconds: b % 60, frames: a % 30, subframes: b % 100))
+    case 15:
+        return .meta(
+            .smpteOffset(
+                hours: UInt8.random(in: 0...23, using: &g), minutes: a % 60, seconds: b % 60, frames: a % 30,
+                subframes: b % 100))
     case 16: return .meta(.sequencerSpecific(randomBytes(&g, 0...20)))
     case 17: return .meta(Bool.random(using: &g) ? .channelPrefix(channel) : .port(a))
     case 18: return .meta(.sequenceNumber(Bool.random(using: &g) ? nil : UInt16.random(in: 0...UInt16.max, using: &g)))
-    default: return .meta(.unknown(type: [0x0A, 0x0F, 0x4B, 0x60, 0x7E].randomElement(using: &g)!, data: randomBytes(&g, 0...30)))
+    default:
+        return .meta(
+            .unknown(type: [0x0A, 0x0F, 0x4B, 0x60, 0x7E].randomElement(using: &g)!, data: randomBytes(&g, 0...30)))
     }
 }

@@ -34,7 +34,8 @@ struct TempoMapTests {
     @Test("bars and beats follow time signature changes")
     func barsAndBeats() {
         // 4/4 for two bars, then 3/4, then 6/8; 480 ticks per quarter.
-        let map = TempoMap(division: .ticksPerQuarterNote(480), tempos: [], meters: [(0, 4, 4), (3840, 3, 4), (3840 + 2 * 1440, 6, 8)])
+        let map = TempoMap(
+            division: .ticksPerQuarterNote(480), tempos: [], meters: [(0, 4, 4), (3840, 3, 4), (3840 + 2 * 1440, 6, 8)])
         #expect(map.barBeat(forTick: 0) == (1, 1, 0))
         #expect(map.barBeat(forTick: 1920 + 480 + 10) == (2, 2, 10))
         #expect(map.barBeat(forTick: 3840) == (3, 1, 0))

@@ -3,7 +3,8 @@ import Testing
 
 /// The shared corpus beside the checkout.
 let sharedCorpus: String = {
-    let checkout = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    let checkout = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
     return checkout.deletingLastPathComponent().appendingPathComponent("shared/corpus").path
 }()
 
@@ -18,7 +19,9 @@ func writeTemporary(_ bytes: [UInt8], name: String) throws -> String {
 /// A format-1 file: tempo 100 BPM, 3/4, then a C-major scale on channel 1 with program 5.
 let infoFixture: [UInt8] = {
     var track: [UInt8] = [0x00, 0xFF, 0x03, 0x04] + Array("Lead".utf8)
-    track += [0x00, 0xFF, 0x51, 0x03, 0x09, 0x27, 0xC0, 0x00, 0xFF, 0x58, 0x04, 0x03, 0x02, 0x18, 0x08, 0x00, 0xC0, 0x05]
+    track += [
+        0x00, 0xFF, 0x51, 0x03, 0x09, 0x27, 0xC0, 0x00, 0xFF, 0x58, 0x04, 0x03, 0x02, 0x18, 0x08, 0x00, 0xC0, 0x05,
+    ]
     for (index, key) in [60, 62, 64, 65, 67, 69, 71, 72].enumerated() {
         track += [index == 0 ? 0x00 : 0x00, 0x90, UInt8(key), 0x64, 0x60, 0x80, UInt8(key), 0x40]
     }
@@ -51,7 +54,10 @@ struct InfoCommandTests {
         #expect(result.status == 1)
         let objects = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]])
         #expect(objects.count == 3)
-        for key in ["path", "format", "division", "trackCount", "noteCount", "durationSeconds", "tempoChanges", "diagnostics", "error"] {
+        for key in [
+            "path", "format", "division", "trackCount", "noteCount", "durationSeconds", "tempoChanges", "diagnostics",
+            "error",
+        ] {
             #expect(objects.allSatisfy { $0.keys.contains(key) }, "missing \(key)")
         }
         #expect(objects[0]["noteCount"] as? Int == 8)
@@ -67,7 +73,8 @@ struct InfoCommandTests {
     func missingFile() throws {
         let result = try runPianola(["info", "/no/such/song.mid"])
         #expect(result.status == 1)
-        #expect(result.stderr == "pianola: /no/such/song.mid: cannot read /no/such/song.mid: No such file or directory\n")
+        #expect(
+            result.stderr == "pianola: /no/such/song.mid: cannot read /no/such/song.mid: No such file or directory\n")
     }
 
     @Test(
@@ -75,8 +82,10 @@ struct InfoCommandTests {
         .enabled(if: FileManager.default.fileExists(atPath: sharedCorpus), "shared corpus absent: skipped"))
     func wholeCorpus() throws {
         let enumerator = FileManager.default.enumerator(atPath: sharedCorpus)!
-        let files = (enumerator.allObjects as! [String]).filter { [".mid", ".rmi"].contains(where: $0.lowercased().hasSuffix) }
-            .map { sharedCorpus + "/" + $0 }
+        let files = (enumerator.allObjects as! [String]).filter {
+            [".mid", ".rmi"].contains(where: $0.lowercased().hasSuffix)
+        }
+        .map { sharedCorpus + "/" + $0 }
         #expect(files.count > 380)
         let result = try runPianola(["info", "--json"] + files)
         #expect(result.status == 1, "20 corpus files are not MIDI at all (HTML, text, WAVE, a tracker module...)")

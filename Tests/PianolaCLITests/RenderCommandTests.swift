@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-let checkout = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+let checkout = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().path
 let bundledFontPath = checkout + "/SoundFonts/PianolaGM.sf2"
 let demoSong = checkout + "/Examples/demo-song.mid"
 
@@ -40,13 +41,17 @@ struct RenderCommandTests {
         process.waitUntilExit()
         _ = binary
         #expect(process.terminationStatus == 0)
-        #expect(FileManager.default.contents(atPath: directory + "/song.mid") == FileManager.default.contents(atPath: demoSong))
+        #expect(
+            FileManager.default.contents(atPath: directory + "/song.mid")
+                == FileManager.default.contents(atPath: demoSong))
     }
 
     @Test("renders a MIDI file to WAV with the bundled font: right rate, length and level; says which font")
     func rendersWAV() throws {
         let output = try scratchDirectory() + "/demo.wav"
-        let result = try runPianola(["render", demoSong, "-o", output, "--soundfont", bundledFontPath, "--rate", "48000"])
+        let result = try runPianola([
+            "render", demoSong, "-o", output, "--soundfont", bundledFontPath, "--rate", "48000",
+        ])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.contains("SoundFont: \(bundledFontPath)"))
         let stats = try wavStats(output)
@@ -62,12 +67,16 @@ struct RenderCommandTests {
     func formatsAndFolders() throws {
         let directory = try scratchDirectory()
         for name in ["demo.flac", "demo.ogg"] {
-            let result = try runPianola(["render", "-q", demoSong, "-o", directory + "/" + name, "-s", bundledFontPath, "--tail", "0.5"])
+            let result = try runPianola([
+                "render", "-q", demoSong, "-o", directory + "/" + name, "-s", bundledFontPath, "--tail", "0.5",
+            ])
             #expect(result.status == 0, "\(result.stderr)")
             let size = (try FileManager.default.attributesOfItem(atPath: directory + "/" + name)[.size] as? Int) ?? 0
             #expect(size > 10_000)
         }
-        let result = try runPianola(["render", "-q", demoSong, demoSong, "-o", directory + "/out", "--ext", "flac", "-s", bundledFontPath])
+        let result = try runPianola([
+            "render", "-q", demoSong, demoSong, "-o", directory + "/out", "--ext", "flac", "-s", bundledFontPath,
+        ])
         #expect(result.status == 0, "\(result.stderr)")
         let rendered = try FileManager.default.contentsOfDirectory(atPath: directory + "/out")
         #expect(Set(rendered) == ["demo-song.flac", "demo-song-2.flac"])
@@ -103,7 +112,10 @@ struct RenderCommandTests {
             // A long song: the demo song looped many times through a long tail keeps it busy.
             let process = Process()
             process.executableURL = URL(fileURLWithPath: pianolaBinaryDirectory() + "/pianola")
-            process.arguments = ["render", demoSong, demoSong, demoSong, demoSong, "-o", directory, "-s", bundledFontPath, "--tail", "600", "--rate", "192000"]
+            process.arguments = [
+                "render", demoSong, demoSong, demoSong, demoSong, "-o", directory, "-s", bundledFontPath, "--tail",
+                "600", "--rate", "192000",
+            ]
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()

@@ -11,19 +11,37 @@ let fontPath: String = {
 /// A dense 16-channel piece: chords, runs, controllers, pitch bends, program changes and SysEx.
 func denseFile() -> MIDIFile {
     var tracks: [MIDIFile.Track] = [
-        MIDIFile.Track(events: [MIDIFile.Event(tick: 0, .meta(.tempo(microsecondsPerQuarterNote: 400_000))), MIDIFile.Event(tick: 48_000, .meta(.endOfTrack))])
+        MIDIFile.Track(events: [
+            MIDIFile.Event(tick: 0, .meta(.tempo(microsecondsPerQuarterNote: 400_000))),
+            MIDIFile.Event(tick: 48_000, .meta(.endOfTrack)),
+        ])
     ]
     for channel in 0..<16 {
-        var events: [MIDIFile.Event] = [MIDIFile.Event(tick: 0, .channel(.programChange(channel: UInt8(channel), program: UInt8(channel * 8))))]
+        var events: [MIDIFile.Event] = [
+            MIDIFile.Event(tick: 0, .channel(.programChange(channel: UInt8(channel), program: UInt8(channel * 8))))
+        ]
         for step in 0..<400 {
             let tick = step * 120
             let key = UInt8(36 + (step * 7 + channel * 5) % 60)
-            events.append(MIDIFile.Event(tick: tick, .channel(.noteOn(channel: UInt8(channel), note: key, velocity: 100))))
-            if step % 4 == 0 { events.append(MIDIFile.Event(tick: tick, .channel(.controlChange(channel: UInt8(channel), controller: 1, value: UInt8(step % 128))))) }
-            if step % 8 == 0 { events.append(MIDIFile.Event(tick: tick, .channel(.pitchBend(channel: UInt8(channel), value: UInt16(step * 40 % 16384))))) }
-            events.append(MIDIFile.Event(tick: tick + 100, .channel(.noteOff(channel: UInt8(channel), note: key, velocity: 0))))
+            events.append(
+                MIDIFile.Event(tick: tick, .channel(.noteOn(channel: UInt8(channel), note: key, velocity: 100))))
+            if step % 4 == 0 {
+                events.append(
+                    MIDIFile.Event(
+                        tick: tick,
+                        .channel(.controlChange(channel: UInt8(channel), controller: 1, value: UInt8(step % 128)))))
+            }
+            if step % 8 == 0 {
+                events.append(
+                    MIDIFile.Event(
+                        tick: tick, .channel(.pitchBend(channel: UInt8(channel), value: UInt16(step * 40 % 16384)))))
+            }
+            events.append(
+                MIDIFile.Event(tick: tick + 100, .channel(.noteOff(channel: UInt8(channel), note: key, velocity: 0))))
         }
-        if channel == 0 { events.append(MIDIFile.Event(tick: 2_000, .sysEx([0x7F, 0x7F, 0x04, 0x01, 0x00, 0x60, 0xF7]))) }
+        if channel == 0 {
+            events.append(MIDIFile.Event(tick: 2_000, .sysEx([0x7F, 0x7F, 0x04, 0x01, 0x00, 0x60, 0xF7])))
+        }
         events.sort { $0.tick < $1.tick }
         events.append(MIDIFile.Event(tick: 48_000, .meta(.endOfTrack)))
         tracks.append(MIDIFile.Track(events: events))

@@ -33,7 +33,8 @@ struct SamplerNodeTests {
             try sampler.selectProgram(80, onChannel: 0)  // square lead: sound from the first sample
             let buffer = AudioBuffer(channelCount: 2, frameCapacity: 2048)
             sampler.receive(.noteOn(channel: 0, note: 69, velocity: 127), atFrameOffset: offset)
-            sampler.render(into: buffer, inputs: .none, frameCount: 2048, time: AudioTime(sampleTime: 0, sampleRate: 44_100))
+            sampler.render(
+                into: buffer, inputs: .none, frameCount: 2048, time: AudioTime(sampleTime: 0, sampleRate: 44_100))
             let start = try #require(onset(buffer, frames: 2048), "offset \(offset): no sound")
             // FluidSynth starts voices at its 64-frame block boundaries; the attack needs a few
             // frames to cross the threshold.
@@ -70,9 +71,12 @@ struct SamplerNodeTests {
         try sampler.loadSoundFont(at: bundledFont)
         let buffer = AudioBuffer(channelCount: 2, frameCapacity: 4096)
         sampler.receive(.noteOn(channel: 9, note: 38, velocity: 120), atFrameOffset: 0)
-        sampler.render(into: buffer, inputs: .none, frameCount: 4096, time: AudioTime(sampleTime: 0, sampleRate: 44_100))
+        sampler.render(
+            into: buffer, inputs: .none, frameCount: 4096, time: AudioTime(sampleTime: 0, sampleRate: 44_100))
         #expect(buffer.samples(channel: 0).contains { abs($0) > 0.01 })
-        #expect(throws: SoundFontError.presetMissing(bank: 5, program: 3)) { try sampler.selectProgram(3, bank: 5, onChannel: 0) }
+        #expect(throws: SoundFontError.presetMissing(bank: 5, program: 3)) {
+            try sampler.selectProgram(3, bank: 5, onChannel: 0)
+        }
     }
 
     @Test("master volume SysEx scales the output; GM System On restores it")
@@ -84,12 +88,15 @@ struct SamplerNodeTests {
             for message in messages { sampler.receive(message, atFrameOffset: 0) }
             sampler.receive(.programChange(channel: 0, program: 16), atFrameOffset: 0)
             sampler.receive(.noteOn(channel: 0, note: 60, velocity: 100), atFrameOffset: 0)
-            sampler.render(into: buffer, inputs: .none, frameCount: 8192, time: AudioTime(sampleTime: 0, sampleRate: 44_100))
+            sampler.render(
+                into: buffer, inputs: .none, frameCount: 8192, time: AudioTime(sampleTime: 0, sampleRate: 44_100))
             return buffer.samples(channel: 0)[4096...].map(abs).max() ?? 0
         }
         let full = try level([])
         let half = try level([.systemExclusive([0x7F, 0x7F, 0x04, 0x01, 0x7F, 0x3F])])  // 8191/16383
-        let restored = try level([.systemExclusive([0x7F, 0x7F, 0x04, 0x01, 0x00, 0x20]), .systemExclusive([0x7E, 0x7F, 0x09, 0x01])])
+        let restored = try level([
+            .systemExclusive([0x7F, 0x7F, 0x04, 0x01, 0x00, 0x20]), .systemExclusive([0x7E, 0x7F, 0x09, 0x01]),
+        ])
         #expect(abs(half / full - 0.5) < 0.01)
         #expect(abs(restored / full - 1) < 0.01)
     }
@@ -99,7 +106,9 @@ struct SamplerNodeTests {
         let sampler = try SamplerNode()
         let font = try await sampler.loadSoundFont(at: bundledFont)
         #expect(font.rawValue >= 1)
-        await #expect(throws: SoundFontError.notFound(path: "/nope.sf2")) { try await sampler.loadSoundFont(at: "/nope.sf2") }
+        await #expect(throws: SoundFontError.notFound(path: "/nope.sf2")) {
+            try await sampler.loadSoundFont(at: "/nope.sf2")
+        }
         do {
             _ = try await sampler.loadSoundFont(at: #filePath)
             Issue.record("a Swift source loaded as a SoundFont")

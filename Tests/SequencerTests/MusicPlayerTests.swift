@@ -18,7 +18,13 @@ final class RecordingNode: AudioNode, MIDIReceivingNode, @unchecked Sendable {
         output.clear(frames: frameCount)
     }
     var notesOn: [(Int64, UInt8)] {
-        received.compactMap { if case .noteOn(_, let key, let velocity) = $0.message, velocity > 0 { return ($0.frame, key) } else { return nil } }
+        received.compactMap {
+            if case .noteOn(_, let key, let velocity) = $0.message, velocity > 0 {
+                return ($0.frame, key)
+            } else {
+                return nil
+            }
+        }
     }
 }
 
@@ -28,9 +34,13 @@ func makeFile(tempos: [(Int, Int)] = [], tracks: [[(Int, MIDIMessage)]]) -> MIDI
     let end = (tracks.flatMap { $0.map(\.0) } + tempos.map(\.0)).max() ?? 0
     conductor.append(MIDIFile.Event(tick: end, .meta(.endOfTrack)))
     let rest = tracks.map { events in
-        MIDIFile.Track(events: events.map { MIDIFile.Event(tick: $0.0, .channel($0.1)) } + [MIDIFile.Event(tick: end, .meta(.endOfTrack))])
+        MIDIFile.Track(
+            events: events.map { MIDIFile.Event(tick: $0.0, .channel($0.1)) } + [
+                MIDIFile.Event(tick: end, .meta(.endOfTrack))
+            ])
     }
-    return MIDIFile(format: .multiTrack, division: .ticksPerQuarterNote(480), tracks: [MIDIFile.Track(events: conductor)] + rest)
+    return MIDIFile(
+        format: .multiTrack, division: .ticksPerQuarterNote(480), tracks: [MIDIFile.Track(events: conductor)] + rest)
 }
 
 struct Harness {
@@ -51,7 +61,9 @@ struct Harness {
     }
 }
 
-func on(_ key: UInt8, channel: UInt8 = 0, velocity: UInt8 = 100) -> MIDIMessage { .noteOn(channel: channel, note: key, velocity: velocity) }
+func on(_ key: UInt8, channel: UInt8 = 0, velocity: UInt8 = 100) -> MIDIMessage {
+    .noteOn(channel: channel, note: key, velocity: velocity)
+}
 func off(_ key: UInt8, channel: UInt8 = 0) -> MIDIMessage { .noteOff(channel: channel, note: key, velocity: 0) }
 
 @Suite("Music player: sample-accurate scheduling and transport")
@@ -61,7 +73,10 @@ struct MusicPlayerTests {
         // 120 BPM, then 90 BPM from beat 2, then 200 BPM from beat 5; a note every 7 ticks.
         let tempos = [(0, 500_000), (960, 666_667), (2400, 300_000)]
         var notes: [(Int, MIDIMessage)] = []
-        for index in 0..<500 { notes.append((index * 7, on(UInt8(40 + index % 40)))) ; notes.append((index * 7 + 5, off(UInt8(40 + index % 40)))) }
+        for index in 0..<500 {
+            notes.append((index * 7, on(UInt8(40 + index % 40))));
+            notes.append((index * 7 + 5, off(UInt8(40 + index % 40))))
+        }
         let file = makeFile(tempos: tempos, tracks: [notes])
         let map = file.tempoMap
         for quantum in [64, 256, 1000] {
@@ -85,14 +100,19 @@ struct MusicPlayerTests {
 
     @Test("seek chases program, controllers, pitch bend and pressure, and releases sounding notes")
     func seekChases() throws {
-        let file = makeFile(tracks: [[
-            (0, .controlChange(channel: 1, controller: 0, value: 1)), (0, .programChange(channel: 1, program: 33)),
-            (0, .controlChange(channel: 1, controller: 7, value: 90)), (10, .controlChange(channel: 1, controller: 7, value: 70)),
-            (20, .pitchBend(channel: 1, value: 9000)), (30, .channelPressure(channel: 1, pressure: 50)),
-            (0, .controlChange(channel: 1, controller: 101, value: 0)), (0, .controlChange(channel: 1, controller: 100, value: 0)),
-            (0, .controlChange(channel: 1, controller: 6, value: 12)),
-            (40, on(60, channel: 1)), (2000, off(60, channel: 1)), (2400, on(62, channel: 1)), (2500, off(62, channel: 1)),
-        ]])
+        let file = makeFile(tracks: [
+            [
+                (0, .controlChange(channel: 1, controller: 0, value: 1)), (0, .programChange(channel: 1, program: 33)),
+                (0, .controlChange(channel: 1, controller: 7, value: 90)),
+                (10, .controlChange(channel: 1, controller: 7, value: 70)),
+                (20, .pitchBend(channel: 1, value: 9000)), (30, .channelPressure(channel: 1, pressure: 50)),
+                (0, .controlChange(channel: 1, controller: 101, value: 0)),
+                (0, .controlChange(channel: 1, controller: 100, value: 0)),
+                (0, .controlChange(channel: 1, controller: 6, value: 12)),
+                (40, on(60, channel: 1)), (2000, off(60, channel: 1)), (2400, on(62, channel: 1)),
+                (2500, off(62, channel: 1)),
+            ]
+        ])
         let harness = try Harness(file)
         harness.player.play()
         try harness.render(frames: 4_800)  // 0.1 s: note 60 is sounding
@@ -108,7 +128,8 @@ struct MusicPlayerTests {
         ] {
             #expect(messages.contains(expected), "chased \(expected)")
         }
-        #expect(!messages.contains(.controlChange(channel: 1, controller: 7, value: 90)), "only the last value is chased")
+        #expect(
+            !messages.contains(.controlChange(channel: 1, controller: 7, value: 90)), "only the last value is chased")
         try harness.render(frames: 48_000)
         #expect(harness.recorder.notesOn.map(\.1) == [62])
         #expect(abs(harness.player.currentPositionInSeconds - 2.5) < 0.02 || harness.player.isFinished)
@@ -116,26 +137,36 @@ struct MusicPlayerTests {
 
     @Test("stop and pause leave no note hanging; play resumes where it paused")
     func noStuckNotes() throws {
-        let file = makeFile(tracks: [[(0, on(60)), (0, .controlChange(channel: 0, controller: 64, value: 127)), (4800, off(60))]])
+        let file = makeFile(tracks: [
+            [(0, on(60)), (0, .controlChange(channel: 0, controller: 64, value: 127)), (4800, off(60))]
+        ])
         let harness = try Harness(file)
         harness.player.play()
         try harness.render(frames: 10_000)
         harness.player.pause()
         try harness.render(frames: 256)
         let tail = harness.recorder.received.suffix(3).map(\.message)
-        #expect(tail == [off(60), .controlChange(channel: 0, controller: 64, value: 0), .controlChange(channel: 0, controller: 66, value: 0)])
+        #expect(
+            tail == [
+                off(60), .controlChange(channel: 0, controller: 64, value: 0),
+                .controlChange(channel: 0, controller: 66, value: 0),
+            ])
         let pausedAt = harness.player.currentPositionInSeconds
         try harness.render(frames: 4_800)
         #expect(harness.player.currentPositionInSeconds == pausedAt)
         harness.recorder.received.removeAll()
         harness.player.play()
         try harness.render(frames: 256)
-        #expect(harness.recorder.received.map(\.message).contains(.controlChange(channel: 0, controller: 64, value: 127)), "resume chases the pedal")
+        #expect(
+            harness.recorder.received.map(\.message).contains(.controlChange(channel: 0, controller: 64, value: 127)),
+            "resume chases the pedal")
     }
 
     @Test("a loop range repeats the given number of times, sample-accurately, then playback ends")
     func looping() throws {
-        let file = makeFile(tracks: [[(0, on(60)), (240, off(60)), (480, on(62)), (720, off(62)), (960, on(64)), (1200, off(64))]])
+        let file = makeFile(tracks: [
+            [(0, on(60)), (240, off(60)), (480, on(62)), (720, off(62)), (960, on(64)), (1200, off(64))]
+        ])
         let harness = try Harness(file, quantum: 300)
         harness.player.setLoop(0.5..<1.0, count: 2)
         harness.player.play()
@@ -148,7 +179,10 @@ struct MusicPlayerTests {
 
     @Test("rate, transpose (not on drums), mute and solo")
     func rateTransposeMuteSolo() throws {
-        let file = makeFile(tracks: [[(0, on(60)), (480, off(60)), (960, on(62)), (1440, off(62))], [(0, on(36, channel: 9)), (480, off(36, channel: 9))]])
+        let file = makeFile(tracks: [
+            [(0, on(60)), (480, off(60)), (960, on(62)), (1440, off(62))],
+            [(0, on(36, channel: 9)), (480, off(36, channel: 9))],
+        ])
         let harness = try Harness(file)
         harness.player.rate = 2
         harness.player.transpose = 3
