@@ -24,6 +24,8 @@ public struct RenderOptions: Sendable, Hashable {
     public var isSynthReverbEnabled = true
     public var isSynthChorusEnabled = true
     public var polyphony = 256
+    /// Cores the synthesizer may use for one file (FluidSynth's multi-core voice rendering).
+    public var threads = 1
     public var tail: Tail = .automatic
     public var maximumTailSeconds = 30.0
     /// Frames per render quantum. Events are placed at their exact frame whatever this is.
@@ -69,8 +71,9 @@ public enum RenderError: Error, Sendable, CustomStringConvertible {
 public final class OfflineRenderer {
     public let options: RenderOptions
     public let soundFontPath: String
-    private let engine = AudioEngine()
-    private let sampler: SamplerNode
+    private var engine = AudioEngine()
+    private var sampler: SamplerNode
+    private var hasRendered = false
 
     public init(soundFont path: String, options: RenderOptions = RenderOptions()) throws(SoundFontError) {
         self.options = options
@@ -78,6 +81,7 @@ public final class OfflineRenderer {
         var settings = SamplerNode.Settings()
         settings.sampleRate = Double(options.sampleRate)
         settings.polyphony = options.polyphony
+        settings.cpuCores = options.threads
         settings.isReverbEnabled = options.isSynthReverbEnabled
         settings.isChorusEnabled = options.isSynthChorusEnabled
         sampler = try SamplerNode(settings: settings)
@@ -89,6 +93,17 @@ public final class OfflineRenderer {
     public func render(
         _ file: MIDIFile, to outputPath: String, progress: (Double, Double) -> Bool = { _, _ in true }
     ) throws(RenderError) -> RenderSummary {
+        if hasRendered {
+            // Every file starts from a pristine synthesizer (reverb, chorus and LFO state would
+            // otherwise carry over from the previous file); the SoundFont moves, it is not reloaded.
+            do {
+                sampler = try SamplerNode(takingSoundFontsFrom: sampler)
+            } catch {
+                throw .graph("\(error)")
+            }
+            engine = AudioEngine()
+        }
+        hasRendered = true
         let sequence = MusicSequence(file: file)
         let rate = Double(options.sampleRate)
         let player = MusicPlayer(sequence: sequence, destination: sampler, sampleRate: rate)
@@ -104,8 +119,6 @@ public final class OfflineRenderer {
             throw .graph("\(error)")
         }
         defer { try? engine.removeRenderObserver(player) }
-        engine.reset()
-        sampler.systemReset()
         engine.mainMixerNode.outputVolume = Float(pow(10, options.gainDecibels / 20))
 
         let writer: AudioFileWriter

@@ -1,5 +1,8 @@
 import ArgumentParser
+import Dispatch
+import Foundation
 import Pianola
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -58,6 +61,15 @@ struct RenderCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Output extension when -o is a folder.", valueName: "ext"))
     var ext = "wav"
 
+    @Option(
+        name: .shortAndLong,
+        help: ArgumentHelp("Render this many files at once (each with its own synthesizer).", valueName: "n"))
+    var jobs = 1
+
+    @Option(
+        help: ArgumentHelp("Cores to render one file with (FluidSynth's multi-core voice rendering).", valueName: "n"))
+    var threads = 1
+
     @Flag(name: .shortAndLong, help: "Print nothing but errors.")
     var quiet = false
 
@@ -74,6 +86,10 @@ struct RenderCommand: ParsableCommand {
             throw ValidationError("--tail must be auto or a number of seconds (0…600), got '\(tail)'")
         }
         guard (-60...40).contains(gain) else { throw ValidationError("--gain must be between -60 and 40 dB") }
+        guard (1...64).contains(threads) else {
+            throw ValidationError("--threads must be between 1 and 64, got \(threads)")
+        }
+        guard (1...64).contains(jobs) else { throw ValidationError("--jobs must be between 1 and 64, got \(jobs)") }
     }
 
     func run() throws {
@@ -87,56 +103,114 @@ struct RenderCommand: ParsableCommand {
         options.isSynthReverbEnabled = synthReverb == "on"
         options.isSynthChorusEnabled = synthChorus == "on"
         options.tail = tail == "auto" ? .automatic : .seconds(Double(tail)!)
+        options.threads = threads
         if !quiet { Terminal.writeError("SoundFont: \(font.path) (\(font.source.explanation))\n") }
 
-        let jobs = try plannedOutputs()
-        let renderer: OfflineRenderer
-        do { renderer = try OfflineRenderer(soundFont: font.path, options: options) } catch {
-            throw CLIError(error.description)
-        }
-        var failures = 0
-        for (input, outputPath) in jobs {
-            let file: MIDIFile
-            do {
-                let result = try MIDIFile.read(path: input)
-                file = result.file
-                if !result.diagnostics.isEmpty && !quiet {
-                    Terminal.writeError(
-                        "warning: \(input): \(result.diagnostics.count) defects recovered (pianola info \(input) lists them)\n"
-                    )
-                }
-            } catch {
-                printError("pianola: \(input): \(error.description)")
-                failures += 1
-                continue
+        let work = try plannedOutputs()
+        let workerCount = min(max(1, jobs), work.count)
+        let failures: Int
+        if workerCount == 1 {
+            let renderer: OfflineRenderer
+            do { renderer = try OfflineRenderer(soundFont: font.path, options: options) } catch {
+                throw CLIError(error.description)
             }
-            var reporter = ProgressReporter(label: Self.shortName(input), total: file.durationSeconds)
-            let started = Terminal.monotonicSeconds()
-            do {
-                let summary = try renderer.render(file, to: outputPath) { done, _ in
-                    if !quiet { reporter.update(done: done) }
-                    return Terminal.interruptSignal == nil
+            var failed = 0
+            for (input, outputPath) in work {
+                switch Self.renderOne(
+                    input: input, output: outputPath, renderer: renderer, showProgress: !quiet, quiet: quiet)
+                {
+                case .done(let line): if !quiet { print(line) }
+                case .failed(let message):
+                    printError(message)
+                    failed += 1
+                case .cancelled:
+                    printError("pianola: interrupted; \(outputPath) was not written")
+                    throw ExitCode(130)
                 }
-                if !quiet {
-                    reporter.finish()
-                    let elapsed = Terminal.monotonicSeconds() - started
-                    let peak = summary.peak > 0 ? 20 * log10(Double(summary.peak)) : -Double.infinity
-                    let speed = summary.seconds / max(elapsed, 1e-6)
-                    print(
-                        "\(outputPath): \(Terminal.clock(summary.seconds)) (\(Terminal.clock(summary.musicSeconds)) music + \(String(format1: summary.tailSeconds)) s tail), peak \(String(format1: peak)) dBFS, \(Int(speed))× real time"
-                    )
-                }
-            } catch .cancelled {
-                reporter.finish()
-                printError("pianola: interrupted; \(outputPath) was not written")
-                throw ExitCode(130)
-            } catch {
-                reporter.finish()
-                printError("pianola: \(input): \(error.description)")
-                failures += 1
             }
+            failures = failed
+        } else {
+            failures = try renderInParallel(work, workers: workerCount, soundFont: font.path, options: options)
         }
         if failures > 0 { throw ExitCode(1) }
+    }
+
+    enum Outcome: Sendable {
+        case done(String)
+        case failed(String)
+        case cancelled
+    }
+
+    /// Reads and renders one file; the message or summary line says what happened.
+    static func renderOne(
+        input: String, output outputPath: String, renderer: OfflineRenderer, showProgress: Bool, quiet: Bool
+    ) -> Outcome {
+        let file: MIDIFile
+        do {
+            let result = try MIDIFile.read(path: input)
+            file = result.file
+            if !result.diagnostics.isEmpty && !quiet {
+                Terminal.writeError(
+                    "warning: \(input): \(result.diagnostics.count) defects recovered (pianola info \(input) lists them)\n"
+                )
+            }
+        } catch {
+            return .failed("pianola: \(input): \(error.description)")
+        }
+        var reporter = ProgressReporter(label: shortName(input), total: file.durationSeconds)
+        let started = Terminal.monotonicSeconds()
+        do {
+            let summary = try renderer.render(file, to: outputPath) { done, _ in
+                if showProgress { reporter.update(done: done) }
+                return Terminal.interruptSignal == nil
+            }
+            if showProgress { reporter.finish() }
+            let elapsed = Terminal.monotonicSeconds() - started
+            let peak = summary.peak > 0 ? 20 * log10(Double(summary.peak)) : -Double.infinity
+            let speed = summary.seconds / max(elapsed, 1e-6)
+            return .done(
+                "\(outputPath): \(Terminal.clock(summary.seconds)) (\(Terminal.clock(summary.musicSeconds)) music + \(String(format1: summary.tailSeconds)) s tail), peak \(String(format1: peak)) dBFS, \(Int(speed))× real time"
+            )
+        } catch .cancelled {
+            if showProgress { reporter.finish() }
+            return .cancelled
+        } catch {
+            if showProgress { reporter.finish() }
+            return .failed("pianola: \(input): \(error.description)")
+        }
+    }
+
+    /// Renders `work` on `workers` threads, each with its own renderer; returns the failure count.
+    private func renderInParallel(
+        _ work: [(String, String)], workers: Int, soundFont: String, options: RenderOptions
+    ) throws -> Int {
+        let queue = RenderQueue(work.map { RenderQueue.Item(input: $0.0, output: $0.1) })
+        let quiet = self.quiet
+        var threads: [Thread] = []
+        let finished = DispatchGroup()
+        for _ in 0..<workers {
+            finished.enter()
+            let thread = Thread {
+                defer { finished.leave() }
+                let renderer: OfflineRenderer
+                do { renderer = try OfflineRenderer(soundFont: soundFont, options: options) } catch {
+                    queue.fail(everythingWith: "pianola: \(error)")
+                    return
+                }
+                while let item = queue.next() {
+                    let outcome = Self.renderOne(
+                        input: item.input, output: item.output, renderer: renderer, showProgress: false, quiet: quiet)
+                    queue.record(outcome, for: item, total: work.count, quiet: quiet)
+                    if case .cancelled = outcome { return }
+                }
+            }
+            thread.stackSize = 4 << 20
+            threads.append(thread)
+            thread.start()
+        }
+        finished.wait()
+        if queue.wasCancelled { throw ExitCode(130) }
+        return queue.failureCount
     }
 
     /// (input, output) pairs: one file, or a folder of renders named after the inputs.
@@ -185,4 +259,57 @@ extension String {
         let tenth = Int(abs(scaled)) % 10
         self = (scaled < 0 && whole == 0 ? "-" : "") + "\(whole).\(tenth)"
     }
+}
+
+/// The shared work list of a parallel render.
+final class RenderQueue: Sendable {
+    struct Item: Sendable {
+        var input: String
+        var output: String
+    }
+    private struct State {
+        var pending: [Item]
+        var completed = 0
+        var failures = 0
+        var cancelled = false
+    }
+    private let state: Mutex<State>
+
+    init(_ items: [Item]) { state = Mutex(State(pending: items.reversed())) }
+
+    func next() -> Item? {
+        state.withLock { state in
+            guard !state.cancelled, Terminal.interruptSignal == nil else {
+                state.cancelled = state.cancelled || Terminal.interruptSignal != nil
+                return nil
+            }
+            return state.pending.popLast()
+        }
+    }
+
+    func record(_ outcome: RenderCommand.Outcome, for item: Item, total: Int, quiet: Bool) {
+        state.withLock { state in
+            state.completed += 1
+            switch outcome {
+            case .done(let line): if !quiet { print("[\(state.completed)/\(total)] \(line)") }
+            case .failed(let message):
+                state.failures += 1
+                printError(message)
+            case .cancelled:
+                state.cancelled = true
+                printError("pianola: interrupted; \(item.output) was not written")
+            }
+        }
+    }
+
+    func fail(everythingWith message: String) {
+        state.withLock { state in
+            state.failures += state.pending.count
+            state.pending.removeAll()
+            printError(message)
+        }
+    }
+
+    var failureCount: Int { state.withLock { $0.failures } }
+    var wasCancelled: Bool { state.withLock { $0.cancelled } }
 }

@@ -16,7 +16,7 @@ final class FluidSynth {
     private static let creationLock = Mutex(())
 
     init(
-        sampleRate: Double = 44_100, polyphony: Int = 256, reverb: Bool = false, chorus: Bool = false
+        sampleRate: Double = 44_100, polyphony: Int = 256, reverb: Bool = false, chorus: Bool = false, cpuCores: Int = 1
     ) throws(SoundFontError) {
         FluidSynthLog.installIfNeeded()
         _ = pianola_install_realtime_openmp()
@@ -26,6 +26,7 @@ final class FluidSynth {
             fluid_settings_setint(settings, "synth.polyphony", Int32(polyphony))
             fluid_settings_setint(settings, "synth.reverb.active", reverb ? 1 : 0)
             fluid_settings_setint(settings, "synth.chorus.active", chorus ? 1 : 0)
+            fluid_settings_setint(settings, "synth.cpu-cores", Int32(max(1, cpuCores)))
             guard let synth = new_fluid_synth(settings) else {
                 delete_fluid_settings(settings)
                 return nil

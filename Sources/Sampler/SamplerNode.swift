@@ -27,6 +27,9 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
         public var interpolation: Interpolation = .fourthOrder
         public var isReverbEnabled = true
         public var isChorusEnabled = true
+        /// Cores FluidSynth may use to render voices (its `synth.cpu-cores`); 1 renders on the
+        /// calling thread only.
+        public var cpuCores = 1
         public init() {}
     }
 
@@ -47,7 +50,7 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
         self.settings = settings
         synth = try FluidSynth(
             sampleRate: settings.sampleRate, polyphony: settings.polyphony, reverb: settings.isReverbEnabled,
-            chorus: settings.isChorusEnabled)
+            chorus: settings.isChorusEnabled, cpuCores: settings.cpuCores)
         baseGain = settings.gain
         fluid_synth_set_gain(synth.synth, settings.gain)
         for channel in 0..<16 {
@@ -57,6 +60,21 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
         eventMessages = .allocate(capacity: eventCapacity)
         eventMessages.initialize(repeating: .tuneRequest, count: eventCapacity)
         super.init(name: name)
+    }
+
+    /// A new sampler with `other`'s settings and SoundFonts: the fonts move to the new sampler
+    /// without being reloaded, and `other` is left with none. Use it to start a render from a
+    /// pristine synthesizer (no reverb or chorus state, no LFO phase) without paying for the load.
+    public convenience init(name: String = "sampler", takingSoundFontsFrom other: SamplerNode) throws(SoundFontError) {
+        try self.init(name: name, settings: other.settings)
+        // Oldest first, so the stack keeps its order (the last added is searched first).
+        for (identifier, fontID) in other.fonts.sorted(by: { $0.value < $1.value }) {
+            guard let font = fluid_synth_get_sfont_by_id(other.synth.synth, fontID) else { continue }
+            fluid_synth_remove_sfont(other.synth.synth, font)
+            let newID = fluid_synth_add_sfont(synth.synth, font)
+            if newID >= 0 { fonts[identifier] = newID }
+        }
+        other.fonts.removeAll()
     }
 
     deinit {

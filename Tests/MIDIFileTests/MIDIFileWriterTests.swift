@@ -3,6 +3,10 @@ import Testing
 
 @testable import MIDIFile
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 @Suite("SMF writing and round trips")
 struct MIDIFileWriterTests {
     @Test("a canonical file round-trips byte for byte, with and without running status")
@@ -36,6 +40,7 @@ struct MIDIFileWriterTests {
         let path = "/tmp/pianola-writer-\(UInt32.random(in: 0...UInt32.max)).mid"
         try file.write(to: path)
         #expect(try MIDIFile.read(path: path).file == file)
+        unlink(path)
         #expect(throws: MIDIFileError.self) { try file.write(to: "/nonexistent-dir/x.mid") }
     }
 }

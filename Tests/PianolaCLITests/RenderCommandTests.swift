@@ -82,6 +82,27 @@ struct RenderCommandTests {
         #expect(Set(rendered) == ["demo-song.flac", "demo-song-2.flac"])
     }
 
+    @Test("--jobs renders several files at once, with the same samples as one at a time; --threads renders too")
+    func jobsAndThreads() throws {
+        let directory = try scratchDirectory()
+        var result = try runPianola([
+            "render", "-q", "--jobs", "2", demoSong, demoSong, demoSong, "-o", directory + "/parallel", "-s",
+            bundledFontPath,
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        result = try runPianola(["render", "-q", demoSong, "-o", directory + "/serial.wav", "-s", bundledFontPath])
+        #expect(result.status == 0)
+        let serial = FileManager.default.contents(atPath: directory + "/serial.wav")
+        for name in ["demo-song.wav", "demo-song-2.wav", "demo-song-3.wav"] {
+            #expect(FileManager.default.contents(atPath: directory + "/parallel/" + name) == serial, "\(name)")
+        }
+        result = try runPianola([
+            "render", "-q", "--threads", "2", demoSong, "-o", directory + "/threads.wav", "-s", bundledFontPath,
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try wavStats(directory + "/threads.wav").peak > 0.05)
+    }
+
     @Test("bad input is one clear line and a non-zero exit; nothing is written")
     func badInput() throws {
         let directory = try scratchDirectory()
