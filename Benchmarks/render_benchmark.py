@@ -69,6 +69,11 @@ def one_note(path):
     track.append(mido.Message("note_off", note=60, velocity=0, time=240))
     mf.save(path)
 
+def wav_seconds(path):
+    import wave
+    with wave.open(path) as w:
+        return w.getnframes() / w.getframerate()
+
 def best(runs, command):
     times = []
     for _ in range(runs):
@@ -101,10 +106,11 @@ def main():
             print(f"skipping {name}: {font} not found"); continue
         fs = ["fluidsynth", "-ni", "-q", "-F", out, "-r", "44100", font]
         pn = [pianola, "render", "-q", "--soundfont", font, "--rate", "44100", "-o", out]
-        t_fs = best(args.runs, fs + [dense]); t_pn = best(args.runs, pn + [dense])
-        rows.append((name, "dense16, 1 thread", t_fs, t_pn))
+        t_fs = best(args.runs, fs + [dense]); fs_seconds = wav_seconds(out)
+        t_pn = best(args.runs, pn + [dense]); pn_seconds = wav_seconds(out)
+        rows.append((name, f"dense16, 1 thread (output {fs_seconds:.1f} s vs {pn_seconds:.1f} s)", t_fs, t_pn, fs_seconds / t_fs, pn_seconds / t_pn))
         t_pn2 = best(args.runs, pn + ["--threads", "2", dense])
-        rows.append((name, "dense16, pianola --threads 2", t_fs, t_pn2))
+        rows.append((name, "dense16, pianola --threads 2", t_fs, t_pn2, fs_seconds / t_fs, pn_seconds / t_pn2))
         def serial_fs():
             for path in shorts:
                 subprocess.run(fs + [path], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -113,13 +119,14 @@ def main():
             start = time.perf_counter(); serial_fs(); times.append(time.perf_counter() - start)
         t_fs_serial = min(times)
         t_jobs = best(args.runs, [pianola, "render", "-q", "--soundfont", font, "--rate", "44100", "--jobs", "2", "-o", outdir] + shorts)
-        rows.append((name, f"{len(shorts)} files, pianola --jobs 2 vs serial fluidsynth", t_fs_serial, t_jobs))
+        rows.append((name, f"{len(shorts)} files, pianola --jobs 2 vs serial fluidsynth", t_fs_serial, t_jobs, None, None))
         t_fs_first = best(args.runs + 2, fs + [note]); t_pn_first = best(args.runs + 2, pn + ["--tail", "0", note])
-        rows.append((name, "one-note file (start-up + font load)", t_fs_first, t_pn_first))
-    print("| font | case | fluidsynth s | pianola s | speed-up |")
-    print("|---|---|---:|---:|---:|")
-    for name, case, a, b in rows:
-        print(f"| {name} | {case} | {a:.3f} | {b:.3f} | {a / b:.2f}× |")
+        rows.append((name, "one-note file (start-up + font load)", t_fs_first, t_pn_first, None, None))
+    print("| font | case | fluidsynth s | pianola s | speed-up (wall) | fluidsynth × real time | pianola × real time | speed-up (audio s per s) |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    for name, case, a, b, rtf_a, rtf_b in rows:
+        extra = f"{rtf_a:.1f} | {rtf_b:.1f} | {rtf_b / rtf_a:.2f}×" if rtf_a else " | | "
+        print(f"| {name} | {case} | {a:.3f} | {b:.3f} | {a / b:.2f}× | {extra} |")
     shutil.rmtree(work, ignore_errors=True)
 
 if __name__ == "__main__":
