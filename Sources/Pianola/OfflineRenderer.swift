@@ -30,6 +30,8 @@ public struct RenderOptions: Sendable, Hashable {
     public var maximumTailSeconds = 30.0
     /// Frames per render quantum. Events are placed at their exact frame whatever this is.
     public var quantumFrames = 1_024
+    /// Event timing: sample-accurate (the default) or as FluidSynth's own player places them.
+    public var timing: MusicPlayer.Timing = .sampleAccurate
 
     public init() {}
 
@@ -106,7 +108,7 @@ public final class OfflineRenderer {
         hasRendered = true
         let sequence = MusicSequence(file: file)
         let rate = Double(options.sampleRate)
-        let player = MusicPlayer(sequence: sequence, destination: sampler, sampleRate: rate)
+        let player = MusicPlayer(sequence: sequence, destination: sampler, sampleRate: rate, timing: options.timing)
         let quantum = options.quantumFrames
         do {
             if engine.inputBus(of: engine.mainMixerNode, connectedFrom: sampler) == nil {

@@ -70,6 +70,12 @@ struct RenderCommand: ParsableCommand {
         help: ArgumentHelp("Cores to render one file with (FluidSynth's multi-core voice rendering).", valueName: "n"))
     var threads = 1
 
+    @Option(
+        help: ArgumentHelp(
+            "Event timing: exact (every event at its sample, the default) or fluidsynth (as FluidSynth's player places them, for renders that match `fluidsynth -F`).",
+            valueName: "exact|fluidsynth"))
+    var timing = "exact"
+
     @Flag(name: .shortAndLong, help: "Print nothing but errors.")
     var quiet = false
 
@@ -86,6 +92,9 @@ struct RenderCommand: ParsableCommand {
             throw ValidationError("--tail must be auto or a number of seconds (0…600), got '\(tail)'")
         }
         guard (-60...40).contains(gain) else { throw ValidationError("--gain must be between -60 and 40 dB") }
+        guard ["exact", "fluidsynth"].contains(timing) else {
+            throw ValidationError("--timing must be exact or fluidsynth, got '\(timing)'")
+        }
         guard (1...64).contains(threads) else {
             throw ValidationError("--threads must be between 1 and 64, got \(threads)")
         }
@@ -104,6 +113,7 @@ struct RenderCommand: ParsableCommand {
         options.isSynthChorusEnabled = synthChorus == "on"
         options.tail = tail == "auto" ? .automatic : .seconds(Double(tail)!)
         options.threads = threads
+        options.timing = timing == "fluidsynth" ? .fluidSynthCompatible : .sampleAccurate
         if !quiet { Terminal.writeError("SoundFont: \(font.path) (\(font.source.explanation))\n") }
 
         let work = try plannedOutputs()

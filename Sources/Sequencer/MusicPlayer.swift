@@ -80,8 +80,27 @@ public final class MusicPlayer: RenderObserver, @unchecked Sendable {
     private var heldTrackEnabled: [Bool]?
     private var needsAnchor = true
 
+    /// When events take effect.
+    public enum Timing: Sendable, Hashable {
+        /// Every event at its exact frame (the synthesizer may still start voices at its own
+        /// 64-frame block boundary).
+        case sampleAccurate
+        /// As FluidSynth's own MIDI player places them: song time read once per 64-frame block,
+        /// truncated to whole milliseconds and rounded to ticks, events applied one block later.
+        /// For renders that must match `fluidsynth -F` sample for sample; loops, rate changes and
+        /// seeks are not supported in this mode (it plays from the start at rate 1).
+        case fluidSynthCompatible
+    }
+
+    /// How events are placed in time; set it before `play()`.
+    public let timing: Timing
+
     /// A player for `sequence`; tracks without a destination play into `destination`.
-    public init(sequence: MusicSequence, destination: any MIDIReceivingNode, sampleRate: Double) {
+    public init(
+        sequence: MusicSequence, destination: any MIDIReceivingNode, sampleRate: Double,
+        timing: Timing = .sampleAccurate
+    ) {
+        self.timing = timing
         self.sequence = sequence
         var nodes: [any MIDIReceivingNode] = [destination]
         var map: [Int] = []
@@ -326,6 +345,10 @@ public final class MusicPlayer: RenderObserver, @unchecked Sendable {
     public func willRender(frameCount: Int, at time: AudioTime) {
         takeMail(at: time)
         guard renderPlaying else { return }
+        if timing == .fluidSynthCompatible, let ticksPerQuarter = sequence.tempoMap.division.ticksPerQuarterNote {
+            renderWithFluidSynthTiming(frameCount: frameCount, at: time, ticksPerQuarter: ticksPerQuarter)
+            return
+        }
         if needsAnchor {
             anchorSample = time.sampleTime
             needsAnchor = false
@@ -367,6 +390,83 @@ public final class MusicPlayer: RenderObserver, @unchecked Sendable {
             playingFlag.store(false, ordering: .relaxed)
             finishedFlag.store(true, ordering: .relaxed)
         }
+    }
+
+    // FluidSynth player emulation state (render thread).
+    private var fluidStartMilliseconds = 0
+    private var fluidStartTicks = 0
+    private var fluidMillisecondsPerTick = 0.0
+    private var fluidTempoCursor = 0
+    private var fluidBlocksStarted = false
+
+    /// FluidSynth 2.x's player, step by step: before each 64-frame block it reads the sample
+    /// clock as whole milliseconds, converts them to ticks (rounding to nearest) from the last
+    /// tempo anchor, and sends every event up to that tick, track after track; the synthesizer
+    /// applies them at the start of the next block. A tempo event re-anchors at the block's
+    /// millisecond and tick.
+    private func renderWithFluidSynthTiming(frameCount: Int, at time: AudioTime, ticksPerQuarter: Int) {
+        let blockSize: Int64 = 64
+        if !fluidBlocksStarted {
+            fluidBlocksStarted = true
+            fluidStartMilliseconds = 0
+            fluidStartTicks = 0
+            fluidMillisecondsPerTick = Self.fluidMillisecondsPerTick(500_000, ticksPerQuarter)
+            fluidTempoCursor = 0
+            for index in 0..<cursors.count { cursors[index] = 0 }
+        }
+        let tempos = sequence.tempoMap.tempoChanges
+        let quantumStart = time.sampleTime
+        let quantumEnd = time.sampleTime + Int64(frameCount)
+        // Block b's events take effect at 64·(b+1); handle the blocks whose effect falls here.
+        var block = max(0, (quantumStart - 1) / blockSize)
+        while (block + 1) * blockSize < quantumEnd {
+            let applyAt = (block + 1) * blockSize
+            defer { block += 1 }
+            guard applyAt >= quantumStart else { continue }
+            let milliseconds = Int(1_000 * Double(block * blockSize) / sampleRate)
+            let currentTicks =
+                fluidStartTicks + Int(Double(milliseconds - fluidStartMilliseconds) / fluidMillisecondsPerTick + 0.5)
+            let offset = Int(applyAt - quantumStart)
+            for track in 0..<cursors.count {
+                let events = sequence.tracks[track].events
+                let order = sequence.tracks[track].fileOrder
+                while cursors[track] < events.count && events[Int(order[cursors[track]])].tick <= currentTicks {
+                    let message = events[Int(order[cursors[track]])].message
+                    cursors[track] += 1
+                    if trackEnabled[track] {
+                        sendAsFluidSynth(message, to: trackDestination[track], atFrameOffset: offset)
+                    }
+                }
+            }
+            var tempoChanged = false
+            while fluidTempoCursor < tempos.count && tempos[fluidTempoCursor].tick <= currentTicks {
+                fluidMillisecondsPerTick = Self.fluidMillisecondsPerTick(
+                    tempos[fluidTempoCursor].microsecondsPerQuarterNote, ticksPerQuarter)
+                fluidTempoCursor += 1
+                tempoChanged = true
+            }
+            if tempoChanged {
+                fluidStartMilliseconds = milliseconds
+                fluidStartTicks = currentTicks
+            }
+            if currentTicks >= sequence.lengthInTicks
+                && cursors.indices.allSatisfy({ cursors[$0] >= sequence.tracks[$0].events.count })
+            {
+                renderPlaying = false
+                releaseAllNotes(atFrameOffset: offset)
+                playingFlag.store(false, ordering: .relaxed)
+                finishedFlag.store(true, ordering: .relaxed)
+                break
+            }
+        }
+        positionBits.store(
+            min(Double(quantumEnd) / sampleRate, sequence.durationSeconds).bitPattern, ordering: .relaxed)
+    }
+
+    /// FluidSynth keeps milliseconds per tick in single precision: `(float)tempo / division / 1000.0`
+    /// stored in a float. The rounding matters: it decides which block some events fall in.
+    static func fluidMillisecondsPerTick(_ tempo: Int, _ division: Int) -> Double {
+        Double(Float(Double(Float(tempo) / Float(division)) / 1_000))
     }
 
     private func secondsAt(sample: Int64) -> Double {
@@ -425,6 +525,27 @@ public final class MusicPlayer: RenderObserver, @unchecked Sendable {
             activeKeys[slot] = 0
             let velocity: UInt8
             if case .noteOff(_, _, let release) = message { velocity = release } else { velocity = 0 }
+            destinations[destination].receive(
+                .noteOff(channel: channel, note: sounding, velocity: velocity), atFrameOffset: offset)
+        default:
+            destinations[destination].receive(message, atFrameOffset: offset)
+        }
+    }
+
+    /// Sends a message as FluidSynth's player does: as it is (a note-on for a sounding key
+    /// retriggers it inside the synthesizer), keeping track of sounding keys for the release at
+    /// the end.
+    private func sendAsFluidSynth(_ message: MIDIMessage, to destination: Int, atFrameOffset offset: Int) {
+        switch message {
+        case .noteOn(let channel, let key, let velocity) where velocity > 0:
+            let sounding = channel == 9 ? Int(key) : min(127, max(0, Int(key) + renderTranspose))
+            activeKeys[(destination * 16 + Int(channel)) * 128 + Int(key)] = Int16(sounding + 1)
+            destinations[destination].receive(
+                .noteOn(channel: channel, note: UInt8(sounding), velocity: velocity), atFrameOffset: offset)
+        case .noteOn(let channel, let key, let velocity), .noteOff(let channel, let key, let velocity):
+            let slot = (destination * 16 + Int(channel)) * 128 + Int(key)
+            let sounding = activeKeys[slot] != 0 ? UInt8(activeKeys[slot] - 1) : key
+            activeKeys[slot] = 0
             destinations[destination].receive(
                 .noteOff(channel: channel, note: sounding, velocity: velocity), atFrameOffset: offset)
         default:

@@ -19,13 +19,16 @@ public final class MusicSequence: @unchecked Sendable {
         public let events: [TimedMessage]
         /// Each event's time in seconds from the start, through the tempo map.
         public let eventSeconds: [Double]
+        /// The events' indices in the order the file had them (which may differ at equal ticks).
+        public let fileOrder: [Int32]
         /// Where the track's MIDI goes (nil: the player's default destination). Set it before
         /// the player is created.
         public var destination: (any MIDIReceivingNode)?
 
-        init(name: String?, events: [TimedMessage], tempoMap: TempoMap) {
+        init(name: String?, events: [TimedMessage], fileOrder: [Int32], tempoMap: TempoMap) {
             self.name = name
             self.events = events
+            self.fileOrder = fileOrder
             self.eventSeconds = events.map { tempoMap.seconds(forTick: $0.tick) }
         }
     }
@@ -38,7 +41,7 @@ public final class MusicSequence: @unchecked Sendable {
     public let lyrics: [(tick: Int, text: String)]
 
     public init(file: MIDIFile) {
-        var sortedTracks: [(String?, [TimedMessage])] = []
+        var sortedTracks: [(String?, [TimedMessage], [Int32])] = []
         var offset = 0
         var shiftedTempo: [(tick: Int, microsecondsPerQuarterNote: Int)] = []
         var meters: [(tick: Int, numerator: Int, denominator: Int)] = []
@@ -84,14 +87,15 @@ public final class MusicSequence: @unchecked Sendable {
                 }
             }
             events.sort { ($0.0.tick, $0.1, $0.2) < ($1.0.tick, $1.1, $1.2) }
-            sortedTracks.append((track.name, events.map(\.0)))
+            let byFile = events.indices.sorted { (events[$0].0.tick, events[$0].2) < (events[$1].0.tick, events[$1].2) }
+            sortedTracks.append((track.name, events.map(\.0), byFile.map { Int32($0) }))
             let end = track.length + offset
             length = max(length, end)
             if file.format == .multiSequence { offset = end }
         }
         let map = TempoMap(division: file.division, tempos: shiftedTempo, meters: meters)
         self.tempoMap = map
-        self.tracks = sortedTracks.map { Track(name: $0.0, events: $0.1, tempoMap: map) }
+        self.tracks = sortedTracks.map { Track(name: $0.0, events: $0.1, fileOrder: $0.2, tempoMap: map) }
         self.lengthInTicks = length
         self.lyrics = lyricList.sorted { $0.0 < $1.0 }.map { (tick: $0.0, text: $0.1) }
     }
