@@ -27,6 +27,7 @@ extension SMFReader {
         // Set after resynchronizing onto a status byte: the next event has no delta time.
         var statusPending = false
 
+        let bounds = TrackBounds(index: index, chunk: chunk, declaredEnd: declaredEnd, fileEnd: fileEnd)
         events: while true {
             if position >= limit {
                 // The chunk ended without End of Track. If what follows is not a chunk, the events
@@ -54,13 +55,12 @@ extension SMFReader {
                 readDelta = try readVariableLength(&position, limit: limit, track: index)
             }
             guard let delta = readDelta else {
-                if try extendTrack(
-                    &limit, &position, &readPastDeclaredEnd, eventStart,
-                    TrackBounds(index: index, chunk: chunk, declaredEnd: declaredEnd, fileEnd: fileEnd))
+                if try extendOrReportTruncation(
+                    &limit, &position, &readPastDeclaredEnd, eventStart, bounds, at: eventStart,
+                    "the track ends inside a delta time")
                 {
                     continue
                 }
-                try report(.truncatedEvent, track: index, at: eventStart, "the track ends inside a delta time")
                 break
             }
             if delta > 1 << 23 {
@@ -70,13 +70,12 @@ extension SMFReader {
             // between two events fits the writer's 8-byte quantities).
             tick = min(tick + delta, 1 << 55)
             guard position < limit else {
-                if try extendTrack(
-                    &limit, &position, &readPastDeclaredEnd, eventStart,
-                    TrackBounds(index: index, chunk: chunk, declaredEnd: declaredEnd, fileEnd: fileEnd))
+                if try extendOrReportTruncation(
+                    &limit, &position, &readPastDeclaredEnd, eventStart, bounds, at: position,
+                    "the track ends after a delta time")
                 {
                     continue
                 }
-                try report(.truncatedEvent, track: index, at: position, "the track ends after a delta time")
                 break
             }
             let status = bytes[position]
@@ -110,25 +109,23 @@ extension SMFReader {
             switch status {
             case 0xFF:
                 guard position + 1 < limit else {
-                    if try extendTrack(
-                        &limit, &position, &readPastDeclaredEnd, eventStart,
-                        TrackBounds(index: index, chunk: chunk, declaredEnd: declaredEnd, fileEnd: fileEnd))
+                    if try extendOrReportTruncation(
+                        &limit, &position, &readPastDeclaredEnd, eventStart, bounds, at: position,
+                        "the track ends inside a meta event")
                     {
                         continue
                     }
-                    try report(.truncatedEvent, track: index, at: position, "the track ends inside a meta event")
                     break events
                 }
                 let type = bytes[position + 1]
                 position += 2
                 guard let data = try readBlock(&position, limit: limit, track: index) else {
-                    if try extendTrack(
-                        &limit, &position, &readPastDeclaredEnd, eventStart,
-                        TrackBounds(index: index, chunk: chunk, declaredEnd: declaredEnd, fileEnd: fileEnd))
+                    if try extendOrReportTruncation(
+                        &limit, &position, &readPastDeclaredEnd, eventStart, bounds, at: eventStart,
+                        "the track ends inside a meta event")
                     {
                         continue
                     }
-                    try report(.truncatedEvent, track: index, at: eventStart, "the track ends inside a meta event")
                     break events
                 }
                 if type == 0x2F {
@@ -147,13 +144,12 @@ extension SMFReader {
             case 0xF0, 0xF7:
                 position += 1
                 guard let data = try readBlock(&position, limit: limit, track: index) else {
-                    if try extendTrack(
-                        &limit, &position, &readPastDeclaredEnd, eventStart,
-                        TrackBounds(index: index, chunk: chunk, declaredEnd: declaredEnd, fileEnd: fileEnd))
+                    if try extendOrReportTruncation(
+                        &limit, &position, &readPastDeclaredEnd, eventStart, bounds, at: eventStart,
+                        "the track ends inside a SysEx event")
                     {
                         continue
                     }
-                    try report(.truncatedEvent, track: index, at: eventStart, "the track ends inside a SysEx event")
                     break events
                 }
                 events.append(MIDIFile.Event(tick: tick, status == 0xF0 ? .sysEx(data) : .escape(data)))
@@ -209,13 +205,12 @@ extension SMFReader {
                 }
                 let count = messageStatus >= 0xC0 && messageStatus < 0xE0 ? 1 : 2
                 guard position + count <= limit else {
-                    if try extendTrack(
-                        &limit, &position, &readPastDeclaredEnd, eventStart,
-                        TrackBounds(index: index, chunk: chunk, declaredEnd: declaredEnd, fileEnd: fileEnd))
+                    if try extendOrReportTruncation(
+                        &limit, &position, &readPastDeclaredEnd, eventStart, bounds, at: eventStart,
+                        "the track ends inside a channel message")
                     {
                         continue
                     }
-                    try report(.truncatedEvent, track: index, at: eventStart, "the track ends inside a channel message")
                     break events
                 }
                 var first = bytes[position]
@@ -283,6 +278,17 @@ extension SMFReader {
         readPastDeclaredEnd = true
         position = eventStart
         return true
+    }
+
+    /// Where the track ends inside an event: reads on past a too-short length (true: go on with
+    /// the event again) or reports the truncation (false: the track ends here).
+    mutating func extendOrReportTruncation(
+        _ limit: inout Int, _ position: inout Int, _ readPastDeclaredEnd: inout Bool, _ eventStart: Int,
+        _ bounds: TrackBounds, at offset: Int, _ message: String
+    ) throws(MIDIFileError) -> Bool {
+        if try extendTrack(&limit, &position, &readPastDeclaredEnd, eventStart, bounds) { return true }
+        try report(.truncatedEvent, track: bounds.index, at: offset, message)
+        return false
     }
 
     /// Reads a variable-length quantity; nil when the track ends inside it.
