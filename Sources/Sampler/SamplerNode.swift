@@ -37,6 +37,9 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
     let synth: FluidSynth
     private var fonts: [SoundFontID: Int32] = [:]
     private var baseGain: Float
+    private var reverbEnabled: Bool
+    private var chorusEnabled: Bool
+    private var currentInterpolation: Interpolation
     // Render-thread event list for the coming quantum.
     private let eventCapacity = 8_192
     private let eventOffsets: UnsafeMutablePointer<Int>
@@ -52,6 +55,9 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
             sampleRate: settings.sampleRate, polyphony: settings.polyphony, reverb: settings.isReverbEnabled,
             chorus: settings.isChorusEnabled, cpuCores: settings.cpuCores)
         baseGain = settings.gain
+        reverbEnabled = settings.isReverbEnabled
+        chorusEnabled = settings.isChorusEnabled
+        currentInterpolation = settings.interpolation
         fluid_synth_set_gain(synth.synth, settings.gain)
         for channel in 0..<16 {
             fluid_synth_set_interp_method(synth.synth, Int32(channel), settings.interpolation.rawValue)
@@ -179,6 +185,50 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
         }
     }
 
+    /// FluidSynth's own reverb, on or off (the SoundFont's and CC91's sends stay as they are).
+    public var isReverbEnabled: Bool {
+        get { reverbEnabled }
+        set {
+            reverbEnabled = newValue
+            fluid_synth_reverb_on(synth.synth, -1, newValue ? 1 : 0)
+        }
+    }
+
+    /// FluidSynth's own chorus, on or off.
+    public var isChorusEnabled: Bool {
+        get { chorusEnabled }
+        set {
+            chorusEnabled = newValue
+            fluid_synth_chorus_on(synth.synth, -1, newValue ? 1 : 0)
+        }
+    }
+
+    /// The most voices that sound at once; FluidSynth steals the quietest beyond it.
+    public var polyphony: Int {
+        get { Int(fluid_synth_get_polyphony(synth.synth)) }
+        set { fluid_synth_set_polyphony(synth.synth, Int32(max(1, min(65_535, newValue)))) }
+    }
+
+    /// Sample interpolation on every channel.
+    public var interpolation: Interpolation {
+        get { currentInterpolation }
+        set {
+            currentInterpolation = newValue
+            for channel in 0..<16 { fluid_synth_set_interp_method(synth.synth, Int32(channel), newValue.rawValue) }
+        }
+    }
+
+    /// The bank and program selected on `channel`, as FluidSynth resolved them.
+    public func program(onChannel channel: Int) -> (bank: Int, program: Int)? {
+        var font: Int32 = 0
+        var bank: Int32 = 0
+        var program: Int32 = 0
+        guard fluid_synth_get_program(synth.synth, Int32(channel), &font, &bank, &program) == FLUID_OK else {
+            return nil
+        }
+        return (Int(bank), Int(program))
+    }
+
     /// Voices playing right now.
     public var activeVoiceCount: Int { synth.activeVoiceCount }
 
@@ -259,6 +309,19 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
         if data.count == 4, data[0] == 0x7E, data[2] == 0x09, data[3] == 0x01 || data[3] == 0x03 {
             // GM (or GM2) System On also restores the master volume.
             fluid_synth_set_gain(synth.synth, baseGain)
+        }
+        // Roland GS Reset (41 dd 42 12 40 00 7F 00 41) and Yamaha XG System On (43 1n 4C 00 00 7E 00)
+        // reset every channel as GM System On does; FluidSynth 2.3 leaves them to the host.
+        let isGSReset =
+            data.count == 9 && data[0] == 0x41 && data[2] == 0x42 && data[3] == 0x12
+            && data[4] == 0x40 && data[5] == 0x00 && data[6] == 0x7F
+        let isXGSystemOn =
+            data.count == 7 && data[0] == 0x43 && data[1] & 0xF0 == 0x10 && data[2] == 0x4C
+            && data[3] == 0x00 && data[4] == 0x00 && data[5] == 0x7E && data[6] == 0x00
+        if isGSReset || isXGSystemOn {
+            fluid_synth_system_reset(synth.synth)
+            fluid_synth_set_gain(synth.synth, baseGain)
+            return
         }
         data.withUnsafeBufferPointer { buffer in
             buffer.withMemoryRebound(to: CChar.self) { chars in

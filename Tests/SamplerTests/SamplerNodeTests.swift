@@ -101,6 +101,33 @@ struct SamplerNodeTests {
         #expect(abs(restored / full - 1) < 0.01)
     }
 
+    @Test("GM, GS and XG resets reset the channels; runtime settings apply")
+    func resetsAndSettings() throws {
+        let sampler = try SamplerNode(settings: dryLeadSettings())
+        try sampler.loadSoundFont(at: bundledFont)
+        let buffer = AudioBuffer(channelCount: 2, frameCapacity: 256)
+        let time = AudioTime(sampleTime: 0, sampleRate: 44_100)
+        let resets: [(String, [UInt8])] = [
+            ("GM System On", [0x7E, 0x7F, 0x09, 0x01]),
+            ("GS Reset", [0x41, 0x10, 0x42, 0x12, 0x40, 0x00, 0x7F, 0x00, 0x41]),
+            ("XG System On", [0x43, 0x10, 0x4C, 0x00, 0x00, 0x7E, 0x00]),
+        ]
+        for (name, reset) in resets {
+            sampler.receive(.programChange(channel: 3, program: 40), atFrameOffset: 0)
+            sampler.render(into: buffer, inputs: .none, frameCount: 256, time: time)
+            #expect(sampler.program(onChannel: 3)?.program == 40)
+            sampler.receive(.systemExclusive(reset), atFrameOffset: 0)
+            sampler.render(into: buffer, inputs: .none, frameCount: 256, time: time)
+            #expect(sampler.program(onChannel: 3)?.program == 0, "\(name) resets the program")
+        }
+        sampler.polyphony = 32
+        #expect(sampler.polyphony == 32)
+        sampler.interpolation = .seventhOrder
+        sampler.isReverbEnabled = true
+        sampler.isChorusEnabled = false
+        #expect(sampler.isReverbEnabled && !sampler.isChorusEnabled && sampler.interpolation == .seventhOrder)
+    }
+
     @Test("fonts load asynchronously with typed errors: not found, not a SoundFont")
     func asyncLoading() async throws {
         let sampler = try SamplerNode()
