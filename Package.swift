@@ -57,7 +57,7 @@ let package = Package(
         .target(
             name: "MIDIInput",
             dependencies: [
-                "MIDICore", "CALSA",
+                "MIDICore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
