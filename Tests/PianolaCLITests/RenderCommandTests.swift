@@ -140,7 +140,13 @@ struct RenderCommandTests {
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
-            usleep(700_000)
+            // Interrupt once the render is under way (its temporary file exists), however slow
+            // the machine is to start the process.
+            for _ in 0..<200 {
+                let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+                if names.contains(where: { $0.contains("partial") }) { break }
+                usleep(50_000)
+            }
             kill(process.processIdentifier, signal)
             process.waitUntilExit()
             #expect(process.terminationStatus == 130, "signal \(signal)")
