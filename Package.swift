@@ -87,6 +87,9 @@ let package = Package(
         .executableTarget(
             name: "render-to-file", dependencies: ["Pianola"], path: "Examples/RenderToFile",
             swiftSettings: strictSettings),
+        .executableTarget(
+            name: "play-midi-file", dependencies: ["Pianola"], path: "Examples/PlayMIDIFile",
+            swiftSettings: strictSettings),
 
         // MARK: Benchmarks (side by side with the reference tools; see Benchmarks/README.md)
         .executableTarget(
@@ -98,6 +101,7 @@ let package = Package(
         .testTarget(name: "MIDIFileTests", dependencies: ["MIDIFile"], swiftSettings: strictSettings),
         .testTarget(name: "AudioGraphTests", dependencies: ["AudioGraph"], swiftSettings: strictSettings),
         .testTarget(name: "SequencerTests", dependencies: ["Sequencer"], swiftSettings: strictSettings),
+        .testTarget(name: "PlaybackTests", dependencies: ["Pianola"], swiftSettings: strictSettings),
         // Test-only: counts heap allocations per thread, to prove the render path allocates nothing.
         .target(name: "CAllocationCounter", path: "Tests/CAllocationCounter"),
         .testTarget(
@@ -108,7 +112,8 @@ let package = Package(
             name: "SoundFontGeneratorTests", dependencies: ["SoundFontGenerator", "Sampler"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "PianolaCLITests", dependencies: ["PianolaCLI", "make-demo-song", "render-to-file"],
+            name: "PianolaCLITests",
+            dependencies: ["PianolaCLI", "make-demo-song", "render-to-file", "play-midi-file"],
             swiftSettings: strictSettings),
     ]
 )

@@ -155,6 +155,20 @@ struct RenderCommandTests {
         }
     }
 
+    @Test("the PlayMIDIFile example plays the demo song on an ALSA device (the file plugin here)")
+    func playMIDIFileExample() throws {
+        let raw = try scratchDirectory() + "/played.raw"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: pianolaBinaryDirectory() + "/play-midi-file")
+        process.arguments = [demoSong, "file:FILE=\(raw),FORMAT=raw", bundledFontPath]
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let bytes = (try? FileManager.default.attributesOfItem(atPath: raw)[.size] as? Int) ?? 0
+        #expect(bytes >= 44_100 * 15 * 8, "\(bytes) bytes of float stereo")
+    }
+
     @Test("the RenderToFile example renders the demo song")
     func renderToFileExample() throws {
         let output = try scratchDirectory() + "/example.wav"

@@ -1,0 +1,46 @@
+// Plays a MIDI file through a SoundFont on an ALSA device, in real time, with the library:
+// the engine, a sampler, the music player and the ALSA output that pulls the graph.
+//
+//   swift run play-midi-file song.mid [DEVICE] [SOUNDFONT.sf2]     (DEVICE defaults to "default")
+import Pianola
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+guard let path = arguments.first else {
+    print("usage: play-midi-file SONG.mid [ALSA-DEVICE] [SOUNDFONT.sf2]")
+    exit(2)
+}
+do {
+    let sequence = try MusicSequence(path: path)
+    let font = try SoundFontDiscovery().resolve(explicit: arguments.count > 2 ? arguments[2] : nil)
+    let sampler = try SamplerNode()
+    try sampler.loadSoundFont(at: font.path)
+
+    let engine = AudioEngine()
+    engine.attach(sampler)
+    try engine.connect(sampler, to: engine.mainMixerNode)
+    let player = MusicPlayer(sequence: sequence, destination: sampler, sampleRate: 44_100)
+    try engine.addRenderObserver(player)
+
+    var configuration = ALSAOutput.Configuration()
+    configuration.device = arguments.count > 1 ? arguments[1] : "default"
+    let output = try ALSAOutput(engine: engine, configuration: configuration)
+    player.play()
+    try output.start()
+    print(
+        "playing \(path) on \(configuration.device) (\(output.sampleFormat.rawValue), \(output.periodFrames) × \(output.periodCount) frames)"
+    )
+    while !player.isFinished {
+        try await Task.sleep(nanoseconds: 100_000_000)
+        if let failure = output.failure { throw failure }
+    }
+    try await Task.sleep(nanoseconds: 1_000_000_000)  // the release tail
+    output.stop()
+    print("done: \(output.xrunCount) underruns")
+} catch {
+    print("play-midi-file: \(error)")
+    exit(1)
+}

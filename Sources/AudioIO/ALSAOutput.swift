@@ -1,0 +1,240 @@
+import AudioGraph
+import CALSA
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Plays an engine's output on an ALSA PCM device in real time: a dedicated audio thread pulls
+/// the graph one period at a time (`AudioEngine.render`, the same path as offline rendering) and
+/// writes it to the device, so the device receives exactly the samples an offline render holds.
+///
+/// The thread asks for SCHED_FIFO and runs at normal priority where that is not permitted
+/// (`isRealTimeScheduled` says which). Underruns are recovered with `snd_pcm_recover` and counted;
+/// a lost device stops the stream and is reported by `failure`. The audio thread allocates
+/// nothing and blocks only in the PCM write.
+public final class ALSAOutput: @unchecked Sendable {
+    public struct Configuration: Sendable, Hashable {
+        /// ALSA PCM name: `default`, `hw:0,0`, `plughw:1`, or a plugin such as `file:FILE=out.raw`.
+        public var device = "default"
+        public var sampleRate = 44_100
+        /// Frames per period (32…8192) and periods in the device buffer (2…16).
+        public var periodFrames = 256
+        public var periodCount = 2
+        public init() {}
+    }
+
+    /// The sample format the device accepted, in order of preference.
+    public enum SampleFormat: String, Sendable, CaseIterable {
+        case float32, int32, int16
+        var alsa: snd_pcm_format_t {
+            switch self {
+            case .float32: return SND_PCM_FORMAT_FLOAT_LE
+            case .int32: return SND_PCM_FORMAT_S32_LE
+            case .int16: return SND_PCM_FORMAT_S16_LE
+            }
+        }
+        var bytes: Int { self == .int16 ? 2 : 4 }
+    }
+
+    public let engine: AudioEngine
+    public let device: String
+    public let sampleRate: Int
+    public private(set) var periodFrames: Int
+    public private(set) var periodCount: Int
+    public private(set) var sampleFormat: SampleFormat
+    private let pcm: OpaquePointer
+    private let channelCount = 2
+    private let buffer: AudioBuffer
+    private let interleaved: UnsafeMutableRawPointer
+    private let running = Atomic<Bool>(false)
+    private let xruns = Atomic<Int>(0)
+    private let realtime = Atomic<Bool>(false)
+    private let fatalError = Mutex<ALSAPCMError?>(nil)
+    private var thread: pthread_t?
+
+    /// Opens and configures the device; throws with the device's name and ALSA's reason.
+    public init(engine: AudioEngine, configuration: Configuration = Configuration()) throws(ALSAPCMError) {
+        guard (32...8_192).contains(configuration.periodFrames) else {
+            throw .unsupportedConfiguration(device: configuration.device, reason: "period must be 32…8192 frames")
+        }
+        guard (2...16).contains(configuration.periodCount) else {
+            throw .unsupportedConfiguration(device: configuration.device, reason: "periods must be 2…16")
+        }
+        var handle: OpaquePointer?
+        let opened = snd_pcm_open(&handle, configuration.device, SND_PCM_STREAM_PLAYBACK, 0)
+        guard opened == 0, let handle else {
+            throw .cannotOpen(device: configuration.device, reason: String(cString: snd_strerror(opened)))
+        }
+        self.engine = engine
+        device = configuration.device
+        sampleRate = configuration.sampleRate
+        pcm = handle
+        do {
+            (sampleFormat, periodFrames, periodCount) = try Self.configure(handle, configuration)
+        } catch {
+            snd_pcm_close(handle)
+            throw error
+        }
+        buffer = AudioBuffer(channelCount: 2, frameCapacity: periodFrames)
+        interleaved = .allocate(byteCount: periodFrames * channelCount * 4, alignment: 16)
+    }
+
+    deinit {
+        stop()
+        snd_pcm_close(pcm)
+        interleaved.deallocate()
+    }
+
+    private static func configure(
+        _ pcm: OpaquePointer, _ configuration: Configuration
+    ) throws(ALSAPCMError)
+        -> (SampleFormat, Int, Int)
+    {
+        let device = configuration.device
+        var hardware: OpaquePointer?
+        snd_pcm_hw_params_malloc(&hardware)
+        guard let hardware else { throw .unsupportedConfiguration(device: device, reason: "out of memory") }
+        defer { snd_pcm_hw_params_free(hardware) }
+        func check(_ result: Int32, _ what: String) throws(ALSAPCMError) {
+            if result < 0 {
+                throw .unsupportedConfiguration(
+                    device: device, reason: "\(what): \(String(cString: snd_strerror(result)))")
+            }
+        }
+        try check(snd_pcm_hw_params_any(pcm, hardware), "no configuration")
+        try check(snd_pcm_hw_params_set_access(pcm, hardware, SND_PCM_ACCESS_RW_INTERLEAVED), "interleaved access")
+        guard
+            let format = SampleFormat.allCases.first(where: {
+                snd_pcm_hw_params_test_format(pcm, hardware, $0.alsa) == 0
+            })
+        else {
+            throw .unsupportedConfiguration(device: device, reason: "none of float, s32, s16 is supported")
+        }
+        try check(snd_pcm_hw_params_set_format(pcm, hardware, format.alsa), "sample format")
+        try check(snd_pcm_hw_params_set_channels(pcm, hardware, 2), "stereo")
+        if snd_pcm_hw_params_set_rate(pcm, hardware, UInt32(configuration.sampleRate), 0) < 0 {
+            throw .unsupportedConfiguration(
+                device: device, reason: "sample rate \(configuration.sampleRate) Hz is not supported")
+        }
+        var period = snd_pcm_uframes_t(configuration.periodFrames)
+        var direction: Int32 = 0
+        try check(snd_pcm_hw_params_set_period_size_near(pcm, hardware, &period, &direction), "period size")
+        var periods = UInt32(configuration.periodCount)
+        try check(snd_pcm_hw_params_set_periods_near(pcm, hardware, &periods, &direction), "period count")
+        try check(snd_pcm_hw_params(pcm, hardware), "applying the configuration")
+
+        var software: OpaquePointer?
+        snd_pcm_sw_params_malloc(&software)
+        guard let software else { throw .unsupportedConfiguration(device: device, reason: "out of memory") }
+        defer { snd_pcm_sw_params_free(software) }
+        try check(snd_pcm_sw_params_current(pcm, software), "software parameters")
+        try check(
+            snd_pcm_sw_params_set_start_threshold(pcm, software, period * snd_pcm_uframes_t(periods)), "start threshold"
+        )
+        try check(snd_pcm_sw_params_set_avail_min(pcm, software, period), "wake-up threshold")
+        try check(snd_pcm_sw_params(pcm, software), "applying software parameters")
+        return (format, Int(period), Int(periods))
+    }
+
+    /// Underruns recovered so far.
+    public var xrunCount: Int { xruns.load(ordering: .relaxed) }
+    /// Whether the audio thread got SCHED_FIFO (false: normal priority; not permitted here).
+    public var isRealTimeScheduled: Bool { realtime.load(ordering: .relaxed) }
+    public var isRunning: Bool { running.load(ordering: .relaxed) }
+    /// The error that stopped the stream (device lost), if any.
+    public var failure: ALSAPCMError? { fatalError.withLock { $0 } }
+    /// Output latency of the device buffer, in seconds.
+    public var bufferLatency: Double { Double(periodFrames * periodCount) / Double(sampleRate) }
+
+    /// Prepares the engine for the device's period and starts the audio thread.
+    public func start() throws {
+        guard !running.load(ordering: .relaxed) else { return }
+        try engine.prepare(format: .stereo(sampleRate: Double(sampleRate)), maximumFrameCount: periodFrames)
+        snd_pcm_prepare(pcm)
+        running.store(true, ordering: .relaxed)
+        var newThread = pthread_t()
+        let context = Unmanaged.passRetained(self).toOpaque()
+        let result = pthread_create(
+            &newThread, nil,
+            { argument in
+                let output = Unmanaged<ALSAOutput>.fromOpaque(argument!).takeRetainedValue()
+                output.runAudioThread()
+                return nil
+            }, context)
+        guard result == 0 else {
+            Unmanaged<ALSAOutput>.fromOpaque(context).release()
+            running.store(false, ordering: .relaxed)
+            throw ALSAPCMError.unsupportedConfiguration(device: device, reason: "cannot start the audio thread")
+        }
+        thread = newThread
+    }
+
+    /// Stops the audio thread, then lets the device play out what it holds.
+    public func stop() {
+        running.store(false, ordering: .relaxed)
+        if let thread {
+            pthread_join(thread, nil)
+            self.thread = nil
+            snd_pcm_drain(pcm)
+        }
+    }
+
+    /// The audio thread: render a period, convert, write; recover from underruns.
+    private func runAudioThread() {
+        var parameters = sched_param()
+        parameters.sched_priority = 70
+        realtime.store(pthread_setschedparam(pthread_self(), Int32(SCHED_FIFO), &parameters) == 0, ordering: .relaxed)
+        let frames = periodFrames
+        let stride = channelCount * sampleFormat.bytes
+        while running.load(ordering: .relaxed) {
+            engine.render(frameCount: frames, into: buffer)
+            convert(frames: frames)
+            var written = 0
+            while written < frames {
+                let result = snd_pcm_writei(pcm, interleaved + written * stride, snd_pcm_uframes_t(frames - written))
+                if result >= 0 {
+                    written += Int(result)
+                    continue
+                }
+                if result == -Int(EPIPE) || result == -Int(ESTRPIPE) {
+                    xruns.add(1, ordering: .relaxed)
+                }
+                if snd_pcm_recover(pcm, Int32(result), 1) < 0 {
+                    fatalError.withLock {
+                        $0 = .writeFailed(device: device, reason: String(cString: snd_strerror(Int32(result))))
+                    }
+                    running.store(false, ordering: .relaxed)
+                    return
+                }
+            }
+        }
+    }
+
+    /// Interleaves the rendered period into the device's sample format (saturating integers).
+    private func convert(frames: Int) {
+        let left = buffer.channel(0)
+        let right = buffer.channel(1)
+        switch sampleFormat {
+        case .float32:
+            let out = interleaved.assumingMemoryBound(to: Float.self)
+            for frame in 0..<frames {
+                out[2 * frame] = left[frame]
+                out[2 * frame + 1] = right[frame]
+            }
+        case .int32:
+            let out = interleaved.assumingMemoryBound(to: Int32.self)
+            for frame in 0..<frames {
+                out[2 * frame] = Int32(max(-1, min(Double(left[frame]), 0x7FFF_FFFF / 0x8000_0000)) * 0x8000_0000)
+                out[2 * frame + 1] = Int32(max(-1, min(Double(right[frame]), 0x7FFF_FFFF / 0x8000_0000)) * 0x8000_0000)
+            }
+        case .int16:
+            let out = interleaved.assumingMemoryBound(to: Int16.self)
+            for frame in 0..<frames {
+                out[2 * frame] = Int16(max(-32_768, min(32_767, (left[frame] * 32_768).rounded())))
+                out[2 * frame + 1] = Int16(max(-32_768, min(32_767, (right[frame] * 32_768).rounded())))
+            }
+        }
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+import Pianola
+import Testing
+
+let checkoutRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent().path
+
+/// A sampler with the bundled font, playing the demo song, in an engine.
+func demoGraph() throws -> (AudioEngine, MusicPlayer) {
+    let engine = AudioEngine()
+    let sampler = try SamplerNode()
+    try sampler.loadSoundFont(at: checkoutRoot + "/SoundFonts/PianolaGM.sf2")
+    engine.attach(sampler)
+    try engine.connect(sampler, to: engine.mainMixerNode)
+    let sequence = try MusicSequence(path: checkoutRoot + "/Examples/demo-song.mid")
+    let player = MusicPlayer(sequence: sequence, destination: sampler, sampleRate: 44_100)
+    try engine.addRenderObserver(player)
+    return (engine, player)
+}
+
+@Suite("ALSA output", .serialized)
+struct ALSAOutputTests {
+    @Test(
+        "the stream sent to a device is exactly the offline render (ALSA file plugin over null)",
+        arguments: [(256, 2), (1024, 4)])
+    func deviceStreamEqualsOfflineRender(period: Int, periods: Int) throws {
+        let raw = FileManager.default.temporaryDirectory.appendingPathComponent("pianola-alsa-\(UUID().uuidString).raw")
+            .path
+        defer { try? FileManager.default.removeItem(atPath: raw) }
+        let (engine, player) = try demoGraph()
+        var configuration = ALSAOutput.Configuration()
+        configuration.device = "file:FILE=\(raw),FORMAT=raw"
+        configuration.periodFrames = period
+        configuration.periodCount = periods
+        let output = try ALSAOutput(engine: engine, configuration: configuration)
+        #expect(output.sampleFormat == .float32)
+        #expect(output.periodFrames == period)
+        player.play()
+        try output.start()
+        let deadline = Date().addingTimeInterval(60)
+        while !player.isFinished && Date() < deadline { usleep(10_000) }
+        usleep(50_000)
+        output.stop()
+        #expect(player.isFinished)
+        #expect(output.failure == nil)
+        let captured = try Data(contentsOf: URL(fileURLWithPath: raw)).withUnsafeBytes {
+            Array($0.bindMemory(to: Float.self))
+        }
+
+        let (offlineEngine, offlinePlayer) = try demoGraph()
+        try offlineEngine.enableManualRenderingMode(format: .stereo(sampleRate: 44_100), maximumFrameCount: period)
+        offlinePlayer.play()
+        let frames = 44_100 * 16
+        let buffer = AudioBuffer(channelCount: 2, frameCapacity: period)
+        var expected: [Float] = []
+        expected.reserveCapacity(frames * 2)
+        while expected.count < frames * 2 {
+            try offlineEngine.renderOffline(frameCount: period, into: buffer)
+            expected += buffer.interleaved()
+        }
+        #expect(captured.count >= expected.count, "captured \(captured.count / 2) frames")
+        let common = min(captured.count, expected.count)
+        let mismatches = zip(captured[0..<common], expected[0..<common]).filter { $0 != $1 }.count
+        #expect(mismatches == 0, "\(mismatches) samples differ")
+        #expect(expected.contains { abs($0) > 0.05 }, "the music is there")
+    }
+
+    @Test("a device that does not exist, or a period out of range, is one clear error")
+    func badDevices() throws {
+        let engine = AudioEngine()
+        var configuration = ALSAOutput.Configuration()
+        configuration.device = "hw:57,0"
+        #expect(throws: ALSAPCMError.self) { try ALSAOutput(engine: engine, configuration: configuration) }
+        configuration.device = "null"
+        configuration.periodFrames = 16
+        do {
+            _ = try ALSAOutput(engine: engine, configuration: configuration)
+            Issue.record("a 16-frame period was accepted")
+        } catch {
+            #expect(error.description == "audio device 'null': period must be 32…8192 frames")
+        }
+    }
+}
