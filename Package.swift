@@ -29,6 +29,8 @@ let package = Package(
         .systemLibrary(name: "CFluidSynth"),
         // Keeps libfluidsynth's single-thread OpenMP regions off libgomp's allocator (see the file).
         .target(name: "CFluidSynthRealtime", linkerSettings: [.linkedLibrary("dl")]),
+        // alsa-lib helpers Swift cannot call directly (variadic callbacks; later the sequencer's macros).
+        .target(name: "CALSAShims", linkerSettings: [.linkedLibrary("asound")]),
         .systemLibrary(
             name: "CALSA", pkgConfig: "alsa",
             providers: [.apt(["libasound2-dev"])]),
@@ -52,7 +54,7 @@ let package = Package(
             name: "Sampler", dependencies: ["AudioGraph", "MIDICore", "CFluidSynth", "CFluidSynthRealtime"],
             swiftSettings: strictSettings),
         .target(
-            name: "AudioIO", dependencies: ["AudioGraph", "CALSA", "CSndFile"],
+            name: "AudioIO", dependencies: ["AudioGraph", "CALSA", "CALSAShims", "CSndFile"],
             swiftSettings: strictSettings),
         .target(
             name: "MIDIInput",

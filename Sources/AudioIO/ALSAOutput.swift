@@ -1,5 +1,6 @@
 import AudioGraph
 import CALSA
+import CALSAShims
 import Synchronization
 
 #if canImport(Glibc)
@@ -62,6 +63,7 @@ public final class ALSAOutput: @unchecked Sendable {
         guard (2...16).contains(configuration.periodCount) else {
             throw .unsupportedConfiguration(device: configuration.device, reason: "periods must be 2…16")
         }
+        pianola_alsa_silence_library_errors()
         var handle: OpaquePointer?
         let opened = snd_pcm_open(&handle, configuration.device, SND_PCM_STREAM_PLAYBACK, 0)
         guard opened == 0, let handle else {

@@ -1,4 +1,5 @@
 import CALSA
+import CALSAShims
 
 /// An open ALSA playback PCM configured for interleaved 32-bit float stereo.
 ///
@@ -16,6 +17,7 @@ public final class ALSAPCMDevice {
     )
         throws(ALSAPCMError)
     {
+        pianola_alsa_silence_library_errors()
         var pcm: OpaquePointer?
         let opened = snd_pcm_open(&pcm, name, SND_PCM_STREAM_PLAYBACK, 0)
         guard opened == 0, let pcm else {

@@ -24,7 +24,9 @@ struct PianolaCommand: ParsableCommand {
               pianola soundfont --presets -s FILE  list the presets of a SoundFont
             """,
         version: "0.1.0",
-        subcommands: [RenderCommand.self, InfoCommand.self, SoundFontCommand.self]
+        subcommands: [
+            PlayCommand.self, RenderCommand.self, InfoCommand.self, DevicesCommand.self, SoundFontCommand.self,
+        ]
     )
 
     /// Runs the tool; a `CLIError` becomes one line on standard error and exit status 1.

@@ -1,0 +1,64 @@
+import Foundation
+import Testing
+
+@Suite("pianola play and devices", .serialized)
+struct PlayCommandTests {
+    @Test("play on a device (the ALSA file plugin) sends exactly the samples `render` writes")
+    func playEqualsRender() throws {
+        let directory = try scratchDirectory()
+        let raw = directory + "/played.raw"
+        var result = try runPianola([
+            "play", demoSong, "-d", "file:FILE=\(raw),FORMAT=raw", "-s", bundledFontPath, "--period", "512",
+            "--periods", "3",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("float32, 512 × 3 frames"))
+        result = try runPianola([
+            "render", "-q", demoSong, "-o", directory + "/rendered.wav", "-s", bundledFontPath, "--format", "f32",
+        ])
+        #expect(result.status == 0)
+        let played = try Data(contentsOf: URL(fileURLWithPath: raw)).withUnsafeBytes {
+            Array($0.bindMemory(to: Float.self))
+        }
+        let wav = try Data(contentsOf: URL(fileURLWithPath: directory + "/rendered.wav"))
+        // libsndfile's float WAV: find the data chunk.
+        var offset = 12
+        var rendered: [Float] = []
+        while offset + 8 <= wav.count {
+            let id = String(decoding: wav[offset..<offset + 4], as: UTF8.self)
+            let size =
+                Int(wav[offset + 4]) | Int(wav[offset + 5]) << 8 | Int(wav[offset + 6]) << 16 | Int(wav[offset + 7])
+                << 24
+            if id == "data" {
+                rendered = wav[(offset + 8)..<(offset + 8 + size)].withUnsafeBytes {
+                    Array($0.bindMemory(to: Float.self))
+                }
+                break
+            }
+            offset += 8 + size + (size & 1)
+        }
+        let music = 44_100 * 15 * 2
+        #expect(played.count >= music && rendered.count >= music)
+        let mismatches = zip(played.prefix(music), rendered.prefix(music)).filter { $0 != $1 }.count
+        #expect(mismatches == 0, "\(mismatches) samples differ")
+    }
+
+    @Test("bad device, bad period: one clear line and a non-zero exit")
+    func badDevice() throws {
+        var result = try runPianola(["play", demoSong, "-d", "nosuchdevice", "-s", bundledFontPath])
+        #expect(result.status == 1)
+        #expect(result.stderr == "pianola: audio device 'nosuchdevice': cannot open: No such file or directory\n")
+        result = try runPianola(["play", demoSong, "--period", "10"])
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("--period must be between 32 and 8192 frames"))
+    }
+
+    @Test("devices lists ALSA playback devices, as text and JSON")
+    func devices() throws {
+        let result = try runPianola(["devices", "--json"])
+        #expect(result.status == 0)
+        let devices = try #require(
+            try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: String]])
+        #expect(devices.contains { $0["name"] == "null" })
+    }
+}
