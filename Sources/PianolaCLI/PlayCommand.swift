@@ -231,7 +231,12 @@ struct PlaySession {
         let bpm = 60_000_000 / Double(map.microsecondsPerQuarterNote(atTick: tick)) * player.rate
         let peak = meter.takePeaks().max() ?? 0
         let level = peak > 0 ? String(format1: 20 * log10(Double(peak))) : "-inf"
-        let lyric = sequence.lyrics.last { $0.tick <= tick }?.text.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        // The current line of lyrics: syllables since the last line break, up to now.
+        let sung = sequence.lyrics.prefix { $0.tick <= tick }
+        let lineStart =
+            sung.lastIndex { $0.text.hasPrefix(" ") || $0.text.hasSuffix("\n") || $0.text.hasSuffix("\r") }
+            ?? sung.startIndex
+        let lyric = sung[lineStart...].map(\.text).joined().trimmingCharacters(in: .whitespacesAndNewlines)
         let state = player.isPlaying ? "▶" : "⏸"
         return
             "\(state) \(name) \(Terminal.clock(position))/\(Terminal.clock(sequence.durationSeconds))  \(bar):\(beat)  \(Int(bpm.rounded())) BPM  \(sampler.activeVoiceCount) voices  \(level) dB  \(output.xrunCount) xruns  \(lyric)"

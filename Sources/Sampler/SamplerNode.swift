@@ -1,6 +1,7 @@
 import AudioGraph
 import CFluidSynth
 import MIDICore
+import Synchronization
 
 /// A General MIDI sampler over one FluidSynth synthesizer (16 channels): the counterpart of
 /// AVAudioUnitSampler. It plays SoundFont 2/3 banks, takes MIDI from the sequencer at frame
@@ -45,6 +46,7 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
     private let eventOffsets: UnsafeMutablePointer<Int>
     private let eventMessages: UnsafeMutablePointer<MIDIMessage>
     private var eventCount = 0
+    private let renderedVoiceCount = Atomic<Int>(0)
     /// Events dropped because more than `eventCapacity` arrived in one quantum.
     public private(set) var droppedEventCount = 0
 
@@ -229,8 +231,9 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
         return (Int(bank), Int(program))
     }
 
-    /// Voices playing right now.
-    public var activeVoiceCount: Int { synth.activeVoiceCount }
+    /// Voices playing at the end of the last rendered quantum (read without touching the
+    /// synthesizer, so a status display never contends with the audio thread).
+    public var activeVoiceCount: Int { renderedVoiceCount.load(ordering: .relaxed) }
 
     // MARK: Rendering
 
@@ -260,6 +263,7 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
         if position < frameCount {
             _ = synth.render(frameCount: frameCount - position, left: left + position, right: right + position)
         }
+        renderedVoiceCount.store(synth.activeVoiceCount, ordering: .relaxed)
     }
 
     public override func reset() {

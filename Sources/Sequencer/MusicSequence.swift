@@ -42,6 +42,14 @@ public final class MusicSequence: @unchecked Sendable {
 
     public init(file: MIDIFile) {
         var sortedTracks: [(String?, [TimedMessage], [Int32])] = []
+        let isKaraoke = file.tracks.contains { track in
+            track.events.contains {
+                if case .meta(.text(.text, let bytes)) = $0.payload {
+                    return bytes.starts(with: Array("@KMIDI".utf8)) || bytes.starts(with: Array("@T".utf8))
+                }
+                return false
+            }
+        }
         var offset = 0
         var shiftedTempo: [(tick: Int, microsecondsPerQuarterNote: Int)] = []
         var meters: [(tick: Int, numerator: Int, denominator: Int)] = []
@@ -82,6 +90,11 @@ public final class MusicSequence: @unchecked Sendable {
                     meters.append((tick, Int(numerator), 1 << Int(power)))
                 case .meta(.text(.lyric, let bytes)):
                     lyricList.append((tick, MIDIFile.MetaEvent.decodeText(bytes)))
+                case .meta(.text(.text, let bytes)) where isKaraoke && bytes.first != UInt8(ascii: "@"):
+                    // .kar files keep their syllables in Text events ("\" starts a verse, "/" a line).
+                    var text = MIDIFile.MetaEvent.decodeText(bytes)
+                    if text.first == "\\" || text.first == "/" { text = " " + text.dropFirst() }
+                    lyricList.append((tick, text))
                 default:
                     break
                 }
