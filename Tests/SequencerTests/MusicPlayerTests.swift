@@ -120,6 +120,32 @@ struct MusicPlayerTests {
         #expect(player.isFinished)
     }
 
+    @Test("lyrics come from Lyric events, and from Text events in .kar files")
+    func lyrics() {
+        let text = { (tick: Int, string: String) in MIDIFile.Event(tick: tick, .meta(.text(.text, Array(string.utf8))))
+        }
+        let karaoke = MIDIFile(
+            format: .multiTrack, division: .ticksPerQuarterNote(480),
+            tracks: [
+                MIDIFile.Track(events: [
+                    text(0, "@KMIDI KARAOKE FILE"), text(0, "@TTitle"), MIDIFile.Event(tick: 960, .meta(.endOfTrack)),
+                ]),
+                MIDIFile.Track(events: [
+                    text(0, "\\Ma"), text(240, "ry "), text(480, "/had"), MIDIFile.Event(tick: 960, .meta(.endOfTrack)),
+                ]),
+            ])
+        #expect(MusicSequence(file: karaoke).lyrics.map(\.text) == [" Ma", "ry ", " had"])
+        let plain = MIDIFile(
+            format: .multiTrack, division: .ticksPerQuarterNote(480),
+            tracks: [
+                MIDIFile.Track(events: [
+                    text(0, "just text"), MIDIFile.Event(tick: 10, .meta(.text(.lyric, Array("la".utf8)))),
+                    MIDIFile.Event(tick: 960, .meta(.endOfTrack)),
+                ])
+            ])
+        #expect(MusicSequence(file: plain).lyrics.map(\.text) == ["la"])
+    }
+
     @Test("note-offs come before note-ons at the same time, across tracks")
     func noteOffsFirst() throws {
         let file = makeFile(tracks: [[(0, on(60)), (480, off(60))], [(480, on(60)), (960, off(60))]])
