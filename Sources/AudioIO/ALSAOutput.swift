@@ -52,6 +52,7 @@ public final class ALSAOutput: @unchecked Sendable {
     private let running = Atomic<Bool>(false)
     private let xruns = Atomic<Int>(0)
     private let realtime = Atomic<Bool>(false)
+    private let schedulingDecided = Atomic<Bool>(false)
     private let fatalError = Mutex<ALSAPCMError?>(nil)
     private var thread: pthread_t?
 
@@ -143,6 +144,7 @@ public final class ALSAOutput: @unchecked Sendable {
     /// Underruns recovered so far.
     public var xrunCount: Int { xruns.load(ordering: .relaxed) }
     /// Whether the audio thread got SCHED_FIFO (false: normal priority; not permitted here).
+    /// Known once the thread has started: `start()` waits for it.
     public var isRealTimeScheduled: Bool { realtime.load(ordering: .relaxed) }
     public var isRunning: Bool { running.load(ordering: .relaxed) }
     /// The error that stopped the stream (device lost), if any.
@@ -171,6 +173,8 @@ public final class ALSAOutput: @unchecked Sendable {
             throw ALSAPCMError.unsupportedConfiguration(device: device, reason: "cannot start the audio thread")
         }
         thread = newThread
+        // Wait (briefly) until the thread knows its scheduling, so callers can report it.
+        for _ in 0..<200 where !schedulingDecided.load(ordering: .acquiring) { usleep(1_000) }
     }
 
     /// Stops the audio thread, then lets the device play out what it holds.
@@ -188,6 +192,7 @@ public final class ALSAOutput: @unchecked Sendable {
         var parameters = sched_param()
         parameters.sched_priority = 70
         realtime.store(pthread_setschedparam(pthread_self(), Int32(SCHED_FIFO), &parameters) == 0, ordering: .relaxed)
+        schedulingDecided.store(true, ordering: .releasing)
         let frames = periodFrames
         let stride = channelCount * sampleFormat.bytes
         while running.load(ordering: .relaxed) {

@@ -175,7 +175,14 @@ struct PlaySession {
         if loop { player.setLoop(0..<sequence.durationSeconds, count: -1) }
         if let startAt { player.seek(toSeconds: startAt) }
         player.play()
-        if !output.isRunning { try output.start() }
+        if !output.isRunning {
+            try output.start()
+            if !output.isRealTimeScheduled && !quiet {
+                Terminal.writeError(
+                    "note: real-time scheduling (SCHED_FIFO) is not permitted here; the audio thread runs at normal priority\n"
+                )
+            }
+        }
         let duration = sequence.durationSeconds
         var lastDecile = -1
         let shortName = name.split(separator: "/").last.map(String.init) ?? name
