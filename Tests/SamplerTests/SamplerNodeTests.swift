@@ -173,3 +173,24 @@ struct SamplerNodeTests {
         #expect(throws: AudioGraphError.self) { try engine.connect(wrongRate, to: engine.mainMixerNode) }
     }
 }
+
+let sf3Font = "/usr/share/sounds/sf3/FluidR3Mono_GM.sf3"
+
+@Suite("SF3 SoundFonts")
+struct SF3Tests {
+    @Test(
+        "an SF3 (Ogg Vorbis compressed) font loads without warnings and plays",
+        .enabled(if: SoundFontDiscovery.isFile(sf3Font), "Debian's fluidr3mono-gm-soundfont is not installed: skipped"))
+    func sf3Plays() throws {
+        let info = try SoundFontInfo.load(path: sf3Font)
+        #expect(info.presets.count > 128)
+        #expect(info.warnings == [])
+        let sampler = try SamplerNode(settings: dryLeadSettings())
+        try sampler.loadSoundFont(at: sf3Font)
+        let buffer = AudioBuffer(channelCount: 2, frameCapacity: 8192)
+        sampler.receive(.noteOn(channel: 0, note: 60, velocity: 100), atFrameOffset: 0)
+        sampler.render(
+            into: buffer, inputs: .none, frameCount: 8192, time: AudioTime(sampleTime: 0, sampleRate: 44_100))
+        #expect(buffer.samples(channel: 0).contains { abs($0) > 0.01 })
+    }
+}
