@@ -1,6 +1,10 @@
 import CFluidSynth
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Routes FluidSynth's process-global log into Pianola: warnings and errors are collected for the
 /// caller (a SoundFont load reports the warnings it caused), info and debug chatter is dropped,
 /// and nothing is printed to the terminal behind the user's back.
@@ -14,10 +18,10 @@ enum FluidSynthLog {
     }
     private static let state = Mutex(State())
     private static let operationLock = Mutex(())
-    /// Messages are kept only while an operation collects them. FluidSynth also logs from the
-    /// render thread (a missing preset, voices stolen); those are counted, lock- and
-    /// allocation-free, and otherwise dropped.
-    private static let isCollecting = Atomic<Bool>(false)
+    /// Messages are kept only while an operation collects them, and only those logged by the
+    /// collecting thread. FluidSynth also logs from the render thread (a missing preset, voices
+    /// stolen); those are counted, lock- and allocation-free, and otherwise dropped.
+    private static let collectingThread = Atomic<UInt>(0)
     private static let droppedMessages = Atomic<Int>(0)
 
     /// Warnings FluidSynth logged outside any load (usually from the render thread).
@@ -28,8 +32,11 @@ enum FluidSynthLog {
         try operationLock.withLock { _ in
             installIfNeeded()
             state.withLock { $0.messages.removeAll() }
-            isCollecting.store(true, ordering: .releasing)
-            defer { isCollecting.store(false, ordering: .releasing) }
+            // Only the loading thread's messages belong to the load: a render running at the
+            // same time on another thread (logging a missing preset, say) must neither be
+            // blamed on it nor made to allocate.
+            collectingThread.store(UInt(pthread_self()), ordering: .releasing)
+            defer { collectingThread.store(0, ordering: .releasing) }
             let result = try operation()
             let messages = state.withLock { state -> [String] in
                 defer { state.messages.removeAll() }
@@ -46,7 +53,7 @@ enum FluidSynthLog {
         }
         guard needsInstall else { return }
         let collect: fluid_log_function_t = { level, message, _ in
-            guard FluidSynthLog.isCollecting.load(ordering: .acquiring) else {
+            guard FluidSynthLog.collectingThread.load(ordering: .acquiring) == UInt(pthread_self()) else {
                 FluidSynthLog.droppedMessages.add(1, ordering: .relaxed)
                 return
             }
