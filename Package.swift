@@ -99,8 +99,9 @@ let package = Package(
             swiftSettings: strictSettings),
 
         // MARK: Tests
-        .testTarget(name: "MIDICoreTests", dependencies: ["MIDICore"], swiftSettings: strictSettings),
-        .testTarget(name: "MIDIFileTests", dependencies: ["MIDIFile"], swiftSettings: strictSettings),
+        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strictSettings),
+        .testTarget(name: "MIDICoreTests", dependencies: ["TestSupport", "MIDICore"], swiftSettings: strictSettings),
+        .testTarget(name: "MIDIFileTests", dependencies: ["TestSupport", "MIDIFile"], swiftSettings: strictSettings),
         .testTarget(name: "AudioGraphTests", dependencies: ["AudioGraph"], swiftSettings: strictSettings),
         .testTarget(name: "SequencerTests", dependencies: ["Sequencer"], swiftSettings: strictSettings),
         .testTarget(name: "PlaybackTests", dependencies: ["Pianola"], swiftSettings: strictSettings),
@@ -108,14 +109,15 @@ let package = Package(
         .target(name: "CAllocationCounter", path: "Tests/CAllocationCounter"),
         .testTarget(
             name: "RealTimeSafetyTests", dependencies: ["Pianola", "CAllocationCounter"], swiftSettings: strictSettings),
-        .testTarget(name: "SamplerTests", dependencies: ["Sampler"], swiftSettings: strictSettings),
-        .testTarget(name: "AudioIOTests", dependencies: ["AudioIO"], swiftSettings: strictSettings),
+        .testTarget(name: "SamplerTests", dependencies: ["TestSupport", "Sampler"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "AudioIOTests", dependencies: ["TestSupport", "AudioIO", "AudioGraph"], swiftSettings: strictSettings),
         .testTarget(
             name: "SoundFontGeneratorTests", dependencies: ["SoundFontGenerator", "Sampler"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "PianolaCLITests",
-            dependencies: ["PianolaCLI", "make-demo-song", "render-to-file", "play-midi-file"],
+            dependencies: ["PianolaCLI", "TestSupport", "make-demo-song", "render-to-file", "play-midi-file"],
             swiftSettings: strictSettings),
     ]
 )

@@ -7,11 +7,6 @@ public final class RenderParameter: Sendable {
 
     public init(_ value: Float) { bits = Atomic(value.bitPattern) }
 
-    public var value: Float {
-        get { Float(bitPattern: bits.load(ordering: .relaxed)) }
-        set { bits.store(newValue.bitPattern, ordering: .relaxed) }
-    }
-
     /// Reads and writes through methods, for `let` references held by `Sendable` types.
     public func load() -> Float { Float(bitPattern: bits.load(ordering: .relaxed)) }
     public func store(_ value: Float) { bits.store(value.bitPattern, ordering: .relaxed) }

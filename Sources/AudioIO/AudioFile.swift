@@ -44,27 +44,13 @@ public enum AudioFile {
         }
     }
 
-    /// Writes `buffer` to `path`, format chosen by extension.
+    /// Writes `buffer` to `path`, format chosen by extension (through a temporary name, as
+    /// `AudioFileWriter` does).
     public static func write(_ buffer: Buffer, to path: String, encoding: Encoding = .s16) throws(AudioFileError) {
-        let major = try majorFormat(forPath: path)
-        var info = SF_INFO()
-        info.samplerate = Int32(buffer.sampleRate)
-        info.channels = Int32(buffer.channelCount)
-        info.format = major | subtype(major: major, encoding: encoding)
-        guard sf_format_check(&info) != 0 else {
-            throw .unsupportedFormat(path: path, reason: "\(encoding.rawValue) at \(buffer.sampleRate) Hz")
-        }
-        guard let file = sf_open(path, Int32(SFM_WRITE), &info) else {
-            throw .cannotOpen(path: path, reason: String(cString: sf_strerror(nil)))
-        }
-        // Saturate instead of wrapping when float samples exceed full scale.
-        sf_command(file, Int32(SFC_SET_CLIPPING), nil, Int32(SF_TRUE))
-        let frames = buffer.samples.withUnsafeBufferPointer {
-            sf_writef_float(file, $0.baseAddress, sf_count_t(buffer.frameCount))
-        }
-        let reason = String(cString: sf_strerror(file))
-        sf_close(file)
-        guard frames == sf_count_t(buffer.frameCount) else { throw .writeFailed(path: path, reason: reason) }
+        let writer = try AudioFileWriter(
+            path: path, sampleRate: buffer.sampleRate, channelCount: buffer.channelCount, encoding: encoding)
+        try writer.write(interleaved: buffer.samples)
+        try writer.finish()
     }
 
     /// Reads a whole file as interleaved floats.

@@ -49,7 +49,6 @@ public final class AudioFileWriter {
 
     /// Appends the first `frameCount` frames of `buffer`.
     public func write(_ buffer: AudioBuffer, frameCount: Int) throws(AudioFileError) {
-        guard let file else { throw .writeFailed(path: path, reason: "the file is closed") }
         if interleaved.count < frameCount * channelCount {
             interleaved = [Float](repeating: 0, count: frameCount * channelCount)
         }
@@ -57,9 +56,17 @@ public final class AudioFileWriter {
             let source = buffer.channel(min(channel, buffer.channelCount - 1))
             for frame in 0..<frameCount { interleaved[frame * channelCount + channel] = source[frame] }
         }
-        let written = interleaved.withUnsafeBufferPointer {
-            sf_writef_float(file, $0.baseAddress, sf_count_t(frameCount))
-        }
+        try write(frames: frameCount, from: interleaved)
+    }
+
+    /// Appends interleaved frames (`samples.count / channelCount` of them).
+    public func write(interleaved samples: [Float]) throws(AudioFileError) {
+        try write(frames: samples.count / channelCount, from: samples)
+    }
+
+    private func write(frames frameCount: Int, from samples: [Float]) throws(AudioFileError) {
+        guard let file else { throw .writeFailed(path: path, reason: "the file is closed") }
+        let written = samples.withUnsafeBufferPointer { sf_writef_float(file, $0.baseAddress, sf_count_t(frameCount)) }
         guard written == sf_count_t(frameCount) else {
             throw .writeFailed(path: path, reason: String(cString: sf_strerror(file)))
         }

@@ -77,17 +77,6 @@ final class FluidSynth {
         fluid_synth_write_float(synth, Int32(frameCount), left, 0, 1, right, 0, 1) == FLUID_OK
     }
 
-    /// Renders through `fluid_synth_process` (zeroing the outputs first, as it mixes into them).
-    func process(frameCount: Int, left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>) -> Bool {
-        left.update(repeating: 0, count: frameCount)
-        right.update(repeating: 0, count: frameCount)
-        var outputs: (UnsafeMutablePointer<Float>?, UnsafeMutablePointer<Float>?) = (left, right)
-        return withUnsafeMutableBytes(of: &outputs) { raw in
-            let pointers = raw.baseAddress!.assumingMemoryBound(to: UnsafeMutablePointer<Float>?.self)
-            return fluid_synth_process(synth, Int32(frameCount), 0, nil, 2, pointers) == FLUID_OK
-        }
-    }
-
     /// Convenience for tests and offline tools: renders into new planar arrays.
     func render(frameCount: Int) -> (left: [Float], right: [Float]) {
         var left = [Float](repeating: 0, count: frameCount)

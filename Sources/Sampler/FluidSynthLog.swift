@@ -20,12 +20,8 @@ enum FluidSynthLog {
     private static let operationLock = Mutex(())
     /// Messages are kept only while an operation collects them, and only those logged by the
     /// collecting thread. FluidSynth also logs from the render thread (a missing preset, voices
-    /// stolen); those are counted, lock- and allocation-free, and otherwise dropped.
+    /// stolen); those are dropped there, without a lock or an allocation.
     private static let collectingThread = Atomic<UInt>(0)
-    private static let droppedMessages = Atomic<Int>(0)
-
-    /// Warnings FluidSynth logged outside any load (usually from the render thread).
-    static var droppedMessageCount: Int { droppedMessages.load(ordering: .relaxed) }
 
     /// Runs `operation` while capturing the warnings and errors FluidSynth logs during it.
     static func collecting<T>(_ operation: () throws -> T) rethrows -> (T, [String]) {
@@ -53,10 +49,7 @@ enum FluidSynthLog {
         }
         guard needsInstall else { return }
         let collect: fluid_log_function_t = { level, message, _ in
-            guard FluidSynthLog.collectingThread.load(ordering: .acquiring) == UInt(pthread_self()) else {
-                FluidSynthLog.droppedMessages.add(1, ordering: .relaxed)
-                return
-            }
+            guard FluidSynthLog.collectingThread.load(ordering: .acquiring) == UInt(pthread_self()) else { return }
             guard let message else { return }
             let prefix = level == Int32(FLUID_WARN.rawValue) ? "warning" : "error"
             let text = "\(prefix): \(String(cString: message))"

@@ -1,3 +1,5 @@
+import AudioGraph
+import TestSupport
 import Testing
 
 @testable import AudioIO
@@ -6,11 +8,7 @@ import Testing
     import Glibc
 #endif
 
-func temporaryPath(_ name: String) -> String {
-    var template = Array("/tmp/pianola-test-XXXXXX".utf8CString)
-    let directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
-    return directory + "/" + name
-}
+func temporaryPath(_ name: String) -> String { makeTemporaryDirectory() + "/" + name }
 
 @Suite("libsndfile and ALSA link smoke tests")
 struct LibrarySmokeTests {
@@ -39,24 +37,35 @@ struct LibrarySmokeTests {
     func unknownExtension() {
         #expect(throws: AudioFileError.self) {
             try AudioFile.write(
-                AudioFile.Buffer(samples: [0, 0], channelCount: 2, sampleRate: 44_100), to: "/tmp/x.mp9")
+                AudioFile.Buffer(samples: [0, 0], channelCount: 2, sampleRate: 44_100), to: temporaryPath("x.mp9"))
         }
     }
 
-    @Test("the ALSA null PCM opens, takes 512 frames and drains")
+    @Test("the ALSA null PCM opens, plays a few periods of an engine's output and drains")
     func alsaNullDevice() throws {
-        let device = try ALSAPCMDevice(name: "null", sampleRate: 44_100)
-        try device.write(interleaved: [Float](repeating: 0.25, count: 1_024))
-        device.drain()
+        let output = try ALSAOutput(engine: AudioEngine(), configuration: nullDevice())
+        try output.start()
+        usleep(20_000)
+        output.stop()
+        #expect(output.failure == nil)
+        #expect(output.periodFrames == 256)
     }
 
     @Test("an unknown ALSA device name is a cannotOpen error naming the device")
     func unknownDevice() {
+        var configuration = nullDevice()
+        configuration.device = "no_such_pianola_device"
         do {
-            _ = try ALSAPCMDevice(name: "no_such_pianola_device")
+            _ = try ALSAOutput(engine: AudioEngine(), configuration: configuration)
             Issue.record("opening a nonexistent device succeeded")
         } catch {
             #expect(error.description.contains("no_such_pianola_device"))
         }
     }
+}
+
+func nullDevice() -> ALSAOutput.Configuration {
+    var configuration = ALSAOutput.Configuration()
+    configuration.device = "null"
+    return configuration
 }

@@ -1,4 +1,5 @@
 import MIDICore
+import TestSupport
 import Testing
 
 @testable import MIDIFile
@@ -37,23 +38,11 @@ struct MIDIFileWriterTests {
     @Test("writing to a path goes through a temporary name and leaves nothing else behind")
     func writeToPath() throws {
         let file = try MIDIFile.read(bytes: smf(tracks: [scaleTrack])).file
-        let path = "/tmp/pianola-writer-\(UInt32.random(in: 0...UInt32.max)).mid"
+        let path = makeTemporaryDirectory() + "/written.mid"
         try file.write(to: path)
         #expect(try MIDIFile.read(path: path).file == file)
         unlink(path)
         #expect(throws: MIDIFileError.self) { try file.write(to: "/nonexistent-dir/x.mid") }
-    }
-}
-
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

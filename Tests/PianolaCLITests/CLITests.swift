@@ -1,44 +1,32 @@
+import Foundation
+import Synchronization
 import Testing
-
-#if canImport(Glibc)
-    import Glibc
-#endif
 
 /// Runs the built `pianola` (next to this test bundle) and returns its exit status and output.
 func runPianola(
     _ arguments: [String], environment: [String: String] = [:]
 ) throws -> (status: Int32, stdout: String, stderr: String) {
-    var buffer = [CChar](repeating: 0, count: 4096)
-    let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-    let exe = String(decoding: buffer[0..<max(count, 0)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    // .../debug/PianolaPackageTests.xctest → .../debug/pianola
-    let directory = String(exe[..<exe.lastIndex(of: "/")!])
-    let binary = directory + "/pianola"
-    let unique = "\(getpid())-\(UInt64.random(in: 0...UInt64.max))"
-    let outPath = "/tmp/pianola-cli-\(unique)-out", errPath = "/tmp/pianola-cli-\(unique)-err"
-    let quoted = ([binary] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(
-        separator: " ")
-    let assignments = environment.map { "\($0.key)='\($0.value)'" }.joined(separator: " ")
-    let status = system("env \(assignments) \(quoted) >\(outPath) 2>\(errPath) </dev/null")
-    func slurp(_ path: String) -> String {
-        guard let file = fopen(path, "r") else { return "" }
-        defer { fclose(file); unlink(path) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = fread(&chunk, 1, chunk.count, file)
-            if count <= 0 { break }
-            bytes += chunk[0..<count]
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-    return ((status >> 8) & 0xFF, slurp(outPath), slurp(errPath))
-}
-
-extension String {
-    func replacingOccurrences(of target: String, with replacement: String) -> String {
-        split(separator: Character(target), omittingEmptySubsequences: false).joined(separator: replacement)
-    }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: pianolaBinaryDirectory() + "/pianola")
+    process.arguments = arguments
+    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    process.standardInput = FileHandle.nullDevice
+    let output = Pipe()
+    let errors = Pipe()
+    process.standardOutput = output
+    process.standardError = errors
+    try process.run()
+    // Read both pipes while the process runs, so a large output cannot fill a pipe and stall it.
+    let errorData = Mutex(Data())
+    let reader = Thread { errorData.withLock { $0 = errors.fileHandleForReading.readDataToEndOfFile() } }
+    reader.start()
+    let outputData = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    while !reader.isFinished { usleep(1_000) }
+    return (
+        process.terminationStatus, String(decoding: outputData, as: UTF8.self),
+        String(decoding: errorData.withLock { $0 }, as: UTF8.self)
+    )
 }
 
 @Suite("pianola command line", .serialized)

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The shared corpus beside the checkout.
@@ -9,9 +10,7 @@ let sharedCorpus: String = {
 }()
 
 func writeTemporary(_ bytes: [UInt8], name: String) throws -> String {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pianola-info-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    let url = directory.appendingPathComponent(name)
+    let url = URL(fileURLWithPath: makeTemporaryDirectory("pianola-info")).appendingPathComponent(name)
     try Data(bytes).write(to: url)
     return url.path
 }

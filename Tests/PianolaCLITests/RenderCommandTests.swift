@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 let checkout = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -21,10 +22,17 @@ func wavStats(_ path: String) throws -> (frames: Int, rate: Int, peak: Double) {
     return ((data.count - 44) / 4, rate, peak)
 }
 
-func scratchDirectory() throws -> String {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent("pianola-render-\(UUID().uuidString)").path
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    return path
+func scratchDirectory() throws -> String { makeTemporaryDirectory("pianola-render") }
+
+/// Runs one of the built example programs and returns its exit status.
+func runExample(_ name: String, _ arguments: [String]) throws -> Int32 {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: pianolaBinaryDirectory() + "/" + name)
+    process.arguments = arguments
+    process.standardOutput = FileHandle.nullDevice
+    try process.run()
+    process.waitUntilExit()
+    return process.terminationStatus
 }
 
 @Suite("pianola render and the examples", .serialized)
@@ -32,15 +40,7 @@ struct RenderCommandTests {
     @Test("the demo song is made by its generator, byte for byte")
     func demoSongIsGenerated() throws {
         let directory = try scratchDirectory()
-        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path + "/make-demo-song"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: pianolaBinaryDirectory() + "/make-demo-song")
-        process.arguments = [directory + "/song.mid"]
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        _ = binary
-        #expect(process.terminationStatus == 0)
+        #expect(try runExample("make-demo-song", [directory + "/song.mid"]) == 0)
         #expect(
             FileManager.default.contents(atPath: directory + "/song.mid")
                 == FileManager.default.contents(atPath: demoSong))
@@ -158,13 +158,7 @@ struct RenderCommandTests {
     @Test("the PlayMIDIFile example plays the demo song on an ALSA device (the file plugin here)")
     func playMIDIFileExample() throws {
         let raw = try scratchDirectory() + "/played.raw"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: pianolaBinaryDirectory() + "/play-midi-file")
-        process.arguments = [demoSong, "file:FILE=\(raw),FORMAT=raw", bundledFontPath]
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        #expect(try runExample("play-midi-file", [demoSong, "file:FILE=\(raw),FORMAT=raw", bundledFontPath]) == 0)
         let bytes = (try? FileManager.default.attributesOfItem(atPath: raw)[.size] as? Int) ?? 0
         #expect(bytes >= 44_100 * 15 * 8, "\(bytes) bytes of float stereo")
     }
@@ -172,13 +166,7 @@ struct RenderCommandTests {
     @Test("the RenderToFile example renders the demo song")
     func renderToFileExample() throws {
         let output = try scratchDirectory() + "/example.wav"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: pianolaBinaryDirectory() + "/render-to-file")
-        process.arguments = [demoSong, output, bundledFontPath]
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        #expect(try runExample("render-to-file", [demoSong, output, bundledFontPath]) == 0)
         let stats = try wavStats(output)
         #expect(stats.frames > 44_100 * 15)
         #expect(stats.peak > 0.05)

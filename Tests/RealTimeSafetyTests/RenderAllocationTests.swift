@@ -2,6 +2,8 @@ import CAllocationCounter
 import Pianola
 import Testing
 
+@testable import Sampler
+
 let fontPath: String = {
     var path = #filePath
     for _ in 0..<3 { path = String(path[..<path.lastIndex(of: "/")!]) }
@@ -83,6 +85,9 @@ struct RenderAllocationTests {
         }
         #expect(sampler.activeVoiceCount > 0, "the test renders real music")
         #expect(allocations == 0, "\(allocations) allocations in \(renderedQuanta) quanta")
+        // Debian's libfluidsynth opens an OpenMP region per render call: it must run inline.
+        #expect(FluidSynth.isRealtimeOpenMPInstalled)
+        #expect(FluidSynth.inlineParallelRegions >= renderedQuanta)
     }
 
     @Test("the counter sees allocations (a test that could fail)")

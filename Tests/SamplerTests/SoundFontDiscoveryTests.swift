@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import Sampler
@@ -8,8 +9,7 @@ import Testing
 
 /// A scratch folder with empty files at the given relative paths.
 func scratchTree(_ files: [String]) -> String {
-    var template = Array("/tmp/pianola-sf-XXXXXX".utf8CString)
-    let root = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
+    let root = makeTemporaryDirectory("pianola-sf")
     for file in files {
         let path = root + "/" + file
         let directory = String(path[..<path.lastIndex(of: "/")!])
