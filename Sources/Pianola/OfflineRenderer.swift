@@ -152,19 +152,16 @@ public final class OfflineRenderer {
                     musicFrames = frames
                 } else {
                     let tailFrames = frames - musicFrames
+                    let tailIsDone: Bool
                     switch options.tail {
                     case .seconds(let seconds):
-                        if Double(tailFrames) >= seconds * rate { break }
-                        if !progress(Double(frames) / rate, music) { throw RenderError.cancelled }
-                        continue
+                        tailIsDone = Double(tailFrames) >= seconds * rate
                     case .automatic:
                         quietFrames = quantumPeak < RenderOptions.silenceThreshold ? quietFrames + quantum : 0
                         let voicesDone = sampler.activeVoiceCount == 0 && quietFrames > 0
-                        if voicesDone || quietFrames >= Int(2 * rate) || tailFrames >= maximumTailFrames { break }
-                        if !progress(Double(frames) / rate, music) { throw RenderError.cancelled }
-                        continue
+                        tailIsDone = voicesDone || quietFrames >= Int(2 * rate) || tailFrames >= maximumTailFrames
                     }
-                    break
+                    if tailIsDone { break }
                 }
                 if !progress(Double(frames) / rate, music) { throw RenderError.cancelled }
             }
