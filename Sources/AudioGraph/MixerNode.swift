@@ -72,13 +72,6 @@ public final class MixerNode: AudioNode, @unchecked Sendable {
                 state.isSounding = false
                 continue
             }
-            if !state.isSounding {
-                // An input connected while the mixer is already playing starts from silence and
-                // ramps up; the inputs present from the first quantum start at their level.
-                state.currentLeft = hasRendered ? 0 : -1
-                state.currentRight = 0
-                state.isSounding = true
-            }
             var targetLeft: Float = 0
             var targetRight: Float = 0
             if !state.isFadingOut {
@@ -93,9 +86,12 @@ public final class MixerNode: AudioNode, @unchecked Sendable {
                     targetRight = volume * min(1, 1 + pan)
                 }
             }
-            if state.currentLeft < 0 {
-                state.currentLeft = targetLeft
-                state.currentRight = targetRight
+            if !state.isSounding {
+                // An input connected while the mixer is already playing starts from silence and
+                // ramps up; the inputs present from the first quantum start at their level.
+                state.currentLeft = hasRendered ? 0 : targetLeft
+                state.currentRight = hasRendered ? 0 : targetRight
+                state.isSounding = true
             }
             let sourceLeft = buffer.channel(0)
             let sourceRight = buffer.channel(buffer.channelCount > 1 ? 1 : 0)
