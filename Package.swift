@@ -104,6 +104,8 @@ let package = Package(
         .testTarget(name: "MIDIFileTests", dependencies: ["TestSupport", "MIDIFile"], swiftSettings: strictSettings),
         .testTarget(name: "AudioGraphTests", dependencies: ["AudioGraph"], swiftSettings: strictSettings),
         .testTarget(name: "SequencerTests", dependencies: ["Sequencer"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "OfflineRendererTests", dependencies: ["Pianola", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(name: "PlaybackTests", dependencies: ["Pianola"], swiftSettings: strictSettings),
         // Test-only: counts heap allocations per thread, to prove the render path allocates nothing.
         .target(name: "CAllocationCounter", path: "Tests/CAllocationCounter"),

@@ -47,13 +47,13 @@ public final class AudioFileWriter {
 
     deinit { cancel() }
 
-    /// Appends the first `frameCount` frames of `buffer`.
-    public func write(_ buffer: AudioBuffer, frameCount: Int) throws(AudioFileError) {
+    /// Appends `frameCount` frames of `buffer`, from frame `start` on.
+    public func write(_ buffer: AudioBuffer, from start: Int = 0, frameCount: Int) throws(AudioFileError) {
         if interleaved.count < frameCount * channelCount {
             interleaved = [Float](repeating: 0, count: frameCount * channelCount)
         }
         for channel in 0..<channelCount {
-            let source = buffer.channel(min(channel, buffer.channelCount - 1))
+            let source = buffer.channel(min(channel, buffer.channelCount - 1)) + start
             for frame in 0..<frameCount { interleaved[frame * channelCount + channel] = source[frame] }
         }
         try write(frames: frameCount, from: interleaved)

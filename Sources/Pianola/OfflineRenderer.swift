@@ -1,8 +1,10 @@
 import AudioGraph
 import AudioIO
+import Dispatch
 import MIDIFile
 import Sampler
 import Sequencer
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -24,7 +26,8 @@ public struct RenderOptions: Sendable, Hashable {
     public var isSynthReverbEnabled = true
     public var isSynthChorusEnabled = true
     public var polyphony = 256
-    /// Cores the synthesizer may use for one file (FluidSynth's multi-core voice rendering).
+    /// Threads that render one file: its channels split over that many synthesizers, or
+    /// FluidSynth's multi-core voice rendering when the channels cannot be split evenly.
     public var threads = 1
     public var tail: Tail = .automatic
     public var maximumTailSeconds = 30.0
@@ -69,59 +72,100 @@ public enum RenderError: Error, Sendable, CustomStringConvertible {
 /// music player, the engine in manual rendering mode, and a streaming writer that only gives the
 /// output its final name once the render is complete.
 ///
-/// One renderer holds one synthesizer and its loaded SoundFont; reuse it for many files.
+/// With `threads` above 1 a song's channels are split over that many synthesizers (balanced by
+/// how much each channel plays), each rendered on its own thread, and their outputs summed; the
+/// sum is the same music as one synthesizer's render, as FluidSynth's voices, reverb and chorus
+/// are linear. A song whose playing is on one channel, or too unevenly spread, uses FluidSynth's
+/// own multi-core voice rendering instead.
+///
+/// One renderer holds its loaded SoundFont (one copy per synthesizer); reuse it for many files.
 public final class OfflineRenderer {
     public let options: RenderOptions
     public let soundFontPath: String
-    private var engine = AudioEngine()
-    private var sampler: SamplerNode
-    private var hasRendered = false
+    /// Samplers holding the loaded SoundFont: a render moves the fonts into fresh synthesizers.
+    private var fontHolders: [SamplerNode]
 
     public init(soundFont path: String, options: RenderOptions = RenderOptions()) throws(SoundFontError) {
         self.options = options
         soundFontPath = path
+        fontHolders = [try Self.loadedSampler(path: path, options: options)]
+    }
+
+    private static func loadedSampler(path: String, options: RenderOptions) throws(SoundFontError) -> SamplerNode {
         var settings = SamplerNode.Settings()
         settings.sampleRate = Double(options.sampleRate)
         settings.polyphony = options.polyphony
-        settings.cpuCores = options.threads
         settings.isReverbEnabled = options.isSynthReverbEnabled
         settings.isChorusEnabled = options.isSynthChorusEnabled
-        sampler = try SamplerNode(settings: settings)
+        let sampler = try SamplerNode(settings: settings)
         try sampler.loadSoundFont(at: path)
+        return sampler
     }
 
-    /// Renders `file` to `outputPath`. `progress` receives (seconds rendered, music seconds) after
-    /// each quantum and returns false to cancel.
+    /// Loads the SoundFont into more synthesizers, concurrently, until there are `count`.
+    private func ensureFontHolders(_ count: Int) throws(RenderError) {
+        let missing = count - fontHolders.count
+        guard missing > 0 else { return }
+        let results = LoadResults(count: missing)
+        let group = DispatchGroup()
+        for index in 0..<missing {
+            DispatchQueue.global().async(group: group) { [soundFontPath, options] in
+                let result: Result<SamplerNode, SoundFontError>
+                do throws(SoundFontError) {
+                    result = .success(try Self.loadedSampler(path: soundFontPath, options: options))
+                } catch {
+                    result = .failure(error)
+                }
+                results.set(index, result)
+            }
+        }
+        group.wait()
+        for result in results.all {
+            switch result {
+            case .success(let sampler): fontHolders.append(sampler)
+            case .failure(let error): throw .graph("\(error)")
+            }
+        }
+    }
+
+    /// How the song's channels are shared out between synthesizers; nil renders with one.
+    private func channelSplit(for sequence: MusicSequence) -> [Set<Int>]? {
+        guard options.threads > 1 else { return nil }
+        // The voices each note starts are asked of a synthesizer holding the font (it is not
+        // rendering; the render moves the font to fresh ones).
+        let probe = fontHolders[0]
+        return ChannelSplit.plan(for: sequence, parts: options.threads) { channel, bank, program, key, velocity in
+            probe.voiceShapes(forNote: key, velocity: velocity, bank: bank, program: program, onChannel: channel)
+        }
+    }
+
+    /// Renders `file` to `outputPath`. `progress` receives (seconds rendered, music seconds) as
+    /// the render goes and returns false to cancel.
     public func render(
         _ file: MIDIFile, to outputPath: String, progress: (Double, Double) -> Bool = { _, _ in true }
     ) throws(RenderError) -> RenderSummary {
-        if hasRendered {
-            // Every file starts from a pristine synthesizer (reverb, chorus and LFO state would
-            // otherwise carry over from the previous file); the SoundFont moves, it is not reloaded.
+        let sequence = MusicSequence(file: file)
+        let rate = Double(options.sampleRate)
+        let quantum = options.quantumFrames
+        let split = channelSplit(for: sequence)
+        let laneChannels: [Set<Int>?] = split ?? [nil]
+        try ensureFontHolders(laneChannels.count)
+
+        // Every file starts from pristine synthesizers (reverb, chorus and LFO state would
+        // otherwise carry over from the previous file); the SoundFont moves, it is not reloaded.
+        var lanes: [RenderLane] = []
+        for (index, channels) in laneChannels.enumerated() {
+            var settings = fontHolders[index].settings
+            settings.cpuCores = split == nil ? options.threads : 1
             do {
-                sampler = try SamplerNode(takingSoundFontsFrom: sampler)
+                let sampler = try SamplerNode(settings: settings, takingSoundFontsFrom: fontHolders[index])
+                fontHolders[index] = sampler
+                let laneSequence = channels.map { sequence.keepingChannels($0) } ?? sequence
+                lanes.append(try RenderLane(sampler: sampler, sequence: laneSequence, options: options))
             } catch {
                 throw .graph("\(error)")
             }
-            engine = AudioEngine()
         }
-        hasRendered = true
-        let sequence = MusicSequence(file: file)
-        let rate = Double(options.sampleRate)
-        let player = MusicPlayer(sequence: sequence, destination: sampler, sampleRate: rate, timing: options.timing)
-        let quantum = options.quantumFrames
-        do {
-            if engine.inputBus(of: engine.mainMixerNode, connectedFrom: sampler) == nil {
-                engine.attach(sampler)
-                try engine.connect(sampler, to: engine.mainMixerNode)
-            }
-            try engine.addRenderObserver(player)
-            try engine.enableManualRenderingMode(format: .stereo(sampleRate: rate), maximumFrameCount: quantum)
-        } catch {
-            throw .graph("\(error)")
-        }
-        defer { try? engine.removeRenderObserver(player) }
-        engine.mainMixerNode.outputVolume = Float(pow(10, options.gainDecibels / 20))
 
         let writer: AudioFileWriter
         do {
@@ -129,8 +173,17 @@ public final class OfflineRenderer {
         } catch {
             throw .audio(error)
         }
-        let buffer = AudioBuffer(channelCount: 2, frameCapacity: quantum)
-        player.play()
+        // One synthesizer renders quantum by quantum; several exchange larger chunks so that
+        // their threads rarely wait for each other.
+        let quantaPerChunk = lanes.count > 1 ? 16 : 1
+        let chunk = RenderChunk(quantumFrames: quantum, quantumCount: quantaPerChunk)
+        let workers = lanes.dropFirst().map {
+            LaneWorker(lane: $0, quantumFrames: quantum, quantumCount: quantaPerChunk)
+        }
+        for lane in lanes { lane.player.play() }
+        for worker in workers { worker.start() }
+        defer { for worker in workers { worker.stop() } }
+
         var frames = 0
         var peak: Float = 0
         var musicFrames = 0
@@ -138,19 +191,26 @@ public final class OfflineRenderer {
         let music = sequence.durationSeconds
         let maximumTailFrames = Int(options.maximumTailSeconds * rate)
         do {
-            while true {
-                _ = engine.render(frameCount: quantum, into: buffer)
-                var quantumPeak: Float = 0
-                for channel in 0..<2 {
-                    let samples = buffer.channel(channel)
-                    for frame in 0..<quantum { quantumPeak = max(quantumPeak, abs(samples[frame])) }
+            rendering: while true {
+                lanes[0].render(into: chunk)
+                for worker in workers {
+                    chunk.add(worker.nextChunk())
+                    worker.releaseChunk()
                 }
-                peak = max(peak, quantumPeak)
-                try writer.write(buffer, frameCount: quantum)
-                frames += quantum
-                if !player.isFinished {
-                    musicFrames = frames
-                } else {
+                for index in 0..<quantaPerChunk {
+                    let start = index * quantum
+                    var quantumPeak: Float = 0
+                    for channel in 0..<2 {
+                        let samples = chunk.audio.channel(channel) + start
+                        for frame in 0..<quantum { quantumPeak = max(quantumPeak, abs(samples[frame])) }
+                    }
+                    peak = max(peak, quantumPeak)
+                    try writer.write(chunk.audio, from: start, frameCount: quantum)
+                    frames += quantum
+                    if !chunk.isFinished[index] {
+                        musicFrames = frames
+                        continue
+                    }
                     let tailFrames = frames - musicFrames
                     let tailIsDone: Bool
                     switch options.tail {
@@ -158,10 +218,10 @@ public final class OfflineRenderer {
                         tailIsDone = Double(tailFrames) >= seconds * rate
                     case .automatic:
                         quietFrames = quantumPeak < RenderOptions.silenceThreshold ? quietFrames + quantum : 0
-                        let voicesDone = sampler.activeVoiceCount == 0 && quietFrames > 0
+                        let voicesDone = chunk.voiceCounts[index] == 0 && quietFrames > 0
                         tailIsDone = voicesDone || quietFrames >= Int(2 * rate) || tailFrames >= maximumTailFrames
                     }
-                    if tailIsDone { break }
+                    if tailIsDone { break rendering }
                 }
                 if !progress(Double(frames) / rate, music) { throw RenderError.cancelled }
             }
@@ -181,4 +241,12 @@ public final class OfflineRenderer {
             musicSeconds: Double(musicFrames) / rate,
             tailSeconds: Double(frames - musicFrames) / rate, peak: peak)
     }
+}
+
+/// Results of concurrent SoundFont loads, one slot per load.
+private final class LoadResults: @unchecked Sendable {
+    private let slots: Mutex<[Result<SamplerNode, SoundFontError>?]>
+    init(count: Int) { slots = Mutex([Result<SamplerNode, SoundFontError>?](repeating: nil, count: count)) }
+    func set(_ index: Int, _ result: Result<SamplerNode, SoundFontError>) { slots.withLock { $0[index] = result } }
+    var all: [Result<SamplerNode, SoundFontError>] { slots.withLock { $0.compactMap { $0 } } }
 }

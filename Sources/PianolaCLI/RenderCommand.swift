@@ -67,7 +67,9 @@ struct RenderCommand: ParsableCommand {
     var jobs = 1
 
     @Option(
-        help: ArgumentHelp("Cores to render one file with (FluidSynth's multi-core voice rendering).", valueName: "n"))
+        help: ArgumentHelp(
+            "Threads to render one file with: its channels split over that many synthesizers whose outputs sum (FluidSynth's multi-core voice rendering when the channels cannot be split evenly). Each synthesizer holds its own copy of the SoundFont.",
+            valueName: "n"))
     var threads = 1
 
     @Option(

@@ -3,6 +3,10 @@ import CFluidSynth
 import MIDICore
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// A General MIDI sampler over one FluidSynth synthesizer (16 channels): the counterpart of
 /// AVAudioUnitSampler. It plays SoundFont 2/3 banks, takes MIDI from the sequencer at frame
 /// offsets inside each quantum, and renders stereo.
@@ -70,11 +74,14 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
         super.init(name: name)
     }
 
-    /// A new sampler with `other`'s settings and SoundFonts: the fonts move to the new sampler
-    /// without being reloaded, and `other` is left with none. Use it to start a render from a
-    /// pristine synthesizer (no reverb or chorus state, no LFO phase) without paying for the load.
-    public convenience init(name: String = "sampler", takingSoundFontsFrom other: SamplerNode) throws(SoundFontError) {
-        try self.init(name: name, settings: other.settings)
+    /// A new sampler with `other`'s SoundFonts and `settings` (by default `other`'s): the fonts
+    /// move to the new sampler without being reloaded, and `other` is left with none. Use it to
+    /// start a render from a pristine synthesizer (no reverb or chorus state, no LFO phase)
+    /// without paying for the load.
+    public convenience init(
+        name: String = "sampler", settings: Settings? = nil, takingSoundFontsFrom other: SamplerNode
+    ) throws(SoundFontError) {
+        try self.init(name: name, settings: settings ?? other.settings)
         // Oldest first, so the stack keeps its order (the last added is searched first).
         for (identifier, fontID) in other.fonts.sorted(by: { $0.value < $1.value }) {
             guard let font = fluid_synth_get_sfont_by_id(other.synth.synth, fontID) else { continue }
@@ -229,6 +236,32 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
             return nil
         }
         return (Int(bank), Int(program))
+    }
+
+    /// What a note-on starts with `bank` and `program` on `channel`: for each voice (each zone
+    /// and layer the loaded fonts give that key and velocity), whether its sample loops and its
+    /// release time in seconds. A cost estimate for planning a render: the note is started
+    /// without rendering and the channel silenced again, so call it only on a sampler that is
+    /// not rendering.
+    package func voiceShapes(
+        forNote note: UInt8, velocity: UInt8, bank: Int, program: Int, onChannel channel: Int
+    ) -> [(isLooped: Bool, releaseSeconds: Double)] {
+        let handle = synth.synth
+        fluid_synth_bank_select(handle, Int32(channel), Int32(bank))
+        fluid_synth_program_change(handle, Int32(channel), Int32(program))
+        fluid_synth_noteon(handle, Int32(channel), Int32(note), Int32(max(velocity, 1)))
+        var voices = [OpaquePointer?](repeating: nil, count: 64)
+        fluid_synth_get_voicelist(handle, &voices, Int32(voices.count), -1)
+        var shapes: [(isLooped: Bool, releaseSeconds: Double)] = []
+        for case let voice? in voices
+        where fluid_voice_is_on(voice) != 0 && fluid_voice_get_channel(voice) == Int32(channel) {
+            let mode = Int(fluid_voice_gen_get(voice, Int32(GEN_SAMPLEMODE.rawValue)))
+            let release = Double(fluid_voice_gen_get(voice, Int32(GEN_VOLENVRELEASE.rawValue)))
+            shapes.append((mode & 1 == 1, exp2(release / 1200)))
+        }
+        fluid_synth_all_sounds_off(handle, Int32(channel))
+        _ = synth.render(frameCount: 64)  // the voices are freed at the next block
+        return shapes
     }
 
     /// Voices playing at the end of the last rendered quantum (read without touching the

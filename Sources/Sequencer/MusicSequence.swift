@@ -31,6 +31,29 @@ public final class MusicSequence: @unchecked Sendable {
             self.fileOrder = fileOrder
             self.eventSeconds = events.map { tempoMap.seconds(forTick: $0.tick) }
         }
+
+        /// The track with only the events `isIncluded` accepts (file order kept).
+        func filter(_ isIncluded: (TimedMessage) -> Bool) -> Track {
+            var newIndex = [Int32](repeating: -1, count: events.count)
+            var kept: [TimedMessage] = []
+            var keptSeconds: [Double] = []
+            for (index, event) in events.enumerated() where isIncluded(event) {
+                newIndex[index] = Int32(kept.count)
+                kept.append(event)
+                keptSeconds.append(eventSeconds[index])
+            }
+            let order = fileOrder.compactMap { newIndex[Int($0)] >= 0 ? newIndex[Int($0)] : nil }
+            let track = Track(name: name, events: kept, eventSeconds: keptSeconds, fileOrder: order)
+            track.destination = destination
+            return track
+        }
+
+        private init(name: String?, events: [TimedMessage], eventSeconds: [Double], fileOrder: [Int32]) {
+            self.name = name
+            self.events = events
+            self.eventSeconds = eventSeconds
+            self.fileOrder = fileOrder
+        }
     }
 
     public let tracks: [Track]
@@ -111,6 +134,23 @@ public final class MusicSequence: @unchecked Sendable {
         self.tracks = sortedTracks.map { Track(name: $0.0, events: $0.1, fileOrder: $0.2, tempoMap: map) }
         self.lengthInTicks = length
         self.lyrics = lyricList.sorted { $0.0 < $1.0 }.map { (tick: $0.0, text: $0.1) }
+    }
+
+    private init(tracks: [Track], tempoMap: TempoMap, lengthInTicks: Int, lyrics: [(tick: Int, text: String)]) {
+        self.tracks = tracks
+        self.tempoMap = tempoMap
+        self.lengthInTicks = lengthInTicks
+        self.lyrics = lyrics
+    }
+
+    /// A copy that keeps only the channel messages on `channels` (0-based); SysEx, the tempo map,
+    /// the lyrics and the length stay as they are, so the copy ends when the original does. A
+    /// render can then split a song's channels over several synthesizers whose outputs sum.
+    public func keepingChannels(_ channels: Set<Int>) -> MusicSequence {
+        let tracks = tracks.map { track in
+            track.filter { event in event.message.channel.map { channels.contains(Int($0)) } ?? true }
+        }
+        return MusicSequence(tracks: tracks, tempoMap: tempoMap, lengthInTicks: lengthInTicks, lyrics: lyrics)
     }
 
     /// Reads and builds a sequence from a file on disk (lenient reader).
