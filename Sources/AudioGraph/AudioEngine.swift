@@ -38,6 +38,7 @@ public final class AudioEngine: @unchecked Sendable {
     }
 
     private let state = Mutex(GraphState())
+    private let device = Mutex<(any AudioOutputDevice)?>(nil)
     /// The newest plan (an unretained pointer; `GraphState.plans` keeps it alive).
     private let publishedPlan = Atomic<Int>(0)
     /// The generation the render thread is using; older plans may be freed.
@@ -197,6 +198,30 @@ public final class AudioEngine: @unchecked Sendable {
             }
         }
     }
+
+    // MARK: Playing through a device
+
+    /// The device `start()` plays through (AudioIO's `connectOutput(toDevice:)` opens an ALSA
+    /// device and sets it). The engine and its device keep each other alive; set this to nil,
+    /// after `stop()`, to let them go.
+    public var outputDevice: (any AudioOutputDevice)? {
+        get { device.withLock { $0 } }
+        set { device.withLock { $0 = newValue } }
+    }
+
+    /// Starts rendering in real time through `outputDevice`: the device's audio thread pulls
+    /// `render(frameCount:into:)` one period at a time. Nodes, connections and render observers
+    /// (a `MusicPlayer`) may change while it runs.
+    public func start() throws {
+        guard let device = outputDevice else { throw AudioGraphError.noOutputDevice }
+        try device.start()
+    }
+
+    /// Stops the device's audio thread and lets the device play out what it holds.
+    public func stop() { outputDevice?.stop() }
+
+    /// Whether the output device is pulling the engine.
+    public var isRunning: Bool { outputDevice?.isRunning ?? false }
 
     /// Frames rendered since the engine was prepared (render thread's clock).
     public var currentSampleTime: Int64 { sampleTime }

@@ -14,6 +14,8 @@ public enum AudioGraphError: Error, Hashable, Sendable, CustomStringConvertible 
     case notPrepared
     /// More frames than the engine was prepared for in one call.
     case frameCountTooLarge(requested: Int, maximum: Int)
+    /// `start()` was called with no output device set.
+    case noOutputDevice
 
     public var description: String {
         switch self {
@@ -25,6 +27,7 @@ public enum AudioGraphError: Error, Hashable, Sendable, CustomStringConvertible 
         case .notPrepared: return "the engine is not prepared: enable manual rendering or start it first"
         case .frameCountTooLarge(let requested, let maximum):
             return "\(requested) frames requested, the engine renders at most \(maximum) per call"
+        case .noOutputDevice: return "the engine has no output device to start (connect one, e.g. an ALSA device)"
         }
     }
 }

@@ -15,7 +15,7 @@ import Synchronization
 /// (`isRealTimeScheduled` says which). Underruns are recovered with `snd_pcm_recover` and counted;
 /// a lost device stops the stream and is reported by `failure`. The audio thread allocates
 /// nothing and blocks only in the PCM write.
-public final class ALSAOutput: @unchecked Sendable {
+public final class ALSAOutput: AudioOutputDevice, @unchecked Sendable {
     public struct Configuration: Sendable, Hashable {
         /// ALSA PCM name: `default`, `hw:0,0`, `plughw:1`, or a plugin such as `file:FILE=out.raw`.
         public var device = "default"
@@ -23,7 +23,14 @@ public final class ALSAOutput: @unchecked Sendable {
         /// Frames per period (32…8192) and periods in the device buffer (2…16).
         public var periodFrames = 256
         public var periodCount = 2
-        public init() {}
+
+        public init(device: String = "default", sampleRate: Int = 44_100, periodFrames: Int = 256, periodCount: Int = 2)
+        {
+            self.device = device
+            self.sampleRate = sampleRate
+            self.periodFrames = periodFrames
+            self.periodCount = periodCount
+        }
     }
 
     /// The sample format the device accepted, in order of preference.
@@ -243,5 +250,26 @@ public final class ALSAOutput: @unchecked Sendable {
                 out[2 * frame + 1] = Int16(max(-32_768, min(32_767, (right[frame] * 32_768).rounded())))
             }
         }
+    }
+}
+
+extension AudioEngine {
+    /// Opens an ALSA playback device for this engine and makes it the engine's `outputDevice`,
+    /// replacing (and stopping) any device it had. Call `start()` to begin playing.
+    ///
+    /// ```swift
+    /// let output = try engine.connectOutput(toDevice: .init(device: "default", periodFrames: 256))
+    /// try engine.start()
+    /// player.play()
+    /// ```
+    @discardableResult
+    public func connectOutput(
+        toDevice configuration: ALSAOutput.Configuration = ALSAOutput.Configuration()
+    ) throws(ALSAPCMError) -> ALSAOutput {
+        outputDevice?.stop()
+        outputDevice = nil
+        let output = try ALSAOutput(engine: self, configuration: configuration)
+        outputDevice = output
+        return output
     }
 }

@@ -5,10 +5,15 @@ import Testing
 let checkoutRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent().path
 
-/// A sampler with the bundled font, playing the demo song, in an engine.
-func demoGraph() throws -> (AudioEngine, MusicPlayer) {
+/// A sampler with the bundled font, playing the demo song, in an engine. Without `effects`,
+/// the synthesizer's reverb and chorus are off (the chorus LFO's phase depends on how long the
+/// synthesizer has run, so a stream that seeks cannot match a fresh render with it on).
+func demoGraph(effects: Bool = true) throws -> (AudioEngine, MusicPlayer) {
     let engine = AudioEngine()
-    let sampler = try SamplerNode()
+    var settings = SamplerNode.Settings()
+    settings.isReverbEnabled = effects
+    settings.isChorusEnabled = effects
+    let sampler = try SamplerNode(settings: settings)
     try sampler.loadSoundFont(at: checkoutRoot + "/SoundFonts/PianolaGM.sf2")
     engine.attach(sampler)
     try engine.connect(sampler, to: engine.mainMixerNode)

@@ -1,0 +1,11 @@
+/// A device that plays an engine's output in real time by calling the engine's
+/// `render(frameCount:into:)` from its own audio thread, one period at a time. AudioIO's
+/// `ALSAOutput` is one; set it as the engine's `outputDevice` and call the engine's `start()`.
+public protocol AudioOutputDevice: AnyObject, Sendable {
+    /// Prepares the engine for the device's period and starts the audio thread.
+    func start() throws
+    /// Stops the audio thread and lets the device play out what it holds.
+    func stop()
+    /// Whether the audio thread is running.
+    var isRunning: Bool { get }
+}
