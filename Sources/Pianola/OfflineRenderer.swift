@@ -106,21 +106,14 @@ public final class OfflineRenderer {
     private func ensureFontHolders(_ count: Int) throws(RenderError) {
         let missing = count - fontHolders.count
         guard missing > 0 else { return }
-        let results = LoadResults(count: missing)
-        let group = DispatchGroup()
-        for index in 0..<missing {
-            DispatchQueue.global().async(group: group) { [soundFontPath, options] in
-                let result: Result<SamplerNode, SoundFontError>
-                do throws(SoundFontError) {
-                    result = .success(try Self.loadedSampler(path: soundFontPath, options: options))
-                } catch {
-                    result = .failure(error)
-                }
-                results.set(index, result)
+        let results = Mutex([Result<SamplerNode, SoundFontError>?](repeating: nil, count: missing))
+        DispatchQueue.concurrentPerform(iterations: missing) { [soundFontPath, options] index in
+            let result = Result { () throws(SoundFontError) in
+                try OfflineRenderer.loadedSampler(path: soundFontPath, options: options)
             }
+            results.withLock { $0[index] = result }
         }
-        group.wait()
-        for result in results.all {
+        for case let result? in results.withLock({ $0 }) {
             switch result {
             case .success(let sampler): fontHolders.append(sampler)
             case .failure(let error): throw .graph("\(error)")
@@ -241,12 +234,4 @@ public final class OfflineRenderer {
             musicSeconds: Double(musicFrames) / rate,
             tailSeconds: Double(frames - musicFrames) / rate, peak: peak)
     }
-}
-
-/// Results of concurrent SoundFont loads, one slot per load.
-private final class LoadResults: @unchecked Sendable {
-    private let slots: Mutex<[Result<SamplerNode, SoundFontError>?]>
-    init(count: Int) { slots = Mutex([Result<SamplerNode, SoundFontError>?](repeating: nil, count: count)) }
-    func set(_ index: Int, _ result: Result<SamplerNode, SoundFontError>) { slots.withLock { $0[index] = result } }
-    var all: [Result<SamplerNode, SoundFontError>] { slots.withLock { $0.compactMap { $0 } } }
 }

@@ -143,7 +143,14 @@ enum ChannelSplit {
     /// plucked sample) for the same but at most 1.5 s.
     static func channelLoads(of sequence: MusicSequence, voices probe: VoiceProbe) -> [Double] {
         var loads = [Double](repeating: 0, count: 16)
-        var cache: [Int: [(isLooped: Bool, releaseSeconds: Double)]] = [:]
+        struct Note: Hashable {
+            var isDrumChannel: Bool
+            var bank: Int
+            var program: Int
+            var key: UInt8
+            var velocityBand: UInt8
+        }
+        var cache: [Note: [(isLooped: Bool, releaseSeconds: Double)]] = [:]
         for track in sequence.tracks {
             var started = [Double](repeating: -1, count: 16 * 128)
             var shapes = [[(isLooped: Bool, releaseSeconds: Double)]](repeating: [], count: 16 * 128)
@@ -168,10 +175,9 @@ enum ChannelSplit {
                 case .noteOn(let channel, let note, let velocity) where velocity > 0:
                     let key = Int(channel) * 128 + Int(note)
                     end(key, at: seconds)
-                    let drums = channel == 9
-                    let cacheKey =
-                        ((((drums ? 1 : 0) * 129 + bank[Int(channel)]) * 128 + program[Int(channel)]) * 128
-                            + Int(note)) * 8 + Int(velocity) / 16
+                    let cacheKey = Note(
+                        isDrumChannel: channel == 9, bank: bank[Int(channel)], program: program[Int(channel)],
+                        key: note, velocityBand: velocity / 16)
                     let voices =
                         cache[cacheKey]
                         ?? probe(Int(channel), bank[Int(channel)], program[Int(channel)], note, velocity)

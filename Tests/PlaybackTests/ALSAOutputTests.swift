@@ -52,17 +52,7 @@ struct ALSAOutputTests {
             Array($0.bindMemory(to: Float.self))
         }
 
-        let (offlineEngine, offlinePlayer) = try demoGraph()
-        try offlineEngine.enableManualRenderingMode(format: .stereo(sampleRate: 44_100), maximumFrameCount: period)
-        offlinePlayer.play()
-        let frames = 44_100 * 16
-        let buffer = AudioBuffer(channelCount: 2, frameCapacity: period)
-        var expected: [Float] = []
-        expected.reserveCapacity(frames * 2)
-        while expected.count < frames * 2 {
-            try offlineEngine.renderOffline(frameCount: period, into: buffer)
-            expected += buffer.interleaved()
-        }
+        let expected = try offlineDemo(frames: 44_100 * 16, period: period, effects: true)
         #expect(captured.count >= expected.count, "captured \(captured.count / 2) frames")
         let common = min(captured.count, expected.count)
         let mismatches = zip(captured[0..<common], expected[0..<common]).filter { $0 != $1 }.count

@@ -11,8 +11,10 @@ final class FrameCounter: RenderObserver {
 
 /// Renders the demo song offline in `period`-frame quanta, with `setUp` applied to the player
 /// before it starts, until `frames` frames: the reference a device stream is checked against.
-func offlineDemo(frames: Int, period: Int, setUp: (MusicPlayer) -> Void = { _ in }) throws -> [Float] {
-    let (engine, player) = try demoGraph(effects: false)
+func offlineDemo(
+    frames: Int, period: Int, effects: Bool = false, setUp: (MusicPlayer) -> Void = { _ in }
+) throws -> [Float] {
+    let (engine, player) = try demoGraph(effects: effects)
     try engine.enableManualRenderingMode(format: .stereo(sampleRate: 44_100), maximumFrameCount: period)
     setUp(player)
     player.play()
