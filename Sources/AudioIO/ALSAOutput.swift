@@ -73,9 +73,17 @@ public final class ALSAOutput: AudioOutputDevice, @unchecked Sendable {
         }
         pianola_alsa_silence_library_errors()
         var handle: OpaquePointer?
-        let opened = snd_pcm_open(&handle, configuration.device, SND_PCM_STREAM_PLAYBACK, 0)
+        // Opened non-blocking: a blocking open of a device another program holds waits until it is
+        // free (the kernel queues the opener); non-blocking it fails at once with EBUSY. Writes then
+        // block as usual.
+        let opened = snd_pcm_open(&handle, configuration.device, SND_PCM_STREAM_PLAYBACK, SND_PCM_NONBLOCK)
         guard opened == 0, let handle else {
-            throw .cannotOpen(device: configuration.device, reason: String(cString: snd_strerror(opened)))
+            throw .cannotOpen(device: configuration.device, reason: Self.reason(opened))
+        }
+        let blocking = snd_pcm_nonblock(handle, 0)
+        guard blocking == 0 else {
+            snd_pcm_close(handle)
+            throw .cannotOpen(device: configuration.device, reason: Self.reason(blocking))
         }
         self.engine = engine
         device = configuration.device
@@ -89,6 +97,13 @@ public final class ALSAOutput: AudioOutputDevice, @unchecked Sendable {
         }
         buffer = AudioBuffer(channelCount: 2, frameCapacity: periodFrames)
         interleaved = .allocate(byteCount: periodFrames * channelCount * 4, alignment: 16)
+    }
+
+    /// ALSA's reason for an error code, with a hint where the bare text says little.
+    private static func reason(_ code: Int32) -> String {
+        let text = String(cString: snd_strerror(code))
+        if code == -EBUSY { return "\(text) (another program is using it)" }
+        return text
     }
 
     deinit {

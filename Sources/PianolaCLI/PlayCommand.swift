@@ -227,7 +227,13 @@ struct PlaySession {
             }
             usleep(50_000)
         }
-        if !quiet && keys != nil { Terminal.writeError("\r\u{1B}[K") }
+        if !quiet {
+            if keys != nil {
+                Terminal.writeError("\r\u{1B}[K")
+            } else {
+                Terminal.writeError("\(shortName): finished, \(output.xrunCount) underruns\n")
+            }
+        }
         return .next
     }
 

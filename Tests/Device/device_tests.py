@@ -1,0 +1,250 @@
+#!/usr/bin/env python3
+"""Playback on a real, paced ALSA device: snd-aloop in a qemu VM (scripts/vm).
+
+    device_tests.py PIANOLA SOUNDFONT [--keep DIR]
+
+Generates a light test song (a piano C4 every half second), renders it offline on the host,
+plays it inside the VM into the loopback card while capturing the loopback's other end
+(Tests/Device/guest-playback.sh), and checks:
+
+- stream: through the loopback at 1024 x 2 frames; the captured stream is the offline render
+  sample for sample, the notes start every 22050 frames (± one 64-frame FluidSynth block), and
+  playing took at least the song's duration (the device is paced, unlike ALSA's null and file
+  plugins);
+- paced: into snd-dummy (paced by a high-resolution timer) at 256 x 2: real time, underruns
+  reported as a figure (software emulation is several times slower than the host);
+- xrun: the player is stopped for half a second mid-song; the underrun is counted and shown, the
+  stream resumes where it stopped (the end of the capture equals the end of the render) and the
+  player exits normally;
+- busy: another program holds the device: one line naming the device and why, non-zero exit, no
+  hang;
+- rate: the device is fixed at 44.1 kHz by its other end and 48 kHz is asked for: one line naming
+  the rate, non-zero exit.
+
+Prints one line per check and exits non-zero if any failed.
+"""
+
+import argparse
+import os
+import re
+import struct
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+RATE = 44100
+NOTE_INTERVAL = 0.5
+NOTE_COUNT = 8
+SONG_SECONDS = 4.5  # the last note ends at 4.3 s
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+failures = []
+
+
+def check(name, condition, detail):
+    print(f"{'PASS' if condition else 'FAIL'} {name}: {detail}")
+    if not condition:
+        failures.append(name)
+
+
+def variable_length(value):
+    out = [value & 0x7F]
+    value >>= 7
+    while value:
+        out.insert(0, (value & 0x7F) | 0x80)
+        value >>= 7
+    return bytes(out)
+
+
+def write_test_song(path):
+    """Format 0, 480 ticks per quarter at 120 BPM: a piano C4 every half second."""
+    events = [(0, bytes([0xFF, 0x51, 3, 0x07, 0xA1, 0x20])), (0, bytes([0xC0, 0]))]
+    ticks_per_note = 480  # half a second at 120 BPM
+    for index in range(NOTE_COUNT):
+        start = ticks_per_note * (index + 1)
+        key = 60  # the same note each time: the same attack, so onsets compare exactly
+        events.append((start, bytes([0x90, key, 100])))
+        events.append((start + 288, bytes([0x80, key, 0])))
+    events.sort(key=lambda event: event[0])
+    track = b""
+    now = 0
+    for tick, data in events:
+        track += variable_length(tick - now) + data
+        now = tick
+    track += variable_length(480) + bytes([0xFF, 0x2F, 0])
+    with open(path, "wb") as file:
+        file.write(b"MThd" + struct.pack(">IHHH", 6, 0, 1, 480))
+        file.write(b"MTrk" + struct.pack(">I", len(track)) + track)
+
+
+def read_float_wav(path):
+    """Interleaved float32 samples of a WAV's data chunk, as an array of shape (frames, 2)."""
+    data = open(path, "rb").read()
+    offset = 12
+    while offset + 8 <= len(data):
+        chunk, size = data[offset : offset + 4], struct.unpack("<I", data[offset + 4 : offset + 8])[0]
+        if chunk == b"data":
+            return np.frombuffer(data[offset + 8 : offset + 8 + size], dtype="<f4").reshape(-1, 2)
+        offset += 8 + size + (size & 1)
+    raise ValueError(f"{path}: no data chunk")
+
+
+def read_raw(path):
+    samples = np.fromfile(path, dtype="<f4")
+    return samples[: len(samples) // 2 * 2].reshape(-1, 2)
+
+
+def sounding(audio, threshold=1e-6):
+    return np.flatnonzero(np.abs(audio).max(axis=1) > threshold)
+
+
+def onsets(audio, threshold=0.01):
+    """Frames where the level first crosses the threshold after at least 0.2 s below a tenth of it."""
+    level = np.abs(audio).max(axis=1)
+    found, quiet_since = [], 0
+    for frame in np.flatnonzero(level > threshold):
+        if not found or frame - found[-1] > int(0.3 * RATE):
+            if not found or level[max(quiet_since, frame - int(0.05 * RATE)) : frame].max() < threshold:
+                found.append(frame)
+        quiet_since = frame
+    return found
+
+
+def last_line(output):
+    lines = output.strip().splitlines()
+    return lines[-1] if lines else ""
+
+
+def underruns(output):
+    counts = [int(count) for count in re.findall(r"(\d+) underruns?", output)]
+    return max(counts) if counts else None
+
+
+def result(directory, name):
+    def text(suffix):
+        path = os.path.join(directory, f"{name}.{suffix}")
+        return open(path).read() if os.path.exists(path) else ""
+
+    status = text("status").strip()
+    elapsed = text("elapsed").strip()
+    # Progress and errors go to standard error, nothing to standard output.
+    return (int(status) if status else None, text("out") + text("err"), float(elapsed) if elapsed else None)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("pianola")
+    parser.add_argument("soundfont")
+    parser.add_argument("--keep", help="keep the VM's results in this directory")
+    arguments = parser.parse_args()
+    pianola = os.path.abspath(arguments.pianola)
+    font = os.path.abspath(arguments.soundfont)
+
+    directory = arguments.keep or tempfile.mkdtemp(prefix="pianola-device-")
+    os.makedirs(directory, exist_ok=True)
+    directory = os.path.abspath(directory)
+    song = os.path.join(directory, "notes.mid")
+    write_test_song(song)
+    reference_path = os.path.join(directory, "notes.wav")
+    subprocess.run(
+        [pianola, "render", "-q", song, "-o", reference_path, "-s", font, "--format", "f32", "--rate", str(RATE)],
+        check=True,
+    )
+    reference = read_float_wav(reference_path)
+    duration = len(reference) / RATE
+
+    vm = subprocess.run(
+        [os.path.join(ROOT, "scripts", "vm"), "--out", directory, "--",
+         "sh", os.path.join(ROOT, "Tests", "Device", "guest-playback.sh"), directory, pianola, song, font],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    if vm.returncode != 0:
+        print(vm.stdout)
+        check("vm", False, f"scripts/vm exited with {vm.returncode}")
+        return 1
+
+    # What the player plays: the song up to its end (the render goes on into the release tail).
+    compared = int(SONG_SECONDS * RATE)
+
+    # 1. The stream through the loopback.
+    status, output, elapsed = result(directory, "stream")
+    check("stream: exit", status == 0, f"status {status}: {last_line(output)}")
+    count = underruns(output)
+    captured = read_raw(os.path.join(directory, "stream.raw"))
+    reference_start = sounding(reference)[0]
+    capture_sound = sounding(captured)
+    if len(capture_sound) == 0:
+        check("stream: sound", False, "the capture is silent")
+    else:
+        start = capture_sound[0] - reference_start
+        segment = captured[start : start + compared] if start >= 0 else captured[:0]
+        differing = int(np.count_nonzero(segment != reference[: len(segment)]))
+        check(
+            "stream: capture equals the offline render",
+            len(segment) == compared and differing == 0 and count == 0,
+            f"{len(segment)} of {compared} frames compared, {differing} samples differ, {count} underruns",
+        )
+        played = onsets(segment)
+        steps = np.diff(played) if len(played) > 1 else np.array([])
+        check(
+            "stream: notes every 0.5 s, within one FluidSynth block",
+            len(played) == NOTE_COUNT and np.abs(steps - NOTE_INTERVAL * RATE).max() <= 64,
+            f"{len(played)} onsets, intervals {sorted(set(steps.tolist()))} frames (0.5 s = 22050;"
+            " FluidSynth starts a note at its next 64-frame block)",
+        )
+    check(
+        "stream: paced in real time",
+        elapsed is not None and elapsed >= SONG_SECONDS,
+        f"playing took {elapsed} s for a {SONG_SECONDS} s song",
+    )
+
+    # 2. Paced by a high-resolution timer at 256 x 2: the wall clock, and underruns as a figure.
+    status, output, elapsed = result(directory, "paced")
+    count = underruns(output)
+    check(
+        "paced 256 x 2: plays in real time",
+        status == 0 and elapsed is not None and elapsed >= SONG_SECONDS,
+        f"status {status}, {elapsed} s for a {SONG_SECONDS} s song, {count} underruns (software emulation)",
+    )
+
+    # 3. An underrun, recovered.
+    status, output, elapsed = result(directory, "xrun")
+    count = underruns(output)
+    check("xrun: exit", status == 0, f"status {status}: {last_line(output)}")
+    check("xrun: underrun counted and shown", count is not None and count >= 1, f"{count} underruns reported")
+    captured = read_raw(os.path.join(directory, "xrun.raw"))
+    played, expected = onsets(captured), onsets(reference)
+    if len(played) == NOTE_COUNT and len(expected) == NOTE_COUNT:
+        # The last note, after the pause, must be the render's last note, sample for sample.
+        length = int(0.3 * RATE)
+        same = np.array_equal(
+            captured[played[-1] : played[-1] + length], reference[expected[-1] : expected[-1] + length]
+        )
+        pause = (played[-1] - played[0]) - (expected[-1] - expected[0])
+        check(
+            "xrun: the stream resumes where it stopped",
+            same and pause > 0,
+            f"last note identical to the render: {same}; the notes span {pause / RATE:.3f} s more (the pause)",
+        )
+    else:
+        check("xrun: every note played", False, f"{len(played)} onsets in the capture, {len(expected)} rendered")
+
+    # 3. and 4. Errors: one line, non-zero, promptly.
+    for name, words in (("busy", ["hw:Loopback,0,0", "busy"]), ("rate", ["48000"])):
+        status, output, elapsed = result(directory, name)
+        lines = output.strip().splitlines()
+        check(
+            f"{name}: one clear line, non-zero exit",
+            status not in (None, 0, 124) and len(lines) == 1 and all(word in lines[0] for word in words),
+            f"status {status} after {elapsed} s: {output.strip()!r}",
+        )
+
+    print(f"device tests: {'all passed' if not failures else 'FAILED: ' + ', '.join(failures)}"
+          f" (results in {directory})")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

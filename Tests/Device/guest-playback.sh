@@ -1,0 +1,87 @@
+#!/bin/sh
+# Runs inside the VM (scripts/vm): plays into snd-aloop's loopback card and captures its other end.
+#   guest-playback.sh OUT PIANOLA MIDI SOUNDFONT
+# Each scenario leaves OUT/NAME.out, .err, .status (exit status), .elapsed (seconds) and, where
+# audio is captured, OUT/NAME.raw (interleaved stereo float32 at 44.1 kHz from hw:Loopback,1,0).
+# Tests/Device/device_tests.py checks the results on the host.
+out="$1"
+pianola="$2"
+midi="$3"
+font="$4"
+playback=hw:Loopback,0,0
+capture=hw:Loopback,1,0
+paced=hw:Dummy,0,0
+
+now() { date +%s.%N; }
+
+start_capture() {
+    arecord -q -D "$capture" -t raw -f FLOAT_LE -c 2 -r 44100 "/tmp/$1.raw" &
+    capture_pid=$!
+    sleep 0.5
+}
+
+stop_capture() {
+    sleep 0.3
+    kill -INT "$capture_pid"
+    wait "$capture_pid"
+    cp "/tmp/$1.raw" "$out/$1.raw"
+}
+
+# play NAME DEVICE PERIOD PERIODS [extra options]: pianola play in the background; sets play_pid.
+play() {
+    name="$1" device="$2" period="$3" periods="$4"
+    shift 4
+    begin=$(now)
+    "$pianola" play "$midi" --soundfont "$font" --device "$device" \
+        --period "$period" --periods "$periods" "$@" > "$out/$name.out" 2> "$out/$name.err" &
+    play_pid=$!
+    # A watchdog: a player that hangs is stopped after two minutes (and the check fails).
+    (sleep 120 && kill -9 "$play_pid" 2>/dev/null) &
+    watchdog=$!
+}
+
+finish() {
+    wait "$play_pid"
+    echo $? > "$out/$1.status"
+    kill "$watchdog" 2>/dev/null
+    echo "$begin $(now)" | awk '{ printf "%.3f\n", $2 - $1 }' > "$out/$1.elapsed"
+}
+
+# 1. The stream through the loopback, captured at its other end. 1024 × 2 frames: snd-aloop is
+#    paced by the kernel's 4 ms tick, and under software emulation even aplay underruns there at
+#    256 × 2 (hundreds of times in a few seconds) and sometimes at 512 × 2.
+start_capture stream
+play stream "$playback" 1024 2
+finish stream
+stop_capture stream
+
+# 2. Paced by a high-resolution timer (snd-dummy) at 256 × 2, as a live player would use.
+play paced "$paced" 256 2
+finish paced
+
+# 3. Underruns: the player is stopped (SIGSTOP) for half a second mid-song, so the device runs dry;
+#    it must count the underrun, recover and play the rest of the song.
+start_capture xrun
+play xrun "$playback" 1024 2
+sleep 2.5
+kill -STOP "$play_pid"
+sleep 0.5
+kill -CONT "$play_pid"
+finish xrun
+stop_capture xrun
+
+# 4. A busy device: another program holds the playback substream.
+aplay -q -D "$playback" -t raw -f FLOAT_LE -c 2 -r 44100 /dev/zero 2>/dev/null &
+holder=$!
+sleep 0.5
+play busy "$playback" 256 2
+finish busy
+kill "$holder"
+wait "$holder" 2>/dev/null
+
+# 5. A rate the device cannot take: the loopback's capture end already runs at 44.1 kHz, which
+#    fixes the playback end's rate.
+start_capture rate
+play rate "$playback" 256 2 --rate 48000
+finish rate
+stop_capture rate
