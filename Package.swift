@@ -31,6 +31,8 @@ let package = Package(
         .target(name: "CFluidSynthRealtime", linkerSettings: [.linkedLibrary("dl")]),
         // alsa-lib helpers Swift cannot call directly (variadic callbacks; later the sequencer's macros).
         .target(name: "CALSAShims", linkerSettings: [.linkedLibrary("asound")]),
+        // The ALSA sequencer for MIDIInput (alsa-lib's event macros and unions, decoded to MIDI bytes).
+        .target(name: "CALSASequencer", linkerSettings: [.linkedLibrary("asound")]),
         .systemLibrary(
             name: "CALSA", pkgConfig: "alsa",
             providers: [.apt(["libasound2-dev"])]),
@@ -59,7 +61,7 @@ let package = Package(
         .target(
             name: "MIDIInput",
             dependencies: [
-                "MIDICore",
+                "MIDICore", "CALSASequencer",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
@@ -92,6 +94,10 @@ let package = Package(
         .executableTarget(
             name: "play-midi-file", dependencies: ["Pianola"], path: "Examples/PlayMIDIFile",
             swiftSettings: strictSettings),
+
+        // MARK: Test peers (run by the device tests in the VM)
+        .executableTarget(
+            name: "test-keyboard", path: "Tests/Device/TestKeyboard", linkerSettings: [.linkedLibrary("asound")]),
 
         // MARK: Benchmarks (side by side with the reference tools; see Benchmarks/README.md)
         .executableTarget(

@@ -78,4 +78,16 @@ public protocol MIDIReceivingNode: AudioNode {
     /// Schedules `message` at `frameOffset` frames into the quantum about to render. Called on the
     /// render thread from a `RenderObserver`; offsets arrive in non-decreasing order.
     func receive(_ message: MIDIMessage, atFrameOffset frameOffset: Int)
+
+    /// Schedules a SysEx message given as its payload (without F0 and F7) in memory the caller
+    /// owns for the duration of the call. Live input uses it so the audio thread never builds a
+    /// SysEx array. The default wraps the bytes in a `MIDIMessage` (which allocates); nodes that
+    /// run on a real-time thread copy the bytes into storage of their own instead.
+    func receiveSystemExclusive(_ payload: UnsafeBufferPointer<UInt8>, atFrameOffset frameOffset: Int)
+}
+
+extension MIDIReceivingNode {
+    public func receiveSystemExclusive(_ payload: UnsafeBufferPointer<UInt8>, atFrameOffset frameOffset: Int) {
+        receive(.systemExclusive(Array(payload)), atFrameOffset: frameOffset)
+    }
 }

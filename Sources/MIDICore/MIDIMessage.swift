@@ -98,6 +98,50 @@ public enum MIDIMessage: Hashable, Sendable {
         }
     }
 
+    /// A message from its status byte and data bytes, without allocating: channel messages,
+    /// system common and real-time messages; nil for SysEx (F0, F7) and undefined status bytes.
+    @inlinable
+    public init?(status: UInt8, data1: UInt8 = 0, data2: UInt8 = 0) {
+        if let message = MIDIMessage(channelStatus: status, data1, data2) {
+            self = message
+            return
+        }
+        let (a, b) = (data1 & 0x7F, data2 & 0x7F)
+        switch status {
+        case 0xF1: self = .timeCodeQuarterFrame(a)
+        case 0xF2: self = .songPositionPointer(UInt16(a) | UInt16(b) << 7)
+        case 0xF3: self = .songSelect(a)
+        case 0xF6: self = .tuneRequest
+        case 0xF8: self = .timingClock
+        case 0xFA: self = .start
+        case 0xFB: self = .continue
+        case 0xFC: self = .stop
+        case 0xFE: self = .activeSensing
+        case 0xFF: self = .systemReset
+        default: return nil
+        }
+    }
+
+    /// Writes the message's data bytes (none, one or two) without allocating; returns how many.
+    /// SysEx writes none (its payload is the associated array).
+    @inlinable
+    public func encodedDataBytes(into first: inout UInt8, _ second: inout UInt8) -> Int {
+        switch self {
+        case .noteOff(_, let a, let b), .noteOn(_, let a, let b), .polyphonicKeyPressure(_, let a, let b),
+            .controlChange(_, let a, let b):
+            (first, second) = (a & 0x7F, b & 0x7F)
+            return 2
+        case .programChange(_, let a), .channelPressure(_, let a), .timeCodeQuarterFrame(let a), .songSelect(let a):
+            first = a & 0x7F
+            return 1
+        case .pitchBend(_, let value), .songPositionPointer(let value):
+            (first, second) = (UInt8(value & 0x7F), UInt8(value >> 7 & 0x7F))
+            return 2
+        case .systemExclusive, .tuneRequest, .timingClock, .start, .continue, .stop, .activeSensing, .systemReset:
+            return 0
+        }
+    }
+
     /// The number of data bytes that follow a status byte, or nil for a status with no defined
     /// length (SysEx, and the undefined F4, F5, F9 and FD).
     @inlinable

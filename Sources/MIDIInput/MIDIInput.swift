@@ -1,7 +1,7 @@
-// MIDIInput: ALSA sequencer input and RTP-MIDI (AppleMIDI) sessions; decodes through MIDICore,
-// timestamps on arrival and hands events to the audio thread. (Filled in by the live-input work,
-// which adds the ALSA sequencer through its own small C target, so that each C target keeps a
-// single importing module: CALSA belongs to AudioIO.)
+// MIDIInput: live MIDI from the ALSA sequencer (`ALSASequencerInput`, through the CALSASequencer
+// shim) and, later, RTP-MIDI sessions. Inputs decode through MIDICore, stamp each message on
+// arrival and push it into their `MIDIEventQueue`; AudioGraph's `LiveMIDIScheduler` places the
+// messages on the audio thread.
 import MIDICore
 import NIOCore
 import NIOPosix

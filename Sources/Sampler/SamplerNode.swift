@@ -49,6 +49,13 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
     private let eventCapacity = 8_192
     private let eventOffsets: UnsafeMutablePointer<Int>
     private let eventMessages: UnsafeMutablePointer<MIDIMessage>
+    /// SysEx given as raw bytes (live input): copied here, so the audio thread builds no array.
+    /// An event whose `eventSysExLengths` entry is ≥ 0 is the bytes at its `eventSysExStarts`.
+    private let eventSysExStarts: UnsafeMutablePointer<Int>
+    private let eventSysExLengths: UnsafeMutablePointer<Int>
+    private let sysExArena: UnsafeMutablePointer<UInt8>
+    private let sysExArenaCapacity = 16_384
+    private var sysExArenaUsed = 0
     private var eventCount = 0
     private let renderedVoiceCount = Atomic<Int>(0)
     /// Events dropped because more than `eventCapacity` arrived in one quantum.
@@ -71,6 +78,10 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
         eventOffsets = .allocate(capacity: eventCapacity)
         eventMessages = .allocate(capacity: eventCapacity)
         eventMessages.initialize(repeating: .tuneRequest, count: eventCapacity)
+        eventSysExStarts = .allocate(capacity: eventCapacity)
+        eventSysExLengths = .allocate(capacity: eventCapacity)
+        eventSysExLengths.initialize(repeating: -1, count: eventCapacity)
+        sysExArena = .allocate(capacity: sysExArenaCapacity)
         super.init(name: name)
     }
 
@@ -95,6 +106,9 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
     deinit {
         eventMessages.deinitialize(count: eventCapacity)
         eventMessages.deallocate()
+        eventSysExStarts.deallocate()
+        eventSysExLengths.deallocate()
+        sysExArena.deallocate()
         eventOffsets.deallocate()
     }
 
@@ -277,6 +291,22 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
         }
         eventOffsets[eventCount] = frameOffset
         eventMessages[eventCount] = message
+        eventSysExLengths[eventCount] = -1
+        eventCount += 1
+    }
+
+    public func receiveSystemExclusive(_ payload: UnsafeBufferPointer<UInt8>, atFrameOffset frameOffset: Int) {
+        guard eventCount < eventCapacity, sysExArenaUsed + payload.count <= sysExArenaCapacity else {
+            droppedEventCount += 1
+            return
+        }
+        if let base = payload.baseAddress {
+            (sysExArena + sysExArenaUsed).update(from: base, count: payload.count)
+        }
+        eventOffsets[eventCount] = frameOffset
+        eventSysExStarts[eventCount] = sysExArenaUsed
+        eventSysExLengths[eventCount] = payload.count
+        sysExArenaUsed += payload.count
         eventCount += 1
     }
 
@@ -290,9 +320,15 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
                 _ = synth.render(frameCount: offset - position, left: left + position, right: right + position)
                 position = offset
             }
-            apply(eventMessages[index])
+            if eventSysExLengths[index] >= 0 {
+                applySystemExclusive(
+                    UnsafeBufferPointer(start: sysExArena + eventSysExStarts[index], count: eventSysExLengths[index]))
+            } else {
+                apply(eventMessages[index])
+            }
         }
         eventCount = 0
+        sysExArenaUsed = 0
         if position < frameCount {
             _ = synth.render(frameCount: frameCount - position, left: left + position, right: right + position)
         }
@@ -301,6 +337,7 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
 
     public override func reset() {
         eventCount = 0
+        sysExArenaUsed = 0
         allSoundOff()
     }
 
@@ -338,6 +375,10 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
     /// Universal master volume is handled here (FluidSynth 2.3 ignores it); everything else,
     /// GM/GS/XG resets and tuning included, goes to FluidSynth.
     private func applySystemExclusive(_ data: [UInt8]) {
+        data.withUnsafeBufferPointer { applySystemExclusive($0) }
+    }
+
+    private func applySystemExclusive(_ data: UnsafeBufferPointer<UInt8>) {
         if data.count == 6, data[0] == 0x7F, data[2] == 0x04, data[3] == 0x01 {
             let volume = Float(Int(data[4]) | Int(data[5]) << 7) / 16_383
             fluid_synth_set_gain(synth.synth, baseGain * volume)
@@ -360,10 +401,8 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
             fluid_synth_set_gain(synth.synth, baseGain)
             return
         }
-        data.withUnsafeBufferPointer { buffer in
-            buffer.withMemoryRebound(to: CChar.self) { chars in
-                _ = fluid_synth_sysex(synth.synth, chars.baseAddress, Int32(chars.count), nil, nil, nil, 0)
-            }
+        data.withMemoryRebound(to: CChar.self) { chars in
+            _ = fluid_synth_sysex(synth.synth, chars.baseAddress, Int32(chars.count), nil, nil, nil, 0)
         }
     }
 }

@@ -216,7 +216,8 @@ def main():
     check("xrun: underrun counted and shown", count is not None and count >= 1, f"{count} underruns reported")
     captured = read_raw(os.path.join(directory, "xrun.raw"))
     played, expected = onsets(captured), onsets(reference)
-    if len(played) == NOTE_COUNT and len(expected) == NOTE_COUNT:
+    # A note cut by the pause shows as one more onset when the sound resumes.
+    if len(played) >= NOTE_COUNT and len(expected) == NOTE_COUNT:
         # The last note, after the pause, must be the render's last note, sample for sample.
         length = int(0.3 * RATE)
         same = np.array_equal(

@@ -63,7 +63,12 @@ finish paced
 #    it must count the underrun, recover and play the rest of the song.
 start_capture xrun
 play xrun "$playback" 1024 2
-sleep 2.5
+# Once it plays (its first progress line), let a second of the song go by, then freeze it.
+for _ in $(seq 300); do
+    grep -q " of 0:" "$out/xrun.err" 2>/dev/null && break
+    sleep 0.1
+done
+sleep 1
 kill -STOP "$play_pid"
 sleep 0.5
 kill -CONT "$play_pid"

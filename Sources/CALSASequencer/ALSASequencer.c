@@ -1,0 +1,205 @@
+#define _GNU_SOURCE
+#include "CALSASequencer.h"
+
+#include <alsa/asoundlib.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct pianola_seq {
+    snd_seq_t *handle;
+    int port;
+    int wake[2];
+    snd_midi_event_t *decoder;
+    unsigned char buffer[65536];
+};
+
+static void silent_error_handler(const char *file, int line, const char *function, int err, const char *fmt, ...) {
+    (void)file; (void)line; (void)function; (void)err; (void)fmt;
+}
+
+int pianola_seq_open(const char *client_name, const char *port_name, pianola_seq **out) {
+    snd_lib_error_set_handler(silent_error_handler);
+    pianola_seq *seq = calloc(1, sizeof *seq);
+    if (!seq) return -ENOMEM;
+    seq->wake[0] = seq->wake[1] = -1;
+    int result = snd_seq_open(&seq->handle, "default", SND_SEQ_OPEN_DUPLEX, SND_SEQ_NONBLOCK);
+    if (result < 0) { free(seq); return result; }
+    snd_seq_set_client_name(seq->handle, client_name);
+    seq->port = snd_seq_create_simple_port(seq->handle, port_name,
+        SND_SEQ_PORT_CAP_WRITE | SND_SEQ_PORT_CAP_SUBS_WRITE,
+        SND_SEQ_PORT_TYPE_MIDI_GENERIC | SND_SEQ_PORT_TYPE_SYNTHESIZER | SND_SEQ_PORT_TYPE_APPLICATION);
+    if (seq->port < 0) { result = seq->port; goto fail; }
+    // The System Announce port tells of clients and ports coming and going.
+    result = snd_seq_connect_from(seq->handle, seq->port, SND_SEQ_CLIENT_SYSTEM, SND_SEQ_PORT_SYSTEM_ANNOUNCE);
+    if (result < 0) goto fail;
+    if (pipe2(seq->wake, O_NONBLOCK | O_CLOEXEC) < 0) { result = -errno; goto fail; }
+    result = snd_midi_event_new(sizeof seq->buffer, &seq->decoder);
+    if (result < 0) goto fail;
+    snd_midi_event_no_status(seq->decoder, 1);
+    *out = seq;
+    return 0;
+fail:
+    pianola_seq_close(seq);
+    return result;
+}
+
+void pianola_seq_close(pianola_seq *seq) {
+    if (!seq) return;
+    if (seq->decoder) snd_midi_event_free(seq->decoder);
+    if (seq->handle) snd_seq_close(seq->handle);
+    if (seq->wake[0] >= 0) close(seq->wake[0]);
+    if (seq->wake[1] >= 0) close(seq->wake[1]);
+    free(seq);
+}
+
+int pianola_seq_client(const pianola_seq *seq) { return snd_seq_client_id(seq->handle); }
+int pianola_seq_port(const pianola_seq *seq) { return seq->port; }
+
+int pianola_seq_parse_address(pianola_seq *seq, const char *text, int *client, int *port) {
+    snd_seq_addr_t address;
+    int result = snd_seq_parse_address(seq->handle, &address, text);
+    if (result < 0) return result;
+    *client = address.client;
+    *port = address.port;
+    return 0;
+}
+
+int pianola_seq_connect_from(pianola_seq *seq, int client, int port) {
+    return snd_seq_connect_from(seq->handle, seq->port, client, port);
+}
+
+int pianola_seq_disconnect_from(pianola_seq *seq, int client, int port) {
+    return snd_seq_disconnect_from(seq->handle, seq->port, client, port);
+}
+
+static uint64_t now_ns(void) {
+    struct timespec time;
+    clock_gettime(CLOCK_MONOTONIC, &time);
+    return (uint64_t)time.tv_sec * 1000000000u + (uint64_t)time.tv_nsec;
+}
+
+static int fill(pianola_seq *seq, snd_seq_event_t *ev, pianola_seq_event *event) {
+    memset(event, 0, sizeof *event);
+    event->arrival_ns = now_ns();
+    event->source_client = ev->source.client;
+    event->source_port = ev->source.port;
+    switch (ev->type) {
+    case SND_SEQ_EVENT_PORT_START:
+    case SND_SEQ_EVENT_PORT_EXIT:
+    case SND_SEQ_EVENT_CLIENT_START:
+    case SND_SEQ_EVENT_CLIENT_EXIT:
+        event->kind = ev->type == SND_SEQ_EVENT_PORT_START ? PIANOLA_SEQ_PORT_START
+            : ev->type == SND_SEQ_EVENT_PORT_EXIT ? PIANOLA_SEQ_PORT_EXIT
+            : ev->type == SND_SEQ_EVENT_CLIENT_START ? PIANOLA_SEQ_CLIENT_START : PIANOLA_SEQ_CLIENT_EXIT;
+        event->address_client = ev->data.addr.client;
+        event->address_port = ev->data.addr.port;
+        return 1;
+    case SND_SEQ_EVENT_PORT_SUBSCRIBED:
+    case SND_SEQ_EVENT_PORT_UNSUBSCRIBED:
+        event->kind = ev->type == SND_SEQ_EVENT_PORT_SUBSCRIBED ? PIANOLA_SEQ_SUBSCRIBED : PIANOLA_SEQ_UNSUBSCRIBED;
+        event->address_client = ev->data.connect.sender.client;
+        event->address_port = ev->data.connect.sender.port;
+        return 1;
+    default:
+        break;
+    }
+    long length = snd_midi_event_decode(seq->decoder, seq->buffer, sizeof seq->buffer, ev);
+    if (length > 0) {
+        event->kind = PIANOLA_SEQ_MIDI;
+        event->bytes = seq->buffer;
+        event->length = (int)length;
+    } else {
+        event->kind = PIANOLA_SEQ_OTHER;
+    }
+    return 1;
+}
+
+int pianola_seq_read(pianola_seq *seq, int timeout_ms, pianola_seq_event *event) {
+    for (;;) {
+        snd_seq_event_t *ev = NULL;
+        int result = snd_seq_event_input(seq->handle, &ev);
+        if (result == -ENOSPC) {
+            memset(event, 0, sizeof *event);
+            event->kind = PIANOLA_SEQ_OVERRUN;
+            event->arrival_ns = now_ns();
+            return 1;
+        }
+        if (result >= 0 && ev) return fill(seq, ev, event);
+        if (result != -EAGAIN) return result;
+
+        int count = snd_seq_poll_descriptors_count(seq->handle, POLLIN);
+        if (count > 7) count = 7;
+        struct pollfd fds[8];
+        snd_seq_poll_descriptors(seq->handle, fds, (unsigned)count, POLLIN);
+        fds[count].fd = seq->wake[0];
+        fds[count].events = POLLIN;
+        fds[count].revents = 0;
+        int ready = poll(fds, (nfds_t)count + 1, timeout_ms);
+        if (ready < 0) {
+            if (errno == EINTR) return 0;
+            return -errno;
+        }
+        if (ready == 0) return 0;
+        if (fds[count].revents & POLLIN) {
+            char drain[64];
+            while (read(seq->wake[0], drain, sizeof drain) > 0) {}
+            return 0;
+        }
+    }
+}
+
+void pianola_seq_wake(pianola_seq *seq) {
+    char byte = 1;
+    ssize_t written = write(seq->wake[1], &byte, 1);
+    (void)written;
+}
+
+static void copy_info(snd_seq_client_info_t *client, snd_seq_port_info_t *port, pianola_seq_port_info *info) {
+    memset(info, 0, sizeof *info);
+    info->client = snd_seq_port_info_get_client(port);
+    info->port = snd_seq_port_info_get_port(port);
+    if (client) {
+        strncpy(info->client_name, snd_seq_client_info_get_name(client), sizeof info->client_name - 1);
+        info->is_kernel_client = snd_seq_client_info_get_type(client) == SND_SEQ_KERNEL_CLIENT;
+    }
+    strncpy(info->port_name, snd_seq_port_info_get_name(port), sizeof info->port_name - 1);
+    info->capability = snd_seq_port_info_get_capability(port);
+    info->type = snd_seq_port_info_get_type(port);
+}
+
+int pianola_seq_list_ports(pianola_seq *seq, pianola_seq_port_info *ports, int capacity) {
+    snd_seq_client_info_t *client;
+    snd_seq_port_info_t *port;
+    snd_seq_client_info_alloca(&client);
+    snd_seq_port_info_alloca(&port);
+    snd_seq_client_info_set_client(client, -1);
+    int count = 0;
+    while (snd_seq_query_next_client(seq->handle, client) >= 0) {
+        snd_seq_port_info_set_client(port, snd_seq_client_info_get_client(client));
+        snd_seq_port_info_set_port(port, -1);
+        while (snd_seq_query_next_port(seq->handle, port) >= 0) {
+            if (count < capacity) copy_info(client, port, &ports[count]);
+            count++;
+        }
+    }
+    return count;
+}
+
+int pianola_seq_port_info_of(pianola_seq *seq, int client, int port, pianola_seq_port_info *info) {
+    snd_seq_client_info_t *client_info;
+    snd_seq_port_info_t *port_info;
+    snd_seq_client_info_alloca(&client_info);
+    snd_seq_port_info_alloca(&port_info);
+    int result = snd_seq_get_any_port_info(seq->handle, client, port, port_info);
+    if (result < 0) return result;
+    result = snd_seq_get_any_client_info(seq->handle, client, client_info);
+    copy_info(result < 0 ? NULL : client_info, port_info, info);
+    return 0;
+}
+
+const char *pianola_seq_strerror(int code) { return snd_strerror(code); }

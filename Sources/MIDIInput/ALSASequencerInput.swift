@@ -1,0 +1,324 @@
+import CALSASequencer
+import MIDICore
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Why live MIDI input could not be set up; each case says what and where.
+public enum MIDIInputError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The ALSA sequencer cannot be opened (no `/dev/snd/seq`, no permission).
+    case sequencerUnavailable(reason: String)
+    /// A `--connect` name or address that matches no port.
+    case unknownSource(String, reason: String)
+    /// The subscription to a source failed.
+    case cannotConnect(String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .sequencerUnavailable(let reason):
+            return "ALSA sequencer: cannot open /dev/snd/seq: \(reason)"
+        case .unknownSource(let source, let reason):
+            return "MIDI source '\(source)': \(reason) (see `pianola devices`)"
+        case .cannotConnect(let source, let reason):
+            return "MIDI source '\(source)': cannot connect: \(reason)"
+        }
+    }
+}
+
+/// A port of the ALSA sequencer, as `aconnect -l` shows it.
+public struct MIDISequencerPort: Hashable, Sendable, CustomStringConvertible {
+    public var client: Int
+    public var port: Int
+    public var clientName: String
+    public var portName: String
+    /// Other clients can read from it (subscribe to it): a keyboard, a player.
+    public var isSource: Bool
+    /// Other clients can write to it: a synthesizer.
+    public var isDestination: Bool
+    /// Backed by a kernel driver (a USB keyboard, a virtual raw MIDI port) rather than a program.
+    public var isKernelClient: Bool
+
+    /// `CLIENT:PORT`, the address `--connect` and `aconnect` take.
+    public var address: String { "\(client):\(port)" }
+    public var description: String { "\(clientName):\(portName) (\(address))" }
+
+    init(_ info: pianola_seq_port_info) {
+        client = Int(info.client)
+        port = Int(info.port)
+        clientName = withUnsafeBytes(of: info.client_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        portName = withUnsafeBytes(of: info.port_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        let capability = Int32(bitPattern: info.capability)
+        let noExport = capability & Int32(PIANOLA_SEQ_CAP_NO_EXPORT) != 0
+        isSource =
+            !noExport && capability & Int32(PIANOLA_SEQ_CAP_READ) != 0
+            && capability & Int32(PIANOLA_SEQ_CAP_SUBS_READ) != 0
+        isDestination =
+            !noExport && capability & Int32(PIANOLA_SEQ_CAP_WRITE) != 0
+            && capability & Int32(PIANOLA_SEQ_CAP_SUBS_WRITE) != 0
+        isKernelClient = info.is_kernel_client != 0
+    }
+
+    /// Whether autoconnect takes it: a source that is not the sequencer's own (System, Midi
+    /// Through) and not the excluded client.
+    func isAutoconnectCandidate(excludingClient excluded: Int) -> Bool {
+        isSource && client != 0 && client != excluded && clientName != "Midi Through"
+    }
+}
+
+/// Live MIDI from the ALSA sequencer: a client (`Pianola` by default) with one writable,
+/// subscribable port that other programs and keyboards connect to (`aconnect`, or `connect(_:)`
+/// from this side), read on its own thread.
+///
+/// Every message is stamped on arrival (`MIDITimestamp`), decoded through `MIDIStreamDecoder`
+/// (one per source, so SysEx split across events is reassembled) and pushed into `queue`, which a
+/// `LiveMIDIScheduler` drains on the audio thread. Sources named with `connect(_:)` are connected
+/// again when they come back (a keyboard unplugged and plugged in); with `autoconnect`, every
+/// source that appears is connected.
+public final class ALSASequencerInput: @unchecked Sendable {
+    /// One connected (or remembered) source and its activity.
+    public struct Source: Hashable, Sendable {
+        public var name: String
+        public var address: String
+        public var isConnected: Bool
+        public var messageCount: Int
+        /// Arrival time of its last message (`MIDITimestamp`), 0 if none yet.
+        public var lastArrival: UInt64
+    }
+
+    /// Where the messages go (to the audio thread).
+    public let queue: MIDIEventQueue
+    /// Our port's address, `CLIENT:PORT`.
+    public let address: String
+    /// Connect every source that appears (and those present at `start()`).
+    public var autoconnect: Bool {
+        get { state.withLock { $0.autoconnect } }
+        set { state.withLock { $0.autoconnect = newValue } }
+    }
+    /// Called on the input thread with each message and its arrival time (for recording, meters).
+    public var messageHandler: (@Sendable (MIDIMessage, UInt64) -> Void)? {
+        get { state.withLock { $0.handler } }
+        set { state.withLock { $0.handler = newValue } }
+    }
+
+    private struct State {
+        var autoconnect = false
+        var handler: (@Sendable (MIDIMessage, UInt64) -> Void)?
+        /// Keyed by `client << 8 | port`.
+        var sources: [Int: Source] = [:]
+        /// Names given to `connect`, tried again whenever a port appears.
+        var wanted: [String] = []
+        var overruns = 0
+        var failure: String?
+    }
+
+    private let seq: OpaquePointer
+    private let client: Int
+    private let state = Mutex(State())
+    private let running = Atomic<Bool>(false)
+    private var thread: pthread_t?
+    private var decoders: [Int: MIDIStreamDecoder] = [:]  // input thread only
+
+    /// Opens the sequencer as `clientName` with a port named `portName`.
+    public init(
+        clientName: String = "Pianola", portName: String = "Input", queue: MIDIEventQueue = MIDIEventQueue()
+    ) throws(MIDIInputError) {
+        var handle: OpaquePointer?
+        let result = pianola_seq_open(clientName, portName, &handle)
+        guard result == 0, let handle else { throw .sequencerUnavailable(reason: Self.reason(result)) }
+        seq = handle
+        client = Int(pianola_seq_client(handle))
+        address = "\(client):\(pianola_seq_port(handle))"
+        self.queue = queue
+    }
+
+    deinit {
+        stop()
+        pianola_seq_close(seq)
+    }
+
+    /// Every port of the sequencer (sources and destinations), from a short-lived client.
+    public static func ports() throws(MIDIInputError) -> [MIDISequencerPort] {
+        var handle: OpaquePointer?
+        let result = pianola_seq_open("Pianola (listing)", "unused", &handle)
+        guard result == 0, let handle else { throw .sequencerUnavailable(reason: reason(result)) }
+        defer { pianola_seq_close(handle) }
+        let own = Int(pianola_seq_client(handle))
+        return listPorts(handle).filter { $0.client != own }
+    }
+
+    private static func listPorts(_ handle: OpaquePointer) -> [MIDISequencerPort] {
+        var infos = [pianola_seq_port_info](repeating: pianola_seq_port_info(), count: 256)
+        let count = Int(pianola_seq_list_ports(handle, &infos, Int32(infos.count)))
+        return infos.prefix(max(0, min(count, infos.count))).map(MIDISequencerPort.init)
+    }
+
+    /// Connects a source: `CLIENT:PORT`, a client number, or a client name (or its beginning),
+    /// as `aconnect` takes them. It is remembered: when the source goes away and comes back, it is
+    /// connected again. Throws if nothing matches now (call with `waitingForIt` to accept a source
+    /// that is not there yet).
+    public func connect(_ source: String, waitingForIt: Bool = false) throws(MIDIInputError) {
+        state.withLock { if !$0.wanted.contains(source) { $0.wanted.append(source) } }
+        var client: Int32 = 0
+        var port: Int32 = 0
+        let parsed = pianola_seq_parse_address(seq, source, &client, &port)
+        guard parsed == 0 else {
+            if waitingForIt { return }
+            throw .unknownSource(source, reason: "no such sequencer port")
+        }
+        try subscribe(client: Int(client), port: Int(port), as: source)
+    }
+
+    /// Messages lost because the kernel's input buffer overflowed.
+    public var overrunCount: Int { state.withLock { $0.overruns } }
+    /// Why the input thread stopped, if it failed.
+    public var failure: String? { state.withLock { $0.failure } }
+    /// The sources, connected or remembered, in address order.
+    public var sources: [Source] {
+        state.withLock { $0.sources.sorted { $0.key < $1.key }.map(\.value) }
+    }
+
+    /// Starts the input thread (and, with `autoconnect`, connects the sources present now).
+    public func start() {
+        guard !running.exchange(true, ordering: .relaxed) else { return }
+        if autoconnect {
+            for port in Self.listPorts(seq) where port.isAutoconnectCandidate(excludingClient: client) {
+                try? subscribe(client: port.client, port: port.port, as: nil)
+            }
+        }
+        var newThread = pthread_t()
+        let context = Unmanaged.passRetained(self).toOpaque()
+        let result = pthread_create(
+            &newThread, nil,
+            { argument in
+                let input = Unmanaged<ALSASequencerInput>.fromOpaque(argument!).takeRetainedValue()
+                input.run()
+                return nil
+            }, context)
+        if result == 0 {
+            thread = newThread
+        } else {
+            Unmanaged<ALSASequencerInput>.fromOpaque(context).release()
+            running.store(false, ordering: .relaxed)
+            state.withLock { $0.failure = "cannot start the MIDI input thread" }
+        }
+    }
+
+    /// Stops the input thread.
+    public func stop() {
+        guard running.exchange(false, ordering: .relaxed) else { return }
+        pianola_seq_wake(seq)
+        if let thread {
+            pthread_join(thread, nil)
+            self.thread = nil
+        }
+    }
+
+    private func subscribe(client: Int, port: Int, as requested: String?) throws(MIDIInputError) {
+        let key = client << 8 | port
+        if state.withLock({ $0.sources[key]?.isConnected == true }) { return }
+        let result = pianola_seq_connect_from(seq, Int32(client), Int32(port))
+        // EBUSY: the subscription exists already (the source connected itself to us).
+        guard result == 0 || result == -EBUSY else {
+            throw .cannotConnect(requested ?? "\(client):\(port)", reason: Self.reason(result))
+        }
+        noteConnected(client: client, port: port)
+    }
+
+    private func noteConnected(client: Int, port: Int) {
+        let key = client << 8 | port
+        var info = pianola_seq_port_info()
+        let name =
+            pianola_seq_port_info_of(seq, Int32(client), Int32(port), &info) == 0
+            ? MIDISequencerPort(info).description : "\(client):\(port)"
+        state.withLock {
+            var source =
+                $0.sources[key]
+                ?? Source(name: name, address: "\(client):\(port)", isConnected: true, messageCount: 0, lastArrival: 0)
+            source.name = name
+            source.isConnected = true
+            $0.sources[key] = source
+        }
+    }
+
+    private func run() {
+        var event = pianola_seq_event()
+        while running.load(ordering: .relaxed) {
+            let result = pianola_seq_read(seq, 500, &event)
+            if result == 0 { continue }
+            if result < 0 {
+                let reason = Self.reason(result)
+                state.withLock { $0.failure = "ALSA sequencer: read failed: \(reason)" }
+                return
+            }
+            handle(event)
+        }
+    }
+
+    private func handle(_ event: pianola_seq_event) {
+        let key = Int(event.source_client) << 8 | Int(event.source_port)
+        switch Int32(event.kind) {
+        case Int32(PIANOLA_SEQ_MIDI):
+            guard let bytes = event.bytes else { return }
+            let arrival = event.arrival_ns
+            let handler = state.withLock { state -> (@Sendable (MIDIMessage, UInt64) -> Void)? in
+                state.sources[key]?.messageCount += 1
+                state.sources[key]?.lastArrival = arrival
+                return state.handler
+            }
+            var decoder = decoders[key] ?? MIDIStreamDecoder(maximumSysExLength: MIDIEventQueue.maximumMessageLength)
+            let queue = self.queue
+            decoder.decode(UnsafeBufferPointer(start: bytes, count: Int(event.length))) { message in
+                queue.push(message, arrival: arrival, source: UInt16(truncatingIfNeeded: key))
+                handler?(message, arrival)
+            }
+            decoders[key] = decoder
+        case Int32(PIANOLA_SEQ_SUBSCRIBED):
+            let client = Int(event.address_client)
+            if client != self.client && client != 0 { noteConnected(client: client, port: Int(event.address_port)) }
+        case Int32(PIANOLA_SEQ_UNSUBSCRIBED):
+            let sender = Int(event.address_client) << 8 | Int(event.address_port)
+            state.withLock { $0.sources[sender]?.isConnected = false }
+        case Int32(PIANOLA_SEQ_PORT_START):
+            portAppeared(client: Int(event.address_client), port: Int(event.address_port))
+        case Int32(PIANOLA_SEQ_PORT_EXIT):
+            let gone = Int(event.address_client) << 8 | Int(event.address_port)
+            decoders[gone] = nil
+            state.withLock { $0.sources[gone]?.isConnected = false }
+        case Int32(PIANOLA_SEQ_CLIENT_EXIT):
+            let client = Int(event.address_client)
+            state.withLock {
+                for key in $0.sources.keys where key >> 8 == client { $0.sources[key]?.isConnected = false }
+            }
+        case Int32(PIANOLA_SEQ_OVERRUN):
+            state.withLock { $0.overruns += 1 }
+        default:
+            break
+        }
+    }
+
+    /// A port appeared: connect it if it was asked for by name, or with autoconnect.
+    private func portAppeared(client: Int, port: Int) {
+        guard client != self.client else { return }
+        let (wanted, autoconnect) = state.withLock { ($0.wanted, $0.autoconnect) }
+        for source in wanted {
+            var wantedClient: Int32 = 0
+            var wantedPort: Int32 = 0
+            if pianola_seq_parse_address(seq, source, &wantedClient, &wantedPort) == 0,
+                Int(wantedClient) == client, Int(wantedPort) == port
+            {
+                try? subscribe(client: client, port: port, as: source)
+                return
+            }
+        }
+        guard autoconnect else { return }
+        var info = pianola_seq_port_info()
+        guard pianola_seq_port_info_of(seq, Int32(client), Int32(port), &info) == 0,
+            MIDISequencerPort(info).isAutoconnectCandidate(excludingClient: self.client)
+        else { return }
+        try? subscribe(client: client, port: port, as: nil)
+    }
+
+    static func reason(_ code: Int32) -> String { String(cString: pianola_seq_strerror(code)) }
+}

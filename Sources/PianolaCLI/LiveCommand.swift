@@ -1,0 +1,226 @@
+import ArgumentParser
+import Pianola
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+struct LiveCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "live",
+        abstract: "Play a MIDI keyboard (or any ALSA sequencer source) through a SoundFont, live.",
+        discussion: """
+            Pianola appears in the ALSA sequencer as client `Pianola` with a port that keyboards and \
+            programs connect to (`aconnect`, or `--connect` from this side; `pianola devices` lists \
+            the sources). Every event is stamped on arrival and played a fixed --delay later than it \
+            arrived, plus the output buffer (--period × --periods): the latency is the same for every \
+            note, so timing does not jitter with the buffer.
+
+            On a terminal: one status line (sources and their activity, voices, level, latency, \
+            underruns) and `q` to quit. Ctrl-C or SIGTERM stop cleanly too; --record is saved then.
+
+            Examples:
+              pianola live --autoconnect
+              pianola live --connect 'USB Keyboard' --period 64 --periods 3
+              pianola live --connect 20:0 --program 1:4 --record take1.mid
+            """)
+
+    @Option(name: .shortAndLong, help: ArgumentHelp("SoundFont (.sf2/.sf3).", valueName: "file"))
+    var soundfont: String?
+
+    @Option(name: .shortAndLong, help: ArgumentHelp("ALSA device (see `pianola devices`).", valueName: "name"))
+    var device = "default"
+
+    @Option(help: ArgumentHelp("Frames per period, 32…8192.", valueName: "frames"))
+    var period = 128
+
+    @Option(help: ArgumentHelp("Periods in the device buffer, 2…16.", valueName: "count"))
+    var periods = 2
+
+    @Option(help: ArgumentHelp("Sample rate in Hz.", valueName: "hz"))
+    var rate = 44_100
+
+    @Option(
+        name: .customLong("connect"),
+        help: ArgumentHelp(
+            "A source to connect: CLIENT:PORT or a client name (repeatable); connected again when it comes back.",
+            valueName: "source"))
+    var connections: [String] = []
+
+    @Flag(help: "Connect every MIDI source, including those plugged in later.")
+    var autoconnect = false
+
+    @Option(
+        name: .customLong("program"),
+        help: ArgumentHelp(
+            "Start a channel (1…16) on a General MIDI program (0…127), e.g. 1:4 (repeatable).",
+            valueName: "ch:prog"))
+    var programs: [String] = []
+
+    @Option(help: ArgumentHelp("Write what is played to this MIDI file (tempo 120) on exit.", valueName: "file.mid"))
+    var record: String?
+
+    @Option(help: ArgumentHelp("Fixed delay from arrival to sound, in ms, on top of the buffer.", valueName: "ms"))
+    var delay = 1.0
+
+    @Flag(name: .shortAndLong, help: "Print nothing but errors.")
+    var quiet = false
+
+    func validate() throws {
+        guard (32...8_192).contains(period) else {
+            throw ValidationError("--period must be between 32 and 8192 frames, got \(period)")
+        }
+        guard (2...16).contains(periods) else {
+            throw ValidationError("--periods must be between 2 and 16, got \(periods)")
+        }
+        guard (8_000...192_000).contains(rate) else {
+            throw ValidationError("--rate must be between 8000 and 192000 Hz, got \(rate)")
+        }
+        guard (0...100).contains(delay) else { throw ValidationError("--delay must be between 0 and 100 ms") }
+        for program in programs where Self.parseProgram(program) == nil {
+            throw ValidationError(
+                "--program must be CHANNEL:PROGRAM with channel 1…16 and program 0…127, got '\(program)'")
+        }
+    }
+
+    static func parseProgram(_ text: String) -> (channel: UInt8, program: UInt8)? {
+        let parts = text.split(separator: ":")
+        guard parts.count == 2, let channel = Int(parts[0]), let program = Int(parts[1]), (1...16).contains(channel),
+            (0...127).contains(program)
+        else { return nil }
+        return (UInt8(channel - 1), UInt8(program))
+    }
+
+    func run() throws {
+        Terminal.trapInterrupts()
+        // Input first: without a sequencer there is nothing to play.
+        let input: ALSASequencerInput
+        do { input = try ALSASequencerInput() } catch { throw CLIError(error.description) }
+        input.autoconnect = autoconnect
+        for source in connections {
+            do { try input.connect(source) } catch { throw CLIError(error.description) }
+        }
+
+        let font: SoundFontDiscovery.Resolution
+        do { font = try SoundFontDiscovery().resolve(explicit: soundfont) } catch { throw CLIError(error.description) }
+        var settings = SamplerNode.Settings()
+        settings.sampleRate = Double(rate)
+        let sampler: SamplerNode
+        do {
+            sampler = try SamplerNode(settings: settings)
+            try sampler.loadSoundFont(at: font.path)
+        } catch { throw CLIError(error.description) }
+        for text in programs {
+            if let (channel, program) = Self.parseProgram(text) {
+                sampler.sendProgramChange(program, onChannel: channel)
+            }
+        }
+        let engine = AudioEngine()
+        engine.attach(sampler)
+        try engine.connect(sampler, to: engine.mainMixerNode)
+        let meter = LevelMeter()
+        try engine.installTap(on: engine.mainMixerNode, meter)
+        let scheduler = LiveMIDIScheduler(
+            queues: [input.queue], destination: sampler, delay: .microseconds(Int64((delay * 1000).rounded())))
+        try engine.addRenderObserver(scheduler)
+        let output: ALSAOutput
+        do {
+            output = try engine.connectOutput(
+                toDevice: .init(device: device, sampleRate: rate, periodFrames: period, periodCount: periods))
+        } catch { throw CLIError(error.description) }
+
+        let recorder = record.map { _ in MIDIRecorder() }
+        if let recorder { input.messageHandler = { message, arrival in recorder.record(message, at: arrival) } }
+        let latency = output.bufferLatency * 1000 + delay
+        if !quiet {
+            Terminal.writeError("SoundFont: \(font.path) (\(font.source.explanation))\n")
+            Terminal.writeError(
+                "Device: \(device), \(output.sampleFormat.rawValue), \(output.periodFrames) × \(output.periodCount) frames; latency \(String(format1: latency)) ms (buffer \(String(format1: output.bufferLatency * 1000)) + delay \(String(format1: delay)))\n"
+            )
+            Terminal.writeError("MIDI input: ALSA sequencer port \(input.address) (Pianola:Input)\n")
+        }
+        try engine.start()
+        if !output.isRealTimeScheduled && !quiet {
+            Terminal.writeError(
+                "note: real-time scheduling (SCHED_FIFO) is not permitted here; the audio thread runs at normal priority\n"
+            )
+        }
+        input.start()
+
+        let keys = Terminal.isInteractive && isatty(0) == 1 ? KeyReader() : nil
+        var reported: [String: Bool] = [:]
+        var failure: String?
+        var lastSummary = Terminal.monotonicSeconds()
+        while true {
+            if Terminal.interruptSignal != nil { break }
+            if let key = keys?.read(), key == .quit { break }
+            if let error = output.failure {
+                failure = error.description
+                break
+            }
+            if let error = input.failure {
+                failure = error
+                break
+            }
+            let sources = input.sources
+            if !quiet {
+                if keys != nil {
+                    Terminal.writeError(
+                        "\r"
+                            + statusLine(
+                                sources: sources, sampler: sampler, meter: meter, latency: latency, output: output)
+                            + "\u{1B}[K")
+                } else {
+                    // Without a terminal: a line when a source comes or goes, and a summary every 10 s.
+                    for source in sources where reported[source.address] != source.isConnected {
+                        reported[source.address] = source.isConnected
+                        Terminal.writeError(
+                            "\(source.isConnected ? "connected" : "disconnected"): \(source.name)\n")
+                    }
+                    if Terminal.monotonicSeconds() - lastSummary >= 10 {
+                        lastSummary = Terminal.monotonicSeconds()
+                        Terminal.writeError(
+                            "\(scheduler.deliveredCount) events, \(sampler.activeVoiceCount) voices, \(output.xrunCount) underruns\n"
+                        )
+                    }
+                }
+            }
+            usleep(50_000)
+        }
+        keys?.restore()
+        if !quiet && keys != nil { Terminal.writeError("\r\u{1B}[K") }
+        input.stop()
+        sampler.allNotesOff()
+        usleep(UInt32(output.bufferLatency * 2_000_000 + delay * 1000))
+        engine.stop()
+        engine.outputDevice = nil
+
+        if let recorder, let record {
+            do { try recorder.write(to: record) } catch { throw CLIError(error.description) }
+            if !quiet { Terminal.writeError("Recorded \(recorder.count) events to \(record)\n") }
+        }
+        if !quiet {
+            Terminal.writeError(
+                "\(scheduler.deliveredCount) events played, \(scheduler.lateCount) late, \(output.xrunCount) underruns\n"
+            )
+        }
+        if let failure { throw CLIError(failure) }
+        if Terminal.interruptSignal == SIGINT { throw ExitCode(130) }
+    }
+
+    func statusLine(
+        sources: [ALSASequencerInput.Source], sampler: SamplerNode, meter: LevelMeter, latency: Double,
+        output: ALSAOutput
+    ) -> String {
+        let now = MIDITimestamp.now()
+        let connected = sources.filter(\.isConnected)
+        let names = connected.map { source in
+            let active = source.lastArrival > 0 && now &- source.lastArrival < 300_000_000
+            return (active ? "● " : "○ ") + source.name
+        }
+        let level = meter.takePeaks().max().map { $0 > 0 ? String(format1: 20 * log10(Double($0))) : "-inf" } ?? "-inf"
+        let inputs = names.isEmpty ? "no MIDI source connected" : names.joined(separator: ", ")
+        return
+            "\(inputs)  \(sampler.activeVoiceCount) voices  \(level) dB  \(String(format1: latency)) ms  \(output.xrunCount) xruns"
+    }
+}
