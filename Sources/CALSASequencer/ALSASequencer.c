@@ -13,6 +13,10 @@
 struct pianola_seq {
     snd_seq_t *handle;
     int port;
+    int queue;
+    /// CLOCK_MONOTONIC at the queue's time zero: kernel arrival stamps + this = MIDITimestamp.
+    int64_t queue_epoch_ns;
+    int calibrated;
     int wake[2];
     snd_midi_event_t *decoder;
     unsigned char buffer[65536];
@@ -30,10 +34,26 @@ int pianola_seq_open(const char *client_name, const char *port_name, pianola_seq
     int result = snd_seq_open(&seq->handle, "default", SND_SEQ_OPEN_DUPLEX, SND_SEQ_NONBLOCK);
     if (result < 0) { free(seq); return result; }
     snd_seq_set_client_name(seq->handle, client_name);
-    seq->port = snd_seq_create_simple_port(seq->handle, port_name,
-        SND_SEQ_PORT_CAP_WRITE | SND_SEQ_PORT_CAP_SUBS_WRITE,
+    // The kernel stamps every event with its arrival time on a queue of ours (real time), so the
+    // stamp does not depend on when our thread wakes up.
+    seq->queue = snd_seq_alloc_named_queue(seq->handle, "Pianola arrival clock");
+    if (seq->queue < 0) { result = seq->queue; goto fail; }
+    snd_seq_port_info_t *info;
+    snd_seq_port_info_alloca(&info);
+    snd_seq_port_info_set_name(info, port_name);
+    snd_seq_port_info_set_capability(info, SND_SEQ_PORT_CAP_WRITE | SND_SEQ_PORT_CAP_SUBS_WRITE);
+    snd_seq_port_info_set_type(info,
         SND_SEQ_PORT_TYPE_MIDI_GENERIC | SND_SEQ_PORT_TYPE_SYNTHESIZER | SND_SEQ_PORT_TYPE_APPLICATION);
-    if (seq->port < 0) { result = seq->port; goto fail; }
+    snd_seq_port_info_set_timestamping(info, 1);
+    snd_seq_port_info_set_timestamp_real(info, 1);
+    snd_seq_port_info_set_timestamp_queue(info, seq->queue);
+    result = snd_seq_create_port(seq->handle, info);
+    if (result < 0) goto fail;
+    seq->port = snd_seq_port_info_get_port(info);
+    result = snd_seq_start_queue(seq->handle, seq->queue, NULL);
+    if (result < 0) goto fail;
+    snd_seq_drain_output(seq->handle);
+    pianola_seq_resync_clock(seq);
     // The System Announce port tells of clients and ports coming and going.
     result = snd_seq_connect_from(seq->handle, seq->port, SND_SEQ_CLIENT_SYSTEM, SND_SEQ_PORT_SYSTEM_ANNOUNCE);
     if (result < 0) goto fail;
@@ -83,9 +103,46 @@ static uint64_t now_ns(void) {
     return (uint64_t)time.tv_sec * 1000000000u + (uint64_t)time.tv_nsec;
 }
 
+int64_t pianola_seq_resync_clock(pianola_seq *seq) {
+    snd_seq_queue_status_t *status;
+    snd_seq_queue_status_alloca(&status);
+    uint64_t best_span = UINT64_MAX;
+    int64_t measured = 0;
+    for (int attempt = 0; attempt < 8; attempt++) {
+        uint64_t before = now_ns();
+        if (snd_seq_get_queue_status(seq->handle, seq->queue, status) < 0) break;
+        uint64_t after = now_ns();
+        const snd_seq_real_time_t *real = snd_seq_queue_status_get_real_time(status);
+        int64_t queue_ns = (int64_t)real->tv_sec * 1000000000 + real->tv_nsec;
+        if (after - before < best_span) {
+            best_span = after - before;
+            measured = (int64_t)(before + (after - before) / 2) - queue_ns;
+        }
+    }
+    if (best_span == UINT64_MAX) return seq->queue_epoch_ns;
+    if (!seq->calibrated) {
+        seq->queue_epoch_ns = measured;
+        seq->calibrated = 1;
+    } else {
+        // Both clocks come from the kernel's; a new reading differs mostly by the noise of the
+        // reading itself. Follow real drift, slowly: at most 50 µs per call.
+        int64_t step = measured - seq->queue_epoch_ns;
+        if (step > 50000) step = 50000;
+        if (step < -50000) step = -50000;
+        seq->queue_epoch_ns += step;
+    }
+    return seq->queue_epoch_ns;
+}
+
 static int fill(pianola_seq *seq, snd_seq_event_t *ev, pianola_seq_event *event) {
     memset(event, 0, sizeof *event);
-    event->arrival_ns = now_ns();
+    if ((ev->flags & SND_SEQ_TIME_STAMP_MASK) == SND_SEQ_TIME_STAMP_REAL && ev->queue == seq->queue) {
+        event->arrival_ns = (uint64_t)(seq->queue_epoch_ns + (int64_t)ev->time.time.tv_sec * 1000000000
+                                       + ev->time.time.tv_nsec);
+        event->read_ns = now_ns();
+    } else {
+        event->arrival_ns = event->read_ns = now_ns();
+    }
     event->source_client = ev->source.client;
     event->source_port = ev->source.port;
     switch (ev->type) {
@@ -126,7 +183,7 @@ int pianola_seq_read(pianola_seq *seq, int timeout_ms, pianola_seq_event *event)
         if (result == -ENOSPC) {
             memset(event, 0, sizeof *event);
             event->kind = PIANOLA_SEQ_OVERRUN;
-            event->arrival_ns = now_ns();
+            event->arrival_ns = event->read_ns = now_ns();
             return 1;
         }
         if (result >= 0 && ev) return fill(seq, ev, event);

@@ -71,7 +71,9 @@ public struct MIDISequencerPort: Hashable, Sendable, CustomStringConvertible {
 /// subscribable port that other programs and keyboards connect to (`aconnect`, or `connect(_:)`
 /// from this side), read on its own thread.
 ///
-/// Every message is stamped on arrival (`MIDITimestamp`), decoded through `MIDIStreamDecoder`
+/// Every message carries its arrival time (`MIDITimestamp`): the kernel stamps it as it is
+/// delivered to our port (a sequencer queue's real-time clock, mapped to CLOCK_MONOTONIC), so the
+/// stamp does not depend on when the input thread wakes up. It is decoded through `MIDIStreamDecoder`
 /// (one per source, so SysEx split across events is reassembled) and pushed into `queue`, which a
 /// `LiveMIDIScheduler` drains on the audio thread. Sources named with `connect(_:)` are connected
 /// again when they come back (a keyboard unplugged and plugged in); with `autoconnect`, every
@@ -244,7 +246,13 @@ public final class ALSASequencerInput: @unchecked Sendable {
 
     private func run() {
         var event = pianola_seq_event()
+        var lastResync = MIDITimestamp.now()
         while running.load(ordering: .relaxed) {
+            // The kernel's arrival clock and CLOCK_MONOTONIC are compared again every few seconds.
+            if MIDITimestamp.now() &- lastResync > 5_000_000_000 {
+                pianola_seq_resync_clock(seq)
+                lastResync = MIDITimestamp.now()
+            }
             let result = pianola_seq_read(seq, 500, &event)
             if result == 0 { continue }
             if result < 0 {

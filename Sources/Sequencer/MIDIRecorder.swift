@@ -6,8 +6,8 @@ import Synchronization
 ///
 /// Channel messages and SysEx are kept with their arrival times (`MIDITimestamp`); clock, active
 /// sensing and other real-time bytes are not. The file is format 0 at a fixed tempo (120 BPM by
-/// default) with 960 ticks per quarter note, so a tick is about half a millisecond and recorded
-/// times are within a quarter of a millisecond of the arrivals. Time zero is `start`, so silence
+/// default) with 1920 ticks per quarter note, so a tick is about a quarter of a millisecond and
+/// recorded times are within 0.13 ms of the arrivals. Time zero is `start`, so silence
 /// before the first note is kept. Recording may happen on any thread.
 public final class MIDIRecorder: Sendable {
     /// Time zero of the recording (`MIDITimestamp`, nanoseconds).
@@ -17,7 +17,7 @@ public final class MIDIRecorder: Sendable {
 
     private let events = Mutex<[(arrival: UInt64, message: MIDIMessage)]>([])
 
-    public init(start: UInt64 = MIDITimestamp.now(), beatsPerMinute: Double = 120, ticksPerQuarterNote: Int = 960) {
+    public init(start: UInt64 = MIDITimestamp.now(), beatsPerMinute: Double = 120, ticksPerQuarterNote: Int = 1920) {
         self.start = start
         self.beatsPerMinute = beatsPerMinute
         self.ticksPerQuarterNote = ticksPerQuarterNote

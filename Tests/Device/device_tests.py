@@ -5,7 +5,7 @@
 
 Generates a light test song (a piano C4 every half second), renders it offline on the host,
 plays it inside the VM into the loopback card while capturing the loopback's other end
-(Tests/Device/guest-playback.sh), and checks:
+(Tests/Device/guest-tests.sh), and checks:
 
 - stream: through the loopback at 1024 x 2 frames; the captured stream is the offline render
   sample for sample, the notes start every 22050 frames (± one 64-frame FluidSynth block), and
@@ -133,20 +133,163 @@ def result(directory, name):
     return (int(status) if status else None, text("out") + text("err"), float(elapsed) if elapsed else None)
 
 
+# What the test keyboard plays (milliseconds, bytes): GM System On, controllers, a program change,
+# pitch bend and channel pressure on channel 2; piano notes on channel 1; a master-volume SysEx.
+KEYS = [
+    (0, "f0 7e 7f 09 01 f7"), (20, "c1 30"), (40, "b1 07 64"), (60, "e1 00 50"), (80, "d1 40"),
+    (100, "b1 0a 20"), (500, "90 3c 64"), (800, "80 3c 00"), (1000, "90 3c 64"), (1300, "80 3c 00"),
+    (1500, "f0 7f 7f 04 01 00 7f f7"), (1700, "e1 00 40"), (2000, "90 3c 64"), (2300, "80 3c 00"),
+]
+
+
+def read_smf_messages(path):
+    """(tick, bytes) of every channel message and SysEx of a format-0 file (meta events skipped)."""
+    data = open(path, "rb").read()
+    if data[:4] != b"MThd":
+        raise ValueError(f"{path}: not a MIDI file")
+    offset = 8 + struct.unpack(">I", data[4:8])[0]
+    messages, tick, status = [], 0, 0
+    while offset < len(data):
+        length = struct.unpack(">I", data[offset + 4 : offset + 8])[0]
+        track, position, offset = data[offset + 8 : offset + 8 + length], 0, offset + 8 + length
+
+        def number():
+            nonlocal position
+            value = 0
+            while True:
+                byte = track[position]
+                position += 1
+                value = value << 7 | byte & 0x7F
+                if byte < 0x80:
+                    return value
+
+        while position < len(track):
+            tick += number()
+            byte = track[position]
+            if byte == 0xFF:
+                position += 2
+                size = number()
+                position += size
+            elif byte in (0xF0, 0xF7):
+                position += 1
+                size = number()
+                messages.append((tick, bytes([0xF0]) + track[position : position + size]))
+                position += size
+            else:
+                if byte & 0x80:
+                    status = byte
+                    position += 1
+                size = 1 if status & 0xF0 in (0xC0, 0xD0) else 2
+                messages.append((tick, bytes([status]) + track[position : position + size]))
+                position += size
+    return messages
+
+
+def read_sent(path):
+    """(before, after, bytes) per line of a test keyboard's log: the clock (ns) around each send."""
+    sent = []
+    for line in open(path):
+        fields = line.split()
+        sent.append((int(fields[0]), int(fields[1]), bytes(int(field, 16) for field in fields[2:])))
+    return sent
+
+
+def check_live(directory):
+    ticks_per_second = 3840.0  # 1920 per quarter note at 120 BPM
+    for name, note_check in (("autoconnect", True), ("connect", False)):
+        status, output, _ = result(directory, name)
+        check(f"live {name}: exit", status == 0, f"status {status}: {last_line(output)}")
+        keyboard_errors = open(os.path.join(directory, f"{name}.keyboard")).read().strip()
+        connected = output.count("connected: ") - output.count("disconnected: ")
+        check(
+            f"live {name}: the keyboard is connected, and again after it came back",
+            connected >= 2 and "disconnected: " in output and not keyboard_errors,
+            f"{connected} connections, {output.count('disconnected: ')} disconnections {keyboard_errors}",
+        )
+        sent = []
+        for part in ("sent1", "sent2"):
+            path = os.path.join(directory, f"{name}.{part}")
+            sent += read_sent(path) if os.path.exists(path) else []
+        recorded_path = os.path.join(directory, f"{name}.mid")
+        recorded = read_smf_messages(recorded_path) if os.path.exists(recorded_path) else []
+        same = [message for _, _, message in sent] == [message for _, message in recorded]
+        check(
+            f"live {name}: --record holds what was sent",
+            same and len(sent) == 2 * len(KEYS),
+            f"{len(sent)} messages sent, {len(recorded)} recorded, identical: {same}",
+        )
+        if same and sent:
+            # Each message was sent between the keyboard's clock readings `before` and `after`
+            # (under emulation a send can take milliseconds). The recorded time, put on the
+            # keyboard's clock by the median offset (the recording's time zero is pianola's start),
+            # must be within 1 ms of that span.
+            recorded_ms = [tick / ticks_per_second * 1000 for tick, _ in recorded]
+            offset = float(np.median([r - (b + a) / 2e6 for r, (b, a, _) in zip(recorded_ms, sent)]))
+            errors = []
+            for r, (before, after, _) in zip(recorded_ms, sent):
+                time = r - offset
+                errors.append(time - before / 1e6 if time < before / 1e6 else max(0.0, time - after / 1e6))
+            spans = [(a - b) / 1e6 for b, a, _ in sent]
+            check(
+                f"live {name}: recorded times within 1 ms of the sending times",
+                max(abs(error) for error in errors) <= 1.0,
+                f"outside the send span by {min(errors):+.3f} … {max(errors):+.3f} ms over {len(errors)} messages"
+                f" (sends took up to {max(spans):.2f} ms)",
+            )
+        played = re.findall(r"(\d+) events played, (\d+) late", output)
+        check(
+            f"live {name}: every message reached the sampler, none late",
+            bool(played) and int(played[-1][0]) == len(sent) and int(played[-1][1]) == 0,
+            f"{played[-1] if played else 'no summary'} for {len(sent)} sent",
+        )
+        if note_check:
+            # Each note is placed a fixed delay after its arrival (the kernel's stamp, which the
+            # recording holds): the intervals between onsets in the audio are the intervals between
+            # arrivals, up to FluidSynth's 64-frame block and the recording's tick.
+            captured = read_raw(os.path.join(directory, f"{name}.raw"))
+            found = onsets(captured)
+            note_times = [tick / ticks_per_second for tick, message in recorded if message[0] == 0x90]
+            if len(found) == len(note_times):
+                deviations = [
+                    ((found[i + 1] - found[i]) / RATE - (note_times[i + 1] - note_times[i])) * 1000
+                    for i in range(len(found) - 1)
+                ]
+                check(
+                    f"live {name}: notes sound at the intervals they arrived",
+                    max(abs(d) for d in deviations) <= (64 / RATE + 1 / ticks_per_second) * 1000,
+                    "interval errors " + ", ".join(f"{d:+.2f}" for d in deviations)
+                    + " ms (FluidSynth starts notes on 64-frame blocks: up to 1.45 ms)",
+                )
+            else:
+                check(f"live {name}: notes sound", False, f"{len(found)} onsets for {len(note_times)} notes")
+
+    status, output, _ = result(directory, "unknown")
+    lines = output.strip().splitlines()
+    check(
+        "live: an unknown source is one clear line, non-zero exit",
+        status not in (None, 0) and len(lines) == 1 and "No Such Keyboard" in lines[0],
+        f"status {status}: {output.strip()!r}",
+    )
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("pianola")
     parser.add_argument("soundfont")
+    parser.add_argument("keyboard", help="the test keyboard (swift build --product test-keyboard)")
     parser.add_argument("--keep", help="keep the VM's results in this directory")
     arguments = parser.parse_args()
     pianola = os.path.abspath(arguments.pianola)
     font = os.path.abspath(arguments.soundfont)
+    keyboard = os.path.abspath(arguments.keyboard)
 
     directory = arguments.keep or tempfile.mkdtemp(prefix="pianola-device-")
     os.makedirs(directory, exist_ok=True)
     directory = os.path.abspath(directory)
     song = os.path.join(directory, "notes.mid")
     write_test_song(song)
+    with open(os.path.join(directory, "keys.txt"), "w") as file:
+        file.writelines(f"{time} {data}\n" for time, data in KEYS)
     reference_path = os.path.join(directory, "notes.wav")
     subprocess.run(
         [pianola, "render", "-q", song, "-o", reference_path, "-s", font, "--format", "f32", "--rate", str(RATE)],
@@ -157,7 +300,8 @@ def main():
 
     vm = subprocess.run(
         [os.path.join(ROOT, "scripts", "vm"), "--out", directory, "--",
-         "sh", os.path.join(ROOT, "Tests", "Device", "guest-playback.sh"), directory, pianola, song, font],
+         "sh", os.path.join(ROOT, "Tests", "Device", "guest-tests.sh"), directory, pianola, song, font,
+         keyboard],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
     if vm.returncode != 0:
@@ -241,6 +385,8 @@ def main():
             status not in (None, 0, 124) and len(lines) == 1 and all(word in lines[0] for word in words),
             f"status {status} after {elapsed} s: {output.strip()!r}",
         )
+
+    check_live(directory)
 
     print(f"device tests: {'all passed' if not failures else 'FAILED: ' + ', '.join(failures)}"
           f" (results in {directory})")

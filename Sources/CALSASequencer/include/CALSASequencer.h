@@ -38,7 +38,8 @@ enum {
 
 typedef struct {
     int kind;
-    uint64_t arrival_ns;           ///< CLOCK_MONOTONIC when the event was read
+    uint64_t arrival_ns;           ///< CLOCK_MONOTONIC when the kernel delivered the event to us
+    uint64_t read_ns;              ///< CLOCK_MONOTONIC when this process read it
     int source_client, source_port;
     int address_client, address_port;
     const unsigned char *bytes;    ///< valid until the next read
@@ -48,6 +49,10 @@ typedef struct {
 /// Waits up to `timeout_ms` (-1: no limit) for one event. Returns 1 with `*event` filled, 0 when
 /// the wait ended without one (timeout or `pianola_seq_wake`), or a negative errno.
 int pianola_seq_read(pianola_seq *seq, int timeout_ms, pianola_seq_event *event);
+/// Measures again the offset between the kernel's arrival stamps (a sequencer queue's real time)
+/// and CLOCK_MONOTONIC; returns it. Done at open; callable from the reading thread to follow drift.
+int64_t pianola_seq_resync_clock(pianola_seq *seq);
+
 /// Makes a waiting `pianola_seq_read` return 0 (callable from any thread).
 void pianola_seq_wake(pianola_seq *seq);
 

@@ -6,8 +6,8 @@
 // SCRIPT: one message per line, "MILLISECONDS HEX-BYTES...", times from the first message (e.g.
 // "500 90 3c 64"); SysEx as "F0 ... F7". The client is named NAME, its port "Keys". It waits until
 // something subscribes to the port (default: up to 20 s), then sends each message directly to the
-// subscribers at its time (CLOCK_MONOTONIC, absolute sleeps) and writes "NANOSECONDS HEX-BYTES" per
-// message to LOG. It exits when the script ends: the keyboard goes away.
+// subscribers at its time (CLOCK_MONOTONIC, absolute sleeps) and writes "BEFORE AFTER HEX-BYTES"
+// per message to LOG: the clock just before and just after sending it, in nanoseconds. It exits when the script ends: the keyboard goes away.
 #define _GNU_SOURCE
 #include <alsa/asoundlib.h>
 #include <stdio.h>
@@ -89,7 +89,7 @@ int main(int argc, char **argv) {
         }
         if (count == 0) continue;
         sleep_until(start + (uint64_t)(ms * 1e6));
-        uint64_t sent = now_ns();
+        uint64_t before = now_ns();
         snd_midi_event_reset_encode(encoder);
         for (int index = 0; index < count; index++) {
             snd_seq_event_t ev;
@@ -101,7 +101,9 @@ int main(int argc, char **argv) {
                 snd_seq_event_output_direct(seq, &ev);
             }
         }
-        fprintf(log, "%llu", (unsigned long long)sent);
+        // The message was sent during the calls above: log that span.
+        uint64_t after = now_ns();
+        fprintf(log, "%llu %llu", (unsigned long long)before, (unsigned long long)after);
         for (int index = 0; index < count; index++) fprintf(log, " %02x", bytes[index]);
         fprintf(log, "\n");
     }

@@ -1,6 +1,7 @@
 #!/bin/sh
-# Runs inside the VM (scripts/vm): plays into snd-aloop's loopback card and captures its other end.
-#   guest-playback.sh OUT PIANOLA MIDI SOUNDFONT
+# Runs inside the VM (scripts/vm): plays into snd-aloop's loopback card and captures its other end;
+# plays a test keyboard (an ALSA sequencer client) into pianola live.
+#   guest-tests.sh OUT PIANOLA MIDI SOUNDFONT [TEST-KEYBOARD]
 # Each scenario leaves OUT/NAME.out, .err, .status (exit status), .elapsed (seconds) and, where
 # audio is captured, OUT/NAME.raw (interleaved stereo float32 at 44.1 kHz from hw:Loopback,1,0).
 # Tests/Device/device_tests.py checks the results on the host.
@@ -90,3 +91,58 @@ start_capture rate
 play rate "$playback" 256 2 --rate 48000
 finish rate
 stop_capture rate
+
+# --- Live input (pianola live) -------------------------------------------------------------------
+# Needs the test keyboard (an ALSA sequencer client that plays a script and logs what it sent when)
+# and its scripts, in OUT: keys.txt.
+keyboard="$5"
+live() {
+    name="$1"
+    shift
+    # --delay 20: under software emulation the input thread can wake up several milliseconds after
+    # the kernel stamped an event; a real machine needs far less (the default is 1 ms).
+    "$pianola" live --soundfont "$font" --device "$playback" --period 1024 --periods 2 --delay 20 \
+        --record "$out/$name.mid" "$@" > "$out/$name.out" 2> "$out/$name.err" &
+    live_pid=$!
+    (sleep 120 && kill -9 "$live_pid" 2>/dev/null) &
+    watchdog=$!
+    # Ready once it reports its sequencer port.
+    for _ in $(seq 300); do
+        grep -q "MIDI input" "$out/$name.err" 2>/dev/null && break
+        sleep 0.1
+    done
+}
+stop_live() {
+    sleep 0.5
+    kill -TERM "$live_pid"
+    wait "$live_pid"
+    echo $? > "$out/$1.status"
+    kill "$watchdog" 2>/dev/null
+}
+
+if [ -n "$keyboard" ]; then
+    # 6. Autoconnect: a keyboard appears after pianola started, plays, goes away, comes back.
+    start_capture autoconnect
+    live autoconnect --autoconnect
+    "$keyboard" "Test Keyboard" "$out/keys.txt" "$out/autoconnect.sent1" 2> "$out/autoconnect.keyboard"
+    sleep 1
+    "$keyboard" "Test Keyboard" "$out/keys.txt" "$out/autoconnect.sent2" 2>> "$out/autoconnect.keyboard"
+    stop_live autoconnect
+    stop_capture autoconnect
+
+    # 7. --connect by name: the keyboard is there first; it goes away and comes back under the same
+    #    name (a new client number), and is connected again.
+    "$keyboard" "Named Keyboard" "$out/keys.txt" "$out/connect.sent1" 2> "$out/connect.keyboard" &
+    first=$!
+    sleep 0.5
+    live connect --connect "Named Keyboard"
+    wait "$first"
+    sleep 1
+    "$keyboard" "Named Keyboard" "$out/keys.txt" "$out/connect.sent2" 2>> "$out/connect.keyboard"
+    stop_live connect
+
+    # 8. A source that does not exist: one line, non-zero exit.
+    "$pianola" live --soundfont "$font" --device "$playback" --connect "No Such Keyboard" \
+        > "$out/unknown.out" 2> "$out/unknown.err"
+    echo $? > "$out/unknown.status"
+fi

@@ -1,0 +1,32 @@
+import MIDICore
+import MIDIFile
+import Sequencer
+import Testing
+
+@Suite("MIDIRecorder")
+struct MIDIRecorderTests {
+    @Test("keeps channel messages and SysEx at their arrival times, at 120 BPM and 1920 ticks per quarter")
+    func recordsAtArrivalTimes() throws {
+        let start: UInt64 = 5_000_000_000
+        let recorder = MIDIRecorder(start: start)
+        recorder.record(.noteOn(channel: 0, note: 60, velocity: 100), at: start + 500_000_000)
+        recorder.record(.activeSensing, at: start + 600_000_000)
+        recorder.record(.systemExclusive([0x7E, 0x7F, 0x09, 0x01]), at: start + 750_130_000)
+        recorder.record(.noteOff(channel: 0, note: 60, velocity: 0), at: start + 1_000_260_000)
+        #expect(recorder.count == 3)  // active sensing is not kept
+        #expect(recorder.ticksPerQuarterNote == 1920)
+        let file = try MIDIFile.read(bytes: recorder.midiFile().serialized()).file
+        #expect(file.format == .singleTrack)
+        #expect(file.division == .ticksPerQuarterNote(1920))
+        let events = file.tracks[0].events.filter {
+            if case .meta = $0.payload { return false }
+            return true
+        }
+        // 3840 ticks per second: 0.5 s = 1920; 0.75013 s = 2880.5 → 2880 or 2881; 1.00026 s = 3841.
+        #expect(events.map(\.tick) == [1920, 2880, 3841] || events.map(\.tick) == [1920, 2881, 3841])
+        #expect(events[0].payload == .channel(.noteOn(channel: 0, note: 60, velocity: 100)))
+        #expect(events[1].payload == .sysEx([0x7E, 0x7F, 0x09, 0x01, 0xF7]))
+        let map = TempoMap(file: file)
+        #expect(abs(map.seconds(forTick: 3841) - 1.00026) < 0.00013)
+    }
+}
