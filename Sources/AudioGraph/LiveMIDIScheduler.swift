@@ -28,6 +28,7 @@ public final class LiveMIDIScheduler: RenderObserver, @unchecked Sendable {
     public let delay: Duration
 
     private let delayNanoseconds: Int64
+    private let clock: @Sendable () -> UInt64
     private let delivered = Atomic<Int>(0)
     private let late = Atomic<Int>(0)
 
@@ -43,10 +44,16 @@ public final class LiveMIDIScheduler: RenderObserver, @unchecked Sendable {
     ///   - queues: the input queues to drain (each filled by one input thread).
     ///   - destination: the node that plays the messages.
     ///   - delay: the fixed delay; 1 ms absorbs the time between an arrival stamp and the queue.
-    public init(queues: [MIDIEventQueue], destination: any MIDIReceivingNode, delay: Duration = .milliseconds(1)) {
+    ///   - clock: the time now, on the arrival stamps' clock (`MIDITimestamp.now` unless a test or a
+    ///     simulation drives time itself); read once per quantum on the audio thread.
+    public init(
+        queues: [MIDIEventQueue], destination: any MIDIReceivingNode, delay: Duration = .milliseconds(1),
+        clock: @escaping @Sendable () -> UInt64 = MIDITimestamp.now
+    ) {
         self.queues = queues
         self.destination = destination
         self.delay = delay
+        self.clock = clock
         let components = delay.components
         delayNanoseconds = components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000
     }
@@ -57,7 +64,7 @@ public final class LiveMIDIScheduler: RenderObserver, @unchecked Sendable {
     public var lateCount: Int { late.load(ordering: .relaxed) }
 
     public func willRender(frameCount: Int, at time: AudioTime) {
-        let now = MIDITimestamp.now()
+        let now = clock()
         let rate = time.sampleRate
         // A restarted stream (sample time going back) starts a new map.
         // Lateness is measured at the quantum's end: every frame before it is rendered by now.

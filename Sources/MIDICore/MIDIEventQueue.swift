@@ -25,10 +25,12 @@ public final class MIDIEventQueue: @unchecked Sendable {
 
         /// The message, when it is not SysEx (building a SysEx message would allocate its array).
         public var message: MIDIMessage? {
-            guard !isSystemExclusive, let status = bytes.first else { return nil }
-            let data1 = bytes.count > 1 ? bytes[1] : 0
-            let data2 = bytes.count > 2 ? bytes[2] : 0
-            return MIDIMessage(status: status, data1: data1, data2: data2)
+            // Plain indexing: `Collection.first` and friends allocate when not specialized (debug
+            // builds), and this runs on the audio thread.
+            guard !isSystemExclusive, bytes.count > 0, let base = bytes.baseAddress else { return nil }
+            let data1 = bytes.count > 1 ? base[1] : 0
+            let data2 = bytes.count > 2 ? base[2] : 0
+            return MIDIMessage(status: base[0], data1: data1, data2: data2)
         }
     }
 

@@ -90,6 +90,46 @@ struct RenderAllocationTests {
         #expect(FluidSynth.inlineParallelRegions >= renderedQuanta)
     }
 
+    @Test("live input (queue, scheduler, sampler; SysEx included) makes no heap allocation on the audio thread")
+    func noAllocationsWithLiveInput() throws {
+        let engine = AudioEngine()
+        let sampler = try SamplerNode()
+        try sampler.loadSoundFont(at: fontPath)
+        engine.attach(sampler)
+        try engine.connect(sampler, to: engine.mainMixerNode)
+        let queues = [MIDIEventQueue(), MIDIEventQueue()]
+        let scheduler = LiveMIDIScheduler(queues: queues, destination: sampler, delay: .zero)
+        try engine.addRenderObserver(scheduler)
+        try engine.enableManualRenderingMode(format: .stereo(sampleRate: 44_100), maximumFrameCount: 256)
+        let buffer = AudioBuffer(channelCount: 2, frameCapacity: 256)
+        let masterVolume = MIDIMessage.systemExclusive([0x7F, 0x7F, 0x04, 0x01, 0x00, 0x70])
+        func feed(_ step: Int) {
+            // The input side (allowed to allocate): messages stamped now, on two queues.
+            let now = MIDITimestamp.now()
+            let key = UInt8(40 + step % 40)
+            queues[0].push(.noteOn(channel: UInt8(step % 9), note: key, velocity: 100), arrival: now)
+            queues[1].push(.controlChange(channel: 0, controller: 1, value: UInt8(step % 128)), arrival: now)
+            queues[1].push(.pitchBend(channel: 1, value: UInt16(step * 64 % 16_384)), arrival: now)
+            if step % 10 == 0 { queues[0].push(masterVolume, arrival: now) }
+            queues[0].push(.noteOff(channel: UInt8(step % 9), note: key, velocity: 0), arrival: now + 3_000_000)
+        }
+        for step in 0..<200 {
+            feed(step)
+            engine.render(frameCount: 256, into: buffer)
+        }
+        let deliveredBefore = scheduler.deliveredCount
+        var allocations = 0
+        for step in 0..<1_000 {
+            feed(step)
+            pianola_allocations_start()
+            engine.render(frameCount: 256, into: buffer)
+            allocations += pianola_allocations_stop()
+        }
+        #expect(scheduler.deliveredCount - deliveredBefore >= 4_000, "the test plays real input")
+        #expect(sampler.activeVoiceCount > 0)
+        #expect(allocations == 0, "\(allocations) allocations in 1000 quanta")
+    }
+
     @Test("the counter sees allocations (a test that could fail)")
     func counterWorks() {
         pianola_allocations_start()

@@ -1,0 +1,136 @@
+import AudioGraph
+import MIDICore
+import Synchronization
+import Testing
+
+/// Records what a scheduler hands it: the absolute frame of each message.
+final class RecordingNode: AudioNode, MIDIReceivingNode, @unchecked Sendable {
+    init() { super.init(name: "recording") }
+
+    var quantumStart: Int64 = 0
+    var received: [(frame: Int64, message: MIDIMessage)] = []
+    var sysEx: [[UInt8]] = []
+
+    func receive(_ message: MIDIMessage, atFrameOffset frameOffset: Int) {
+        received.append((quantumStart + Int64(frameOffset), message))
+    }
+
+    func receiveSystemExclusive(_ payload: UnsafeBufferPointer<UInt8>, atFrameOffset frameOffset: Int) {
+        sysEx.append(Array(payload))
+        received.append((quantumStart + Int64(frameOffset), .systemExclusive(Array(payload))))
+    }
+}
+
+/// A simulated clock the test moves by hand.
+final class SimulatedClock: Sendable {
+    let nanoseconds = Atomic<UInt64>(1_000_000_000)
+    func read() -> UInt64 { nanoseconds.load(ordering: .relaxed) }
+    func set(_ value: UInt64) { nanoseconds.store(value, ordering: .relaxed) }
+}
+
+@Suite("LiveMIDIScheduler")
+struct LiveMIDISchedulerTests {
+    let rate = 48_000.0
+
+    @Test("events arriving anywhere in a period get the same latency: no jitter from the period or wake-ups")
+    func zeroJitter() {
+        var generator = SeededGenerator(seed: 7)
+        let clock = SimulatedClock()
+        let queue = MIDIEventQueue(capacity: 1_024)
+        let node = RecordingNode()
+        let scheduler = LiveMIDIScheduler(
+            queues: [queue], destination: node, delay: .milliseconds(1), clock: { clock.read() })
+        let period = 256
+        let quantum = 64
+        let start: UInt64 = 1_000_000_000
+        var frame: Int64 = 0
+        var sent: [UInt64] = []
+        for periodIndex in 0..<2_000 {
+            // The device wants period k at its start time; the audio thread wakes 0–2 ms late
+            // (every tenth period exactly on time), and renders the period's quanta in a burst.
+            let ideal = start + UInt64(Double(periodIndex * period) / rate * 1e9)
+            let late = periodIndex % 10 == 0 ? 0 : Double.random(in: 0...0.002, using: &generator)
+            var now = ideal + UInt64(late * 1e9)
+            // Events that arrived before this wake-up (at random times) are in the queue.
+            if periodIndex >= 100 {
+                let arrival = now - UInt64(Double.random(in: 0.0001..<0.005, using: &generator) * 1e9)
+                if arrival > (sent.last ?? 0) {
+                    queue.push(.noteOn(channel: 0, note: 60, velocity: 100), arrival: arrival)
+                    sent.append(arrival)
+                }
+            }
+            for _ in 0..<(period / quantum) {
+                clock.set(now)
+                node.quantumStart = frame
+                scheduler.willRender(frameCount: quantum, at: AudioTime(sampleTime: frame, sampleRate: rate))
+                frame += Int64(quantum)
+                now += 20_000
+            }
+        }
+        #expect(node.received.count == sent.count)
+        #expect(scheduler.lateCount == 0)
+        // Latency in frames: placed frame minus arrival time on the stream's clock.
+        var latencies: [Double] = []
+        for (received, arrival) in zip(node.received, sent) {
+            let arrivalFrame = Double(arrival - start) / 1e9 * rate
+            latencies.append(Double(received.frame) - arrivalFrame)
+        }
+        let spread = (latencies.max() ?? 0) - (latencies.min() ?? 0)
+        #expect(spread <= 1.5, "latency varies by \(spread) frames")
+        // The latency is the delay plus the period the render runs ahead (frames before the
+        // device plays them): here about 1 ms + 256 frames.
+        let mean = latencies.reduce(0, +) / Double(latencies.count)
+        #expect(abs(mean - (0.001 * rate + Double(period))) < 4, "mean latency \(mean) frames")
+    }
+
+    @Test("an event that arrives too late for its frame plays at the start of the next quantum and is counted")
+    func lateEvents() {
+        let clock = SimulatedClock()
+        let queue = MIDIEventQueue()
+        let node = RecordingNode()
+        let scheduler = LiveMIDIScheduler(queues: [queue], destination: node, delay: .zero, clock: { clock.read() })
+        clock.set(2_000_000_000)
+        scheduler.willRender(frameCount: 64, at: AudioTime(sampleTime: 0, sampleRate: rate))
+        queue.push(.noteOn(channel: 0, note: 1, velocity: 1), arrival: 1_000_000_000)  // a second ago
+        clock.set(2_001_333_334)
+        node.quantumStart = 64
+        scheduler.willRender(frameCount: 64, at: AudioTime(sampleTime: 64, sampleRate: rate))
+        #expect(node.received.map { $0.frame } == [64])
+        #expect(scheduler.lateCount == 1)
+    }
+
+    @Test("several queues merge in time order; SysEx goes through the raw-bytes path")
+    func mergesQueues() {
+        let clock = SimulatedClock()
+        let queues = [MIDIEventQueue(), MIDIEventQueue()]
+        let node = RecordingNode()
+        let scheduler = LiveMIDIScheduler(queues: queues, destination: node, delay: .zero, clock: { clock.read() })
+        clock.set(1_000_000_000)
+        scheduler.willRender(frameCount: 480, at: AudioTime(sampleTime: 0, sampleRate: rate))
+        // Arrivals 1, 2, 3, 4 ms after the first render (48 frames per ms), alternating queues.
+        queues[1].push(.controlChange(channel: 0, controller: 7, value: 1), arrival: 1_001_000_000)
+        queues[0].push(.systemExclusive([0x7E, 0x7F, 0x09, 0x01]), arrival: 1_002_000_000)
+        queues[1].push(.controlChange(channel: 0, controller: 7, value: 3), arrival: 1_003_000_000)
+        queues[0].push(.controlChange(channel: 0, controller: 7, value: 4), arrival: 1_004_000_000)
+        clock.set(1_010_000_000)
+        node.quantumStart = 480
+        scheduler.willRender(frameCount: 480, at: AudioTime(sampleTime: 480, sampleRate: rate))
+        #expect(node.received.count == 4)
+        let frames = node.received.map { $0.frame }
+        #expect(frames == frames.sorted())
+        #expect(node.sysEx == [[0x7E, 0x7F, 0x09, 0x01]])
+        #expect(zip(frames, frames.dropFirst()).allSatisfy { $1 - $0 == 48 })
+    }
+}
+
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
