@@ -106,6 +106,12 @@ public final class ALSAOutput: AudioOutputDevice, @unchecked Sendable {
         return text
     }
 
+    /// Why a write failed for good; a disconnected card (unplugged) says so.
+    private static func writeFailureReason(_ code: Int32) -> String {
+        let text = String(cString: snd_strerror(code))
+        return code == -ENODEV ? "the device was disconnected (\(text))" : text
+    }
+
     deinit {
         stop()
         snd_pcm_close(pcm)
@@ -232,7 +238,7 @@ public final class ALSAOutput: AudioOutputDevice, @unchecked Sendable {
                 }
                 if snd_pcm_recover(pcm, Int32(result), 1) < 0 {
                     fatalError.withLock {
-                        $0 = .writeFailed(device: device, reason: String(cString: snd_strerror(Int32(result))))
+                        $0 = .writeFailed(device: device, reason: Self.writeFailureReason(Int32(result)))
                     }
                     running.store(false, ordering: .relaxed)
                     return

@@ -4,32 +4,56 @@ import Pianola
 struct DevicesCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "devices",
-        abstract: "List the ALSA playback devices (names for --device).",
+        abstract: "List ALSA playback devices (names for --device) and MIDI sources (for live --connect).",
         discussion: """
             `default` follows the system's choice (PipeWire or PulseAudio when they run); `hw:C,D` \
-            is a card's device used directly, `plughw:C,D` the same with format conversion.
+            is a card's device used directly, `plughw:C,D` the same with format conversion. MIDI \
+            sources are the ALSA sequencer's readable ports: keyboards, virtual ports and programs; \
+            `pianola live --connect` takes their CLIENT:PORT or client name.
             """)
 
-    @Flag(help: "Print a JSON array of {name, description}.")
+    @Flag(help: "Print a JSON array of {kind, name, description}: kind is \"playback\" or \"midi-source\".")
     var json = false
 
     func run() throws {
         let devices = ALSADeviceList.playbackDevices()
+        let midi: Result<[MIDISequencerPort], MIDIInputError>
+        do { midi = .success(try ALSASequencerInput.ports().filter { $0.isSource && $0.client != 0 }) } catch {
+            midi = .failure(error)
+        }
         if json {
-            print(
-                JSONValue.array(
-                    devices.map { .object(["name": .string($0.name), "description": .string($0.description)]) }
-                ).serialized())
+            var entries = devices.map {
+                JSONValue.object([
+                    "kind": .string("playback"), "name": .string($0.name), "description": .string($0.description),
+                ])
+            }
+            if case .success(let ports) = midi {
+                entries += ports.map {
+                    JSONValue.object([
+                        "kind": .string("midi-source"), "name": .string($0.address),
+                        "description": .string("\($0.clientName): \($0.portName)"),
+                    ])
+                }
+            }
+            print(JSONValue.array(entries).serialized())
             return
         }
-        if devices.isEmpty {
-            print("No ALSA playback devices found.")
-            return
-        }
+        print("Playback devices (--device):")
+        if devices.isEmpty { print("  none found") }
         let width = min(40, devices.map(\.name.count).max() ?? 0)
         for device in devices {
             let padding = String(repeating: " ", count: max(1, width - device.name.count + 2))
-            print(device.name + padding + device.description)
+            print("  " + device.name + padding + device.description)
+        }
+        print("MIDI sources (live --connect):")
+        switch midi {
+        case .failure(let error): print("  none: \(error.description)")
+        case .success(let ports) where ports.isEmpty: print("  none connected")
+        case .success(let ports):
+            for port in ports {
+                let address = port.address.padding(toLength: 8, withPad: " ", startingAt: 0)
+                print("  \(address)\(port.clientName): \(port.portName)")
+            }
         }
     }
 }

@@ -19,12 +19,15 @@ plays it inside the VM into the loopback card while capturing the loopback's oth
 - busy: another program holds the device: one line naming the device and why, non-zero exit, no
   hang;
 - rate: the device is fixed at 44.1 kHz by its other end and 48 kHz is asked for: one line naming
-  the rate, non-zero exit.
+  the rate, non-zero exit;
+- lost: the card is disconnected while playing (its driver unbound, as when a USB card is
+  unplugged): the player stops with one line naming the device, non-zero exit.
 
 Prints one line per check and exits non-zero if any failed.
 """
 
 import argparse
+import json
 import os
 import re
 import struct
@@ -263,6 +266,14 @@ def check_live(directory):
             else:
                 check(f"live {name}: notes sound", False, f"{len(found)} onsets for {len(note_times)} notes")
 
+    devices = json.load(open(os.path.join(directory, "devices.json")))
+    sources = [device["description"] for device in devices if device["kind"] == "midi-source"]
+    check(
+        "devices: sequencer sources listed with the cards",
+        "Named Keyboard: Keys" in sources and any(device["kind"] == "playback" for device in devices),
+        f"MIDI sources {sources}",
+    )
+
     status, output, _ = result(directory, "unknown")
     lines = output.strip().splitlines()
     check(
@@ -376,10 +387,13 @@ def main():
     else:
         check("xrun: every note played", False, f"{len(played)} onsets in the capture, {len(expected)} rendered")
 
-    # 3. and 4. Errors: one line, non-zero, promptly.
-    for name, words in (("busy", ["hw:Loopback,0,0", "busy"]), ("rate", ["48000"])):
+    # Errors: one line, non-zero, promptly.
+    for name, words in (
+        ("busy", ["hw:Loopback,0,0", "busy"]), ("rate", ["48000"]), ("lost", ["hw:Dummy,0,0", "disconnected"])
+    ):
         status, output, elapsed = result(directory, name)
-        lines = output.strip().splitlines()
+        # Progress lines come before the error when the device is lost while playing.
+        lines = [line for line in output.strip().splitlines() if line.startswith("pianola:")]
         check(
             f"{name}: one clear line, non-zero exit",
             status not in (None, 0, 124) and len(lines) == 1 and all(word in lines[0] for word in words),

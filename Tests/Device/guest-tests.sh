@@ -92,6 +92,20 @@ play rate "$playback" 256 2 --rate 48000
 finish rate
 stop_capture rate
 
+# 6. The device goes away while playing: snd-dummy's platform device is unbound from its driver,
+#    which disconnects the card as unplugging a USB card does. The player must stop with one line.
+play lost "$paced" 1024 2 --loop
+for _ in $(seq 300); do
+    grep -q " of 0:" "$out/lost.err" 2>/dev/null && break
+    sleep 0.1
+done
+sleep 0.5
+# The unbind waits until the device is closed: in the background.
+echo snd_dummy.0 > /sys/bus/platform/drivers/snd_dummy/unbind &
+unbind=$!
+finish lost
+wait "$unbind"
+
 # --- Live input (pianola live) -------------------------------------------------------------------
 # Needs the test keyboard (an ALSA sequencer client that plays a script and logs what it sent when)
 # and its scripts, in OUT: keys.txt.
@@ -135,6 +149,7 @@ if [ -n "$keyboard" ]; then
     "$keyboard" "Named Keyboard" "$out/keys.txt" "$out/connect.sent1" 2> "$out/connect.keyboard" &
     first=$!
     sleep 0.5
+    "$pianola" devices --json > "$out/devices.json" 2> "$out/devices.err"
     live connect --connect "Named Keyboard"
     wait "$first"
     sleep 1

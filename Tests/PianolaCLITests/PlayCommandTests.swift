@@ -59,6 +59,21 @@ struct PlayCommandTests {
         #expect(result.status == 0)
         let devices = try #require(
             try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: String]])
-        #expect(devices.contains { $0["name"] == "null" })
+        #expect(devices.contains { $0["name"] == "null" && $0["kind"] == "playback" })
+        // No sequencer on this machine: the text says so (the VM tests list real MIDI sources).
+        let text = try runPianola(["devices"])
+        #expect(text.status == 0)
+        #expect(text.stdout.contains("Playback devices (--device):\n  null"))
+        #expect(
+            text.stdout.contains("MIDI sources (live --connect):\n  none: ALSA sequencer: cannot open /dev/snd/seq"))
+    }
+
+    @Test("live without an ALSA sequencer: one clear line, non-zero exit")
+    func liveWithoutSequencer() throws {
+        let result = try runPianola(["live", "-d", "null", "-s", bundledFontPath])
+        #expect(result.status == 1)
+        #expect(result.stderr == "pianola: ALSA sequencer: cannot open /dev/snd/seq: No such file or directory\n")
+        let bad = try runPianola(["live", "--program", "17:3"])
+        #expect(bad.status != 0 && bad.stderr.contains("--program must be CHANNEL:PROGRAM"))
     }
 }
