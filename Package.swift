@@ -94,6 +94,9 @@ let package = Package(
         .executableTarget(
             name: "play-midi-file", dependencies: ["Pianola"], path: "Examples/PlayMIDIFile",
             swiftSettings: strictSettings),
+        .executableTarget(
+            name: "live-keyboard", dependencies: ["Pianola"], path: "Examples/LiveKeyboard",
+            swiftSettings: strictSettings),
 
         // MARK: Test peers (run by the device tests in the VM)
         .executableTarget(

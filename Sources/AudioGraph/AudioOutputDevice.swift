@@ -9,3 +9,11 @@ public protocol AudioOutputDevice: AnyObject, Sendable {
     /// Whether the audio thread is running.
     var isRunning: Bool { get }
 }
+
+/// A device that knows when a rendered frame reaches the listener.
+public protocol AudioPresentationClock: AnyObject, Sendable {
+    /// When the frame rendered at `sampleTime` is (or was) played, on `MIDITimestamp`'s clock
+    /// (CLOCK_MONOTONIC, nanoseconds); nil before the device has played anything. Safe to call on
+    /// the audio thread.
+    func presentationTime(ofSampleTime sampleTime: Int64) -> UInt64?
+}

@@ -14,7 +14,8 @@ import Synchronization
 /// *t* the rendered frames reach at most the envelope's frame for *t*. An event arriving at *t* is
 /// placed at the envelope's frame for *t + delay*, which is not rendered yet: every event gets the
 /// same latency (delay plus the output buffer), wherever it arrives inside a period. The envelope
-/// creeps up by 200 ppm, so it follows a device clock slower than the system's.
+/// is the minimum over the last second, so it follows the stream after an underrun and a device
+/// clock that drifts against the system's.
 ///
 /// An event whose frame was already rendered (it arrived later than the delay allows, or before
 /// the output started) plays at the start of the next quantum and is counted in `lateCount`.
@@ -32,13 +33,24 @@ public final class LiveMIDIScheduler: RenderObserver, @unchecked Sendable {
     private let delivered = Atomic<Int>(0)
     private let late = Atomic<Int>(0)
 
+    /// The output's clock: with it, each note's latency is measured (`noteLatencies`). Set it
+    /// before the stream starts (AudioIO's `ALSAOutput` is one).
+    public var presentationClock: (any AudioPresentationClock)?
+    private static let latencyCapacity = 1 << 17
+    private let latencies = UnsafeMutablePointer<Float>.allocate(capacity: LiveMIDIScheduler.latencyCapacity)
+    private let latencyCount = Atomic<Int>(0)
+
     // Audio-thread state.
     private var anchor: UInt64 = 0
     private var hasAnchor = false
     private var envelope = 0.0
-    private var lastNow: UInt64 = 0
+    private static let window = 1.0
+    private static let windowMask = 16_383
+    private let windowTimes = UnsafeMutablePointer<Double>.allocate(capacity: LiveMIDIScheduler.windowMask + 1)
+    private let windowValues = UnsafeMutablePointer<Double>.allocate(capacity: LiveMIDIScheduler.windowMask + 1)
+    private var windowStart = 0
+    private var windowCount = 0
     private var lastSampleTime: Int64 = 0
-    private static let creep = 200e-6
 
     /// - Parameters:
     ///   - queues: the input queues to drain (each filled by one input thread).
@@ -71,14 +83,29 @@ public final class LiveMIDIScheduler: RenderObserver, @unchecked Sendable {
         let renderedEnd = Double(time.sampleTime + Int64(frameCount)) / rate
         if !hasAnchor || time.sampleTime < lastSampleTime {
             anchor = now
-            envelope = -renderedEnd
+            windowCount = 0
             hasAnchor = true
-        } else {
-            let lateness = Double(Int64(bitPattern: now &- anchor)) / 1e9 - renderedEnd
-            let creep = Double(now &- lastNow) / 1e9 * Self.creep
-            envelope = min(envelope + creep, lateness)
         }
-        lastNow = now
+        // The lower envelope over the last second: a sliding minimum (a monotonic queue in
+        // preallocated storage). A window, not an all-time minimum, so that the map follows the
+        // stream after an underrun (which shifts frames against time) and a drifting device clock.
+        let nowSeconds = Double(Int64(bitPattern: now &- anchor)) / 1e9
+        let lateness = nowSeconds - renderedEnd
+        while windowCount > 0 && windowValues[(windowStart + windowCount - 1) & Self.windowMask] >= lateness {
+            windowCount -= 1
+        }
+        if windowCount == Self.windowMask + 1 {
+            windowStart = (windowStart + 1) & Self.windowMask
+            windowCount -= 1
+        }
+        windowTimes[(windowStart + windowCount) & Self.windowMask] = nowSeconds
+        windowValues[(windowStart + windowCount) & Self.windowMask] = lateness
+        windowCount += 1
+        while windowTimes[windowStart] < nowSeconds - Self.window {
+            windowStart = (windowStart + 1) & Self.windowMask
+            windowCount -= 1
+        }
+        envelope = windowValues[windowStart]
         lastSampleTime = time.sampleTime
 
         let start = time.sampleTime
@@ -99,16 +126,47 @@ public final class LiveMIDIScheduler: RenderObserver, @unchecked Sendable {
             if chosenFrame < start { late.add(1, ordering: .relaxed) }
             let offset = Int(max(0, chosenFrame - start))
             let destination = self.destination
-            queues[chosen].withFirst { event in
+            let noteOn = queues[chosen].withFirst { event -> UInt64? in
                 if event.isSystemExclusive {
                     destination.receiveSystemExclusive(event.bytes, atFrameOffset: offset)
                 } else if let message = event.message {
                     destination.receive(message, atFrameOffset: offset)
+                    if message.isNoteStart { return event.arrival }
                 }
+                return nil
+            }
+            if let arrival = noteOn ?? nil, let clock = presentationClock {
+                recordLatency(arrival: arrival, frame: start + Int64(offset), clock: clock)
             }
             queues[chosen].removeFirst()
             delivered.add(1, ordering: .relaxed)
         }
+    }
+
+    /// The latency of a note placed at `frame`: from its arrival to when the output plays the
+    /// first frame FluidSynth can start it on (its next 64-frame block).
+    private func recordLatency(arrival: UInt64, frame: Int64, clock: any AudioPresentationClock) {
+        let block = (frame + 63) / 64 * 64
+        guard let played = clock.presentationTime(ofSampleTime: block) else { return }
+        let index = latencyCount.load(ordering: .relaxed)
+        guard index < Self.latencyCapacity else { return }
+        latencies[index] = Float(Double(Int64(bitPattern: played &- arrival)) / 1e6)
+        latencyCount.store(index + 1, ordering: .releasing)
+    }
+
+    /// Each note-on's latency so far, in milliseconds: from its arrival to the moment the output
+    /// plays the frame it starts on (FluidSynth starts notes on 64-frame blocks), by the output's
+    /// own account (frames written and `snd_pcm_delay`). Needs `presentationClock`; keeps the
+    /// first 131 072 notes.
+    public var noteLatencies: [Double] {
+        let count = latencyCount.load(ordering: .acquiring)
+        return (0..<count).map { Double(latencies[$0]) }
+    }
+
+    deinit {
+        latencies.deallocate()
+        windowTimes.deallocate()
+        windowValues.deallocate()
     }
 
     /// The frame an event arriving at `arrival` is placed at.

@@ -15,7 +15,7 @@ import Synchronization
 /// (`isRealTimeScheduled` says which). Underruns are recovered with `snd_pcm_recover` and counted;
 /// a lost device stops the stream and is reported by `failure`. The audio thread allocates
 /// nothing and blocks only in the PCM write.
-public final class ALSAOutput: AudioOutputDevice, @unchecked Sendable {
+public final class ALSAOutput: AudioOutputDevice, AudioPresentationClock, @unchecked Sendable {
     public struct Configuration: Sendable, Hashable {
         /// ALSA PCM name: `default`, `hw:0,0`, `plughw:1`, or a plugin such as `file:FILE=out.raw`.
         public var device = "default"
@@ -58,6 +58,12 @@ public final class ALSAOutput: AudioOutputDevice, @unchecked Sendable {
     private let interleaved: UnsafeMutableRawPointer
     private let running = Atomic<Bool>(false)
     private let xruns = Atomic<Int>(0)
+    // The last period's timing (a sequence lock: odd while being written): when it was written,
+    // the engine's sample time at its end, and the frames the device still held then.
+    private let timingVersion = Atomic<Int>(0)
+    private let timingTime = Atomic<UInt64>(0)
+    private let timingEnd = Atomic<Int64>(0)
+    private let timingDelay = Atomic<Int64>(0)
     private let realtime = Atomic<Bool>(false)
     private let schedulingDecided = Atomic<Bool>(false)
     private let fatalError = Mutex<ALSAPCMError?>(nil)
@@ -107,9 +113,10 @@ public final class ALSAOutput: AudioOutputDevice, @unchecked Sendable {
     }
 
     /// Why a write failed for good; a disconnected card (unplugged) says so.
-    private static func writeFailureReason(_ code: Int32) -> String {
+    private func writeFailureReason(_ code: Int32) -> String {
         let text = String(cString: snd_strerror(code))
-        return code == -ENODEV ? "the device was disconnected (\(text))" : text
+        let disconnected = code == -ENODEV || snd_pcm_state(pcm) == SND_PCM_STATE_DISCONNECTED
+        return disconnected ? "the device was disconnected (\(text))" : text
     }
 
     deinit {
@@ -224,6 +231,19 @@ public final class ALSAOutput: AudioOutputDevice, @unchecked Sendable {
         let frames = periodFrames
         let stride = channelCount * sampleFormat.bytes
         while running.load(ordering: .relaxed) {
+            // Wait for room for a whole period first, then render it: rendering first and then
+            // blocking in the write would keep one more period in flight (latency of the buffer
+            // plus a period instead of the buffer).
+            let available = snd_pcm_avail_update(pcm)
+            if available < 0 {
+                if !recover(Int32(available)) { return }
+                continue
+            }
+            if available < frames {
+                let waited = snd_pcm_wait(pcm, 1_000)
+                if waited < 0 && !recover(waited) { return }
+                continue
+            }
             engine.render(frameCount: frames, into: buffer)
             convert(frames: frames)
             var written = 0
@@ -233,17 +253,53 @@ public final class ALSAOutput: AudioOutputDevice, @unchecked Sendable {
                     written += Int(result)
                     continue
                 }
-                if result == -Int(EPIPE) || result == -Int(ESTRPIPE) {
-                    xruns.add(1, ordering: .relaxed)
-                }
-                if snd_pcm_recover(pcm, Int32(result), 1) < 0 {
-                    fatalError.withLock {
-                        $0 = .writeFailed(device: device, reason: Self.writeFailureReason(Int32(result)))
-                    }
-                    running.store(false, ordering: .relaxed)
-                    return
-                }
+                if !recover(Int32(result)) { return }
             }
+            publishTiming()
+        }
+    }
+
+    /// Recovers from an underrun or a suspend (counted); false, with the failure recorded and the
+    /// stream stopped, when the device is gone.
+    private func recover(_ error: Int32) -> Bool {
+        if error == -EPIPE || error == -ESTRPIPE { xruns.add(1, ordering: .relaxed) }
+        if snd_pcm_recover(pcm, error, 1) < 0 {
+            fatalError.withLock { $0 = .writeFailed(device: device, reason: self.writeFailureReason(error)) }
+            running.store(false, ordering: .relaxed)
+            return false
+        }
+        return true
+    }
+
+    /// Records when this period was handed over and how much the device still held: the map
+    /// from sample time to the time a frame is heard (`presentationTime(ofSampleTime:)`).
+    private func publishTiming() {
+        var delay = snd_pcm_sframes_t(0)
+        guard snd_pcm_delay(pcm, &delay) == 0 else { return }
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let version = timingVersion.load(ordering: .relaxed)
+        timingVersion.store(version + 1, ordering: .sequentiallyConsistent)
+        timingTime.store(UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec), ordering: .sequentiallyConsistent)
+        timingEnd.store(engine.currentSampleTime, ordering: .sequentiallyConsistent)
+        timingDelay.store(Int64(delay), ordering: .sequentiallyConsistent)
+        timingVersion.store(version + 2, ordering: .sequentiallyConsistent)
+    }
+
+    /// When the frame rendered at `sampleTime` is heard (CLOCK_MONOTONIC, nanoseconds), from the
+    /// device's own account (`snd_pcm_delay`) after the last period written; nil before the first.
+    public func presentationTime(ofSampleTime sampleTime: Int64) -> UInt64? {
+        while true {
+            let before = timingVersion.load(ordering: .sequentiallyConsistent)
+            if before == 0 { return nil }
+            if before & 1 == 1 { continue }
+            let time = timingTime.load(ordering: .sequentiallyConsistent)
+            let end = timingEnd.load(ordering: .sequentiallyConsistent)
+            let delay = timingDelay.load(ordering: .sequentiallyConsistent)
+            guard timingVersion.load(ordering: .sequentiallyConsistent) == before else { continue }
+            // At `time`, the frame at end − delay was being played.
+            let frames = Double(sampleTime - (end - delay))
+            return UInt64(max(0, Int64(time) + Int64(frames / Double(sampleRate) * 1e9)))
         }
     }
 

@@ -159,7 +159,8 @@ public final class ALSASequencerInput: @unchecked Sendable {
     /// Connects a source: `CLIENT:PORT`, a client number, or a client name (or its beginning),
     /// as `aconnect` takes them. It is remembered: when the source goes away and comes back, it is
     /// connected again. Throws if nothing matches now (call with `waitingForIt` to accept a source
-    /// that is not there yet).
+    /// that is not there yet). Before `start()` the name is only checked: the subscription is made
+    /// when the input starts, so nothing arrives before the audio runs.
     public func connect(_ source: String, waitingForIt: Bool = false) throws(MIDIInputError) {
         state.withLock { if !$0.wanted.contains(source) { $0.wanted.append(source) } }
         var client: Int32 = 0
@@ -169,7 +170,7 @@ public final class ALSASequencerInput: @unchecked Sendable {
             if waitingForIt { return }
             throw .unknownSource(source, reason: "no such sequencer port")
         }
-        try subscribe(client: Int(client), port: Int(port), as: source)
+        if running.load(ordering: .relaxed) { try subscribe(client: Int(client), port: Int(port), as: source) }
     }
 
     /// Messages lost because the kernel's input buffer overflowed.
@@ -181,9 +182,17 @@ public final class ALSASequencerInput: @unchecked Sendable {
         state.withLock { $0.sources.sorted { $0.key < $1.key }.map(\.value) }
     }
 
-    /// Starts the input thread (and, with `autoconnect`, connects the sources present now).
+    /// Starts the input thread and connects the sources asked for (with `autoconnect`, every source
+    /// present now).
     public func start() {
         guard !running.exchange(true, ordering: .relaxed) else { return }
+        for source in state.withLock({ $0.wanted }) {
+            var client: Int32 = 0
+            var port: Int32 = 0
+            if pianola_seq_parse_address(seq, source, &client, &port) == 0 {
+                try? subscribe(client: Int(client), port: Int(port), as: source)
+            }
+        }
         if autoconnect {
             for port in Self.listPorts(seq) where port.isAutoconnectCandidate(excludingClient: client) {
                 try? subscribe(client: port.client, port: port.port, as: nil)

@@ -63,6 +63,12 @@ struct LiveCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Fixed delay from arrival to sound, in ms, on top of the buffer.", valueName: "ms"))
     var delay = 1.0
 
+    @Option(
+        help: ArgumentHelp(
+            "On exit, write each note's latency (arrival to the output playing it, by the device's own account) as JSON: percentiles and a histogram.",
+            valueName: "file.json"))
+    var latencyReport: String?
+
     @Flag(name: .shortAndLong, help: "Print nothing but errors.")
     var quiet = false
 
@@ -129,6 +135,7 @@ struct LiveCommand: ParsableCommand {
                 toDevice: .init(device: device, sampleRate: rate, periodFrames: period, periodCount: periods))
         } catch { throw CLIError(error.description) }
 
+        scheduler.presentationClock = output
         let recorder = record.map { _ in MIDIRecorder() }
         if let recorder { input.messageHandler = { message, arrival in recorder.record(message, at: arrival) } }
         let latency = output.bufferLatency * 1000 + delay
@@ -199,6 +206,13 @@ struct LiveCommand: ParsableCommand {
             do { try recorder.write(to: record) } catch { throw CLIError(error.description) }
             if !quiet { Terminal.writeError("Recorded \(recorder.count) events to \(record)\n") }
         }
+        if let latencyReport {
+            let report = Self.latencyReport(
+                scheduler.noteLatencies, output: output, delay: delay, underruns: output.xrunCount)
+            do { try Self.writeText(report.serialized() + "\n", to: latencyReport) } catch {
+                throw CLIError("\(latencyReport): cannot write: \(error)")
+            }
+        }
         if !quiet {
             Terminal.writeError(
                 "\(scheduler.deliveredCount) events played, \(scheduler.lateCount) late, \(output.xrunCount) underruns\n"
@@ -206,6 +220,48 @@ struct LiveCommand: ParsableCommand {
         }
         if let failure { throw CLIError(failure) }
         if Terminal.interruptSignal == SIGINT { throw ExitCode(130) }
+    }
+
+    /// The latency report: percentiles, jitter (p99 − p1) and a histogram in 0.1 ms bins.
+    static func latencyReport(_ latencies: [Double], output: ALSAOutput, delay: Double, underruns: Int) -> JSONValue {
+        let sorted = latencies.sorted()
+        func percentile(_ p: Double) -> Double {
+            guard !sorted.isEmpty else { return 0 }
+            return sorted[min(sorted.count - 1, Int((p / 100 * Double(sorted.count - 1)).rounded()))]
+        }
+        var bins: [Int: Int] = [:]
+        for latency in sorted { bins[Int((latency * 10).rounded(.down)), default: 0] += 1 }
+        let histogram = bins.keys.sorted().map { bin in
+            JSONValue.object(["ms": .number(Double(bin) / 10), "count": .number(Double(bins[bin]!))])
+        }
+        let summary: [String: JSONValue] = [
+            "min": .number(sorted.first ?? 0), "p1": .number(percentile(1)), "p50": .number(percentile(50)),
+            "p99": .number(percentile(99)), "max": .number(sorted.last ?? 0),
+            "mean": .number(sorted.isEmpty ? 0 : sorted.reduce(0, +) / Double(sorted.count)),
+        ]
+        return .object([
+            "notes": .number(Double(sorted.count)),
+            "sampleRate": .number(Double(output.sampleRate)),
+            "periodFrames": .number(Double(output.periodFrames)), "periods": .number(Double(output.periodCount)),
+            "bufferMs": .number(output.bufferLatency * 1000), "delayMs": .number(delay),
+            "underruns": .number(Double(underruns)),
+            "latencyMs": .object(summary), "jitterMs": .number(percentile(99) - percentile(1)),
+            "histogram": .array(histogram),
+        ])
+    }
+
+    /// Writes through a temporary name and a rename.
+    static func writeText(_ text: String, to path: String) throws(CLIError) {
+        let temporary = path + ".partial"
+        guard let file = fopen(temporary, "w") else { throw CLIError(String(cString: strerror(errno))) }
+        let bytes = Array(text.utf8)
+        let written = fwrite(bytes, 1, bytes.count, file)
+        let closed = fclose(file)
+        guard written == bytes.count, closed == 0, rename(temporary, path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(temporary)
+            throw CLIError(reason)
+        }
     }
 
     func statusLine(

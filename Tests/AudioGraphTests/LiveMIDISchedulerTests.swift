@@ -83,6 +83,42 @@ struct LiveMIDISchedulerTests {
         #expect(abs(mean - (0.001 * rate + Double(period))) < 4, "mean latency \(mean) frames")
     }
 
+    @Test("after an underrun (the stream resumes 50 ms later) the latency returns to what it was")
+    func followsUnderruns() {
+        let clock = SimulatedClock()
+        let queue = MIDIEventQueue(capacity: 1_024)
+        let node = RecordingNode()
+        let scheduler = LiveMIDIScheduler(
+            queues: [queue], destination: node, delay: .milliseconds(1), clock: { clock.read() })
+        let period = 256
+        var frame: Int64 = 0
+        var sent: [UInt64] = []
+        var gap: UInt64 = 0
+        for periodIndex in 0..<1_000 {
+            if periodIndex == 300 { gap = 50_000_000 }  // the device ran dry for 50 ms
+            let wake = 1_000_000_000 + UInt64(Double(periodIndex * period) / rate * 1e9) + gap
+            queue.push(.noteOn(channel: 0, note: 60, velocity: 100), arrival: wake - 2_000_000)
+            sent.append(wake - 2_000_000)
+            var now = wake
+            for _ in 0..<(period / 64) {
+                clock.set(now)
+                node.quantumStart = frame
+                scheduler.willRender(frameCount: 64, at: AudioTime(sampleTime: frame, sampleRate: rate))
+                frame += 64
+                now += 20_000
+            }
+        }
+        // Latency: placed frame against arrival, each on its own stretch of the stream clock.
+        func latency(_ index: Int) -> Double {
+            let arrivalFrame = Double(sent[index] - 1_000_000_000 - (index >= 300 ? 50_000_000 : 0)) / 1e9 * rate
+            return Double(node.received[index].frame) - arrivalFrame
+        }
+        #expect(node.received.count == sent.count)
+        let before = latency(250)
+        let after = latency(999)
+        #expect(abs(after - before) <= 1.5, "latency \(before) frames before the underrun, \(after) after")
+    }
+
     @Test("an event that arrives too late for its frame plays at the start of the next quantum and is counted")
     func lateEvents() {
         let clock = SimulatedClock()

@@ -136,6 +136,8 @@ def result(directory, name):
     return (int(status) if status else None, text("out") + text("err"), float(elapsed) if elapsed else None)
 
 
+LATENCY_NOTES = 200
+
 # What the test keyboard plays (milliseconds, bytes): GM System On, controllers, a program change,
 # pitch bend and channel pressure on channel 2; piano notes on channel 1; a master-volume SysEx.
 KEYS = [
@@ -274,6 +276,35 @@ def check_live(directory):
         f"MIDI sources {sources}",
     )
 
+    status, output, _ = result(directory, "example")
+    counts = re.findall(r"(\d+) events played, (\d+) recorded", output)
+    recorded_path = os.path.join(directory, "live-keyboard.mid")
+    recorded = read_smf_messages(recorded_path) if os.path.exists(recorded_path) else []
+    check(
+        "Examples/LiveKeyboard plays and records a keyboard",
+        status == 0 and counts == [(str(len(KEYS)), str(len(KEYS)))] and len(recorded) == len(KEYS),
+        f"status {status}: {last_line(output)}; {len(recorded)} messages in live-keyboard.mid",
+    )
+
+    # Latency by the output's own account (48 kHz, 256 x 2, snd-dummy, the default 1 ms delay).
+    # Software emulation wakes threads late and its timers are coarse, so this checks the report
+    # and sane bounds; the figures go to BENCHMARKS.md.
+    status, output, _ = result(directory, "latency")
+    path = os.path.join(directory, "latency.json")
+    report = json.load(open(path)) if os.path.exists(path) else None
+    if report:
+        floor = report["bufferMs"]
+        latency = report["latencyMs"]
+        check(
+            "live latency report (48 kHz, 256 x 2, snd-dummy)",
+            status == 0 and report["notes"] == LATENCY_NOTES and latency["min"] >= floor - 0.5,
+            f"{report['notes']} notes: latency p1 {latency['p1']:.2f}, p50 {latency['p50']:.2f}, p99 "
+            f"{latency['p99']:.2f}, max {latency['max']:.2f} ms; jitter (p99 - p1) {report['jitterMs']:.2f} ms;"
+            f" buffer {report['bufferMs']:.2f} ms + delay {report['delayMs']} ms; {last_line(output)}",
+        )
+    else:
+        check("live latency report", False, f"status {status}: no report; {last_line(output)}")
+
     status, output, _ = result(directory, "unknown")
     lines = output.strip().splitlines()
     check(
@@ -288,11 +319,13 @@ def main():
     parser.add_argument("pianola")
     parser.add_argument("soundfont")
     parser.add_argument("keyboard", help="the test keyboard (swift build --product test-keyboard)")
+    parser.add_argument("example", help="Examples/LiveKeyboard (swift build --product live-keyboard)")
     parser.add_argument("--keep", help="keep the VM's results in this directory")
     arguments = parser.parse_args()
     pianola = os.path.abspath(arguments.pianola)
     font = os.path.abspath(arguments.soundfont)
     keyboard = os.path.abspath(arguments.keyboard)
+    example = os.path.abspath(arguments.example)
 
     directory = arguments.keep or tempfile.mkdtemp(prefix="pianola-device-")
     os.makedirs(directory, exist_ok=True)
@@ -301,6 +334,13 @@ def main():
     write_test_song(song)
     with open(os.path.join(directory, "keys.txt"), "w") as file:
         file.writelines(f"{time} {data}\n" for time, data in KEYS)
+    with open(os.path.join(directory, "latency-keys.txt"), "w") as file:
+        # 200 short notes at uneven intervals (10 to 29 ms), so arrivals fall everywhere in a period.
+        time = 0
+        for index in range(LATENCY_NOTES):
+            key = 48 + index % 24
+            file.write(f"{time} 90 {key:02x} 64\n{time + 5} 80 {key:02x} 00\n")
+            time += 10 + index * 7 % 20
     reference_path = os.path.join(directory, "notes.wav")
     subprocess.run(
         [pianola, "render", "-q", song, "-o", reference_path, "-s", font, "--format", "f32", "--rate", str(RATE)],
@@ -312,7 +352,7 @@ def main():
     vm = subprocess.run(
         [os.path.join(ROOT, "scripts", "vm"), "--out", directory, "--",
          "sh", os.path.join(ROOT, "Tests", "Device", "guest-tests.sh"), directory, pianola, song, font,
-         keyboard],
+         keyboard, example],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
     if vm.returncode != 0:

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs inside the VM (scripts/vm): plays into snd-aloop's loopback card and captures its other end;
 # plays a test keyboard (an ALSA sequencer client) into pianola live.
-#   guest-tests.sh OUT PIANOLA MIDI SOUNDFONT [TEST-KEYBOARD]
+#   guest-tests.sh OUT PIANOLA MIDI SOUNDFONT [TEST-KEYBOARD [LIVE-KEYBOARD-EXAMPLE]]
 # Each scenario leaves OUT/NAME.out, .err, .status (exit status), .elapsed (seconds) and, where
 # audio is captured, OUT/NAME.raw (interleaved stereo float32 at 44.1 kHz from hw:Loopback,1,0).
 # Tests/Device/device_tests.py checks the results on the host.
@@ -105,6 +105,9 @@ echo snd_dummy.0 > /sys/bus/platform/drivers/snd_dummy/unbind &
 unbind=$!
 finish lost
 wait "$unbind"
+# Plugged in again, for the tests below.
+echo snd_dummy.0 > /sys/bus/platform/drivers/snd_dummy/bind
+sleep 0.5
 
 # --- Live input (pianola live) -------------------------------------------------------------------
 # Needs the test keyboard (an ALSA sequencer client that plays a script and logs what it sent when)
@@ -135,16 +138,16 @@ stop_live() {
 }
 
 if [ -n "$keyboard" ]; then
-    # 6. Autoconnect: a keyboard appears after pianola started, plays, goes away, comes back.
+    # 7. Autoconnect: a keyboard appears after pianola started, plays, goes away, comes back.
     start_capture autoconnect
-    live autoconnect --autoconnect
+    live autoconnect --autoconnect --latency-report "$out/autoconnect.latency.json"
     "$keyboard" "Test Keyboard" "$out/keys.txt" "$out/autoconnect.sent1" 2> "$out/autoconnect.keyboard"
     sleep 1
     "$keyboard" "Test Keyboard" "$out/keys.txt" "$out/autoconnect.sent2" 2>> "$out/autoconnect.keyboard"
     stop_live autoconnect
     stop_capture autoconnect
 
-    # 7. --connect by name: the keyboard is there first; it goes away and comes back under the same
+    # 8. --connect by name: the keyboard is there first; it goes away and comes back under the same
     #    name (a new client number), and is connected again.
     "$keyboard" "Named Keyboard" "$out/keys.txt" "$out/connect.sent1" 2> "$out/connect.keyboard" &
     first=$!
@@ -156,7 +159,29 @@ if [ -n "$keyboard" ]; then
     "$keyboard" "Named Keyboard" "$out/keys.txt" "$out/connect.sent2" 2>> "$out/connect.keyboard"
     stop_live connect
 
-    # 8. A source that does not exist: one line, non-zero exit.
+    # 9. The library example (Examples/LiveKeyboard) with a keyboard that appears after it started.
+    example="$6"
+    if [ -n "$example" ]; then
+        (cd "$out" && "$example" auto 6 "$playback" "$font" > "$out/example.out" 2> "$out/example.err"; echo $? > "$out/example.status") &
+        example_job=$!
+        sleep 1
+        "$keyboard" "Example Keyboard" "$out/keys.txt" "$out/example.sent" 2> "$out/example.keyboard"
+        wait "$example_job"
+    fi
+
+    # 10. Latency by the output's own account, at 48 kHz and 256 × 2 into snd-dummy (paced by a
+    #    high-resolution timer), with the default delay: 200 notes from the test keyboard.
+    "$pianola" live --soundfont "$font" --device "$paced" --rate 48000 --period 256 --periods 2 \
+        --autoconnect --latency-report "$out/latency.json" > "$out/latency.out" 2> "$out/latency.err" &
+    live_pid=$!
+    for _ in $(seq 300); do
+        grep -q "MIDI input" "$out/latency.err" 2>/dev/null && break
+        sleep 0.1
+    done
+    "$keyboard" "Latency Keyboard" "$out/latency-keys.txt" "$out/latency.sent" 2> "$out/latency.keyboard"
+    stop_live latency
+
+    # 11. A source that does not exist: one line, non-zero exit.
     "$pianola" live --soundfont "$font" --device "$playback" --connect "No Such Keyboard" \
         > "$out/unknown.out" 2> "$out/unknown.err"
     echo $? > "$out/unknown.status"
