@@ -111,6 +111,7 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strictSettings),
         .testTarget(name: "MIDICoreTests", dependencies: ["TestSupport", "MIDICore"], swiftSettings: strictSettings),
         .testTarget(name: "MIDIFileTests", dependencies: ["TestSupport", "MIDIFile"], swiftSettings: strictSettings),
+        .testTarget(name: "MIDIInputTests", dependencies: ["MIDIInput", "MIDICore"], swiftSettings: strictSettings),
         .testTarget(name: "AudioGraphTests", dependencies: ["AudioGraph", "MIDICore"], swiftSettings: strictSettings),
         .testTarget(name: "SequencerTests", dependencies: ["Sequencer"], swiftSettings: strictSettings),
         .testTarget(

@@ -14,6 +14,8 @@ public enum MIDIInputError: Error, Equatable, Sendable, CustomStringConvertible 
     case unknownSource(String, reason: String)
     /// The subscription to a source failed.
     case cannotConnect(String, reason: String)
+    /// The network MIDI ports (control and data, consecutive) could not be opened.
+    case networkUnavailable(address: String, reason: String)
 
     public var description: String {
         switch self {
@@ -23,6 +25,8 @@ public enum MIDIInputError: Error, Equatable, Sendable, CustomStringConvertible 
             return "MIDI source '\(source)': \(reason) (see `pianola devices`)"
         case .cannotConnect(let source, let reason):
             return "MIDI source '\(source)': cannot connect: \(reason)"
+        case .networkUnavailable(let address, let reason):
+            return "network MIDI: cannot listen on \(address) and the port after it: \(reason)"
         }
     }
 }
@@ -87,6 +91,14 @@ public final class ALSASequencerInput: @unchecked Sendable {
         public var messageCount: Int
         /// Arrival time of its last message (`MIDITimestamp`), 0 if none yet.
         public var lastArrival: UInt64
+
+        public init(name: String, address: String, isConnected: Bool, messageCount: Int, lastArrival: UInt64) {
+            self.name = name
+            self.address = address
+            self.isConnected = isConnected
+            self.messageCount = messageCount
+            self.lastArrival = lastArrival
+        }
     }
 
     /// Where the messages go (to the audio thread).

@@ -51,6 +51,26 @@ struct LiveCommand: ParsableCommand {
     var autoconnect = false
 
     @Option(
+        help: ArgumentHelp(
+            "Accept network MIDI sessions (RTP-MIDI, as macOS and iOS offer) on this UDP port and the next: [ADDRESS:]PORT, e.g. 5004 or 127.0.0.1:5004.",
+            valueName: "[addr:]port"))
+    var rtpmidi: String?
+
+    @Option(
+        name: .customLong("rtpmidi-allow"),
+        help: ArgumentHelp(
+            "Accept network sessions only from this session name or IP address (repeatable; default: anyone).",
+            valueName: "name|addr"))
+    var rtpmidiAllow: [String] = []
+
+    @Option(
+        name: .customLong("rtpmidi-timeout"),
+        help: ArgumentHelp(
+            "End a network session after this many seconds without clock sync or data (its notes released).",
+            valueName: "seconds"))
+    var rtpmidiTimeout = 60.0
+
+    @Option(
         name: .customLong("program"),
         help: ArgumentHelp(
             "Start a channel (1…16) on a General MIDI program (0…127), e.g. 1:4 (repeatable).",
@@ -83,10 +103,26 @@ struct LiveCommand: ParsableCommand {
             throw ValidationError("--rate must be between 8000 and 192000 Hz, got \(rate)")
         }
         guard (0...100).contains(delay) else { throw ValidationError("--delay must be between 0 and 100 ms") }
+        if let rtpmidi, Self.parseListenAddress(rtpmidi) == nil {
+            throw ValidationError("--rtpmidi must be PORT or ADDRESS:PORT with a port of 1…65534, got '\(rtpmidi)'")
+        }
+        if !rtpmidiAllow.isEmpty && rtpmidi == nil { throw ValidationError("--rtpmidi-allow needs --rtpmidi") }
+        guard (1...3_600).contains(rtpmidiTimeout) else {
+            throw ValidationError("--rtpmidi-timeout must be between 1 and 3600 seconds")
+        }
         for program in programs where Self.parseProgram(program) == nil {
             throw ValidationError(
                 "--program must be CHANNEL:PROGRAM with channel 1…16 and program 0…127, got '\(program)'")
         }
+    }
+
+    static func parseListenAddress(_ text: String) -> (host: String, port: Int)? {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        let host = parts.count == 2 ? String(parts[0]) : "0.0.0.0"
+        guard parts.count <= 2, !host.isEmpty, let port = Int(parts.last!), (1...65_534).contains(port) else {
+            return nil
+        }
+        return (host, port)
     }
 
     static func parseProgram(_ text: String) -> (channel: UInt8, program: UInt8)? {
@@ -100,11 +136,22 @@ struct LiveCommand: ParsableCommand {
     func run() throws {
         Terminal.trapInterrupts()
         // Input first: without a sequencer there is nothing to play.
-        let input: ALSASequencerInput
-        do { input = try ALSASequencerInput() } catch { throw CLIError(error.description) }
-        input.autoconnect = autoconnect
+        // Without a sequencer, network MIDI alone will do (when asked for).
+        var sequencerNote: String?
+        let input: ALSASequencerInput?
+        do { input = try ALSASequencerInput() } catch {
+            guard rtpmidi != nil, connections.isEmpty, !autoconnect else { throw CLIError(error.description) }
+            sequencerNote = "note: \(error.description); network MIDI only"
+            input = nil
+        }
+        input?.autoconnect = autoconnect
         for source in connections {
-            do { try input.connect(source) } catch { throw CLIError(error.description) }
+            do { try input?.connect(source) } catch { throw CLIError(error.description) }
+        }
+        let network = rtpmidi.flatMap(Self.parseListenAddress).map {
+            RTPMIDIListener(
+                host: $0.host, port: $0.port, name: "Pianola", allow: rtpmidiAllow,
+                sessionTimeout: .milliseconds(Int64((rtpmidiTimeout * 1000).rounded())))
         }
 
         let font: SoundFontDiscovery.Resolution
@@ -127,7 +174,8 @@ struct LiveCommand: ParsableCommand {
         let meter = LevelMeter()
         try engine.installTap(on: engine.mainMixerNode, meter)
         let scheduler = LiveMIDIScheduler(
-            queues: [input.queue], destination: sampler, delay: .microseconds(Int64((delay * 1000).rounded())))
+            queues: [input?.queue, network?.queue].compactMap { $0 }, destination: sampler,
+            delay: .microseconds(Int64((delay * 1000).rounded())))
         try engine.addRenderObserver(scheduler)
         let output: ALSAOutput
         do {
@@ -137,14 +185,17 @@ struct LiveCommand: ParsableCommand {
 
         scheduler.presentationClock = output
         let recorder = record.map { _ in MIDIRecorder() }
-        if let recorder { input.messageHandler = { message, arrival in recorder.record(message, at: arrival) } }
+        if let recorder {
+            input?.messageHandler = { message, arrival in recorder.record(message, at: arrival) }
+            network?.messageHandler = { message, arrival in recorder.record(message, at: arrival) }
+        }
         let latency = output.bufferLatency * 1000 + delay
         if !quiet {
             Terminal.writeError("SoundFont: \(font.path) (\(font.source.explanation))\n")
             Terminal.writeError(
                 "Device: \(device), \(output.sampleFormat.rawValue), \(output.periodFrames) × \(output.periodCount) frames; latency \(String(format1: latency)) ms (buffer \(String(format1: output.bufferLatency * 1000)) + delay \(String(format1: delay)))\n"
             )
-            Terminal.writeError("MIDI input: ALSA sequencer port \(input.address) (Pianola:Input)\n")
+            if let sequencerNote { Terminal.writeError(sequencerNote + "\n") }
         }
         try engine.start()
         if !output.isRealTimeScheduled && !quiet {
@@ -152,7 +203,20 @@ struct LiveCommand: ParsableCommand {
                 "note: real-time scheduling (SCHED_FIFO) is not permitted here; the audio thread runs at normal priority\n"
             )
         }
-        input.start()
+        input?.start()
+        do { try network?.start() } catch {
+            engine.stop()
+            throw CLIError(error.description)
+        }
+        // Ready: the ports exist and audio runs.
+        if !quiet {
+            if let input { Terminal.writeError("MIDI input: ALSA sequencer port \(input.address) (Pianola:Input)\n") }
+            if let network {
+                Terminal.writeError(
+                    "MIDI input: network sessions on \(network.host):\(network.port) and \(network.port + 1) as 'Pianola'\n"
+                )
+            }
+        }
 
         let keys = Terminal.isInteractive && isatty(0) == 1 ? KeyReader() : nil
         var reported: [String: Bool] = [:]
@@ -165,11 +229,12 @@ struct LiveCommand: ParsableCommand {
                 failure = error.description
                 break
             }
-            if let error = input.failure {
+            if let error = input?.failure {
                 failure = error
                 break
             }
-            let sources = input.sources
+            let sources = (input?.sources ?? []) + (network?.sessions.map(Self.source) ?? [])
+            let networkEvents = network?.takeEvents() ?? []
             if !quiet {
                 if keys != nil {
                     Terminal.writeError(
@@ -179,7 +244,8 @@ struct LiveCommand: ParsableCommand {
                             + "\u{1B}[K")
                 } else {
                     // Without a terminal: a line when a source comes or goes, and a summary every 10 s.
-                    for source in sources where reported[source.address] != source.isConnected {
+                    for event in networkEvents { Terminal.writeError("network MIDI: \(event)\n") }
+                    for source in input?.sources ?? [] where reported[source.address] != source.isConnected {
                         reported[source.address] = source.isConnected
                         Terminal.writeError(
                             "\(source.isConnected ? "connected" : "disconnected"): \(source.name)\n")
@@ -196,7 +262,8 @@ struct LiveCommand: ParsableCommand {
         }
         keys?.restore()
         if !quiet && keys != nil { Terminal.writeError("\r\u{1B}[K") }
-        input.stop()
+        input?.stop()
+        network?.stop()
         sampler.allNotesOff()
         usleep(UInt32(output.bufferLatency * 2_000_000 + delay * 1000))
         engine.stop()
@@ -214,6 +281,12 @@ struct LiveCommand: ParsableCommand {
             }
         }
         if !quiet {
+            for event in network?.takeEvents() ?? [] { Terminal.writeError("network MIDI: \(event)\n") }
+            if let network {
+                Terminal.writeError(
+                    "network MIDI: \(network.sessions.count) sessions, \(network.malformedPacketCount) malformed network packets dropped\n"
+                )
+            }
             Terminal.writeError(
                 "\(scheduler.deliveredCount) events played, \(scheduler.lateCount) late, \(output.xrunCount) underruns\n"
             )
@@ -262,6 +335,13 @@ struct LiveCommand: ParsableCommand {
             unlink(temporary)
             throw CLIError(reason)
         }
+    }
+
+    /// A network session as a source on the status line.
+    static func source(_ session: RTPMIDIListener.Session) -> ALSASequencerInput.Source {
+        .init(
+            name: "\(session.name) (network)", address: session.address, isConnected: session.isConnected,
+            messageCount: session.messageCount, lastArrival: session.lastArrival)
     }
 
     func statusLine(

@@ -116,9 +116,10 @@ keyboard="$5"
 live() {
     name="$1"
     shift
-    # --delay 20: under software emulation the input thread can wake up several milliseconds after
-    # the kernel stamped an event; a real machine needs far less (the default is 1 ms).
-    "$pianola" live --soundfont "$font" --device "$playback" --period 1024 --periods 2 --delay 20 \
+    # --delay 50: under software emulation, on a busy host, threads can wake up tens of
+    # milliseconds after the kernel stamped an event; a real machine needs far less (the default
+    # is 1 ms).
+    "$pianola" live --soundfont "$font" --device "$playback" --period 1024 --periods 2 --delay 50 \
         --record "$out/$name.mid" "$@" > "$out/$name.out" 2> "$out/$name.err" &
     live_pid=$!
     (sleep 120 && kill -9 "$live_pid" 2>/dev/null) &

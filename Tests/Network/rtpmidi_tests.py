@@ -1,0 +1,275 @@
+#!/usr/bin/env python3
+"""Network MIDI (RTP-MIDI / AppleMIDI) against a real peer on loopback.
+
+    rtpmidi_tests.py PIANOLA SOUNDFONT
+
+Starts `pianola live --rtpmidi 127.0.0.1:PORT` (audio to ALSA's null device, recording to a MIDI
+file) and plays the other side of the session with PyPI pymidi's packet classes: invitations on
+both ports, clock sync, notes with running status and delta times, program change, pitch bend,
+channel pressure, SysEx in segments across packets, a lost packet (the sounding note must be
+released), receiver feedback, macOS's own captured packets (pymidi's test vectors, replayed with
+their SSRC), a session timeout and an end (BY) with a note held, fuzzed and truncated packets.
+Then it reads the recording: what was played must be there in order, and no note left sounding.
+Prints one line per check; exits non-zero if any failed.
+"""
+
+import os
+import random
+import re
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+from pymidi import packets
+from pymidi.tests import packets_test as macos
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Device"))
+from device_tests import read_smf_messages  # noqa: E402
+
+failures = []
+
+
+def check(name, condition, detail):
+    print(f"{'PASS' if condition else 'FAIL'} {name}: {detail}", flush=True)
+    if not condition:
+        failures.append(name)
+
+
+def free_port_pair():
+    while True:
+        port = random.randrange(20000, 60000, 2)
+        sockets = []
+        try:
+            for offset in (0, 1):
+                s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+                s.bind(("127.0.0.1", port + offset))
+                sockets.append(s)
+            return port
+        except OSError:
+            pass
+        finally:
+            for s in sockets:
+                s.close()
+
+
+class Peer:
+    """The initiator: a control and a data socket on consecutive ports, as Apple's peers have."""
+
+    def __init__(self, target_port, name, ssrc):
+        self.target = target_port
+        self.name = name
+        self.ssrc = ssrc
+        self.token = random.getrandbits(32)
+        port = free_port_pair()
+        self.control = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.control.bind(("127.0.0.1", port))
+        self.data = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.data.bind(("127.0.0.1", port + 1))
+        for s in (self.control, self.data):
+            s.settimeout(3)
+        self.sequence = random.getrandbits(16)
+
+    def invite(self):
+        replies = []
+        for s, port in ((self.control, self.target), (self.data, self.target + 1)):
+            s.sendto(packets.AppleMIDIExchangePacket.build(dict(
+                command=b"IN", protocol_version=2, initiator_token=self.token, ssrc=self.ssrc, name=self.name)),
+                ("127.0.0.1", port))
+            replies.append(packets.AppleMIDIExchangePacket.parse(s.recvfrom(1024)[0]))
+        return replies
+
+    def sync(self):
+        t1 = int(time.monotonic() * 10000)
+        self.data.sendto(packets.AppleMIDITimestampPacket.build(dict(
+            command=b"CK", ssrc=self.ssrc, count=0, unknown1=b"\0\0\0", timestamp_1=t1, timestamp_2=0,
+            timestamp_3=0)), ("127.0.0.1", self.target + 1))
+        reply = packets.AppleMIDITimestampPacket.parse(self.data.recvfrom(1024)[0])
+        t3 = int(time.monotonic() * 10000)
+        self.data.sendto(packets.AppleMIDITimestampPacket.build(dict(
+            command=b"CK", ssrc=self.ssrc, count=2, unknown1=b"\0\0\0", timestamp_1=t1,
+            timestamp_2=reply.timestamp_2, timestamp_3=t3)), ("127.0.0.1", self.target + 1))
+        return t1, reply
+
+    def send(self, midi, journal=b"", skip=0, raw=None):
+        """An RTP-MIDI packet with this command list (bytes), optionally after skipping sequence numbers."""
+        self.sequence = (self.sequence + 1 + skip) & 0xFFFF
+        header = struct.pack("!BBHII", 0x80, 0x61, self.sequence, int(time.monotonic() * 10000) & 0xFFFFFFFF,
+                             self.ssrc)
+        flags = 0x40 if journal else 0
+        if len(midi) < 16:
+            section = bytes([flags | len(midi)])
+        else:
+            section = bytes([0x80 | flags | len(midi) >> 8, len(midi) & 0xFF])
+        self.data.sendto(raw if raw is not None else header + section + midi + journal, ("127.0.0.1", self.target + 1))
+
+    def bye(self):
+        self.control.sendto(struct.pack("!2s2sIII", b"\xff\xff", b"BY", 2, self.token, self.ssrc),
+                            ("127.0.0.1", self.target))
+
+    def close(self):
+        self.control.close()
+        self.data.close()
+
+
+def wait_for(pattern, stream, timeout=20):
+    deadline = time.time() + timeout
+    seen = ""
+    while time.time() < deadline:
+        line = stream.readline()
+        if not line:
+            time.sleep(0.05)
+            continue
+        seen += line
+        if re.search(pattern, line):
+            return seen
+    return seen
+
+
+def main():
+    pianola, font = sys.argv[1], sys.argv[2]
+    work = tempfile.mkdtemp(prefix="pianola-rtpmidi-")
+    recording = os.path.join(work, "network.mid")
+    port = free_port_pair()
+    log_path = os.path.join(work, "live.err")
+    log = open(log_path, "w")
+    process = subprocess.Popen(
+        [pianola, "live", "-d", "null", "-s", font, "--rtpmidi", f"127.0.0.1:{port}", "--rtpmidi-timeout", "2",
+         "--record", recording], stdout=subprocess.DEVNULL, stderr=log)
+    reader = open(log_path)
+    ready = wait_for(r"network sessions on", reader)
+    check("listening", "network sessions on 127.0.0.1:" in ready, ready.strip().splitlines()[-1:] or "no output")
+
+    expected = []  # (description, bytes) in the order the recording must hold them
+
+    # A session: invitations on both ports, then clock sync.
+    peer = Peer(port, "pytest session", random.getrandbits(32))
+    replies = peer.invite()
+    check("invitation accepted on both ports",
+          all(r.command == b"OK" and r.initiator_token == peer.token for r in replies),
+          f"{[(r.command, r.name) for r in replies]}")
+    t1, reply = peer.sync()
+    check("clock sync answered", reply.command == b"CK" and reply.count == 1 and reply.timestamp_1 == t1
+          and reply.timestamp_2 > 0, f"count {reply.count}, t1 echoed {reply.timestamp_1 == t1}")
+
+    # Notes: one per packet, then several per packet with delta times and running status.
+    peer.send(bytes([0x90, 60, 100]))
+    expected.append(bytes([0x90, 60, 100]))
+    peer.send(bytes([0x90, 62, 49, 0x0A, 64, 59]))  # NoteOn 62, delta 1 ms, running status NoteOn 64
+    expected += [bytes([0x90, 62, 49]), bytes([0x90, 64, 59])]
+    peer.send(bytes([0x80, 60, 0, 0x00, 0x90, 62, 0, 0x81, 0x00, 64, 0]))  # two-octet delta, running status
+    expected += [bytes([0x80, 60, 0]), bytes([0x90, 62, 0]), bytes([0x90, 64, 0])]
+    # Program change, pitch bend, channel pressure, controller on channel 2.
+    peer.send(bytes([0xC1, 0x30, 0x00, 0xE1, 0x00, 0x50, 0x00, 0xD1, 0x40, 0x00, 0xB1, 0x07, 0x64]))
+    expected += [bytes([0xC1, 0x30]), bytes([0xE1, 0x00, 0x50]), bytes([0xD1, 0x40]), bytes([0xB1, 0x07, 0x64])]
+    # SysEx in three segments over three packets: F0 … F0, F7 … F0, F7 … F7.
+    peer.send(bytes([0xF0, 0x7E, 0x7F, 0xF0]))
+    peer.send(bytes([0xF7, 0x09, 0xF0]))
+    peer.send(bytes([0xF7, 0x01, 0xF7]))
+    expected.append(bytes([0xF0, 0x7E, 0x7F, 0x09, 0x01, 0xF7]))
+    # A lost packet: NoteOn 70 sounds, one packet goes missing, the next carries a journal.
+    peer.send(bytes([0x90, 70, 90]))
+    expected.append(bytes([0x90, 70, 90]))
+    peer.send(bytes([0xB0, 0x01, 0x10]), journal=bytes([0x80, 0x00, 0x10]), skip=1)
+    expected += [bytes([0x80, 70, 0]), bytes([0xB0, 0x01, 0x10])]  # the release, then the packet's own CC
+    # A duplicate (same sequence number again) is dropped.
+    peer.sequence = (peer.sequence - 1) & 0xFFFF
+    peer.send(bytes([0xB0, 0x01, 0x11]))
+
+    # Receiver feedback: an RS with our last sequence number in its upper half, about once a second.
+    peer.control.settimeout(3)
+    try:
+        feedback = peer.control.recvfrom(1024)[0]
+        _, command, _, sequence = struct.unpack("!2s2sII", feedback[:12])
+        check("receiver feedback", command == b"RS" and sequence >> 16 == peer.sequence,
+              f"{command} sequence {sequence >> 16} (last sent {peer.sequence})")
+    except socket.timeout:
+        check("receiver feedback", False, "no RS within 3 s")
+
+    # A note held when the session ends (BY): released.
+    peer.send(bytes([0x90, 72, 80]))
+    expected += [bytes([0x90, 72, 80]), bytes([0x80, 72, 0])]
+    time.sleep(0.2)
+    peer.bye()
+    peer.close()
+    time.sleep(0.3)
+
+    # macOS's own packets (pymidi's captures), replayed with their SSRC: the gaps between their
+    # sequence numbers count as losses, which release the notes sounding before each.
+    apple = Peer(port, "mbook-session", 0x47D81096)
+    apple.invite()
+    for packet in (macos.SINGLE_MIDI_PACKET, macos.MULTI_MIDI_PACKET, macos.CONTROL_MODE_CHANGE_PACKET):
+        apple.send(b"", raw=bytes(packet))
+        time.sleep(0.05)
+    expected += [bytes([0x90, 0x30, 0x26]), bytes([0x80, 0x30, 0]), bytes([0x90, 0x3E, 0x31]),
+                 bytes([0x90, 0x40, 0x3B])]
+    expected += [bytes([0x80, 0x3E, 0]), bytes([0x80, 0x40, 0]), bytes([0xB0, 0x6C, 0x00])]
+    apple.control.sendto(bytes(macos.APPLEMIDI_EXIT_PACKET), ("127.0.0.1", port))
+    apple.close()
+    time.sleep(0.3)
+
+    # Malformed and fuzzed packets on both ports: dropped, nothing crashes.
+    fuzz = Peer(port, "fuzz", random.getrandbits(32))
+    fuzz.invite()
+    rng = random.Random(1)
+    valid = bytes(macos.MULTI_MIDI_PACKET)
+    for index in range(2000):
+        kind = index % 4
+        if kind == 0:
+            data = bytes(rng.getrandbits(8) for _ in range(rng.randrange(0, 80)))
+        elif kind == 1:
+            data = valid[: rng.randrange(0, len(valid))]
+        elif kind == 2:
+            mutated = bytearray(valid)
+            for _ in range(rng.randrange(1, 6)):
+                mutated[rng.randrange(len(mutated))] = rng.getrandbits(8)
+            data = bytes(mutated)
+        else:
+            data = b"\xff\xff" + bytes(rng.getrandbits(8) for _ in range(rng.randrange(0, 40)))
+        target = port + (index // 4) % 2
+        fuzz.data.sendto(data, ("127.0.0.1", target))
+    time.sleep(0.5)
+    fuzz.bye()
+    fuzz.close()
+    alive = process.poll() is None
+    check("fuzzed packets: still running", alive, f"exit status {process.poll()}")
+
+    # A session that goes silent with a note held: ended after the timeout (2 s), note released.
+    quiet = Peer(port, "silent session", random.getrandbits(32))
+    replies = quiet.invite()
+    check("a new session after the fuzzing", all(r.command == b"OK" for r in replies), "")
+    quiet.send(bytes([0x90, 75, 70]))
+    expected += [bytes([0x90, 75, 70]), bytes([0x80, 75, 0])]
+    seen = wait_for(r"timed out: silent session", reader, timeout=8)
+    check("session timeout", "timed out: silent session" in seen, seen.strip().splitlines()[-1:] or "nothing")
+    quiet.close()
+
+    process.terminate()
+    status = process.wait(timeout=20)
+    log.close()
+    output = open(log_path).read()
+    check("stops cleanly on SIGTERM", status == 0, f"status {status}: {output.strip().splitlines()[-1:]}")
+    malformed = re.findall(r"(\d+) malformed network packets", output)
+    check("malformed packets counted", bool(malformed) and int(malformed[-1]) > 0, f"{malformed}")
+
+    recorded = [message for _, message in read_smf_messages(recording)] if os.path.exists(recording) else []
+    check("the recording holds what was played, in order", recorded == expected,
+          f"{len(recorded)} recorded, {len(expected)} expected"
+          + ("" if recorded == expected else f"; first difference at {next((i for i, (a, b) in enumerate(zip(recorded, expected)) if a != b), min(len(recorded), len(expected)))}: {[m.hex() for m in recorded[:40]]}"))
+    sounding = set()
+    for message in recorded:
+        key = (message[0] & 0x0F, message[1]) if len(message) > 1 else None
+        if message[0] & 0xF0 == 0x90 and message[2] > 0:
+            sounding.add(key)
+        elif message[0] & 0xF0 in (0x80, 0x90):
+            sounding.discard(key)
+    check("no note left sounding", not sounding, f"sounding at the end: {sorted(sounding)}")
+
+    print(f"network tests: {'all passed' if not failures else 'FAILED: ' + ', '.join(failures)} (files in {work})")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
