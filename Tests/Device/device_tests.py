@@ -7,7 +7,7 @@ Generates a light test song (a piano C4 every half second), renders it offline o
 plays it inside the VM into the loopback card while capturing the loopback's other end
 (Tests/Device/guest-tests.sh), and checks:
 
-- stream: through the loopback at 1024 x 2 frames; the captured stream is the offline render
+- stream: through the loopback at 1024 x 3 frames; the captured stream is the offline render
   sample for sample, the notes start every 22050 frames (± one 64-frame FluidSynth block), and
   playing took at least the song's duration (the device is paced, unlike ALSA's null and file
   plugins);

@@ -48,11 +48,13 @@ finish() {
     echo "$begin $(now)" | awk '{ printf "%.3f\n", $2 - $1 }' > "$out/$1.elapsed"
 }
 
-# 1. The stream through the loopback, captured at its other end. 1024 × 2 frames: snd-aloop is
+# 1. The stream through the loopback, captured at its other end. 1024 × 3 frames: snd-aloop is
 #    paced by the kernel's 4 ms tick, and under software emulation even aplay underruns there at
-#    256 × 2 (hundreds of times in a few seconds) and sometimes at 512 × 2.
+#    256 × 2 (hundreds of times in a few seconds) and sometimes at 512 × 2; the player renders a
+#    period only once the device has room for it (the buffer is the latency), so a third period
+#    keeps a stall of the emulated machine from becoming an underrun.
 start_capture stream
-play stream "$playback" 1024 2
+play stream "$playback" 1024 3
 finish stream
 stop_capture stream
 
@@ -119,7 +121,7 @@ live() {
     # --delay 50: under software emulation, on a busy host, threads can wake up tens of
     # milliseconds after the kernel stamped an event; a real machine needs far less (the default
     # is 1 ms).
-    "$pianola" live --soundfont "$font" --device "$playback" --period 1024 --periods 2 --delay 50 \
+    "$pianola" live --soundfont "$font" --device "$playback" --period 1024 --periods 3 --delay 50 \
         --record "$out/$name.mid" "$@" > "$out/$name.out" 2> "$out/$name.err" &
     live_pid=$!
     (sleep 120 && kill -9 "$live_pid" 2>/dev/null) &
