@@ -112,6 +112,7 @@ let package = Package(
         .testTarget(name: "MIDICoreTests", dependencies: ["TestSupport", "MIDICore"], swiftSettings: strictSettings),
         .testTarget(name: "MIDIFileTests", dependencies: ["TestSupport", "MIDIFile"], swiftSettings: strictSettings),
         .testTarget(name: "MIDIInputTests", dependencies: ["MIDIInput", "MIDICore"], swiftSettings: strictSettings),
+        .testTarget(name: "EffectsTests", dependencies: ["Effects", "AudioGraph"], swiftSettings: strictSettings),
         .testTarget(name: "AudioGraphTests", dependencies: ["AudioGraph", "MIDICore"], swiftSettings: strictSettings),
         .testTarget(name: "SequencerTests", dependencies: ["Sequencer"], swiftSettings: strictSettings),
         .testTarget(

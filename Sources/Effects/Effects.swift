@@ -1,3 +1,3 @@
 // Effects: EQ, filter, reverb and limiter nodes, each with a parameter table. Pure DSP on top of
-// AudioGraph. (Filled in by the effects work.)
+// AudioGraph: `EQNode` and `FilterNode` (cookbook or matched biquads, gliding parameters) so far.
 import AudioGraph

@@ -1,0 +1,236 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The filter shapes of an EQ band, as AVAudioUnitEQ names them.
+public enum FilterType: String, CaseIterable, Hashable, Sendable {
+    /// A peak or dip of `gain` dB at the frequency, `bandwidth` octaves wide.
+    case parametric
+    /// Second-order Butterworth low-pass: −3 dB at the frequency.
+    case lowPass
+    /// Second-order Butterworth high-pass: −3 dB at the frequency.
+    case highPass
+    /// Second-order low-pass with a resonance set by `bandwidth` (narrower: higher peak).
+    case resonantLowPass
+    case resonantHighPass
+    /// Band-pass with 0 dB at the frequency, `bandwidth` octaves wide.
+    case bandPass
+    /// Notch at the frequency, `bandwidth` octaves wide.
+    case bandStop
+    /// Shelf of `gain` dB below the frequency (half the gain at the frequency), steepest without overshoot.
+    case lowShelf
+    /// Shelf of `gain` dB above the frequency.
+    case highShelf
+    /// Shelves whose slope (and overshoot) is set by `bandwidth`.
+    case resonantLowShelf
+    case resonantHighShelf
+
+    /// Whether `gain` shapes the response.
+    public var usesGain: Bool {
+        switch self {
+        case .parametric, .lowShelf, .highShelf, .resonantLowShelf, .resonantHighShelf: return true
+        default: return false
+        }
+    }
+
+    /// Whether `bandwidth` shapes the response.
+    public var usesBandwidth: Bool {
+        switch self {
+        case .lowPass, .highPass, .lowShelf, .highShelf: return false
+        default: return true
+        }
+    }
+}
+
+/// How a band's analog prototype becomes a digital filter.
+public enum FilterDesign: String, CaseIterable, Hashable, Sendable {
+    /// Robert Bristow-Johnson's Audio EQ Cookbook (bilinear transform, prewarped at the
+    /// frequency): what AVAudioUnitEQ and most EQs do. Responses cramp near Nyquist.
+    case cookbook
+    /// Martin Vicanek's matched second-order filters (2016): the analog prototype's poles kept
+    /// (impulse invariance) and the zeros solved to match its magnitude at DC, at the frequency and
+    /// at Nyquist, so high bands keep their shape. For low- and high-pass, band-pass and
+    /// parametric bands; shelves and the notch use the cookbook design.
+    case matched
+}
+
+/// The settings of one band.
+public struct FilterBand: Hashable, Sendable {
+    public var type: FilterType
+    /// Hz.
+    public var frequency: Double
+    /// dB (for parametric and shelves).
+    public var gain: Double
+    /// Octaves (for parametric, band-pass, band-stop and the resonant types).
+    public var bandwidth: Double
+
+    public init(type: FilterType, frequency: Double, gain: Double = 0, bandwidth: Double = 1) {
+        self.type = type
+        self.frequency = frequency
+        self.gain = gain
+        self.bandwidth = bandwidth
+    }
+
+    /// The Q of a bandwidth in octaves (the analog relation: 1/Q = 2 sinh(ln 2 / 2 · BW)).
+    public static func q(forBandwidth octaves: Double) -> Double { 1 / (2 * sinh(log(2) / 2 * octaves)) }
+}
+
+/// Normalized second-order coefficients: H(z) = (b0 + b1 z⁻¹ + b2 z⁻²) / (1 + a1 z⁻¹ + a2 z⁻²).
+public struct BiquadCoefficients: Hashable, Sendable {
+    public var b0, b1, b2, a1, a2: Double
+
+    public init(b0: Double, b1: Double, b2: Double, a1: Double, a2: Double) {
+        (self.b0, self.b1, self.b2, self.a1, self.a2) = (b0, b1, b2, a1, a2)
+    }
+
+    /// A wire.
+    public static let identity = BiquadCoefficients(b0: 1, b1: 0, b2: 0, a1: 0, a2: 0)
+
+    /// The coefficients of `band` at `sampleRate`. The frequency is kept below Nyquist.
+    public init(_ band: FilterBand, sampleRate: Double, design: FilterDesign = .cookbook) {
+        let frequency = min(max(band.frequency, 1), sampleRate * 0.4999)
+        let bandwidth = max(band.bandwidth, 0.001)
+        if design == .matched, let matched = Self.matched(band.type, frequency, band.gain, bandwidth, sampleRate) {
+            self = matched
+        } else {
+            self = Self.cookbook(band.type, frequency, band.gain, bandwidth, sampleRate)
+        }
+    }
+
+    /// RBJ Audio EQ Cookbook.
+    static func cookbook(
+        _ type: FilterType, _ f0: Double, _ gain: Double, _ bw: Double, _ rate: Double
+    )
+        -> BiquadCoefficients
+    {
+        let w0 = 2 * Double.pi * f0 / rate
+        let c = cos(w0)
+        let s = sin(w0)
+        let a = pow(10, gain / 40)
+        let alphaBW = s * sinh(log(2) / 2 * bw * w0 / s)
+        let alphaQ = s / (2 * FilterBand.q(forBandwidth: bw))
+        let butterworth = s / (2 * 0.5.squareRoot())
+        let (b0, b1, b2, a0, a1, a2): (Double, Double, Double, Double, Double, Double)
+        switch type {
+        case .lowPass, .resonantLowPass:
+            let alpha = type == .lowPass ? butterworth : alphaQ
+            (b0, b1, b2) = ((1 - c) / 2, 1 - c, (1 - c) / 2)
+            (a0, a1, a2) = (1 + alpha, -2 * c, 1 - alpha)
+        case .highPass, .resonantHighPass:
+            let alpha = type == .highPass ? butterworth : alphaQ
+            (b0, b1, b2) = ((1 + c) / 2, -(1 + c), (1 + c) / 2)
+            (a0, a1, a2) = (1 + alpha, -2 * c, 1 - alpha)
+        case .bandPass:
+            (b0, b1, b2) = (alphaBW, 0, -alphaBW)
+            (a0, a1, a2) = (1 + alphaBW, -2 * c, 1 - alphaBW)
+        case .bandStop:
+            (b0, b1, b2) = (1, -2 * c, 1)
+            (a0, a1, a2) = (1 + alphaBW, -2 * c, 1 - alphaBW)
+        case .parametric:
+            (b0, b1, b2) = (1 + alphaBW * a, -2 * c, 1 - alphaBW * a)
+            (a0, a1, a2) = (1 + alphaBW / a, -2 * c, 1 - alphaBW / a)
+        case .lowShelf, .resonantLowShelf, .highShelf, .resonantHighShelf:
+            // Slope S = 1 (the steepest without overshoot) for plain shelves; Q from the bandwidth
+            // for the resonant ones.
+            let alpha = type == .lowShelf || type == .highShelf ? s / 2 * 2.0.squareRoot() : alphaQ
+            let root = 2 * a.squareRoot() * alpha
+            if type == .lowShelf || type == .resonantLowShelf {
+                (b0, b1, b2) = (
+                    a * ((a + 1) - (a - 1) * c + root), 2 * a * ((a - 1) - (a + 1) * c),
+                    a * ((a + 1) - (a - 1) * c - root)
+                )
+                (a0, a1, a2) = (
+                    (a + 1) + (a - 1) * c + root, -2 * ((a - 1) + (a + 1) * c), (a + 1) + (a - 1) * c - root
+                )
+            } else {
+                (b0, b1, b2) = (
+                    a * ((a + 1) + (a - 1) * c + root), -2 * a * ((a - 1) + (a + 1) * c),
+                    a * ((a + 1) + (a - 1) * c - root)
+                )
+                (a0, a1, a2) = ((a + 1) - (a - 1) * c + root, 2 * ((a - 1) - (a + 1) * c), (a + 1) - (a - 1) * c - root)
+            }
+        }
+        return BiquadCoefficients(b0: b0 / a0, b1: b1 / a0, b2: b2 / a0, a1: a1 / a0, a2: a2 / a0)
+    }
+
+    /// Vicanek's matched designs; nil for the types it does not cover here.
+    static func matched(
+        _ type: FilterType, _ f0: Double, _ gain: Double, _ bw: Double, _ rate: Double
+    )
+        -> BiquadCoefficients?
+    {
+        let w0 = 2 * Double.pi * f0 / rate
+        let q: Double
+        var g = 1.0
+        switch type {
+        case .lowPass, .highPass: q = 0.5.squareRoot()
+        case .resonantLowPass, .resonantHighPass, .bandPass: q = FilterBand.q(forBandwidth: bw)
+        case .parametric:
+            q = FilterBand.q(forBandwidth: bw)
+            g = pow(10, gain / 20)
+        default: return nil
+        }
+        // Poles of the analog prototype, by impulse invariance.
+        let zeta = type == .parametric ? 1 / (2 * q * g.squareRoot()) : 1 / (2 * q)
+        let a2 = exp(-2 * zeta * w0)
+        let a1 =
+            zeta <= 1
+            ? -2 * exp(-zeta * w0) * cos(w0 * (1 - zeta * zeta).squareRoot())
+            : -2 * exp(-zeta * w0) * cosh(w0 * (zeta * zeta - 1).squareRoot())
+        let bigA0 = (1 + a1 + a2) * (1 + a1 + a2)
+        let bigA1 = (1 - a1 + a2) * (1 - a1 + a2)
+        let bigA2 = -4 * a2
+        let phi1 = sin(w0 / 2) * sin(w0 / 2)
+        let phi0 = 1 - phi1
+        let phi2 = 4 * phi0 * phi1
+        let sum = bigA0 * phi0 + bigA1 * phi1 + bigA2 * phi2
+        switch type {
+        case .lowPass, .resonantLowPass:
+            let r1 = sum * q * q
+            let bigB1 = (r1 - bigA0 * phi0) / phi1
+            let b0 = (bigA0.squareRoot() + max(0, bigB1).squareRoot()) / 2
+            return BiquadCoefficients(b0: b0, b1: bigA0.squareRoot() - b0, b2: 0, a1: a1, a2: a2)
+        case .highPass, .resonantHighPass:
+            let b0 = q * max(0, sum).squareRoot() / (4 * phi1)
+            return BiquadCoefficients(b0: b0, b1: -2 * b0, b2: b0, a1: a1, a2: a2)
+        case .bandPass:
+            let r1 = sum
+            let r2 = -bigA0 + bigA1 + 4 * (phi0 - phi1) * bigA2
+            let bigB2 = (r1 - r2 * phi1) / (4 * phi1 * phi1)
+            let bigB1 = r2 + 4 * (phi1 - phi0) * bigB2
+            let b1 = -max(0, bigB1).squareRoot() / 2
+            let b0 = ((max(0, bigB2 + b1 * b1)).squareRoot() - b1) / 2
+            return BiquadCoefficients(b0: b0, b1: b1, b2: -b0 - b1, a1: a1, a2: a2)
+        default:  // parametric
+            let r1 = sum * g * g
+            let r2 = (-bigA0 + bigA1 + 4 * (phi0 - phi1) * bigA2) * g * g
+            let bigB0 = bigA0
+            let bigB2 = (r1 - r2 * phi1 - bigB0) / (4 * phi1 * phi1)
+            let bigB1 = r2 + bigB0 + 4 * (phi1 - phi0) * bigB2
+            let b1 = (1 + a1 + a2 - max(0, bigB1).squareRoot()) / 2
+            let w = 1 + a1 + a2 - b1
+            let b0 = (w + max(0, w * w + bigB2).squareRoot()) / 2
+            return BiquadCoefficients(b0: b0, b1: b1, b2: -bigB2 / (4 * b0), a1: a1, a2: a2)
+        }
+    }
+
+    /// The magnitude response at `frequency` (linear).
+    public func magnitude(atFrequency frequency: Double, sampleRate: Double) -> Double {
+        let w = 2 * Double.pi * frequency / sampleRate
+        let (c1, s1, c2, s2) = (cos(w), sin(w), cos(2 * w), sin(2 * w))
+        let numerator = ((b0 + b1 * c1 + b2 * c2), -(b1 * s1 + b2 * s2))
+        let denominator = ((1 + a1 * c1 + a2 * c2), -(a1 * s1 + a2 * s2))
+        return
+            ((numerator.0 * numerator.0 + numerator.1 * numerator.1)
+            / (denominator.0 * denominator.0 + denominator.1 * denominator.1)).squareRoot()
+    }
+
+    /// Linear interpolation between two sets (stable for second order: the stability region
+    /// of (a1, a2) is convex).
+    @inline(__always)
+    func interpolated(to other: BiquadCoefficients, _ t: Double) -> BiquadCoefficients {
+        BiquadCoefficients(
+            b0: b0 + (other.b0 - b0) * t, b1: b1 + (other.b1 - b1) * t, b2: b2 + (other.b2 - b2) * t,
+            a1: a1 + (other.a1 - a1) * t, a2: a2 + (other.a2 - a2) * t)
+    }
+}

@@ -1,0 +1,186 @@
+import Foundation
+import Testing
+
+@testable import Effects
+
+@Suite("EQ and filter nodes")
+struct EQNodeTests {
+    static let rates = [44_100.0, 48_000.0]
+
+    /// The impulse response, long enough to have decayed by 120 dB (narrow, boosted low bands ring longest).
+    func response(_ band: FilterBand, sampleRate: Double, design: FilterDesign = .cookbook) throws -> [Float] {
+        let node = FilterNode(type: band.type, frequency: band.frequency, gain: band.gain, bandwidth: band.bandwidth)
+        node.design = design
+        return try process(node, impulse(band.frequency < 500 ? 65_536 : 16_384), sampleRate: sampleRate, quantum: 512)
+    }
+
+    @Test(
+        "every type matches the cookbook's analytic response within 0.05 dB up to 0.45 × rate",
+        arguments: FilterType.allCases)
+    func cookbookResponse(type: FilterType) throws {
+        var worst = 0.0
+        var cases = 0
+        for rate in Self.rates {
+            for f0 in [50.0, 200, 1_000, 5_000, 10_000, 15_000, 0.45 * rate] {
+                for gain in type.usesGain ? [-12.0, 6, 18] : [0.0] {
+                    for bandwidth in type.usesBandwidth ? [0.3, 1, 3] : [1.0] {
+                        let measured = try response(
+                            FilterBand(type: type, frequency: f0, gain: gain, bandwidth: bandwidth), sampleRate: rate)
+                        for frequency in logSpaced(from: 20, to: 0.45 * rate, count: 24) {
+                            let reference = cookbookReferenceDecibels(
+                                type, f0: f0, gain: gain, bandwidth: bandwidth, at: frequency, sampleRate: rate)
+                            let observed = measuredDecibels(measured, atFrequency: frequency, sampleRate: rate)
+                            cases += 1
+                            if reference > -40 {
+                                worst = max(worst, abs(observed - reference))
+                            } else {
+                                // Deep in a stop band or a notch, decibels magnify float rounding:
+                                // compare the linear magnitudes there.
+                                let linear = abs(pow(10, observed / 20) - pow(10, reference / 20))
+                                if linear > 1e-4 { worst = max(worst, 99) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        #expect(cases > 100)
+        #expect(
+            worst <= 0.05, "\(type): worst \(worst) dB over \(cases) points (99: a stop band off by more than 1e-4)")
+    }
+
+    @Test("point checks: peak at f0, Butterworth −3.01 dB, shelves at half gain, band-pass 0 dB, notch ≤ −80 dB")
+    func pointChecks() throws {
+        let rate = 48_000.0
+        func at(_ band: FilterBand, _ frequency: Double) throws -> Double {
+            measuredDecibels(try response(band, sampleRate: rate), atFrequency: frequency, sampleRate: rate)
+        }
+        #expect(abs(try at(FilterBand(type: .parametric, frequency: 1_000, gain: 9, bandwidth: 1), 1_000) - 9) < 0.01)
+        #expect(abs(try at(FilterBand(type: .lowPass, frequency: 2_000), 2_000) + 3.0103) < 0.01)
+        #expect(abs(try at(FilterBand(type: .highPass, frequency: 300), 300) + 3.0103) < 0.01)
+        #expect(abs(try at(FilterBand(type: .lowShelf, frequency: 500, gain: 10), 500) - 5) < 0.01)
+        #expect(abs(try at(FilterBand(type: .highShelf, frequency: 4_000, gain: -8), 4_000) + 4) < 0.01)
+        #expect(abs(try at(FilterBand(type: .bandPass, frequency: 3_000, bandwidth: 0.5), 3_000)) < 0.01)
+        // The notch, on a steady sine at its frequency (after the transient).
+        let notch = FilterNode(type: .bandStop, frequency: 1_000, bandwidth: 1)
+        let out = try process(notch, sine(1_000, amplitude: 1, count: 48_000, sampleRate: rate), sampleRate: rate)
+        let peak = out[24_000...].map { abs(Double($0)) }.max()!
+        #expect(20 * log10(peak) <= -80, "notch leaves \(20 * log10(peak)) dB")
+    }
+
+    @Test(
+        "matched designs follow the analog prototype: within 1.2 dB up to 0.4 × rate, 2 dB up to 0.45 × rate (the cookbook cramps)",
+        arguments: [FilterType.lowPass, .highPass, .resonantLowPass, .resonantHighPass, .bandPass, .parametric])
+    func matchedResponse(type: FilterType) throws {
+        var worstMatched = 0.0
+        var worstMatchedBelow40 = 0.0
+        var worstCookbook = 0.0
+        for rate in Self.rates {
+            for f0 in [100.0, 1_000, 5_000, 10_000, 15_000] {
+                for gain in type.usesGain ? [-12.0, 12] : [0.0] {
+                    for bandwidth in type.usesBandwidth ? [0.5, 1, 2] : [1.0] {
+                        let band = FilterBand(type: type, frequency: f0, gain: gain, bandwidth: bandwidth)
+                        let matched = try response(band, sampleRate: rate, design: .matched)
+                        let cookbook = try response(band, sampleRate: rate, design: .cookbook)
+                        for frequency in logSpaced(from: 20, to: 0.45 * rate, count: 24) {
+                            let analog = analogDecibels(type, f0: f0, gain: gain, bandwidth: bandwidth, at: frequency)
+                            guard analog > -50 else { continue }
+                            let deviation = abs(
+                                measuredDecibels(matched, atFrequency: frequency, sampleRate: rate) - analog)
+                            worstMatched = max(worstMatched, deviation)
+                            if frequency <= 0.4 * rate { worstMatchedBelow40 = max(worstMatchedBelow40, deviation) }
+                            worstCookbook = max(
+                                worstCookbook,
+                                abs(measuredDecibels(cookbook, atFrequency: frequency, sampleRate: rate) - analog))
+                        }
+                    }
+                }
+            }
+        }
+        #expect(
+            worstMatchedBelow40 <= 1.2, "\(type): matched is \(worstMatchedBelow40) dB from analog up to 0.4 × rate")
+        #expect(worstMatched <= 2.0, "\(type): matched is \(worstMatched) dB from analog up to 0.45 × rate")
+        #expect(worstCookbook > worstMatched, "\(type): cookbook \(worstCookbook) dB, matched \(worstMatched) dB")
+    }
+
+    @Test("sweeping a band while a sine plays leaves no zipper noise above 5 kHz (a hard coefficient step would)")
+    func noZipper() throws {
+        let rate = 48_000.0
+        let signal = sine(440, amplitude: 0.5, count: 48_000, sampleRate: rate)
+        // Gain stepped 0 → +12 dB at 0.5 s, then the frequency swept 600 → 2000 Hz, the
+        // bandwidth 1.39 → 0.3 octaves: the node glides.
+        let node = FilterNode(type: .parametric, frequency: 600, gain: 0, bandwidth: 1.3885)
+        let output = try process(node, signal, sampleRate: rate, quantum: 128) { position in
+            if position >= 24_000 { node.band.gain = 12 }
+            if position >= 30_000 {
+                let t = Double(position - 30_000) / 18_000
+                node.band.frequency = 600 * pow(2_000 / 600, t)
+                node.band.bandwidth = 1.3885 - 1.0885 * t
+            }
+        }
+        let residual = butterworthHighPass8(output, cutoff: 5_000, sampleRate: rate)
+        let peak = residual[20_000...].map(abs).max()!
+        #expect(20 * log10(peak) <= -90, "residual \(20 * log10(peak)) dBFS")
+
+        // The same gain step applied to the coefficients at once: the metric hears it.
+        let before = BiquadCoefficients(
+            FilterBand(type: .parametric, frequency: 600, gain: 0, bandwidth: 1.3885), sampleRate: rate)
+        let after = BiquadCoefficients(
+            FilterBand(type: .parametric, frequency: 600, gain: 12, bandwidth: 1.3885), sampleRate: rate)
+        var (z1, z2) = (0.0, 0.0)
+        let stepped: [Float] = signal.enumerated().map { index, sample in
+            let c = index < 24_000 ? before : after
+            let x = Double(sample)
+            let y = c.b0 * x + z1
+            z1 = c.b1 * x - c.a1 * y + z2
+            z2 = c.b2 * x - c.a2 * y
+            return Float(y)
+        }
+        let steppedPeak = butterworthHighPass8(stepped, cutoff: 5_000, sampleRate: rate)[20_000...].map(abs).max()!
+        #expect(20 * log10(steppedPeak) > -80, "a hard step gives \(20 * log10(steppedPeak)) dBFS")
+    }
+
+    @Test("a bypassed band and 0 dB global gain pass the input bit for bit; bands start bypassed as in AVAudioUnitEQ")
+    func bypass() throws {
+        let eq = EQNode(numberOfBands: 4)
+        #expect(eq.bands.allSatisfy { $0.bypass })
+        let signal = sine(997, amplitude: 0.7, count: 10_000, sampleRate: 44_100)
+        #expect(try process(eq, signal, sampleRate: 44_100) == signal)
+        eq.bands[1].bypass = false
+        eq.bands[1].settings = FilterBand(type: .highShelf, frequency: 3_000, gain: 6)
+        let shelved = try process(eq, signal, sampleRate: 44_100)
+        #expect(shelved != signal)
+        // Bypassing while it plays fades out, then passes the input exactly.
+        let faded = try process(eq, signal, sampleRate: 44_100) { position in
+            if position >= 2_000 { eq.bands[1].bypass = true }
+        }
+        #expect(Array(faded[3_000...]) == Array(signal[3_000...]))
+    }
+
+    @Test("four bands and global gain: the response is the product of the bands' responses")
+    func fourBands() throws {
+        let rate = 44_100.0
+        let eq = EQNode(numberOfBands: 4)
+        let settings = [
+            FilterBand(type: .lowShelf, frequency: 100, gain: 4),
+            FilterBand(type: .parametric, frequency: 500, gain: -6, bandwidth: 1),
+            FilterBand(type: .parametric, frequency: 3_000, gain: 3, bandwidth: 2),
+            FilterBand(type: .highShelf, frequency: 8_000, gain: -3),
+        ]
+        for (band, setting) in zip(eq.bands, settings) {
+            band.settings = setting
+            band.bypass = false
+        }
+        eq.globalGain = -2
+        let measured = try process(eq, impulse(16_384), sampleRate: rate, quantum: 512)
+        for frequency in logSpaced(from: 30, to: 18_000, count: 30) {
+            let expected =
+                settings.map {
+                    cookbookReferenceDecibels(
+                        $0.type, f0: $0.frequency, gain: $0.gain, bandwidth: $0.bandwidth, at: frequency,
+                        sampleRate: rate)
+                }.reduce(0, +) - 2
+            #expect(abs(measuredDecibels(measured, atFrequency: frequency, sampleRate: rate) - expected) < 0.05)
+        }
+    }
+}
