@@ -39,6 +39,18 @@ open class AudioNode: @unchecked Sendable, CustomStringConvertible {
     }
 
     public var description: String { name }
+
+    /// Renders a one-input node outside an engine: `input` on bus 0, the result in `output`
+    /// (offline effect chains, tests). Call `prepare(format:maximumFrameCount:)` first. Allocates
+    /// nothing.
+    public final func process(_ input: AudioBuffer, into output: AudioBuffer, frameCount: Int, time: AudioTime) {
+        var slot: Unmanaged<AudioBuffer>? = Unmanaged.passUnretained(input)
+        withUnsafePointer(to: &slot) { pointer in
+            render(
+                into: output, inputs: RenderInputs(buffers: UnsafeBufferPointer(start: pointer, count: 1)),
+                frameCount: frameCount, time: time)
+        }
+    }
 }
 
 /// A node's identity, for graph bookkeeping.

@@ -9,7 +9,8 @@ public struct EffectParameter: Hashable, Sendable {
         case percent = "%"
         case seconds = "s"
         case boolean = "on/off"
-        case choice = ""
+        case choice = "name"
+        case number = ""
     }
 
     /// The key (`freq`, `gain`, …).

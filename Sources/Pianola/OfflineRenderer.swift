@@ -1,6 +1,7 @@
 import AudioGraph
 import AudioIO
 import Dispatch
+import Effects
 import MIDIFile
 import Sampler
 import Sequencer
@@ -35,6 +36,8 @@ public struct RenderOptions: Sendable, Hashable {
     public var quantumFrames = 1_024
     /// Event timing: sample-accurate (the default) or as FluidSynth's own player places them.
     public var timing: MusicPlayer.Timing = .sampleAccurate
+    /// Effects applied to the mix, in order (see `EffectSpec`).
+    public var effects: [EffectSpec] = []
 
     public init() {}
 
@@ -173,6 +176,16 @@ public final class OfflineRenderer {
         let workers = lanes.dropFirst().map {
             LaneWorker(lane: $0, quantumFrames: quantum, quantumCount: quantaPerChunk)
         }
+        let chain: EffectChain?
+        do {
+            chain =
+                options.effects.isEmpty
+                ? nil
+                : try EffectChain(
+                    options.effects, sampleRate: rate, channelCount: 2, maximumFrameCount: quantum * quantaPerChunk)
+        } catch {
+            throw .graph(error.description)
+        }
         for lane in lanes { lane.player.play() }
         for worker in workers { worker.start() }
         defer { for worker in workers { worker.stop() } }
@@ -190,6 +203,7 @@ public final class OfflineRenderer {
                     chunk.add(worker.nextChunk())
                     worker.releaseChunk()
                 }
+                chain?.process(chunk.audio, frameCount: quantum * quantaPerChunk)
                 for index in 0..<quantaPerChunk {
                     let start = index * quantum
                     var quantumPeak: Float = 0

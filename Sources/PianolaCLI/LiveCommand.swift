@@ -89,6 +89,8 @@ struct LiveCommand: ParsableCommand {
             valueName: "file.json"))
     var latencyReport: String?
 
+    @OptionGroup var effectOptions: EffectOptions
+
     @Flag(name: .shortAndLong, help: "Print nothing but errors.")
     var quiet = false
 
@@ -170,7 +172,7 @@ struct LiveCommand: ParsableCommand {
         }
         let engine = AudioEngine()
         engine.attach(sampler)
-        try engine.connect(sampler, to: engine.mainMixerNode)
+        try effectOptions.connect(sampler, in: engine)
         let meter = LevelMeter()
         try engine.installTap(on: engine.mainMixerNode, meter)
         let scheduler = LiveMIDIScheduler(

@@ -25,8 +25,8 @@ struct PianolaCommand: ParsableCommand {
             """,
         version: "0.1.0",
         subcommands: [
-            PlayCommand.self, LiveCommand.self, RenderCommand.self, InfoCommand.self, DevicesCommand.self,
-            SoundFontCommand.self,
+            PlayCommand.self, LiveCommand.self, RenderCommand.self, ProcessCommand.self, FxCommand.self,
+            InfoCommand.self, DevicesCommand.self, SoundFontCommand.self,
         ]
     )
 

@@ -51,6 +51,8 @@ struct PlayCommand: ParsableCommand {
     @Flag(help: "Loop each file.")
     var loop = false
 
+    @OptionGroup var effectOptions: EffectOptions
+
     @Flag(name: .shortAndLong, help: "Print nothing but errors.")
     var quiet = false
 
@@ -94,7 +96,7 @@ struct PlayCommand: ParsableCommand {
         } catch { throw CLIError(error.description) }
         let engine = AudioEngine()
         engine.attach(sampler)
-        try engine.connect(sampler, to: engine.mainMixerNode)
+        try effectOptions.connect(sampler, in: engine)
         let meter = LevelMeter()
         try engine.installTap(on: engine.mainMixerNode, meter)
         var configuration = ALSAOutput.Configuration()

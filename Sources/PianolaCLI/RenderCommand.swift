@@ -78,6 +78,8 @@ struct RenderCommand: ParsableCommand {
             valueName: "exact|fluidsynth"))
     var timing = "exact"
 
+    @OptionGroup var effectOptions: EffectOptions
+
     @Flag(name: .shortAndLong, help: "Print nothing but errors.")
     var quiet = false
 
@@ -115,6 +117,7 @@ struct RenderCommand: ParsableCommand {
         options.isSynthChorusEnabled = synthChorus == "on"
         options.tail = tail == "auto" ? .automatic : .seconds(Double(tail)!)
         options.threads = threads
+        options.effects = try effectOptions.specs()
         options.timing = timing == "fluidsynth" ? .fluidSynthCompatible : .sampleAccurate
         if !quiet { Terminal.writeError("SoundFont: \(font.path) (\(font.source.explanation))\n") }
 

@@ -1,0 +1,134 @@
+import Foundation
+import Testing
+
+/// A mono or stereo float WAV, written by hand (so the test does not rely on the writer it tests).
+func writeFloatWAV(_ samples: [Float], channels: Int, rate: Int, to path: String) throws {
+    var data = Data("RIFF".utf8)
+    func append32(_ value: Int) { withUnsafeBytes(of: UInt32(value).littleEndian) { data.append(contentsOf: $0) } }
+    func append16(_ value: Int) { withUnsafeBytes(of: UInt16(value).littleEndian) { data.append(contentsOf: $0) } }
+    append32(36 + samples.count * 4)
+    data.append(contentsOf: Array("WAVEfmt ".utf8))
+    append32(16)
+    append16(3)  // IEEE float
+    append16(channels)
+    append32(rate)
+    append32(rate * channels * 4)
+    append16(channels * 4)
+    append16(32)
+    data.append(contentsOf: Array("data".utf8))
+    append32(samples.count * 4)
+    for sample in samples { withUnsafeBytes(of: sample.bitPattern.littleEndian) { data.append(contentsOf: $0) } }
+    try data.write(to: URL(fileURLWithPath: path))
+}
+
+/// The samples of a float WAV's data chunk (interleaved).
+func readFloatWAV(_ path: String) throws -> [Float] {
+    let wav = try Data(contentsOf: URL(fileURLWithPath: path))
+    var offset = 12
+    while offset + 8 <= wav.count {
+        let id = String(decoding: wav[offset..<offset + 4], as: UTF8.self)
+        let size =
+            Int(wav[offset + 4]) | Int(wav[offset + 5]) << 8 | Int(wav[offset + 6]) << 16 | Int(wav[offset + 7]) << 24
+        if id == "data" {
+            return wav[(offset + 8)..<(offset + 8 + size)].withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        }
+        offset += 8 + size + (size & 1)
+    }
+    return []
+}
+
+/// |H| in dB of a response at a frequency (direct DTFT).
+func decibels(of response: [Float], at frequency: Double, rate: Double) -> Double {
+    var (real, imaginary) = (0.0, 0.0)
+    for (index, sample) in response.enumerated() {
+        let phase = 2 * Double.pi * frequency * Double(index) / rate
+        real += Double(sample) * cos(phase)
+        imaginary -= Double(sample) * sin(phase)
+    }
+    return 10 * log10(real * real + imaginary * imaginary)
+}
+
+@Suite("pianola fx, process and --fx", .serialized)
+struct EffectsCommandTests {
+    @Test("fx list prints every effect's parameters with ranges and defaults, as text and JSON")
+    func fxList() throws {
+        let text = try runPianola(["fx", "list"])
+        #expect(text.status == 0)
+        #expect(text.stdout.contains("eq: "))
+        #expect(text.stdout.contains("  freq      frequency: 10…22050 Hz, default 1000"))
+        #expect(text.stdout.contains("limiter: "))
+        let json = try runPianola(["fx", "list", "--json"])
+        let effects = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
+        let filter = try #require(effects.first { $0["name"] as? String == "filter" })
+        let parameters = try #require(filter["parameters"] as? [[String: Any]])
+        let type = try #require(parameters.first { $0["key"] as? String == "type" })
+        #expect((type["choices"] as? [String])?.contains("resonantHighShelf") == true)
+        #expect(filter["available"] as? Bool == true)
+    }
+
+    @Test("process applies the chain: an impulse through --fx eq comes out as the band's response")
+    func processImpulse() throws {
+        let directory = try scratchDirectory()
+        var impulse = [Float](repeating: 0, count: 16_384)
+        impulse[0] = 1
+        try writeFloatWAV(impulse, channels: 1, rate: 48_000, to: directory + "/impulse.wav")
+        let result = try runPianola([
+            "process", directory + "/impulse.wav", "-o", directory + "/out.wav", "--format", "f32", "-q",
+            "--fx", "eq:type=parametric,freq=1000,gain=6,bw=1", "--fx", "eq:type=highShelf,freq=8000,gain=-6",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let response = try readFloatWAV(directory + "/out.wav")
+        #expect(response.count == impulse.count)
+        // +6 dB at 1 kHz (the shelf adds about nothing there), −6 dB far above 8 kHz.
+        #expect(abs(decibels(of: response, at: 1_000, rate: 48_000) - 6) < 0.1)
+        #expect(abs(decibels(of: response, at: 20_000, rate: 48_000) + 6) < 0.3)
+        #expect(!FileManager.default.fileExists(atPath: directory + "/.out.wav.partial"))
+    }
+
+    @Test("bad effects: one line naming the parameter and its range, non-zero exit, no output file")
+    func badEffects() throws {
+        let directory = try scratchDirectory()
+        let cases: [([String], String)] = [
+            (["--fx", "eq:freq=50000"], "eq: freq=50000 is out of range 10…22050 Hz"),
+            (["--fx", "eq:type=wobble"], "eq: type=wobble is not one of parametric, lowPass"),
+            (["--fx", "eq:gain"], "eq: 'gain' is not key=value"),
+            (["--fx", "chorus"], "unknown effect 'chorus' (known: eq, filter, reverb, limiter"),
+            (["--fx", "filter:q=0"], "filter: q=0 is out of range 0.1…40"),
+        ]
+        for (arguments, message) in cases {
+            let result = try runPianola(
+                ["render", demoSong, "-o", directory + "/x.wav", "-s", bundledFontPath] + arguments)
+            #expect(result.status == 1)
+            #expect(
+                result.stderr.split(separator: "\n").count == 1 && result.stderr.contains(message), "\(result.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory + "/x.wav"))
+        let missing = try runPianola(["process", directory + "/none.wav", "-o", directory + "/y.wav"])
+        #expect(missing.status == 1 && missing.stderr.contains("none.wav"))
+    }
+
+    @Test(
+        "render --fx: a bypassed band leaves the render bit-identical; a low-pass and a chain file change it the same way"
+    )
+    func renderWithEffects() throws {
+        let directory = try scratchDirectory()
+        func render(_ name: String, _ extra: [String]) throws -> [Float] {
+            let result = try runPianola(
+                ["render", "-q", demoSong, "-o", directory + "/\(name).wav", "-s", bundledFontPath, "--format", "f32"]
+                    + extra)
+            #expect(result.status == 0, "\(result.stderr)")
+            return try readFloatWAV(directory + "/\(name).wav")
+        }
+        let plain = try render("plain", [])
+        #expect(try render("bypassed", ["--fx", "eq:type=lowPass,freq=200,bypass=on"]) == plain)
+        let filtered = try render("filtered", ["--fx", "filter:type=lowPass,freq=300"])
+        let chain = directory + "/chain.json"
+        try Data(#"[{"effect": "filter", "type": "lowPass", "freq": 300}]"#.utf8).write(to: URL(fileURLWithPath: chain))
+        #expect(try render("chained", ["--fx-chain", chain]) == filtered)
+        // High frequencies are gone: the first difference (a crude high-pass) loses most of its energy.
+        func highEnergy(_ samples: [Float]) -> Double {
+            zip(samples.dropFirst(2), samples).reduce(0) { $0 + Double($1.0 - $1.1) * Double($1.0 - $1.1) }
+        }
+        #expect(highEnergy(filtered) < highEnergy(plain) / 20)
+    }
+}
