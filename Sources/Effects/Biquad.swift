@@ -25,6 +25,9 @@ public enum FilterType: String, CaseIterable, Hashable, Sendable {
     case resonantLowShelf
     case resonantHighShelf
 
+    /// The cases in order, stored once (`allCases` allocates a new array on every call).
+    static let table = FilterType.allCases
+
     /// Whether `gain` shapes the response.
     public var usesGain: Bool {
         switch self {
@@ -52,6 +55,9 @@ public enum FilterDesign: String, CaseIterable, Hashable, Sendable {
     /// at Nyquist, so high bands keep their shape. For low- and high-pass, band-pass and
     /// parametric bands; shelves and the notch use the cookbook design.
     case matched
+
+    /// The cases in order, stored once.
+    static let table = FilterDesign.allCases
 }
 
 /// The settings of one band.

@@ -24,8 +24,9 @@ public final class EQBand: Sendable {
 
     /// The shape (default parametric).
     public var filterType: FilterType {
-        get { FilterType.allCases[typeIndex.load(ordering: .relaxed)] }
-        set { typeIndex.store(FilterType.allCases.firstIndex(of: newValue)!, ordering: .relaxed) }
+        // `allCases` builds a new array on every call: the render thread reads a stored table.
+        get { FilterType.table[typeIndex.load(ordering: .relaxed)] }
+        set { typeIndex.store(FilterType.table.firstIndex(of: newValue)!, ordering: .relaxed) }
     }
     /// Hz, 10 … 22 050 (kept below Nyquist when rendering).
     public var frequency: Double {
@@ -76,8 +77,8 @@ public final class EQNode: AudioNode, @unchecked Sendable {
     public let bands: [EQBand]
     /// The coefficient design (may change while playing; the change glides like a parameter).
     public var design: FilterDesign {
-        get { FilterDesign.allCases[designIndex.load(ordering: .relaxed)] }
-        set { designIndex.store(FilterDesign.allCases.firstIndex(of: newValue)!, ordering: .relaxed) }
+        get { FilterDesign.table[designIndex.load(ordering: .relaxed)] }
+        set { designIndex.store(FilterDesign.table.firstIndex(of: newValue)!, ordering: .relaxed) }
     }
     /// dB, −96 … +24, applied after the bands.
     public var globalGain: Double {

@@ -71,15 +71,8 @@ public struct EffectSpec: Hashable, Sendable {
                 EffectParameter("mix", "wet/dry mix", range: 0...100, default: 50, unit: .percent),
             ], isAvailable: false),
         EffectDescription(
-            name: "limiter", summary: "look-ahead peak limiter with a ceiling and true-peak mode (not built yet)",
-            parameters: [
-                EffectParameter("attack", "attack (look-ahead)", range: 1...30, default: 5, unit: .milliseconds),
-                EffectParameter("release", "release", range: 1...1_000, default: 100, unit: .milliseconds),
-                EffectParameter("preGain", "gain before limiting", range: -40...40, default: 0, unit: .decibels),
-                EffectParameter("ceiling", "ceiling", range: -40...0, default: -1, unit: .decibels),
-                EffectParameter(
-                    "truePeak", "true-peak detection (4× oversampled)", range: 0...1, default: 0, unit: .boolean),
-            ], isAvailable: false),
+            name: "limiter", summary: "look-ahead peak limiter with a ceiling and a true-peak mode",
+            parameters: LimiterNode.parameters, isAvailable: true),
     ]
 
     /// Parses `NAME[:key=value,...]`.
@@ -223,11 +216,25 @@ public final class EffectChain {
                 if spec.values["matched"] == 1 { filter.design = .matched }
                 nodes.append(filter)
                 index += 1
+            case "limiter":
+                let limiter = LimiterNode()
+                limiter.attack = spec.values["attack"] ?? 5
+                limiter.release = spec.values["release"] ?? 100
+                limiter.preGain = spec.values["preGain"] ?? 0
+                limiter.ceiling = spec.values["ceiling"] ?? -1
+                limiter.truePeak = spec.values["truePeak"] == 1
+                nodes.append(limiter)
+                index += 1
             default:
                 throw EffectSpecError("\(spec.name): this effect is not built yet")
             }
         }
         return nodes
+    }
+
+    /// The delay the chain adds, in frames (a limiter's look-ahead).
+    public var latency: Int {
+        nodes.reduce(0) { $0 + (($1 as? LimiterNode)?.latency ?? 0) }
     }
 
     /// Processes `frameCount` frames of `buffer` in place (at most the maximum frame count).

@@ -182,25 +182,33 @@ struct ProcessCommand: ParsableCommand {
         let buffer = AudioBuffer(channelCount: channels, frameCapacity: block)
         var progress =
             quiet ? nil : ProgressReporter(label: "process", total: Double(audio.frameCount) / Double(audio.sampleRate))
+        // The chain's latency (a limiter's look-ahead) is taken off the start and the input is
+        // followed by as much silence, so the output lines up with the input, frame for frame.
+        let latency = chain.latency
+        let total = audio.frameCount + latency
         var position = 0
-        while position < audio.frameCount {
+        while position < total {
             if Terminal.interruptSignal != nil {
                 writer.cancel()
                 progress?.finish()
                 throw CLIError("interrupted; no output was written")
             }
-            let count = min(block, audio.frameCount - position)
+            let count = min(block, total - position)
             for channel in 0..<channels {
                 let samples = buffer.channel(channel)
-                for frame in 0..<count { samples[frame] = audio.samples[(position + frame) * channels + channel] }
+                for frame in 0..<count {
+                    let index = position + frame
+                    samples[frame] = index < audio.frameCount ? audio.samples[index * channels + channel] : 0
+                }
             }
             chain.process(buffer, frameCount: count)
-            do { try writer.write(buffer, frameCount: count) } catch {
+            let skip = max(0, min(count, latency - position))
+            do { try writer.write(buffer, from: skip, frameCount: count - skip) } catch {
                 writer.cancel()
                 throw CLIError(error.description)
             }
             position += count
-            progress?.update(done: Double(position) / Double(audio.sampleRate))
+            progress?.update(done: Double(min(position, audio.frameCount)) / Double(audio.sampleRate))
         }
         progress?.finish()
         do { try writer.finish() } catch { throw CLIError(error.description) }

@@ -130,6 +130,41 @@ struct RenderAllocationTests {
         #expect(allocations == 0, "\(allocations) allocations in 1000 quanta")
     }
 
+    @Test("effects in the graph (EQ with gliding bands, true-peak limiter) make no heap allocation")
+    func noAllocationsWithEffects() throws {
+        let engine = AudioEngine()
+        let sampler = try SamplerNode()
+        try sampler.loadSoundFont(at: fontPath)
+        let eq = EQNode(numberOfBands: 2)
+        eq.bands[0].settings = FilterBand(type: .lowShelf, frequency: 200, gain: 4)
+        eq.bands[1].settings = FilterBand(type: .parametric, frequency: 2_000, gain: -3, bandwidth: 1)
+        for band in eq.bands { band.bypass = false }
+        let limiter = LimiterNode()
+        limiter.truePeak = true
+        limiter.preGain = 12
+        for node in [sampler, eq, limiter] as [AudioNode] { engine.attach(node) }
+        try engine.connect(sampler, to: eq)
+        try engine.connect(eq, to: limiter)
+        try engine.connect(limiter, to: engine.mainMixerNode)
+        let player = MusicPlayer(sequence: MusicSequence(file: denseFile()), destination: sampler, sampleRate: 44_100)
+        try engine.addRenderObserver(player)
+        try engine.enableManualRenderingMode(format: .stereo(sampleRate: 44_100), maximumFrameCount: 256)
+        let buffer = AudioBuffer(channelCount: 2, frameCapacity: 256)
+        player.play()
+        for _ in 0..<200 { engine.render(frameCount: 256, into: buffer) }
+        var allocations = 0
+        for quantum in 0..<500 {
+            // Bands move while playing (the control side), the nodes glide on the audio side.
+            eq.bands[1].frequency = 1_000 + Double(quantum % 50) * 40
+            eq.bands[0].gain = Double(quantum % 7)
+            pianola_allocations_start()
+            engine.render(frameCount: 256, into: buffer)
+            allocations += pianola_allocations_stop()
+        }
+        #expect(limiter.gainReduction < 0, "the limiter works on real music")
+        #expect(allocations == 0, "\(allocations) allocations in 500 quanta")
+    }
+
     @Test("the counter sees allocations (a test that could fail)")
     func counterWorks() {
         pianola_allocations_start()

@@ -1,0 +1,277 @@
+import AudioGraph
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A look-ahead peak limiter, the counterpart of AUPeakLimiter, with a ceiling and a true-peak
+/// mode. The output never exceeds the ceiling.
+///
+/// The signal (after `preGain`) is delayed by the attack time; a detector looks at it ahead of
+/// the delay: each sample's (or, in true-peak mode, each 4× interpolated point's) absolute value
+/// gives the gain that would bring it to the ceiling. A sliding minimum of that gain over the
+/// look-ahead, smoothed by a moving average of the same length, reaches the needed gain exactly
+/// when the peak leaves the delay, ramping down over the attack time; the gain then recovers with
+/// the release time constant. A final clamp at the ceiling catches rounding. True-peak detection
+/// oversamples 4× as ITU-R BS.1770 describes, with a 128-tap interpolator (32 taps per phase,
+/// windowed sinc), and adds its 16 samples of delay. `latency` reports the delay.
+///
+/// Stereo channels are linked (one gain). Changing the attack or true-peak mode restarts the
+/// look-ahead; the other parameters change smoothly.
+public final class LimiterNode: AudioNode, @unchecked Sendable {
+    /// Look-ahead and attack, ms, 1 … 30.
+    public var attack: Double {
+        get { load(attackBits) }
+        set { store(attackBits, min(max(newValue, 1), 30)) }
+    }
+    /// Release time constant, ms, 1 … 1000.
+    public var release: Double {
+        get { load(releaseBits) }
+        set { store(releaseBits, min(max(newValue, 1), 1_000)) }
+    }
+    /// Gain before limiting, dB, −40 … +40.
+    public var preGain: Double {
+        get { load(preGainBits) }
+        set { store(preGainBits, min(max(newValue, -40), 40)) }
+    }
+    /// The ceiling, dBFS (dBTP in true-peak mode), −40 … 0.
+    public var ceiling: Double {
+        get { load(ceilingBits) }
+        set { store(ceilingBits, min(max(newValue, -40), 0)) }
+    }
+    /// Detect peaks between samples (4× oversampled).
+    public var truePeak: Bool {
+        get { truePeakFlag.load(ordering: .relaxed) }
+        set { truePeakFlag.store(newValue, ordering: .relaxed) }
+    }
+    /// The delay the limiter adds, in frames (look-ahead, plus the interpolator's in true-peak mode).
+    public var latency: Int { latencyFrames.load(ordering: .relaxed) }
+    /// The deepest gain reduction of the last quantum, in dB (0 or negative).
+    public var gainReduction: Double { Double(Float(bitPattern: reductionBits.load(ordering: .relaxed))) }
+
+    public static let parameters: [EffectParameter] = [
+        EffectParameter("attack", "attack (look-ahead)", range: 1...30, default: 5, unit: .milliseconds),
+        EffectParameter("release", "release", range: 1...1_000, default: 100, unit: .milliseconds),
+        EffectParameter("preGain", "gain before limiting", range: -40...40, default: 0, unit: .decibels),
+        EffectParameter("ceiling", "ceiling", range: -40...0, default: -1, unit: .decibels),
+        EffectParameter("truePeak", "true-peak detection (4× oversampled)", range: 0...1, default: 0, unit: .boolean),
+    ]
+
+    private let attackBits = Atomic<UInt64>(5.0.bitPattern)
+    private let releaseBits = Atomic<UInt64>(100.0.bitPattern)
+    private let preGainBits = Atomic<UInt64>(0.0.bitPattern)
+    private let ceilingBits = Atomic<UInt64>((-1.0).bitPattern)
+    private let truePeakFlag = Atomic<Bool>(false)
+    private let latencyFrames = Atomic<Int>(0)
+    private let reductionBits = Atomic<UInt32>(Float(0).bitPattern)
+
+    private func load(_ atomic: borrowing Atomic<UInt64>) -> Double {
+        Double(bitPattern: atomic.load(ordering: .relaxed))
+    }
+    private func store(_ atomic: borrowing Atomic<UInt64>, _ value: Double) {
+        atomic.store(value.bitPattern, ordering: .relaxed)
+    }
+
+    // Render state, sized in prepare for the longest look-ahead.
+    private var sampleRate = 44_100.0
+    private var capacity = 0
+    private var delay: UnsafeMutablePointer<Float> = .allocate(capacity: 1)  // 2 channels interleaved
+    private var minimumIndex: UnsafeMutablePointer<Int> = .allocate(capacity: 1)
+    private var minimumValue: UnsafeMutablePointer<Double> = .allocate(capacity: 1)
+    private var boxRing: UnsafeMutablePointer<Double> = .allocate(capacity: 1)
+    /// True-peak interpolator input: per channel a ring of `taps` samples stored twice (so the
+    /// window is always contiguous), and the interpolator's 4 phases × `taps` coefficients.
+    static let taps = 32
+    private let history = UnsafeMutablePointer<Float>.allocate(capacity: 4 * LimiterNode.taps)
+    private var historyPosition = 0
+    private let phases: UnsafeMutablePointer<Float> = {
+        let coefficients = UnsafeMutablePointer<Float>.allocate(capacity: 4 * LimiterNode.taps)
+        for (phase, values) in LimiterNode.interpolator().enumerated() {
+            // Points between samples read 0.1 dB high: the limiter aims that much under the
+            // ceiling there, the accuracy of the interpolator near Nyquist and of BS.1770 meters.
+            let margin: Float = phase == 0 ? 1 : 1.011_579  // +0.1 dB
+            for (tap, value) in values.enumerated() { coefficients[phase * LimiterNode.taps + tap] = value * margin }
+        }
+        return coefficients
+    }()
+    private var position = 0
+    private var dequeStart = 0
+    private var dequeCount = 0
+    private var boxSum = 0.0
+    private var boxCount = 0
+    private var gain = 1.0
+    private var lookAhead = 0
+    private var detectorDelay = 0
+    private var configuredAttack = -1.0
+    private var configuredTruePeak = false
+    private var preGainNow = 1.0
+    private var ceilingNow = 1.0
+
+    public init() {
+        history.initialize(repeating: 0, count: 4 * LimiterNode.taps)
+        super.init(name: "limiter")
+    }
+
+    deinit {
+        history.deallocate()
+        phases.deallocate()
+        delay.deallocate()
+        minimumIndex.deallocate()
+        minimumValue.deallocate()
+        boxRing.deallocate()
+    }
+
+    public override var inputBusCount: Int { 1 }
+    public override func outputChannelCount(inputChannelCounts: [Int]) -> Int { inputChannelCounts.first ?? 2 }
+
+    public override func prepare(format: AudioFormat, maximumFrameCount: Int) throws {
+        sampleRate = format.sampleRate
+        capacity = Int((0.030 * sampleRate).rounded(.up)) + 16
+        delay.deallocate()
+        minimumIndex.deallocate()
+        minimumValue.deallocate()
+        boxRing.deallocate()
+        delay = .allocate(capacity: 2 * capacity)
+        minimumIndex = .allocate(capacity: capacity)
+        minimumValue = .allocate(capacity: capacity)
+        boxRing = .allocate(capacity: capacity)
+        reset()
+    }
+
+    /// Clears the look-ahead and the gain (control thread, or the render thread on a change of
+    /// attack or mode: it only touches preallocated memory).
+    public override func reset() {
+        lookAhead = max(1, Int((attack / 1_000 * sampleRate).rounded()))
+        detectorDelay = truePeak ? Self.taps / 2 : 0
+        configuredAttack = attack
+        configuredTruePeak = truePeak
+        delay.initialize(repeating: 0, count: 2 * capacity)
+        boxRing.initialize(repeating: 1, count: capacity)
+        history.update(repeating: 0, count: 4 * Self.taps)
+        historyPosition = 0
+        position = 0
+        dequeStart = 0
+        dequeCount = 0
+        boxSum = Double(lookAhead)
+        boxCount = 0
+        gain = 1
+        preGainNow = pow(10, preGain / 20)
+        ceilingNow = pow(10, ceiling / 20)
+        latencyFrames.store(lookAhead + detectorDelay, ordering: .relaxed)
+    }
+
+    /// The 4 phases × 32 taps of the interpolator: a Hann-windowed sinc, each phase normalized to
+    /// unit gain at DC (within 0.11 dB of the ideal up to 0.45 × the sample rate). Phase p gives
+    /// the signal p/4 of a sample after the point 16 samples before the newest input (phase 0 is
+    /// that sample itself).
+    static func interpolator() -> [[Float]] {
+        let half = Double(taps / 2)
+        return (0..<4).map { phase in
+            let offset = Double(phase) / 4
+            var taps = (0..<Self.taps).map { tap -> Double in
+                // Tap k holds x[n − 31 + k]; the point interpolated is at n − 16 + offset.
+                let u = Double(tap) - Double(Self.taps - 1) + half - offset
+                let sinc = u == 0 ? 1 : sin(Double.pi * u) / (Double.pi * u)
+                let window = abs(u) < half + 0.5 ? 0.5 * (1 + cos(Double.pi * u / (half + 0.5))) : 0
+                return sinc * window
+            }
+            let sum = taps.reduce(0, +)
+            taps = taps.map { $0 / sum }
+            return taps.map(Float.init)
+        }
+    }
+
+    public override func render(into output: AudioBuffer, inputs: RenderInputs, frameCount: Int, time: AudioTime) {
+        guard let input = inputs[0] else {
+            output.clear(frames: frameCount)
+            return
+        }
+        if attack != configuredAttack || truePeak != configuredTruePeak { reset() }
+        let channels = min(2, output.channelCount)
+        let inputChannels = input.channelCount
+        let preTarget = pow(10, preGain / 20)
+        let ceilingTarget = pow(10, ceiling / 20)
+        let smoothing = 1 - exp(-1 / (0.010 * sampleRate))
+        let releaseCoefficient = 1 - exp(-1 / (release / 1_000 * sampleRate))
+        let window = lookAhead + 1
+        let truePeak = configuredTruePeak
+        var deepest = 1.0
+        let left = input.channel(0)
+        let right = input.channel(min(1, inputChannels - 1))
+        do {
+            for frame in 0..<frameCount {
+                preGainNow += (preTarget - preGainNow) * smoothing
+                ceilingNow += (ceilingTarget - ceilingNow) * smoothing
+                let l = Float(Double(left[frame]) * preGainNow)
+                let r = channels > 1 ? Float(Double(right[frame]) * preGainNow) : l
+                // Detector.
+                var peak: Float
+                if truePeak {
+                    let count = Self.taps
+                    // Channel c's ring is history[2·count·c ..< 2·count·(c+1)], each sample written
+                    // twice so that the last `count` samples are contiguous.
+                    history[historyPosition] = l
+                    history[historyPosition + count] = l
+                    history[2 * count + historyPosition] = r
+                    history[2 * count + historyPosition + count] = r
+                    historyPosition = (historyPosition + 1) % count
+                    let leftWindow = history + historyPosition
+                    let rightWindow = history + 2 * count + historyPosition
+                    peak = 0
+                    for phase in 0..<4 {
+                        let taps = phases + count * phase
+                        var a: Float = 0
+                        var b: Float = 0
+                        for tap in 0..<count {
+                            a += taps[tap] * leftWindow[tap]
+                            b += taps[tap] * rightWindow[tap]
+                        }
+                        peak = max(peak, abs(a), abs(b))
+                    }
+                } else {
+                    peak = max(abs(l), abs(r))
+                }
+                let target = Double(peak) > ceilingNow ? ceilingNow / Double(peak) : 1
+                // Sliding minimum over the look-ahead window (a monotonic queue).
+                while dequeCount > 0 && minimumValue[(dequeStart + dequeCount - 1) % capacity] >= target {
+                    dequeCount -= 1
+                }
+                minimumIndex[(dequeStart + dequeCount) % capacity] = position
+                minimumValue[(dequeStart + dequeCount) % capacity] = target
+                dequeCount += 1
+                while minimumIndex[dequeStart] <= position - window {
+                    dequeStart = (dequeStart + 1) % capacity
+                    dequeCount -= 1
+                }
+                let minimum = minimumValue[dequeStart]
+                // Moving average of the minimum over the look-ahead.
+                let slot = position % lookAhead
+                boxSum += minimum - boxRing[slot]
+                boxRing[slot] = minimum
+                boxCount += 1
+                if boxCount >= 4_096 {  // refresh the running sum against rounding drift
+                    boxCount = 0
+                    boxSum = 0
+                    for index in 0..<lookAhead { boxSum += boxRing[index] }
+                }
+                let smoothed = min(boxSum / Double(lookAhead), 1)
+                // Down at once, up with the release time constant.
+                gain = smoothed < gain ? smoothed : gain + (smoothed - gain) * releaseCoefficient
+                deepest = min(deepest, gain)
+                // The delayed signal.
+                let delayed = (position + capacity - lookAhead - detectorDelay) % capacity
+                let writeSlot = position % capacity
+                delay[2 * writeSlot] = l
+                delay[2 * writeSlot + 1] = r
+                let limit = Float(ceilingNow)
+                let outLeft = min(max(Float(Double(delay[2 * delayed]) * gain), -limit), limit)
+                let outRight = min(max(Float(Double(delay[2 * delayed + 1]) * gain), -limit), limit)
+                output.channel(0)[frame] = outLeft
+                if channels > 1 { output.channel(1)[frame] = outRight }
+                position += 1
+            }
+        }
+        reductionBits.store(Float(20 * log10(max(deepest, 1e-9))).bitPattern, ordering: .relaxed)
+    }
+}

@@ -1,0 +1,149 @@
+import Foundation
+import Testing
+
+@testable import Effects
+
+/// An independent true-peak meter as ITU-R BS.1770 defines it (4× oversampling), with a long
+/// Blackman-windowed sinc (±64 taps) rather than the limiter's short detector.
+func truePeak(_ signal: [Float]) -> Double {
+    let half = 64
+    let factor = 4
+    var tables: [[Double]] = []
+    for phase in 0..<factor {
+        let offset = Double(phase) / Double(factor)
+        tables.append(
+            (-half + 1...half).map { k in
+                let u = offset - Double(k)
+                let sinc = u == 0 ? 1 : sin(Double.pi * u) / (Double.pi * u)
+                let x = (u + Double(half)) / Double(2 * half)
+                let window = 0.42 - 0.5 * cos(2 * Double.pi * x) + 0.08 * cos(4 * Double.pi * x)
+                return sinc * window
+            })
+    }
+    var peak = 0.0
+    let samples = signal.map(Double.init)
+    for n in half..<(samples.count - half) {
+        for table in tables {
+            var value = 0.0
+            for (index, k) in ((-half + 1)...half).enumerated() { value += table[index] * samples[n + k] }
+            peak = max(peak, abs(value))
+        }
+    }
+    return 20 * log10(peak)
+}
+
+func samplePeak(_ signal: [Float]) -> Double { 20 * log10(Double(signal.map(abs).max() ?? 0)) }
+
+@Suite("LimiterNode")
+struct LimiterNodeTests {
+    let rate = 48_000.0
+
+    func limiter(
+        ceiling: Double = -1, truePeak: Bool = false, preGain: Double = 0, attack: Double = 5, release: Double = 100
+    )
+        -> LimiterNode
+    {
+        let node = LimiterNode()
+        node.ceiling = ceiling
+        node.truePeak = truePeak
+        node.preGain = preGain
+        node.attack = attack
+        node.release = release
+        return node
+    }
+
+    /// Adversarial stimuli, 0.5 s each, with the pre-gain they are played at.
+    var stimuli: [(String, [Float], Double)] {
+        let count = 24_000
+        var generator = SeededRandom(seed: 3)
+        let square997 = (0..<count).map { Float(sin(2 * Double.pi * 997 * Double($0) / rate) >= 0 ? 1 : -1) }
+        let square1k = (0..<count).map { Float(sin(2 * Double.pi * 1_000 * Double($0) / rate + 0.1) >= 0 ? 1 : -1) }
+        // Samples ±1, peaks of √2 between them.
+        let quarterRate = (0..<count).map { Float(2.0.squareRoot() * sin(Double.pi / 2 * Double($0) + Double.pi / 4)) }
+        var impulses = [Float](repeating: 0, count: count)
+        for index in stride(from: 1_000, to: count, by: 4_800) { impulses[index] = pow(10, 12.0 / 20) }
+        let noise = (0..<count).map { _ in Float(Double.random(in: -0.3...0.3, using: &generator)) }
+        return [
+            ("997 Hz square, 0 dBFS", square997, 0), ("1 kHz square, +6 dB", square1k, 6),
+            ("fs/4 sine at 45°, +3 dBTP", quarterRate, 0),
+            ("impulses at +12 dBFS", impulses, 0), ("noise, +20 dB pre-gain", noise, 20),
+        ]
+    }
+
+    @Test("sample peaks never exceed the ceiling; in true-peak mode neither do in-band true peaks (+0.1 dB)")
+    func ceilingHolds() throws {
+        // (The BS.1770 gate on every stimulus, with libebur128 as the meter, is
+        // Tests/Effects/limiter_true_peak.py; this meter is a longer interpolator, stricter than
+        // BS.1770's on full-band signals such as squares and noise.)
+        for truePeakMode in [false, true] {
+            for (name, signal, preGain) in stimuli {
+                let node = limiter(ceiling: -1, truePeak: truePeakMode, preGain: preGain)
+                let output = try process(node, signal, sampleRate: rate)
+                #expect(samplePeak(output) <= -1 + 1e-5, "\(name): sample peak \(samplePeak(output)) dBFS")
+                if truePeakMode && (name.hasPrefix("fs/4") || name.hasPrefix("impulses")) {
+                    let measured = truePeak(output)
+                    #expect(measured <= -0.9, "\(name): true peak \(measured) dBTP")
+                }
+            }
+        }
+        // The stimulus that makes true-peak mode necessary: sample-peak limiting lets it through.
+        let quarterRate = stimuli[2].1
+        let sampleMode = truePeak(try process(limiter(ceiling: -1), quarterRate, sampleRate: rate))
+        #expect(sampleMode > 0.5, "sample-peak mode on fs/4 at 45°: \(sampleMode) dBTP")
+    }
+
+    @Test("below the ceiling the limiter is a pure delay of exactly its reported latency")
+    func transparent() throws {
+        for truePeakMode in [false, true] {
+            var generator = SeededRandom(seed: 9)
+            let signal = (0..<20_000).map { _ in Float(Double.random(in: -0.1...0.1, using: &generator)) }
+            let node = limiter(ceiling: -1, truePeak: truePeakMode, attack: 3)
+            let output = try process(node, signal, sampleRate: rate)
+            let latency = node.latency
+            #expect(latency == Int((0.003 * rate).rounded()) + (truePeakMode ? 16 : 0))
+            let difference = zip(output.dropFirst(latency), signal).map { abs($0 - $1) }.max() ?? 1
+            #expect(difference < 1e-6, "true peak \(truePeakMode): \(difference)")
+            #expect(node.gainReduction == 0)
+        }
+    }
+
+    @Test("release: the gain recovers with the release time constant (within 10 %)", arguments: [50.0, 100, 200])
+    func releaseTime(release: Double) throws {
+        let loud = (0..<24_000).map { Float(2 * sin(2 * Double.pi * 1_000 * Double($0) / rate)) }
+        let quiet = (0..<72_000).map { Float(0.1 * sin(2 * Double.pi * 1_000 * Double($0 + 24_000) / rate)) }
+        let node = limiter(ceiling: 0, attack: 5, release: release)
+        let output = try process(node, loud + quiet, sampleRate: rate)
+        let input = loud + quiet
+        let latency = node.latency
+        // Gain per 1 ms hop: output peak over the aligned input's peak.
+        let hop = 48
+        var gains: [Double] = []
+        var hopStart = 24_000
+        while hopStart + hop + latency < input.count {
+            let inPeak = input[hopStart..<(hopStart + hop)].map { abs(Double($0)) }.max()!
+            let outPeak = output[(hopStart + latency)..<(hopStart + latency + hop)].map { abs(Double($0)) }.max()!
+            gains.append(outPeak / inPeak)
+            hopStart += hop
+        }
+        let lowest = gains.min()!
+        #expect(lowest < 0.6, "the loud part was limited (\(lowest))")
+        // From the first hop where the gain rises to where 1 − g has fallen to 1/e.
+        let rising = gains.firstIndex { $0 > lowest + 0.01 * (1 - lowest) }!
+        let reduction = 1 - gains[rising - 1]
+        let settled = gains[rising...].firstIndex { 1 - $0 <= reduction / M_E }!
+        let measured = Double(settled - rising + 1)  // ms
+        #expect(abs(measured - release) <= 0.1 * release, "release \(release) ms measured \(measured) ms")
+    }
+}
+
+struct SeededRandom: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
