@@ -60,16 +60,9 @@ public struct EffectSpec: Hashable, Sendable {
                     unit: .boolean),
             ], isAvailable: true),
         EffectDescription(
-            name: "reverb", summary: "room, hall, chamber, plate and cathedral reverb (not built yet)",
-            parameters: [
-                EffectParameter(
-                    "preset", "preset", range: 0...8, default: 3, unit: .choice,
-                    choices: [
-                        "smallRoom", "mediumRoom", "largeRoom", "mediumHall", "largeHall", "plate", "mediumChamber",
-                        "largeChamber", "cathedral",
-                    ]),
-                EffectParameter("mix", "wet/dry mix", range: 0...100, default: 50, unit: .percent),
-            ], isAvailable: false),
+            name: "reverb",
+            summary: "room, hall, chamber, plate and cathedral reverb (a 16-line feedback delay network)",
+            parameters: ReverbNode.parameters, isAvailable: true),
         EffectDescription(
             name: "limiter", summary: "look-ahead peak limiter with a ceiling and a true-peak mode",
             parameters: LimiterNode.parameters, isAvailable: true),
@@ -216,6 +209,11 @@ public final class EffectChain {
                 if spec.values["matched"] == 1 { filter.design = .matched }
                 nodes.append(filter)
                 index += 1
+            case "reverb":
+                let reverb = ReverbNode(
+                    preset: ReverbPreset.table[Int(spec.values["preset"] ?? 3)], wetDryMix: spec.values["mix"] ?? 50)
+                nodes.append(reverb)
+                index += 1
             case "limiter":
                 let limiter = LimiterNode()
                 limiter.attack = spec.values["attack"] ?? 5
@@ -235,6 +233,12 @@ public final class EffectChain {
     /// The delay the chain adds, in frames (a limiter's look-ahead).
     public var latency: Int {
         nodes.reduce(0) { $0 + (($1 as? LimiterNode)?.latency ?? 0) }
+    }
+
+    /// How long the chain rings on after its input stops: a reverb's fall to −90 dB (1.5 × its
+    /// reverberation time).
+    public var tailSeconds: Double {
+        nodes.compactMap { ($0 as? ReverbNode).map { 1.5 * $0.preset.reverberationTime } }.max() ?? 0
     }
 
     /// Processes `frameCount` frames of `buffer` in place (at most the maximum frame count).

@@ -183,9 +183,10 @@ struct ProcessCommand: ParsableCommand {
         var progress =
             quiet ? nil : ProgressReporter(label: "process", total: Double(audio.frameCount) / Double(audio.sampleRate))
         // The chain's latency (a limiter's look-ahead) is taken off the start and the input is
-        // followed by as much silence, so the output lines up with the input, frame for frame.
+        // followed by as much silence, so the output lines up with the input, frame for frame;
+        // a reverb's tail is kept too.
         let latency = chain.latency
-        let total = audio.frameCount + latency
+        let total = audio.frameCount + latency + Int(chain.tailSeconds * Double(audio.sampleRate))
         var position = 0
         while position < total {
             if Terminal.interruptSignal != nil {

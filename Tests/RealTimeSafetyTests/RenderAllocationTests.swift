@@ -130,7 +130,7 @@ struct RenderAllocationTests {
         #expect(allocations == 0, "\(allocations) allocations in 1000 quanta")
     }
 
-    @Test("effects in the graph (EQ with gliding bands, true-peak limiter) make no heap allocation")
+    @Test("effects in the graph (EQ with gliding bands, reverb, true-peak limiter) make no heap allocation")
     func noAllocationsWithEffects() throws {
         let engine = AudioEngine()
         let sampler = try SamplerNode()
@@ -142,9 +142,11 @@ struct RenderAllocationTests {
         let limiter = LimiterNode()
         limiter.truePeak = true
         limiter.preGain = 12
-        for node in [sampler, eq, limiter] as [AudioNode] { engine.attach(node) }
+        let reverb = ReverbNode(preset: .largeHall, wetDryMix: 40)
+        for node in [sampler, eq, reverb, limiter] as [AudioNode] { engine.attach(node) }
         try engine.connect(sampler, to: eq)
-        try engine.connect(eq, to: limiter)
+        try engine.connect(eq, to: reverb)
+        try engine.connect(reverb, to: limiter)
         try engine.connect(limiter, to: engine.mainMixerNode)
         let player = MusicPlayer(sequence: MusicSequence(file: denseFile()), destination: sampler, sampleRate: 44_100)
         try engine.addRenderObserver(player)
