@@ -198,11 +198,32 @@ public final class EQNode: AudioNode, @unchecked Sendable {
             // A new shape or design: jump the parameters, glide the coefficients.
             state.smoothed = target
             state.design = design
+            state.needsCoefficients = true
         }
         state.target = target
         var position = 0
         let glide = 1 - exp(-Double(Self.subBlock) / (Self.glideSeconds * sampleRate))
         while position < frameCount {
+            if state.smoothed == target && !state.needsCoefficients && state.mix == mixTarget && state.mix == 1 {
+                // Settled: the plain filter over the rest of the quantum, no glide bookkeeping.
+                let c = state.current
+                for channel in 0..<channels {
+                    let samples = output.channel(channel)
+                    var z1 = channel == 0 ? state.z.0 : state.z.2
+                    var z2 = channel == 0 ? state.z.1 : state.z.3
+                    for frame in position..<frameCount {
+                        let x = Double(samples[frame])
+                        let y = c.b0 * x + z1
+                        z1 = c.b1 * x - c.a1 * y + z2
+                        z2 = c.b2 * x - c.a2 * y
+                        samples[frame] = Float(y)
+                    }
+                    if abs(z1) < 1e-20 { z1 = 0 }
+                    if abs(z2) < 1e-20 { z2 = 0 }
+                    if channel == 0 { (state.z.0, state.z.1) = (z1, z2) } else { (state.z.2, state.z.3) = (z1, z2) }
+                }
+                return
+            }
             let length = min(Self.subBlock, frameCount - position)
             var next = state.current
             if state.smoothed != target || state.needsCoefficients {

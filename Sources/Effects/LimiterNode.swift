@@ -199,79 +199,114 @@ public final class LimiterNode: AudioNode, @unchecked Sendable {
         var deepest = 1.0
         let left = input.channel(0)
         let right = input.channel(min(1, inputChannels - 1))
-        do {
-            for frame in 0..<frameCount {
-                preGainNow += (preTarget - preGainNow) * smoothing
-                ceilingNow += (ceilingTarget - ceilingNow) * smoothing
-                let l = Float(Double(left[frame]) * preGainNow)
-                let r = channels > 1 ? Float(Double(right[frame]) * preGainNow) : l
-                // Detector.
-                var peak: Float
-                if truePeak {
-                    let count = Self.taps
-                    // Channel c's ring is history[2·count·c ..< 2·count·(c+1)], each sample written
-                    // twice so that the last `count` samples are contiguous.
-                    history[historyPosition] = l
-                    history[historyPosition + count] = l
-                    history[2 * count + historyPosition] = r
-                    history[2 * count + historyPosition + count] = r
-                    historyPosition = (historyPosition + 1) % count
-                    let leftWindow = history + historyPosition
-                    let rightWindow = history + 2 * count + historyPosition
-                    peak = 0
-                    for phase in 0..<4 {
-                        let taps = phases + count * phase
-                        var a: Float = 0
-                        var b: Float = 0
-                        for tap in 0..<count {
-                            a += taps[tap] * leftWindow[tap]
-                            b += taps[tap] * rightWindow[tap]
-                        }
-                        peak = max(peak, abs(a), abs(b))
+        let outLeftChannel = output.channel(0)
+        let outRightChannel = output.channel(min(1, output.channelCount - 1))
+        // The loop works on locals (no per-sample access checks on the node's properties).
+        let capacity = self.capacity
+        let lookAhead = self.lookAhead
+        let delayFrames = lookAhead + detectorDelay
+        let minimumIndex = self.minimumIndex
+        let minimumValue = self.minimumValue
+        let boxRing = self.boxRing
+        let delay = self.delay
+        let history = self.history
+        let phases = self.phases
+        let count = Self.taps
+        var historyPosition = self.historyPosition
+        var preGainNow = self.preGainNow
+        var ceilingNow = self.ceilingNow
+        var dequeStart = self.dequeStart
+        var dequeCount = self.dequeCount
+        var boxSum = self.boxSum
+        var boxCount = self.boxCount
+        var gain = self.gain
+        var position = self.position
+        for frame in 0..<frameCount {
+            preGainNow += (preTarget - preGainNow) * smoothing
+            ceilingNow += (ceilingTarget - ceilingNow) * smoothing
+            let l = Float(Double(left[frame]) * preGainNow)
+            let r = channels > 1 ? Float(Double(right[frame]) * preGainNow) : l
+            // Detector.
+            var peak: Float
+            if truePeak {
+                // Channel c's ring is history[2·count·c ..< 2·count·(c+1)], each sample written
+                // twice so that the last `count` samples are contiguous.
+                history[historyPosition] = l
+                history[historyPosition + count] = l
+                history[2 * count + historyPosition] = r
+                history[2 * count + historyPosition + count] = r
+                historyPosition += 1
+                if historyPosition == count { historyPosition = 0 }
+                let leftWindow = history + historyPosition
+                let rightWindow = history + 2 * count + historyPosition
+                peak = 0
+                for phase in 0..<4 {
+                    let taps = phases + count * phase
+                    var a: Float = 0
+                    var b: Float = 0
+                    for tap in 0..<count {
+                        a += taps[tap] * leftWindow[tap]
+                        b += taps[tap] * rightWindow[tap]
                     }
-                } else {
-                    peak = max(abs(l), abs(r))
+                    peak = max(peak, abs(a), abs(b))
                 }
-                let target = Double(peak) > ceilingNow ? ceilingNow / Double(peak) : 1
-                // Sliding minimum over the look-ahead window (a monotonic queue).
-                while dequeCount > 0 && minimumValue[(dequeStart + dequeCount - 1) % capacity] >= target {
-                    dequeCount -= 1
-                }
-                minimumIndex[(dequeStart + dequeCount) % capacity] = position
-                minimumValue[(dequeStart + dequeCount) % capacity] = target
-                dequeCount += 1
-                while minimumIndex[dequeStart] <= position - window {
-                    dequeStart = (dequeStart + 1) % capacity
-                    dequeCount -= 1
-                }
-                let minimum = minimumValue[dequeStart]
-                // Moving average of the minimum over the look-ahead.
-                let slot = position % lookAhead
-                boxSum += minimum - boxRing[slot]
-                boxRing[slot] = minimum
-                boxCount += 1
-                if boxCount >= 4_096 {  // refresh the running sum against rounding drift
-                    boxCount = 0
-                    boxSum = 0
-                    for index in 0..<lookAhead { boxSum += boxRing[index] }
-                }
-                let smoothed = min(boxSum / Double(lookAhead), 1)
-                // Down at once, up with the release time constant.
-                gain = smoothed < gain ? smoothed : gain + (smoothed - gain) * releaseCoefficient
-                deepest = min(deepest, gain)
-                // The delayed signal.
-                let delayed = (position + capacity - lookAhead - detectorDelay) % capacity
-                let writeSlot = position % capacity
-                delay[2 * writeSlot] = l
-                delay[2 * writeSlot + 1] = r
-                let limit = Float(ceilingNow)
-                let outLeft = min(max(Float(Double(delay[2 * delayed]) * gain), -limit), limit)
-                let outRight = min(max(Float(Double(delay[2 * delayed + 1]) * gain), -limit), limit)
-                output.channel(0)[frame] = outLeft
-                if channels > 1 { output.channel(1)[frame] = outRight }
-                position += 1
+            } else {
+                peak = max(abs(l), abs(r))
             }
+            let target = Double(peak) > ceilingNow ? ceilingNow / Double(peak) : 1
+            // Sliding minimum over the look-ahead window (a monotonic queue).
+            while dequeCount > 0 {
+                var last = dequeStart + dequeCount - 1
+                if last >= capacity { last -= capacity }
+                if minimumValue[last] < target { break }
+                dequeCount -= 1
+            }
+            var tail = dequeStart + dequeCount
+            if tail >= capacity { tail -= capacity }
+            minimumIndex[tail] = position
+            minimumValue[tail] = target
+            dequeCount += 1
+            while minimumIndex[dequeStart] <= position - window {
+                dequeStart += 1
+                if dequeStart == capacity { dequeStart = 0 }
+                dequeCount -= 1
+            }
+            let minimum = minimumValue[dequeStart]
+            // Moving average of the minimum over the look-ahead.
+            let slot = position % lookAhead
+            boxSum += minimum - boxRing[slot]
+            boxRing[slot] = minimum
+            boxCount += 1
+            if boxCount >= 4_096 {  // refresh the running sum against rounding drift
+                boxCount = 0
+                boxSum = 0
+                for index in 0..<lookAhead { boxSum += boxRing[index] }
+            }
+            let smoothed = min(boxSum / Double(lookAhead), 1)
+            // Down at once, up with the release time constant.
+            gain = smoothed < gain ? smoothed : gain + (smoothed - gain) * releaseCoefficient
+            deepest = min(deepest, gain)
+            // The delayed signal.
+            let writeSlot = position % capacity
+            var delayed = writeSlot - delayFrames
+            if delayed < 0 { delayed += capacity }
+            delay[2 * writeSlot] = l
+            delay[2 * writeSlot + 1] = r
+            let limit = Float(ceilingNow)
+            let scale = Float(gain)
+            outLeftChannel[frame] = min(max(delay[2 * delayed] * scale, -limit), limit)
+            if channels > 1 { outRightChannel[frame] = min(max(delay[2 * delayed + 1] * scale, -limit), limit) }
+            position += 1
         }
+        self.historyPosition = historyPosition
+        self.preGainNow = preGainNow
+        self.ceilingNow = ceilingNow
+        self.dequeStart = dequeStart
+        self.dequeCount = dequeCount
+        self.boxSum = boxSum
+        self.boxCount = boxCount
+        self.gain = gain
+        self.position = position
         reductionBits.store(Float(20 * log10(max(deepest, 1e-9))).bitPattern, ordering: .relaxed)
     }
 }

@@ -107,24 +107,36 @@ public final class ReverbNode: AudioNode, @unchecked Sendable {
     private var sampleRate = 44_100.0
     private var builtPreset = -1
     private var lineStorage: UnsafeMutablePointer<Float> = .allocate(capacity: 1)
-    private var lineOffsets = [Int](repeating: 0, count: 17)
-    private var lineLengths = [Int](repeating: 1, count: 16)
-    private var linePositions = [Int](repeating: 0, count: 16)
-    private var lineGain = [Float](repeating: 0, count: 16)
-    private var lineDamping = [Float](repeating: 0, count: 16)
-    private var lineFilter = [Float](repeating: 0, count: 16)
+    // Per-line and per-diffuser state in fixed, preallocated memory: the render loop reads it
+    // through local pointers (no array bounds or exclusivity checks per sample).
+    private let lineOffsets = UnsafeMutablePointer<Int>.allocate(capacity: ReverbNode.lines + 1)
+    private let lineLengths = UnsafeMutablePointer<Int>.allocate(capacity: ReverbNode.lines)
+    private let linePositions = UnsafeMutablePointer<Int>.allocate(capacity: ReverbNode.lines)
+    private let lineGain = UnsafeMutablePointer<Float>.allocate(capacity: ReverbNode.lines)
+    private let lineDamping = UnsafeMutablePointer<Float>.allocate(capacity: ReverbNode.lines)
+    private let lineFilter = UnsafeMutablePointer<Float>.allocate(capacity: ReverbNode.lines)
     private var diffuserStorage: UnsafeMutablePointer<Float> = .allocate(capacity: 1)
-    private var diffuserOffsets = [Int](repeating: 0, count: 2 * ReverbNode.stages + 1)
-    private var diffuserLengthsInSamples = [Int](repeating: 1, count: 2 * ReverbNode.stages)
-    private var diffuserPositions = [Int](repeating: 0, count: 2 * ReverbNode.stages)
+    private let diffuserOffsets = UnsafeMutablePointer<Int>.allocate(capacity: 2 * ReverbNode.stages + 1)
+    private let diffuserLengthsInSamples = UnsafeMutablePointer<Int>.allocate(capacity: 2 * ReverbNode.stages)
+    private let diffuserPositions = UnsafeMutablePointer<Int>.allocate(capacity: 2 * ReverbNode.stages)
     private var preDelayStorage: UnsafeMutablePointer<Float> = .allocate(capacity: 2)
     private var preDelayLength = 1
     private var preDelayCapacity = 1
     private var preDelayPosition = 0
     private var mixNow = 0.5
-    private var scratch = [Float](repeating: 0, count: 16)
+    private let scratch = UnsafeMutablePointer<Float>.allocate(capacity: ReverbNode.lines)
 
     public init(preset: ReverbPreset = .mediumHall, wetDryMix: Double = 50) {
+        lineOffsets.initialize(repeating: 0, count: Self.lines + 1)
+        lineLengths.initialize(repeating: 1, count: Self.lines)
+        linePositions.initialize(repeating: 0, count: Self.lines)
+        lineGain.initialize(repeating: 0, count: Self.lines)
+        lineDamping.initialize(repeating: 0, count: Self.lines)
+        lineFilter.initialize(repeating: 0, count: Self.lines)
+        diffuserOffsets.initialize(repeating: 0, count: 2 * Self.stages + 1)
+        diffuserLengthsInSamples.initialize(repeating: 1, count: 2 * Self.stages)
+        diffuserPositions.initialize(repeating: 0, count: 2 * Self.stages)
+        scratch.initialize(repeating: 0, count: Self.lines)
         super.init(name: "reverb")
         self.preset = preset
         self.wetDryMix = wetDryMix
@@ -134,6 +146,12 @@ public final class ReverbNode: AudioNode, @unchecked Sendable {
         lineStorage.deallocate()
         diffuserStorage.deallocate()
         preDelayStorage.deallocate()
+        for pointer in [
+            lineOffsets, lineLengths, linePositions, diffuserOffsets, diffuserLengthsInSamples, diffuserPositions,
+        ] {
+            pointer.deallocate()
+        }
+        for pointer in [lineGain, lineDamping, lineFilter, scratch] { pointer.deallocate() }
     }
 
     public override var inputBusCount: Int { 1 }
@@ -224,112 +242,104 @@ public final class ReverbNode: AudioNode, @unchecked Sendable {
         let right = input.channel(min(1, input.channelCount - 1))
         let outLeft = output.channel(0)
         let outRight = output.channel(min(1, output.channelCount - 1))
+        let stereoOut = output.channelCount > 1
         if mixTarget == 0 && mixNow == 0 {
-            // Dry only: the input, bit for bit (the network keeps running so the tail is there
-            // when the mix comes back up; here it rests).
+            // Dry only: the input, bit for bit (the network rests).
             outLeft.update(from: left, count: frameCount)
-            if output.channelCount > 1 { outRight.update(from: right, count: frameCount) }
+            if stereoOut { outRight.update(from: right, count: frameCount) }
             return
         }
-        lineGain.withUnsafeBufferPointer { gains in
-            lineDamping.withUnsafeBufferPointer { damping in
-                lineFilter.withUnsafeMutableBufferPointer { filters in
-                    scratch.withUnsafeMutableBufferPointer { values in
-                        for frame in 0..<frameCount {
-                            let dryLeft = left[frame]
-                            let dryRight = right[frame]
-                            // Pre-delay.
-                            let slot = preDelayPosition
-                            let readSlot = (slot + preDelayCapacity - preDelayLength) % preDelayCapacity
-                            preDelayStorage[2 * slot] = dryLeft
-                            preDelayStorage[2 * slot + 1] = dryRight
-                            var inLeft = preDelayStorage[2 * readSlot]
-                            var inRight = preDelayStorage[2 * readSlot + 1]
-                            preDelayPosition = (slot + 1) % preDelayCapacity
-                            // Input diffusion: four Schroeder allpasses per channel.
-                            inLeft = diffuse(inLeft, channel: 0)
-                            inRight = diffuse(inRight, channel: 1)
-                            // Read the lines, damp them.
-                            for line in 0..<Self.lines {
-                                let base = lineStorage + lineOffsets[line]
-                                let value = base[linePositions[line]]
-                                var filtered = gains[line] * value + damping[line] * filters[line]
-                                if abs(filtered) < Self.flushLevel { filtered = 0 }
-                                filters[line] = filtered
-                                values[line] = filtered
-                            }
-                            // Outputs: two orthogonal sign patterns over the lines.
-                            var wetLeft: Float = 0
-                            var wetRight: Float = 0
-                            for line in 0..<Self.lines {
-                                wetLeft += (line & 1 == 0 ? 1 : -1) * values[line]
-                                wetRight += ((line >> 1) & 1 == 0 ? 1 : -1) * values[line]
-                            }
-                            wetLeft *= 0.25
-                            wetRight *= 0.25
-                            // Hadamard feedback (normalized), then the inputs added, written back.
-                            hadamard(values)
-                            for line in 0..<Self.lines {
-                                let base = lineStorage + lineOffsets[line]
-                                let input = line & 1 == 0 ? inLeft : inRight
-                                let written = values[line] + input * 0.35
-                                // A fading tail must not linger as denormals.
-                                base[linePositions[line]] = abs(written) < Self.flushLevel ? 0 : written
-                                linePositions[line] += 1
-                                if linePositions[line] >= lineLengths[line] { linePositions[line] = 0 }
-                            }
-                            // Mix.
-                            if mixNow != mixTarget {
-                                mixNow =
-                                    mixTarget > mixNow
-                                    ? min(mixTarget, mixNow + mixStep) : max(mixTarget, mixNow - mixStep)
-                            }
-                            let wet = Float(mixNow)
-                            outLeft[frame] = dryLeft + (wetLeft - dryLeft) * wet
-                            if output.channelCount > 1 { outRight[frame] = dryRight + (wetRight - dryRight) * wet }
-                        }
-
-                    }
-                }
-            }
-        }
-    }
-
-    @inline(__always)
-    private func diffuse(_ sample: Float, channel: Int) -> Float {
-        var x = sample
+        // Everything the loop touches, in locals.
+        let lines = Self.lines
+        let stages = Self.stages
+        let storage = lineStorage
+        let offsets = lineOffsets
+        let lengths = lineLengths
+        let positions = linePositions
+        let gains = lineGain
+        let damping = lineDamping
+        let filters = lineFilter
+        let values = scratch
+        let diffusers = diffuserStorage
+        let diffuserOffsets = self.diffuserOffsets
+        let diffuserLengths = diffuserLengthsInSamples
+        let diffuserPositions = self.diffuserPositions
         let g = Float(Self.diffuserGain)
-        for stage in 0..<Self.stages {
-            let index = channel * Self.stages + stage
-            let base = diffuserStorage + diffuserOffsets[index]
-            let position = diffuserPositions[index]
-            let delayed = base[position]
-            var v = x + g * delayed
-            if abs(v) < Self.flushLevel { v = 0 }
-            base[position] = v
-            x = delayed - g * v
-            diffuserPositions[index] = position + 1 >= diffuserLengthsInSamples[index] ? 0 : position + 1
-        }
-        return x
-    }
-
-    /// An in-place fast Walsh-Hadamard transform of 16 values, scaled to be orthonormal.
-    @inline(__always)
-    private func hadamard(_ values: UnsafeMutableBufferPointer<Float>) {
-        var span = 1
-        while span < Self.lines {
-            var start = 0
-            while start < Self.lines {
-                for index in start..<(start + span) {
-                    let a = values[index]
-                    let b = values[index + span]
-                    values[index] = a + b
-                    values[index + span] = a - b
+        let flush = Self.flushLevel
+        let preDelay = preDelayStorage
+        let preCapacity = preDelayCapacity
+        let preLength = preDelayLength
+        var prePosition = preDelayPosition
+        var mix = mixNow
+        for frame in 0..<frameCount {
+            let dryLeft = left[frame]
+            let dryRight = right[frame]
+            // Pre-delay.
+            var readSlot = prePosition - preLength
+            if readSlot < 0 { readSlot += preCapacity }
+            preDelay[2 * prePosition] = dryLeft
+            preDelay[2 * prePosition + 1] = dryRight
+            var inputs = (preDelay[2 * readSlot], preDelay[2 * readSlot + 1])
+            prePosition += 1
+            if prePosition == preCapacity { prePosition = 0 }
+            // Input diffusion: Schroeder allpasses, per channel.
+            for channel in 0..<2 {
+                var x = channel == 0 ? inputs.0 : inputs.1
+                for stage in 0..<stages {
+                    let index = channel * stages + stage
+                    let base = diffusers + diffuserOffsets[index]
+                    let position = diffuserPositions[index]
+                    let delayed = base[position]
+                    var v = x + g * delayed
+                    if abs(v) < flush { v = 0 }
+                    base[position] = v
+                    x = delayed - g * v
+                    diffuserPositions[index] = position + 1 == diffuserLengths[index] ? 0 : position + 1
                 }
-                start += 2 * span
+                if channel == 0 { inputs.0 = x } else { inputs.1 = x }
             }
-            span *= 2
+            // Read the lines through their damping filters; the outputs take two orthogonal sign patterns.
+            var wetLeft: Float = 0
+            var wetRight: Float = 0
+            for line in 0..<lines {
+                let value = storage[offsets[line] + positions[line]]
+                var filtered = gains[line] * value + damping[line] * filters[line]
+                if abs(filtered) < flush { filtered = 0 }
+                filters[line] = filtered
+                values[line] = filtered
+                wetLeft += line & 1 == 0 ? filtered : -filtered
+                wetRight += (line >> 1) & 1 == 0 ? filtered : -filtered
+            }
+            // Hadamard feedback (orthonormal), the inputs added, written back.
+            var span = 1
+            while span < lines {
+                var start = 0
+                while start < lines {
+                    for index in start..<(start + span) {
+                        let a = values[index]
+                        let b = values[index + span]
+                        values[index] = a + b
+                        values[index + span] = a - b
+                    }
+                    start += 2 * span
+                }
+                span <<= 1
+            }
+            for line in 0..<lines {
+                let injected = (line & 1 == 0 ? inputs.0 : inputs.1) * 0.35
+                let written = values[line] * 0.25 + injected
+                let position = positions[line]
+                storage[offsets[line] + position] = abs(written) < flush ? 0 : written
+                positions[line] = position + 1 == lengths[line] ? 0 : position + 1
+            }
+            if mix != mixTarget {
+                mix = mixTarget > mix ? min(mixTarget, mix + mixStep) : max(mixTarget, mix - mixStep)
+            }
+            let wet = Float(mix)
+            outLeft[frame] = dryLeft + (wetLeft * 0.25 - dryLeft) * wet
+            if stereoOut { outRight[frame] = dryRight + (wetRight * 0.25 - dryRight) * wet }
         }
-        for index in 0..<Self.lines { values[index] *= 0.25 }  // 1/√16
+        preDelayPosition = prePosition
+        mixNow = mix
     }
 }

@@ -184,3 +184,26 @@ struct EQNodeTests {
         }
     }
 }
+
+@Suite("EQ changes while playing")
+struct EQChangeTests {
+    @Test("changing a band's type or the design while playing reaches the new response")
+    func typeAndDesignChanges() throws {
+        let rate = 48_000.0
+        let node = FilterNode(type: .lowPass, frequency: 1_000)
+        var signal = [Float](repeating: 0, count: 40_000)
+        signal[30_000] = 1  // an impulse after the changes have settled
+        let output = try process(node, signal, sampleRate: rate, quantum: 256) { position in
+            if position >= 4_096 { node.band.filterType = .highPass }
+            if position >= 8_192 { node.design = .matched }
+        }
+        let response = Array(output[30_000...])
+        let expected = BiquadCoefficients(
+            FilterBand(type: .highPass, frequency: 1_000), sampleRate: rate, design: .matched)
+        for frequency in [100.0, 1_000, 10_000] {
+            let measured = measuredDecibels(response, atFrequency: frequency, sampleRate: rate)
+            let reference = 20 * log10(expected.magnitude(atFrequency: frequency, sampleRate: rate))
+            #expect(abs(measured - reference) < 0.05, "\(frequency) Hz: \(measured) dB, expected \(reference) dB")
+        }
+    }
+}

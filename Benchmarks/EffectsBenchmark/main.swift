@@ -1,0 +1,83 @@
+import AudioGraph
+// Times Pianola's effect nodes on a stereo signal read from a raw float32 file (interleaved),
+// in blocks of 512 frames, best of N runs; prints one JSON object per effect: nanoseconds per
+// stereo frame. Run by Benchmarks/effects_benchmark.py, which times pedalboard on the same bytes.
+//
+//   effects-benchmark SIGNAL.f32 SAMPLE-RATE RUNS
+import Effects
+import Foundation
+
+let arguments = CommandLine.arguments
+guard arguments.count == 4, let data = FileManager.default.contents(atPath: arguments[1]),
+    let rate = Double(arguments[2]), let runs = Int(arguments[3])
+else {
+    print("usage: effects-benchmark SIGNAL.f32 SAMPLE-RATE RUNS")
+    exit(2)
+}
+let interleaved = data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+let frames = interleaved.count / 2
+let block = 512
+
+func eq4() -> EQNode {
+    let eq = EQNode(numberOfBands: 4)
+    let bands = [
+        FilterBand(type: .lowShelf, frequency: 100, gain: 3),
+        FilterBand(type: .parametric, frequency: 500, gain: -3, bandwidth: 1.39),
+        FilterBand(type: .parametric, frequency: 3_000, gain: 2, bandwidth: 1.39),
+        FilterBand(type: .highShelf, frequency: 8_000, gain: -3),
+    ]
+    for (band, settings) in zip(eq.bands, bands) {
+        band.settings = settings
+        band.bypass = false
+    }
+    return eq
+}
+
+func limiter(truePeak: Bool) -> LimiterNode {
+    let node = LimiterNode()
+    node.ceiling = -1
+    node.attack = 5
+    node.release = 100
+    node.truePeak = truePeak
+    return node
+}
+
+let cases: [(String, () -> [AudioNode])] = [
+    ("biquad", { [FilterNode(type: .parametric, frequency: 1_000, gain: 6, bandwidth: 1.39)] }),
+    ("eq4", { [eq4()] }),
+    ("reverb", { [ReverbNode(preset: .mediumHall, wetDryMix: 33)] }),
+    ("limiter", { [limiter(truePeak: false)] }),
+    ("limiterTruePeak", { [limiter(truePeak: true)] }),
+    ("chain", { [eq4(), ReverbNode(preset: .mediumHall, wetDryMix: 33), limiter(truePeak: false)] }),
+]
+
+let input = AudioBuffer(channelCount: 2, frameCapacity: block)
+let output = AudioBuffer(channelCount: 2, frameCapacity: block)
+for (name, make) in cases {
+    var best = Double.infinity
+    for _ in 0..<runs {
+        let nodes = make()
+        for node in nodes { try node.prepare(format: .stereo(sampleRate: rate), maximumFrameCount: block) }
+        let start = DispatchTime.now().uptimeNanoseconds
+        var position = 0
+        while position < frames {
+            let count = min(block, frames - position)
+            for frame in 0..<count {
+                input.channel(0)[frame] = interleaved[2 * (position + frame)]
+                input.channel(1)[frame] = interleaved[2 * (position + frame) + 1]
+            }
+            var source = input
+            var destination = output
+            for node in nodes {
+                node.process(
+                    source, into: destination, frameCount: count,
+                    time: AudioTime(sampleTime: Int64(position), sampleRate: rate))
+                swap(&source, &destination)
+            }
+            position += count
+        }
+        let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start)
+        best = min(best, elapsed / Double(frames))
+    }
+    print("{\"name\": \"\(name)\", \"nsPerFrame\": \(best)}")
+}
