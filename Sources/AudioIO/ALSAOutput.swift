@@ -112,11 +112,13 @@ public final class ALSAOutput: AudioOutputDevice, AudioPresentationClock, @unche
         return text
     }
 
-    /// Why a write failed for good; a disconnected card (unplugged) says so.
+    /// Why a write failed for good; a disconnected card (unplugged) says so. Depending on where
+    /// the stream was when the card went away, ALSA reports it as ENODEV or as EIO.
     private func writeFailureReason(_ code: Int32) -> String {
         let text = String(cString: snd_strerror(code))
-        let disconnected = code == -ENODEV || snd_pcm_state(pcm) == SND_PCM_STATE_DISCONNECTED
-        return disconnected ? "the device was disconnected (\(text))" : text
+        let disconnected =
+            code == -ENODEV || code == -EIO || snd_pcm_state(pcm) == SND_PCM_STATE_DISCONNECTED
+        return disconnected ? "the device was disconnected or stopped responding (\(text))" : text
     }
 
     deinit {
