@@ -7,14 +7,17 @@ import Synchronization
     import Glibc
 #endif
 
-/// Plays an engine's output on an ALSA PCM device in real time: a dedicated audio thread pulls
-/// the graph one period at a time (`AudioEngine.render`, the same path as offline rendering) and
-/// writes it to the device, so the device receives exactly the samples an offline render holds.
+/// Plays an engine's output on an ALSA PCM device in real time: a dedicated audio thread waits
+/// until the device has room for a period, pulls the graph for it (`AudioEngine.render`, the same
+/// path as offline rendering) and writes it, so the device receives exactly the samples an offline
+/// render holds, and the latency is the buffer (`bufferLatency`), not the buffer plus a period.
 ///
 /// The thread asks for SCHED_FIFO and runs at normal priority where that is not permitted
 /// (`isRealTimeScheduled` says which). Underruns are recovered with `snd_pcm_recover` and counted;
-/// a lost device stops the stream and is reported by `failure`. The audio thread allocates
-/// nothing and blocks only in the PCM write.
+/// a device that goes away stops the stream and is reported by `failure`. After each period the
+/// device's own account (frames written, `snd_pcm_delay`) maps frames to the time they are heard
+/// (`presentationTime(ofSampleTime:)`). The audio thread allocates nothing and blocks only on the
+/// PCM.
 public final class ALSAOutput: AudioOutputDevice, AudioPresentationClock, @unchecked Sendable {
     public struct Configuration: Sendable, Hashable {
         /// ALSA PCM name: `default`, `hw:0,0`, `plughw:1`, or a plugin such as `file:FILE=out.raw`.
