@@ -115,8 +115,11 @@ let package = Package(
         .testTarget(name: "MIDICoreTests", dependencies: ["TestSupport", "MIDICore"], swiftSettings: strictSettings),
         .testTarget(name: "MIDIFileTests", dependencies: ["TestSupport", "MIDIFile"], swiftSettings: strictSettings),
         .testTarget(name: "MIDIInputTests", dependencies: ["MIDIInput", "MIDICore"], swiftSettings: strictSettings),
-        .testTarget(name: "EffectsTests", dependencies: ["Effects", "AudioGraph"], swiftSettings: strictSettings),
-        .testTarget(name: "AudioGraphTests", dependencies: ["AudioGraph", "MIDICore"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "EffectsTests", dependencies: ["Effects", "AudioGraph", "TestSupport"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "AudioGraphTests", dependencies: ["AudioGraph", "MIDICore", "TestSupport"],
+            swiftSettings: strictSettings),
         .testTarget(name: "SequencerTests", dependencies: ["Sequencer"], swiftSettings: strictSettings),
         .testTarget(
             name: "OfflineRendererTests", dependencies: ["Pianola", "TestSupport"], swiftSettings: strictSettings),

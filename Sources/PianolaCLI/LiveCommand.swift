@@ -25,20 +25,7 @@ struct LiveCommand: ParsableCommand {
               pianola live --connect 20:0 --program 1:4 --record take1.mid
             """)
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("SoundFont (.sf2/.sf3).", valueName: "file"))
-    var soundfont: String?
-
-    @Option(name: .shortAndLong, help: ArgumentHelp("ALSA device (see `pianola devices`).", valueName: "name"))
-    var device = "default"
-
-    @Option(help: ArgumentHelp("Frames per period, 32…8192.", valueName: "frames"))
-    var period = 128
-
-    @Option(help: ArgumentHelp("Periods in the device buffer, 2…16.", valueName: "count"))
-    var periods = 2
-
-    @Option(help: ArgumentHelp("Sample rate in Hz.", valueName: "hz"))
-    var rate = 44_100
+    @OptionGroup var deviceOptions: DeviceOptions
 
     @Option(
         name: .customLong("connect"),
@@ -95,15 +82,6 @@ struct LiveCommand: ParsableCommand {
     var quiet = false
 
     func validate() throws {
-        guard (32...8_192).contains(period) else {
-            throw ValidationError("--period must be between 32 and 8192 frames, got \(period)")
-        }
-        guard (2...16).contains(periods) else {
-            throw ValidationError("--periods must be between 2 and 16, got \(periods)")
-        }
-        guard (8_000...192_000).contains(rate) else {
-            throw ValidationError("--rate must be between 8000 and 192000 Hz, got \(rate)")
-        }
         guard (0...100).contains(delay) else { throw ValidationError("--delay must be between 0 and 100 ms") }
         if let rtpmidi, Self.parseListenAddress(rtpmidi) == nil {
             throw ValidationError("--rtpmidi must be PORT or ADDRESS:PORT with a port of 1…65534, got '\(rtpmidi)'")
@@ -156,15 +134,7 @@ struct LiveCommand: ParsableCommand {
                 sessionTimeout: .milliseconds(Int64((rtpmidiTimeout * 1000).rounded())))
         }
 
-        let font: SoundFontDiscovery.Resolution
-        do { font = try SoundFontDiscovery().resolve(explicit: soundfont) } catch { throw CLIError(error.description) }
-        var settings = SamplerNode.Settings()
-        settings.sampleRate = Double(rate)
-        let sampler: SamplerNode
-        do {
-            sampler = try SamplerNode(settings: settings)
-            try sampler.loadSoundFont(at: font.path)
-        } catch { throw CLIError(error.description) }
+        let (sampler, font) = try deviceOptions.loadSampler()
         for text in programs {
             if let (channel, program) = Self.parseProgram(text) {
                 sampler.sendProgramChange(program, onChannel: channel)
@@ -179,11 +149,7 @@ struct LiveCommand: ParsableCommand {
             queues: [input?.queue, network?.queue].compactMap { $0 }, destination: sampler,
             delay: .microseconds(Int64((delay * 1000).rounded())))
         try engine.addRenderObserver(scheduler)
-        let output: ALSAOutput
-        do {
-            output = try engine.connectOutput(
-                toDevice: .init(device: device, sampleRate: rate, periodFrames: period, periodCount: periods))
-        } catch { throw CLIError(error.description) }
+        let output = try deviceOptions.connectOutput(engine, defaultPeriod: 128)
 
         scheduler.presentationClock = output
         let recorder = record.map { _ in MIDIRecorder() }
@@ -195,7 +161,7 @@ struct LiveCommand: ParsableCommand {
         if !quiet {
             Terminal.writeError("SoundFont: \(font.path) (\(font.source.explanation))\n")
             Terminal.writeError(
-                "Device: \(device), \(output.sampleFormat.rawValue), \(output.periodFrames) × \(output.periodCount) frames; latency \(String(format1: latency)) ms (buffer \(String(format1: output.bufferLatency * 1000)) + delay \(String(format1: delay)))\n"
+                "Device: \(deviceOptions.device), \(output.sampleFormat.rawValue), \(output.periodFrames) × \(output.periodCount) frames; latency \(String(format1: latency)) ms (buffer \(String(format1: output.bufferLatency * 1000)) + delay \(String(format1: delay)))\n"
             )
             if let sequencerNote { Terminal.writeError(sequencerNote + "\n") }
         }

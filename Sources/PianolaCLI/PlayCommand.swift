@@ -24,20 +24,7 @@ struct PlayCommand: ParsableCommand {
     @Argument(help: ArgumentHelp("MIDI files to play, in order.", valueName: "midi-file"))
     var files: [String]
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("SoundFont (.sf2/.sf3).", valueName: "file"))
-    var soundfont: String?
-
-    @Option(name: .shortAndLong, help: ArgumentHelp("ALSA device (see `pianola devices`).", valueName: "name"))
-    var device = "default"
-
-    @Option(help: ArgumentHelp("Frames per period, 32…8192.", valueName: "frames"))
-    var period = 256
-
-    @Option(help: ArgumentHelp("Periods in the device buffer, 2…16.", valueName: "count"))
-    var periods = 2
-
-    @Option(help: ArgumentHelp("Sample rate in Hz.", valueName: "hz"))
-    var rate = 44_100
+    @OptionGroup var deviceOptions: DeviceOptions
 
     @Option(help: ArgumentHelp("Tempo factor (0.25…4).", valueName: "factor"))
     var speed = 1.0
@@ -57,15 +44,6 @@ struct PlayCommand: ParsableCommand {
     var quiet = false
 
     func validate() throws {
-        guard (32...8_192).contains(period) else {
-            throw ValidationError("--period must be between 32 and 8192 frames, got \(period)")
-        }
-        guard (2...16).contains(periods) else {
-            throw ValidationError("--periods must be between 2 and 16, got \(periods)")
-        }
-        guard (8_000...192_000).contains(rate) else {
-            throw ValidationError("--rate must be between 8000 and 192000 Hz, got \(rate)")
-        }
         guard (0.25...4).contains(speed) else {
             throw ValidationError("--speed must be between 0.25 and 4, got \(speed)")
         }
@@ -85,40 +63,24 @@ struct PlayCommand: ParsableCommand {
 
     func run() throws {
         Terminal.trapInterrupts()
-        let font: SoundFontDiscovery.Resolution
-        do { font = try SoundFontDiscovery().resolve(explicit: soundfont) } catch { throw CLIError(error.description) }
-        var settings = SamplerNode.Settings()
-        settings.sampleRate = Double(rate)
-        let sampler: SamplerNode
-        do {
-            sampler = try SamplerNode(settings: settings)
-            try sampler.loadSoundFont(at: font.path)
-        } catch { throw CLIError(error.description) }
+        let (sampler, font) = try deviceOptions.loadSampler()
         let engine = AudioEngine()
         engine.attach(sampler)
         try effectOptions.connect(sampler, in: engine)
         let meter = LevelMeter()
         try engine.installTap(on: engine.mainMixerNode, meter)
-        var configuration = ALSAOutput.Configuration()
-        configuration.device = device
-        configuration.sampleRate = rate
-        configuration.periodFrames = period
-        configuration.periodCount = periods
-        let output: ALSAOutput
-        do { output = try ALSAOutput(engine: engine, configuration: configuration) } catch {
-            throw CLIError(error.description)
-        }
+        let output = try deviceOptions.connectOutput(engine, defaultPeriod: 256)
         if !quiet {
             Terminal.writeError("SoundFont: \(font.path) (\(font.source.explanation))\n")
             Terminal.writeError(
-                "Device: \(device), \(output.sampleFormat.rawValue), \(output.periodFrames) × \(output.periodCount) frames (\(String(format1: output.bufferLatency * 1000)) ms)\n"
+                "Device: \(deviceOptions.device), \(output.sampleFormat.rawValue), \(output.periodFrames) × \(output.periodCount) frames (\(String(format1: output.bufferLatency * 1000)) ms)\n"
             )
         }
         let keys = Terminal.isInteractive && isatty(0) == 1 ? KeyReader() : nil
         defer { keys?.restore() }
         var session = PlaySession(
             engine: engine, sampler: sampler, output: output, meter: meter, keys: keys, quiet: quiet,
-            rate: Double(rate),
+            rate: Double(deviceOptions.rate),
             speed: speed, transpose: transpose, loop: loop)
         var index = 0
         var failures = 0

@@ -1,6 +1,7 @@
 import AudioGraph
 import MIDICore
 import Synchronization
+import TestSupport
 import Testing
 
 /// Records what a scheduler hands it: the absolute frame of each message.
@@ -34,7 +35,7 @@ struct LiveMIDISchedulerTests {
 
     @Test("events arriving anywhere in a period get the same latency: no jitter from the period or wake-ups")
     func zeroJitter() {
-        var generator = SeededGenerator(seed: 7)
+        var generator = SplitMix(seed: 7)
         let clock = SimulatedClock()
         let queue = MIDIEventQueue(capacity: 1_024)
         let node = RecordingNode()
@@ -156,17 +157,5 @@ struct LiveMIDISchedulerTests {
         #expect(frames == frames.sorted())
         #expect(node.sysEx == [[0x7E, 0x7F, 0x09, 0x01]])
         #expect(zip(frames, frames.dropFirst()).allSatisfy { $1 - $0 == 48 })
-    }
-}
-
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -14,9 +14,10 @@ capture=hw:Loopback,1,0
 paced=hw:Dummy,0,0
 
 now() { date +%s.%N; }
+scratch="$(mktemp -d)"  # the guest's own temporary directory
 
 start_capture() {
-    arecord -q -D "$capture" -t raw -f FLOAT_LE -c 2 -r 44100 "/tmp/$1.raw" &
+    arecord -q -D "$capture" -t raw -f FLOAT_LE -c 2 -r 44100 "$scratch/$1.raw" &
     capture_pid=$!
     sleep 0.5
 }
@@ -25,7 +26,7 @@ stop_capture() {
     sleep 0.3
     kill -INT "$capture_pid"
     wait "$capture_pid"
-    cp "/tmp/$1.raw" "$out/$1.raw"
+    cp "$scratch/$1.raw" "$out/$1.raw"
 }
 
 # play NAME DEVICE PERIOD PERIODS [extra options]: pianola play in the background; sets play_pid.

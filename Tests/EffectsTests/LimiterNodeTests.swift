@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Effects
@@ -55,7 +56,7 @@ struct LimiterNodeTests {
     /// Adversarial stimuli, 0.5 s each, with the pre-gain they are played at.
     var stimuli: [(String, [Float], Double)] {
         let count = 24_000
-        var generator = SeededRandom(seed: 3)
+        var generator = SplitMix(seed: 3)
         let square997 = (0..<count).map { Float(sin(2 * Double.pi * 997 * Double($0) / rate) >= 0 ? 1 : -1) }
         let square1k = (0..<count).map { Float(sin(2 * Double.pi * 1_000 * Double($0) / rate + 0.1) >= 0 ? 1 : -1) }
         // Samples ±1, peaks of √2 between them.
@@ -95,7 +96,7 @@ struct LimiterNodeTests {
     @Test("below the ceiling the limiter is a pure delay of exactly its reported latency")
     func transparent() throws {
         for truePeakMode in [false, true] {
-            var generator = SeededRandom(seed: 9)
+            var generator = SplitMix(seed: 9)
             let signal = (0..<20_000).map { _ in Float(Double.random(in: -0.1...0.1, using: &generator)) }
             let node = limiter(ceiling: -1, truePeak: truePeakMode, attack: 3)
             let output = try process(node, signal, sampleRate: rate)
@@ -133,17 +134,5 @@ struct LimiterNodeTests {
         let settled = gains[rising...].firstIndex { 1 - $0 <= reduction / M_E }!
         let measured = Double(settled - rising + 1)  // ms
         #expect(abs(measured - release) <= 0.1 * release, "release \(release) ms measured \(measured) ms")
-    }
-}
-
-struct SeededRandom: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

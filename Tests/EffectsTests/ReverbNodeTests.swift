@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import AudioGraph
@@ -152,7 +153,7 @@ struct ReverbNodeTests {
 
     @Test("no subnormal numbers once a loud sound has faded; the tail ends in exact silence")
     func noDenormals() throws {
-        var generator = SeededRandom(seed: 5)
+        var generator = SplitMix(seed: 5)
         let noise = (0..<Int(rate)).map { _ in Float(Double.random(in: -1...1, using: &generator)) }
         let silence = [Float](repeating: 0, count: Int(12 * rate))
         let (left, right) = try processStereo(
@@ -165,7 +166,7 @@ struct ReverbNodeTests {
 
     @Test("wetDryMix 0 passes the input bit for bit")
     func dry() throws {
-        var generator = SeededRandom(seed: 6)
+        var generator = SplitMix(seed: 6)
         let signal = (0..<20_000).map { _ in Float(Double.random(in: -0.5...0.5, using: &generator)) }
         let (left, right) = try processStereo(
             ReverbNode(preset: .largeHall, wetDryMix: 0), left: signal, right: signal, sampleRate: rate)
