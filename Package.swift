@@ -39,6 +39,9 @@ let package = Package(
         .systemLibrary(
             name: "CSndFile", pkgConfig: "sndfile",
             providers: [.apt(["libsndfile1-dev"]), .brew(["libsndfile"])]),
+        .systemLibrary(
+            name: "CSampleRate", pkgConfig: "samplerate",
+            providers: [.apt(["libsamplerate0-dev"]), .brew(["libsamplerate"])]),
 
         // MARK: Pure Swift modules (no C, no devices)
         .target(name: "MIDICore", swiftSettings: strictSettings),
@@ -56,7 +59,7 @@ let package = Package(
             name: "Sampler", dependencies: ["AudioGraph", "MIDICore", "CFluidSynth", "CFluidSynthRealtime"],
             swiftSettings: strictSettings),
         .target(
-            name: "AudioIO", dependencies: ["AudioGraph", "CALSA", "CALSAShims", "CSndFile"],
+            name: "AudioIO", dependencies: ["AudioGraph", "CALSA", "CALSAShims", "CSndFile", "CSampleRate"],
             swiftSettings: strictSettings),
         .target(
             name: "MIDIInput",

@@ -4,6 +4,10 @@ import Testing
 
 @testable import Sampler
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 let fontPath: String = {
     var path = #filePath
     for _ in 0..<3 { path = String(path[..<path.lastIndex(of: "/")!]) }
@@ -165,6 +169,34 @@ struct RenderAllocationTests {
         }
         #expect(limiter.gainReduction < 0, "the limiter works on real music")
         #expect(allocations == 0, "\(allocations) allocations in 500 quanta")
+    }
+
+    @Test("an audio-file player (looping, clips scheduled and interrupting while it plays) makes no heap allocation")
+    func noAllocationsWithFilePlayer() throws {
+        let engine = AudioEngine()
+        let player = AudioFilePlayerNode()
+        let reverb = ReverbNode(preset: .mediumHall, wetDryMix: 50)
+        for node in [player, reverb] as [AudioNode] { engine.attach(node) }
+        try engine.connect(player, to: reverb)
+        try engine.connect(reverb, to: engine.mainMixerNode)
+        try engine.enableManualRenderingMode(format: .stereo(sampleRate: 48_000), maximumFrameCount: 256)
+        let tone = (0..<44_100).map { Float(sin(Double($0) * 0.05) * 0.3) }
+        let clip = try AudioClip(channels: [tone], sampleRate: 44_100)  // converted to 48 kHz
+        try player.schedule(clip, options: .loops)
+        player.play()
+        let buffer = AudioBuffer(channelCount: 2, frameCapacity: 256)
+        for _ in 0..<50 { engine.render(frameCount: 256, into: buffer) }
+        var allocations = 0
+        for quantum in 0..<600 {
+            if quantum % 100 == 50 { try player.schedule(clip, options: [.loops, .interrupts]) }
+            if quantum % 100 == 80 { player.volume = Float(quantum % 3) * 0.4 }
+            pianola_allocations_start()
+            engine.render(frameCount: 256, into: buffer)
+            allocations += pianola_allocations_stop()
+        }
+        #expect(player.isPlaying)
+        #expect(buffer.samples(channel: 0).contains { abs($0) > 0.01 }, "the player plays")
+        #expect(allocations == 0, "\(allocations) allocations in 600 quanta")
     }
 
     @Test("the counter sees allocations (a test that could fail)")
