@@ -100,6 +100,9 @@ let package = Package(
         .executableTarget(
             name: "live-keyboard", dependencies: ["Pianola"], path: "Examples/LiveKeyboard",
             swiftSettings: strictSettings),
+        .executableTarget(
+            name: "reverb-player", dependencies: ["Pianola"], path: "Examples/ReverbPlayer",
+            swiftSettings: strictSettings),
 
         // MARK: Test peers (run by the device tests in the VM)
         .executableTarget(
@@ -139,7 +142,9 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(
             name: "PianolaCLITests",
-            dependencies: ["PianolaCLI", "TestSupport", "make-demo-song", "render-to-file", "play-midi-file"],
+            dependencies: [
+                "PianolaCLI", "TestSupport", "make-demo-song", "render-to-file", "play-midi-file", "reverb-player",
+            ],
             swiftSettings: strictSettings),
     ]
 )

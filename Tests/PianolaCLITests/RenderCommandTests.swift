@@ -1,3 +1,4 @@
+import AudioIO
 import Foundation
 import TestSupport
 import Testing
@@ -161,6 +162,56 @@ struct RenderCommandTests {
         #expect(try runExample("play-midi-file", [demoSong, "file:FILE=\(raw),FORMAT=raw", bundledFontPath]) == 0)
         let bytes = (try? FileManager.default.attributesOfItem(atPath: raw)[.size] as? Int) ?? 0
         #expect(bytes >= 44_100 * 15 * 8, "\(bytes) bytes of float stereo")
+    }
+
+    @Test(
+        "the ReverbPlayer example loops a 48 kHz file through a medium hall at 44.1 kHz; the hall rings between clicks and after stop"
+    )
+    func reverbPlayerExample() throws {
+        let directory = try scratchDirectory()
+        // One second at 48 kHz, mono: a click at the start, silence after.
+        var click = [Float](repeating: 0, count: 48_000)
+        click[0] = 0.8
+        try AudioFile.write(
+            AudioFile.Buffer(samples: click, channelCount: 1, sampleRate: 48_000), to: directory + "/click.wav",
+            encoding: .f32)
+        let raw = directory + "/played.raw"
+        #expect(
+            try runExample(
+                "reverb-player",
+                [directory + "/click.wav", "--device", "file:FILE=\(raw),FORMAT=raw", "--seconds", "3"]) == 0)
+        let data = try Data(contentsOf: URL(fileURLWithPath: raw))
+        let samples = data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        let left = stride(from: 0, to: samples.count, by: 2).map { samples[$0] }
+        // The device starts before the player does (and the file plugin is not paced: it runs
+        // ahead of the wall clock): the first click marks the player's start.
+        let origin = try #require(left.firstIndex { abs($0) > 0.05 })
+        #expect(left.count >= origin + 44_100 * 5, "3 s of loop and 2 s of ring-out: \(left.count) frames")
+        func rms(_ from: Double, _ to: Double) -> Double {
+            let slice = left[origin + Int(from * 44_100)..<origin + Int(to * 44_100)]
+            return (slice.reduce(0) { $0 + Double($1) * Double($1) } / Double(slice.count)).squareRoot()
+        }
+        // The dry click, half level, at every loop start (converted to 44.1 kHz: a band-limited click).
+        for second in 0..<3 {
+            let start = origin + second * 44_100 - 20
+            let peak = left[start..<start + 40].map { abs($0) }.max()!
+            #expect(peak > 0.25 && peak < 0.5, "click \(second): \(peak)")
+        }
+        // The hall rings between the clicks, decaying, and after stop() (at 3 s) it rings out.
+        #expect(rms(0.05, 0.25) > 1e-3, "early reverb \(rms(0.05, 0.25))")
+        #expect(rms(0.6, 0.95) < rms(0.05, 0.25) / 3, "decays: \(rms(0.6, 0.95)) vs \(rms(0.05, 0.25))")
+        #expect(rms(2.05, 2.25) > 1e-3)
+        #expect(rms(3.05, 3.25) > 1e-4, "rings after stop: \(rms(3.05, 3.25))")
+        #expect(rms(4.5, 4.9) < rms(3.05, 3.25) / 10, "\(rms(4.5, 4.9)) vs \(rms(3.05, 3.25))")
+        // Without a file it plays its own drum loop.
+        let drums = directory + "/drums.raw"
+        #expect(try runExample("reverb-player", ["--device", "file:FILE=\(drums),FORMAT=raw", "--seconds", "1"]) == 0)
+        let drumBytes = try Data(contentsOf: URL(fileURLWithPath: drums))
+        let drumSamples = drumBytes.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        #expect(drumSamples.count >= 44_100 * 3 * 2)
+        #expect(drumSamples.map { abs($0) }.max()! > 0.2, "the drums play")
+        #expect(try runExample("reverb-player", [directory + "/missing.wav", "--device", "null"]) == 1)
+        #expect(try runExample("reverb-player", ["--help"]) == 0)
     }
 
     @Test("the RenderToFile example renders the demo song")
