@@ -157,10 +157,32 @@ public final class EQNode: AudioNode, @unchecked Sendable {
             output.channel(channel).update(from: source, count: frameCount)
         }
         let design = self.design
-        for index in bands.indices {
-            let band = bands[index]
+        var index = 0
+        while index < bands.count {
+            // Settled bands run without glide bookkeeping, stereo in one vector, two bands fused
+            // in one pass when they can be (their recursions overlap).
+            if channels == 2, isSettled(runtime[index], bands[index], design) {
+                if runtime[index].mix == 0 {
+                    index += 1
+                    continue
+                }
+                var next = index + 1
+                while next < bands.count, isSettled(runtime[next], bands[next], design), runtime[next].mix == 0 {
+                    next += 1
+                }
+                if next < bands.count, isSettled(runtime[next], bands[next], design) {
+                    Self.filterStereo(&runtime[index], &runtime[next], output, frameCount)
+                    index = next + 1
+                } else {
+                    Self.filterStereo(&runtime[index], output, frameCount)
+                    index += 1
+                }
+                continue
+            }
             process(
-                &runtime[index], band: band, design: design, output: output, channels: channels, frameCount: frameCount)
+                &runtime[index], band: bands[index], design: design, output: output, channels: channels,
+                frameCount: frameCount)
+            index += 1
         }
         // The global gain, smoothed per sample.
         let target = pow(10, globalGain / 20)
@@ -178,6 +200,69 @@ public final class EQNode: AudioNode, @unchecked Sendable {
         }
     }
 
+    /// Whether a band is at rest: its settings reached, its coefficients current, fully in or
+    /// fully bypassed. Such a band needs no per-sample bookkeeping.
+    @inline(__always)
+    private func isSettled(_ state: BandRuntime, _ band: EQBand, _ design: FilterDesign) -> Bool {
+        let bypassed = band.bypass
+        if bypassed { return state.mix == 0 }
+        return state.mix == 1 && !state.needsCoefficients && design == state.design && state.smoothed == band.settings
+            && state.target == state.smoothed
+    }
+
+    /// One settled band on both channels at once: direct form I in double precision, whose
+    /// recursion is one multiply and one subtract long (the rest overlaps with it).
+    private static func filterStereo(_ state: inout BandRuntime, _ output: AudioBuffer, _ frameCount: Int) {
+        let left = output.channel(0)
+        let right = output.channel(1)
+        let c = state.current
+        let (b0, b1, b2, a1, a2) = (
+            SIMD2(repeating: c.b0), SIMD2(repeating: c.b1), SIMD2(repeating: c.b2), SIMD2(repeating: c.a1),
+            SIMD2(repeating: c.a2)
+        )
+        var h = state.history
+        for frame in 0..<frameCount {
+            let x = SIMD2(Double(left[frame]), Double(right[frame]))
+            let y = ((b0 * x + b1 * h.x1) + (b2 * h.x2 - a2 * h.y2)) - a1 * h.y1
+            (h.x2, h.x1, h.y2, h.y1) = (h.x1, x, h.y1, y)
+            left[frame] = Float(y.x)
+            right[frame] = Float(y.y)
+        }
+        state.history = h.flushed()
+    }
+
+    /// Two settled bands in one pass over both channels: the second filters the first's output
+    /// sample by sample, so the two recursions run side by side.
+    private static func filterStereo(
+        _ first: inout BandRuntime, _ second: inout BandRuntime, _ output: AudioBuffer, _ frameCount: Int
+    ) {
+        let left = output.channel(0)
+        let right = output.channel(1)
+        let c = first.current
+        let d = second.current
+        let (b0, b1, b2, a1, a2) = (
+            SIMD2(repeating: c.b0), SIMD2(repeating: c.b1), SIMD2(repeating: c.b2), SIMD2(repeating: c.a1),
+            SIMD2(repeating: c.a2)
+        )
+        let (e0, e1, e2, f1, f2) = (
+            SIMD2(repeating: d.b0), SIMD2(repeating: d.b1), SIMD2(repeating: d.b2), SIMD2(repeating: d.a1),
+            SIMD2(repeating: d.a2)
+        )
+        var h = first.history
+        var g = second.history
+        for frame in 0..<frameCount {
+            let x = SIMD2(Double(left[frame]), Double(right[frame]))
+            let y = ((b0 * x + b1 * h.x1) + (b2 * h.x2 - a2 * h.y2)) - a1 * h.y1
+            (h.x2, h.x1, h.y2, h.y1) = (h.x1, x, h.y1, y)
+            let v = ((e0 * y + e1 * g.x1) + (e2 * g.x2 - f2 * g.y2)) - f1 * g.y1
+            (g.x2, g.x1, g.y2, g.y1) = (g.x1, y, g.y1, v)
+            left[frame] = Float(v.x)
+            right[frame] = Float(v.y)
+        }
+        first.history = h.flushed()
+        second.history = g.flushed()
+    }
+
     /// One band over the quantum, in sub-blocks of 16 samples.
     private func process(
         _ state: inout BandRuntime, band: EQBand, design: FilterDesign, output: AudioBuffer, channels: Int,
@@ -191,7 +276,7 @@ public final class EQNode: AudioNode, @unchecked Sendable {
             state.smoothed = target
             state.design = design
             state.current = BiquadCoefficients(target, sampleRate: sampleRate, design: design)
-            state.z = (0, 0, 0, 0)
+            state.history = BiquadHistory()
             return
         }
         if target.type != state.target.type || design != state.design {
@@ -203,27 +288,9 @@ public final class EQNode: AudioNode, @unchecked Sendable {
         state.target = target
         var position = 0
         let glide = 1 - exp(-Double(Self.subBlock) / (Self.glideSeconds * sampleRate))
+        let left = output.channel(0)
+        let right = output.channel(channels > 1 ? 1 : 0)
         while position < frameCount {
-            if state.smoothed == target && !state.needsCoefficients && state.mix == mixTarget && state.mix == 1 {
-                // Settled: the plain filter over the rest of the quantum, no glide bookkeeping.
-                let c = state.current
-                for channel in 0..<channels {
-                    let samples = output.channel(channel)
-                    var z1 = channel == 0 ? state.z.0 : state.z.2
-                    var z2 = channel == 0 ? state.z.1 : state.z.3
-                    for frame in position..<frameCount {
-                        let x = Double(samples[frame])
-                        let y = c.b0 * x + z1
-                        z1 = c.b1 * x - c.a1 * y + z2
-                        z2 = c.b2 * x - c.a2 * y
-                        samples[frame] = Float(y)
-                    }
-                    if abs(z1) < 1e-20 { z1 = 0 }
-                    if abs(z2) < 1e-20 { z2 = 0 }
-                    if channel == 0 { (state.z.0, state.z.1) = (z1, z2) } else { (state.z.2, state.z.3) = (z1, z2) }
-                }
-                return
-            }
             let length = min(Self.subBlock, frameCount - position)
             var next = state.current
             if state.smoothed != target || state.needsCoefficients {
@@ -246,42 +313,56 @@ public final class EQNode: AudioNode, @unchecked Sendable {
                 let fade = Double(length) / (Self.glideSeconds * sampleRate)
                 mixNext = mixTarget > state.mix ? min(mixTarget, state.mix + fade) : max(mixTarget, state.mix - fade)
             }
+            // Coefficients and mix move linearly across the sub-block (both channels in one vector;
+            // a mono buffer computes its channel twice).
             let step = 1 / Double(length)
-            for channel in 0..<channels {
-                let samples = output.channel(channel) + position
-                var z1 = channel == 0 ? state.z.0 : state.z.2
-                var z2 = channel == 0 ? state.z.1 : state.z.3
-                var c = state.current
-                var mix = state.mix
-                let dc = BiquadCoefficients(
-                    b0: (next.b0 - c.b0) * step, b1: (next.b1 - c.b1) * step, b2: (next.b2 - c.b2) * step,
-                    a1: (next.a1 - c.a1) * step, a2: (next.a2 - c.a2) * step)
-                let dm = (mixNext - mix) * step
-                let interpolating = next != c
-                for frame in 0..<length {
-                    if interpolating {
-                        c.b0 += dc.b0
-                        c.b1 += dc.b1
-                        c.b2 += dc.b2
-                        c.a1 += dc.a1
-                        c.a2 += dc.a2
-                    }
-                    mix += dm
-                    let x = Double(samples[frame])
-                    let y = c.b0 * x + z1
-                    z1 = c.b1 * x - c.a1 * y + z2
-                    z2 = c.b2 * x - c.a2 * y
-                    samples[frame] = Float(mix == 1 ? y : x + (y - x) * mix)
-                }
-                // Flush denormals (a long silence must not leave subnormal states).
-                if abs(z1) < 1e-20 { z1 = 0 }
-                if abs(z2) < 1e-20 { z2 = 0 }
-                if channel == 0 { (state.z.0, state.z.1) = (z1, z2) } else { (state.z.2, state.z.3) = (z1, z2) }
+            let c = state.current
+            var (b0, b1, b2) = (SIMD2(repeating: c.b0), SIMD2(repeating: c.b1), SIMD2(repeating: c.b2))
+            var (a1, a2) = (SIMD2(repeating: c.a1), SIMD2(repeating: c.a2))
+            let (db0, db1, db2) = (
+                SIMD2(repeating: (next.b0 - c.b0) * step), SIMD2(repeating: (next.b1 - c.b1) * step),
+                SIMD2(repeating: (next.b2 - c.b2) * step)
+            )
+            let (da1, da2) = (SIMD2(repeating: (next.a1 - c.a1) * step), SIMD2(repeating: (next.a2 - c.a2) * step))
+            var mix = SIMD2(repeating: state.mix)
+            let dm = SIMD2(repeating: (mixNext - state.mix) * step)
+            var h = state.history
+            for frame in position..<position + length {
+                b0 += db0
+                b1 += db1
+                b2 += db2
+                a1 += da1
+                a2 += da2
+                mix += dm
+                let x = SIMD2(Double(left[frame]), Double(right[frame]))
+                let y = ((b0 * x + b1 * h.x1) + (b2 * h.x2 - a2 * h.y2)) - a1 * h.y1
+                (h.x2, h.x1, h.y2, h.y1) = (h.x1, x, h.y1, y)
+                let out = x + (y - x) * mix
+                left[frame] = Float(out.x)
+                right[frame] = Float(out.y)
             }
+            state.history = h.flushed()
             state.current = next
             state.mix = mixNext
             position += length
         }
+    }
+}
+
+/// The last two inputs and outputs of a band, left channel in `.x`, right in `.y`.
+struct BiquadHistory {
+    var x1 = SIMD2<Double>.zero
+    var x2 = SIMD2<Double>.zero
+    var y1 = SIMD2<Double>.zero
+    var y2 = SIMD2<Double>.zero
+
+    /// Denormal-range values set to zero: a long silence must not leave subnormal states.
+    @inline(__always)
+    func flushed() -> BiquadHistory {
+        func flush(_ value: SIMD2<Double>) -> SIMD2<Double> {
+            value.replacing(with: 0, where: (value .< 1e-20) .& (value .> -1e-20))
+        }
+        return BiquadHistory(x1: flush(x1), x2: flush(x2), y1: flush(y1), y2: flush(y2))
     }
 }
 
@@ -293,7 +374,7 @@ struct BandRuntime {
     var current = BiquadCoefficients.identity
     var needsCoefficients = false
     var mix = 1.0
-    var z: (Double, Double, Double, Double) = (0, 0, 0, 0)
+    var history = BiquadHistory()
 }
 
 /// One filter band as a node: the counterpart of an AVAudioUnitEQ with one band, not bypassed.
