@@ -99,6 +99,9 @@ public final class LimiterNode: AudioNode, @unchecked Sendable {
     private var dequeStart = 0
     private var dequeCount = 0
     private var boxSum = 0.0
+    /// `position` modulo the look-ahead and modulo the delay's capacity, kept without dividing.
+    private var boxSlot = 0
+    private var delaySlot = 0
     private var boxCount = 0
     private var gain = 1.0
     private var lookAhead = 0
@@ -151,6 +154,8 @@ public final class LimiterNode: AudioNode, @unchecked Sendable {
         history.update(repeating: 0, count: 4 * Self.taps)
         historyPosition = 0
         position = 0
+        boxSlot = 0
+        delaySlot = 0
         dequeStart = 0
         dequeCount = 0
         boxSum = Double(lookAhead)
@@ -221,11 +226,26 @@ public final class LimiterNode: AudioNode, @unchecked Sendable {
         var boxCount = self.boxCount
         var gain = self.gain
         var position = self.position
+        var boxSlot = self.boxSlot
+        var delaySlot = self.delaySlot
+        let inverseLookAhead = 1 / Double(lookAhead)
+        var settled = preGainNow == preTarget && ceilingNow == ceilingTarget
+        var preGain = Float(preGainNow)
+        var limit = Float(ceilingNow)
         for frame in 0..<frameCount {
-            preGainNow += (preTarget - preGainNow) * smoothing
-            ceilingNow += (ceilingTarget - ceilingNow) * smoothing
-            let l = Float(Double(left[frame]) * preGainNow)
-            let r = channels > 1 ? Float(Double(right[frame]) * preGainNow) : l
+            if !settled {
+                // Pre-gain and ceiling glide (10 ms), then snap to their targets.
+                preGainNow += (preTarget - preGainNow) * smoothing
+                ceilingNow += (ceilingTarget - ceilingNow) * smoothing
+                if abs(preGainNow - preTarget) < 1e-7 * preTarget
+                    && abs(ceilingNow - ceilingTarget) < 1e-7 * ceilingTarget
+                {
+                    (preGainNow, ceilingNow, settled) = (preTarget, ceilingTarget, true)
+                }
+                (preGain, limit) = (Float(preGainNow), Float(ceilingNow))
+            }
+            let l = left[frame] * preGain
+            let r = channels > 1 ? right[frame] * preGain : l
             // Detector.
             var peak: Float
             if truePeak {
@@ -237,23 +257,27 @@ public final class LimiterNode: AudioNode, @unchecked Sendable {
                 history[2 * count + historyPosition + count] = r
                 historyPosition += 1
                 if historyPosition == count { historyPosition = 0 }
-                let leftWindow = history + historyPosition
-                let rightWindow = history + 2 * count + historyPosition
-                peak = 0
-                for phase in 0..<4 {
-                    let taps = phases + count * phase
-                    var a: Float = 0
-                    var b: Float = 0
-                    for tap in 0..<count {
-                        a += taps[tap] * leftWindow[tap]
-                        b += taps[tap] * rightWindow[tap]
+                let leftWindow = UnsafeRawPointer(history + historyPosition)
+                let rightWindow = UnsafeRawPointer(history + 2 * count + historyPosition)
+                // Phase 0 is the sample 16 back itself (its taps are a unit impulse).
+                peak = max(
+                    abs(leftWindow.load(fromByteOffset: 4 * (count / 2 - 1), as: Float.self)),
+                    abs(rightWindow.load(fromByteOffset: 4 * (count / 2 - 1), as: Float.self)))
+                for phase in 1..<4 {
+                    let taps = UnsafeRawPointer(phases + count * phase)
+                    var a = SIMD4<Float>.zero
+                    var b = SIMD4<Float>.zero
+                    for chunk in stride(from: 0, to: 4 * count, by: 16) {
+                        let t = taps.loadUnaligned(fromByteOffset: chunk, as: SIMD4<Float>.self)
+                        a += t * leftWindow.loadUnaligned(fromByteOffset: chunk, as: SIMD4<Float>.self)
+                        b += t * rightWindow.loadUnaligned(fromByteOffset: chunk, as: SIMD4<Float>.self)
                     }
-                    peak = max(peak, abs(a), abs(b))
+                    peak = max(peak, abs(a.sum()), abs(b.sum()))
                 }
             } else {
                 peak = max(abs(l), abs(r))
             }
-            let target = Double(peak) > ceilingNow ? ceilingNow / Double(peak) : 1
+            let target = peak > limit ? Double(limit) / Double(peak) : 1
             // Sliding minimum over the look-ahead window (a monotonic queue).
             while dequeCount > 0 {
                 var last = dequeStart + dequeCount - 1
@@ -273,26 +297,28 @@ public final class LimiterNode: AudioNode, @unchecked Sendable {
             }
             let minimum = minimumValue[dequeStart]
             // Moving average of the minimum over the look-ahead.
-            let slot = position % lookAhead
-            boxSum += minimum - boxRing[slot]
-            boxRing[slot] = minimum
+            boxSum += minimum - boxRing[boxSlot]
+            boxRing[boxSlot] = minimum
+            boxSlot += 1
+            if boxSlot == lookAhead { boxSlot = 0 }
             boxCount += 1
             if boxCount >= 4_096 {  // refresh the running sum against rounding drift
                 boxCount = 0
                 boxSum = 0
                 for index in 0..<lookAhead { boxSum += boxRing[index] }
             }
-            let smoothed = min(boxSum / Double(lookAhead), 1)
+            let smoothed = min(boxSum * inverseLookAhead, 1)
             // Down at once, up with the release time constant.
             gain = smoothed < gain ? smoothed : gain + (smoothed - gain) * releaseCoefficient
             deepest = min(deepest, gain)
             // The delayed signal.
-            let writeSlot = position % capacity
+            let writeSlot = delaySlot
+            delaySlot += 1
+            if delaySlot == capacity { delaySlot = 0 }
             var delayed = writeSlot - delayFrames
             if delayed < 0 { delayed += capacity }
             delay[2 * writeSlot] = l
             delay[2 * writeSlot + 1] = r
-            let limit = Float(ceilingNow)
             let scale = Float(gain)
             outLeftChannel[frame] = min(max(delay[2 * delayed] * scale, -limit), limit)
             if channels > 1 { outRightChannel[frame] = min(max(delay[2 * delayed + 1] * scale, -limit), limit) }
@@ -307,6 +333,8 @@ public final class LimiterNode: AudioNode, @unchecked Sendable {
         self.boxCount = boxCount
         self.gain = gain
         self.position = position
+        self.boxSlot = boxSlot
+        self.delaySlot = delaySlot
         reductionBits.store(Float(20 * log10(max(deepest, 1e-9))).bitPattern, ordering: .relaxed)
     }
 }

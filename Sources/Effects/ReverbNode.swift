@@ -97,80 +97,77 @@ public final class ReverbNode: AudioNode, @unchecked Sendable {
     static let diffuserLengths: [Double] = [4.77, 3.59, 12.73, 9.3]
     static let stages = 4
     static let diffuserGain = 0.7
-    /// Levels below this (−300 dB) become exact zeros: no denormals, and a tail that ends.
-    static let flushLevel: Float = 1e-15
+    /// The right channel's diffusers are this much longer: decorrelated inputs.
+    static let rightDiffuserScale = 1.113
 
     private let presetIndex = Atomic<Int>(3)
     private let mixBits = Atomic<UInt64>(50.0.bitPattern)
 
-    // Render state (preallocated in prepare).
+    // Render state, preallocated in prepare. Every delay is a ring of a power-of-two size indexed
+    // by one running sample counter (`counter & mask`), so the loop never wraps positions one by
+    // one; the sixteen lines are processed as one SIMD16 vector.
     private var sampleRate = 44_100.0
     private var builtPreset = -1
-    private var lineStorage: UnsafeMutablePointer<Float> = .allocate(capacity: 1)
-    // Per-line and per-diffuser state in fixed, preallocated memory: the render loop reads it
-    // through local pointers (no array bounds or exclusivity checks per sample).
-    private let lineOffsets = UnsafeMutablePointer<Int>.allocate(capacity: ReverbNode.lines + 1)
-    private let lineLengths = UnsafeMutablePointer<Int>.allocate(capacity: ReverbNode.lines)
-    private let linePositions = UnsafeMutablePointer<Int>.allocate(capacity: ReverbNode.lines)
-    private let lineGain = UnsafeMutablePointer<Float>.allocate(capacity: ReverbNode.lines)
-    private let lineDamping = UnsafeMutablePointer<Float>.allocate(capacity: ReverbNode.lines)
-    private let lineFilter = UnsafeMutablePointer<Float>.allocate(capacity: ReverbNode.lines)
-    private var diffuserStorage: UnsafeMutablePointer<Float> = .allocate(capacity: 1)
-    private let diffuserOffsets = UnsafeMutablePointer<Int>.allocate(capacity: 2 * ReverbNode.stages + 1)
-    private let diffuserLengthsInSamples = UnsafeMutablePointer<Int>.allocate(capacity: 2 * ReverbNode.stages)
-    private let diffuserPositions = UnsafeMutablePointer<Int>.allocate(capacity: 2 * ReverbNode.stages)
-    private var preDelayStorage: UnsafeMutablePointer<Float> = .allocate(capacity: 2)
+    private var counter = 0
+    /// Line k's ring starts at `lineRings + k * lineStride`: a power-of-two ring plus a pad that
+    /// keeps the sixteen read positions out of one another's cache sets.
+    private var lineRings: UnsafeMutablePointer<Float> = .allocate(capacity: 1)
+    private var lineBits = 0
+    private var lineStride = 0
+    /// Sixteen floats, 64-byte aligned: the lines' outputs are gathered here and loaded as one vector.
+    private let gather = UnsafeMutableRawPointer.allocate(byteCount: 64, alignment: 64)
+    private let lineDelays = UnsafeMutablePointer<Int>.allocate(capacity: ReverbNode.lines)
+    private var lineGains = SIMD16<Float>.zero
+    private var lineDamping = SIMD16<Float>.zero
+    private var lineFilters = SIMD16<Float>.zero
+    /// Diffuser (channel c, stage s)'s ring is number `s * 2 + c`.
+    private var diffuserRings: UnsafeMutablePointer<Float> = .allocate(capacity: 1)
+    private var diffuserBits = 0
+    private let diffuserDelays = UnsafeMutablePointer<Int>.allocate(capacity: 2 * ReverbNode.stages)
+    /// Left and right, interleaved.
+    private var preDelayRing: UnsafeMutablePointer<Float> = .allocate(capacity: 2)
+    private var preDelayBits = 0
     private var preDelayLength = 1
-    private var preDelayCapacity = 1
-    private var preDelayPosition = 0
     private var mixNow = 0.5
-    private let scratch = UnsafeMutablePointer<Float>.allocate(capacity: ReverbNode.lines)
 
     public init(preset: ReverbPreset = .mediumHall, wetDryMix: Double = 50) {
-        lineOffsets.initialize(repeating: 0, count: Self.lines + 1)
-        lineLengths.initialize(repeating: 1, count: Self.lines)
-        linePositions.initialize(repeating: 0, count: Self.lines)
-        lineGain.initialize(repeating: 0, count: Self.lines)
-        lineDamping.initialize(repeating: 0, count: Self.lines)
-        lineFilter.initialize(repeating: 0, count: Self.lines)
-        diffuserOffsets.initialize(repeating: 0, count: 2 * Self.stages + 1)
-        diffuserLengthsInSamples.initialize(repeating: 1, count: 2 * Self.stages)
-        diffuserPositions.initialize(repeating: 0, count: 2 * Self.stages)
-        scratch.initialize(repeating: 0, count: Self.lines)
+        lineDelays.initialize(repeating: 1, count: Self.lines)
+        diffuserDelays.initialize(repeating: 1, count: 2 * Self.stages)
         super.init(name: "reverb")
         self.preset = preset
         self.wetDryMix = wetDryMix
     }
 
     deinit {
-        lineStorage.deallocate()
-        diffuserStorage.deallocate()
-        preDelayStorage.deallocate()
-        for pointer in [
-            lineOffsets, lineLengths, linePositions, diffuserOffsets, diffuserLengthsInSamples, diffuserPositions,
-        ] {
-            pointer.deallocate()
-        }
-        for pointer in [lineGain, lineDamping, lineFilter, scratch] { pointer.deallocate() }
+        lineRings.deallocate()
+        diffuserRings.deallocate()
+        preDelayRing.deallocate()
+        gather.deallocate()
+        lineDelays.deallocate()
+        diffuserDelays.deallocate()
     }
 
     public override var inputBusCount: Int { 1 }
     public override func outputChannelCount(inputChannelCounts: [Int]) -> Int { 2 }
 
+    /// The bits of the smallest power of two above `frames`.
+    private static func bits(above frames: Int) -> Int { Int.bitWidth - (frames).leadingZeroBitCount }
+
     public override func prepare(format: AudioFormat, maximumFrameCount: Int) throws {
         sampleRate = format.sampleRate
         // Room for the largest preset.
         let longest = ReverbPreset.table.map(\.size).max()!
-        let lineCapacity = Self.baseLengths.reduce(0) { $0 + Int($1 / 1_000 * longest * sampleRate) + 2 }
-        lineStorage.deallocate()
-        lineStorage = .allocate(capacity: lineCapacity)
-        let diffuserCapacity =
-            2 * Self.diffuserLengths.reduce(0) { $0 + Int($1 * 1.2 / 1_000 * sampleRate) + 2 }
-        diffuserStorage.deallocate()
-        diffuserStorage = .allocate(capacity: diffuserCapacity)
-        preDelayCapacity = Int(0.05 * sampleRate) + 2
-        preDelayStorage.deallocate()
-        preDelayStorage = .allocate(capacity: 2 * preDelayCapacity)
+        lineBits = Self.bits(above: Int(Self.baseLengths.max()! / 1_000 * longest * sampleRate) + 2)
+        lineStride = (1 << lineBits) + 16 + 3
+        lineRings.deallocate()
+        lineRings = .allocate(capacity: Self.lines * lineStride)
+        diffuserBits = Self.bits(
+            above: Int(Self.diffuserLengths.max()! * Self.rightDiffuserScale / 1_000 * sampleRate) + 2)
+        diffuserRings.deallocate()
+        diffuserRings = .allocate(capacity: 2 * Self.stages << diffuserBits)
+        preDelayBits = Self.bits(above: Int(0.05 * sampleRate) + 2)
+        preDelayRing.deallocate()
+        preDelayRing = .allocate(capacity: 2 << preDelayBits)
         builtPreset = -1
         mixNow = wetDryMix / 100
         build(preset)
@@ -182,17 +179,13 @@ public final class ReverbNode: AudioNode, @unchecked Sendable {
     /// preallocated memory is touched).
     private func build(_ preset: ReverbPreset) {
         builtPreset = ReverbPreset.table.firstIndex(of: preset)!
-        var offset = 0
         let mid = preset.reverberationTime
         let high = mid * preset.highDecayRatio
         let omega = 2 * Double.pi * 1_000 / sampleRate
         for line in 0..<Self.lines {
-            var length = Int(Self.baseLengths[line] / 1_000 * preset.size * sampleRate)
-            length |= 1  // odd lengths, less shared factors
-            lineOffsets[line] = offset
-            lineLengths[line] = length
-            linePositions[line] = 0
-            offset += length + 1
+            // Odd lengths: fewer shared factors.
+            let length = Int(Self.baseLengths[line] / 1_000 * preset.size * sampleRate) | 1
+            lineDelays[line] = length
             // Damping: a one-pole low-pass whose gain at Nyquist gives the high decay; its gain at
             // DC is set so that the loop's gain at 1 kHz gives the mid decay exactly.
             let seconds = Double(length) / sampleRate
@@ -205,30 +198,57 @@ public final class ReverbNode: AudioNode, @unchecked Sendable {
                 let response = (1 - pole) / ((1 - 2 * pole * cos(omega) + pole * pole).squareRoot())
                 gainDC = gainMid / response
             }
-            lineGain[line] = Float(gainDC * (1 - pole))
+            lineGains[line] = Float(gainDC * (1 - pole))
             lineDamping[line] = Float(pole)
-            lineFilter[line] = 0
         }
-        lineOffsets[Self.lines] = offset
-        lineStorage.update(repeating: 0, count: offset)
-        var diffuserOffset = 0
-        for channel in 0..<2 {
-            for stage in 0..<Self.stages {
-                let index = channel * Self.stages + stage
-                // The right channel's diffusers are slightly longer: decorrelated inputs.
-                let scale = channel == 0 ? 1 : 1.113
-                let length = Int(Self.diffuserLengths[stage] * scale / 1_000 * sampleRate) | 1
-                diffuserOffsets[index] = diffuserOffset
-                diffuserLengthsInSamples[index] = length
-                diffuserPositions[index] = 0
-                diffuserOffset += length + 1
+        lineFilters = .zero
+        lineRings.update(repeating: 0, count: Self.lines * lineStride)
+        for stage in 0..<Self.stages {
+            for channel in 0..<2 {
+                let scale = channel == 0 ? 1 : Self.rightDiffuserScale
+                diffuserDelays[stage * 2 + channel] = Int(Self.diffuserLengths[stage] * scale / 1_000 * sampleRate) | 1
             }
         }
-        diffuserStorage.update(repeating: 0, count: diffuserOffset)
-        preDelayLength = max(1, min(preDelayCapacity - 1, Int(preset.preDelay * sampleRate)))
-        preDelayPosition = 0
-        preDelayStorage.update(repeating: 0, count: 2 * preDelayCapacity)
+        diffuserRings.update(repeating: 0, count: 2 * Self.stages << diffuserBits)
+        preDelayLength = max(1, min((1 << preDelayBits) - 1, Int(preset.preDelay * sampleRate)))
+        preDelayRing.update(repeating: 0, count: 2 << preDelayBits)
+        counter = 0
     }
+
+    /// Sylvester's 16-point Hadamard transform (unnormalized: its gain is 4) as four perfect-shuffle
+    /// butterflies.
+    @inline(__always)
+    private static func hadamard(_ v: SIMD16<Float>) -> SIMD16<Float> {
+        var v = v
+        for _ in 0..<4 {
+            let (even, odd) = (v.evenHalf, v.oddHalf)
+            v = SIMD16(lowHalf: even + odd, highHalf: even - odd)
+        }
+        return v
+    }
+
+    /// Values below 2⁻⁵⁰ (−301 dB) in magnitude set to exactly zero, without a branch: so no state
+    /// ever becomes subnormal, and a tail ends. Works on the bits: a value whose exponent field is
+    /// below the threshold's is masked away (integer vector operations, cheap on every x86-64).
+    @inline(__always)
+    private static func flushed(_ v: SIMD16<Float>) -> SIMD16<Float> {
+        let bits = unsafeBitCast(v, to: SIMD16<Int32>.self)
+        let keep = ~(((bits & 0x7f80_0000) &- Self.flushExponent) &>> 31)
+        return unsafeBitCast(bits & keep, to: SIMD16<Float>.self)
+    }
+
+    @inline(__always)
+    private static func flushed(_ v: SIMD2<Float>) -> SIMD2<Float> {
+        let bits = unsafeBitCast(v, to: SIMD2<Int32>.self)
+        let keep = ~(((bits & 0x7f80_0000) &- Self.flushExponent) &>> 31)
+        return unsafeBitCast(bits & keep, to: SIMD2<Float>.self)
+    }
+
+    /// The exponent field of 2⁻⁵⁰.
+    private static let flushExponent = Int32((127 - 50) << 23)
+
+    /// +1, −1, +1, … : how the right input enters the lines.
+    private static let alternating = SIMD16<Float>((0..<16).map { $0 & 1 == 0 ? 1 : -1 })
 
     public override func render(into output: AudioBuffer, inputs: RenderInputs, frameCount: Int, time: AudioTime) {
         guard let input = inputs[0] else {
@@ -250,96 +270,77 @@ public final class ReverbNode: AudioNode, @unchecked Sendable {
             return
         }
         // Everything the loop touches, in locals.
-        let lines = Self.lines
-        let stages = Self.stages
-        let storage = lineStorage
-        let offsets = lineOffsets
-        let lengths = lineLengths
-        let positions = linePositions
-        let gains = lineGain
+        let lines = lineRings
+        let lineMask = (1 << lineBits) - 1
+        let lineStride = self.lineStride
+        let gathered = gather.assumingMemoryBound(to: Float.self)
+        let lineDelays = self.lineDelays
+        let gains = lineGains
         let damping = lineDamping
-        let filters = lineFilter
-        let values = scratch
-        let diffusers = diffuserStorage
-        let diffuserOffsets = self.diffuserOffsets
-        let diffuserLengths = diffuserLengthsInSamples
-        let diffuserPositions = self.diffuserPositions
-        let g = Float(Self.diffuserGain)
-        let flush = Self.flushLevel
-        let preDelay = preDelayStorage
-        let preCapacity = preDelayCapacity
+        var filters = lineFilters
+        let diffusers = diffuserRings
+        let diffuserBits = self.diffuserBits
+        let diffuserMask = (1 << diffuserBits) - 1
+        let diffuserDelays = self.diffuserDelays
+        let g = SIMD2<Float>(repeating: Float(Self.diffuserGain))
+        let preDelay = preDelayRing
+        let preMask = (1 << preDelayBits) - 1
         let preLength = preDelayLength
-        var prePosition = preDelayPosition
+        let alternating = Self.alternating
+        var counter = self.counter
         var mix = mixNow
         for frame in 0..<frameCount {
             let dryLeft = left[frame]
             let dryRight = right[frame]
             // Pre-delay.
-            var readSlot = prePosition - preLength
-            if readSlot < 0 { readSlot += preCapacity }
-            preDelay[2 * prePosition] = dryLeft
-            preDelay[2 * prePosition + 1] = dryRight
-            var inputs = (preDelay[2 * readSlot], preDelay[2 * readSlot + 1])
-            prePosition += 1
-            if prePosition == preCapacity { prePosition = 0 }
-            // Input diffusion: Schroeder allpasses, per channel.
-            for channel in 0..<2 {
-                var x = channel == 0 ? inputs.0 : inputs.1
-                for stage in 0..<stages {
-                    let index = channel * stages + stage
-                    let base = diffusers + diffuserOffsets[index]
-                    let position = diffuserPositions[index]
-                    let delayed = base[position]
-                    var v = x + g * delayed
-                    if abs(v) < flush { v = 0 }
-                    base[position] = v
-                    x = delayed - g * v
-                    diffuserPositions[index] = position + 1 == diffuserLengths[index] ? 0 : position + 1
-                }
-                if channel == 0 { inputs.0 = x } else { inputs.1 = x }
+            let write = counter & preMask
+            let read = (counter - preLength) & preMask
+            preDelay[2 * write] = dryLeft
+            preDelay[2 * write + 1] = dryRight
+            var x = SIMD2(preDelay[2 * read], preDelay[2 * read + 1])
+            // Input diffusion: Schroeder allpasses, both channels side by side.
+            for stage in 0..<Self.stages {
+                let leftRing = diffusers + ((2 &* stage) << diffuserBits)
+                let rightRing = diffusers + ((2 &* stage &+ 1) << diffuserBits)
+                let delayed = SIMD2(
+                    leftRing[(counter &- diffuserDelays[2 &* stage]) & diffuserMask],
+                    rightRing[(counter &- diffuserDelays[2 &* stage &+ 1]) & diffuserMask])
+                let v = Self.flushed(x + g * delayed)
+                leftRing[counter & diffuserMask] = v.x
+                rightRing[counter & diffuserMask] = v.y
+                x = delayed - g * v
             }
-            // Read the lines through their damping filters; the outputs take two orthogonal sign patterns.
-            var wetLeft: Float = 0
-            var wetRight: Float = 0
-            for line in 0..<lines {
-                let value = storage[offsets[line] + positions[line]]
-                var filtered = gains[line] * value + damping[line] * filters[line]
-                if abs(filtered) < flush { filtered = 0 }
-                filters[line] = filtered
-                values[line] = filtered
-                wetLeft += line & 1 == 0 ? filtered : -filtered
-                wetRight += (line >> 1) & 1 == 0 ? filtered : -filtered
+            // Read the lines through their damping filters.
+            // (Built from scalars: a vector load right after sixteen scalar stores would stall.)
+            let now = counter  // (a constant: a captured variable would be boxed on the heap)
+            @inline(__always) func tap(_ line: Int) -> Float {
+                lines[line &* lineStride &+ ((now &- lineDelays[line]) & lineMask)]
             }
-            // Hadamard feedback (orthonormal), the inputs added, written back.
-            var span = 1
-            while span < lines {
-                var start = 0
-                while start < lines {
-                    for index in start..<(start + span) {
-                        let a = values[index]
-                        let b = values[index + span]
-                        values[index] = a + b
-                        values[index + span] = a - b
-                    }
-                    start += 2 * span
-                }
-                span <<= 1
-            }
-            for line in 0..<lines {
-                let injected = (line & 1 == 0 ? inputs.0 : inputs.1) * 0.35
-                let written = values[line] * 0.25 + injected
-                let position = positions[line]
-                storage[offsets[line] + position] = abs(written) < flush ? 0 : written
-                positions[line] = position + 1 == lengths[line] ? 0 : position + 1
-            }
+            let outputs = SIMD16(
+                tap(0), tap(1), tap(2), tap(3), tap(4), tap(5), tap(6), tap(7), tap(8), tap(9), tap(10),
+                tap(11), tap(12), tap(13), tap(14), tap(15))
+            filters = Self.flushed(gains * outputs + damping * filters)
+            // Hadamard feedback (orthonormal with the 1/4). Its rows 1 and 2 are two orthogonal
+            // sign patterns over the lines: the decorrelated left and right outputs. The input
+            // enters every line, the left channel with one sign, the right with alternating signs
+            // (the Hadamard image of lines 0 and 1).
+            let mixed = Self.hadamard(filters)
+            let wetLeft = mixed[1] * 0.25
+            let wetRight = mixed[2] * 0.25
+            let written = Self.flushed((mixed + SIMD16(repeating: x.x) + alternating * x.y) * 0.25)
+            gather.storeBytes(of: written, as: SIMD16<Float>.self)
+            let slot = counter & lineMask
+            for line in 0..<Self.lines { lines[line &* lineStride &+ slot] = gathered[line] }
+            counter += 1
             if mix != mixTarget {
                 mix = mixTarget > mix ? min(mixTarget, mix + mixStep) : max(mixTarget, mix - mixStep)
             }
             let wet = Float(mix)
-            outLeft[frame] = dryLeft + (wetLeft * 0.25 - dryLeft) * wet
-            if stereoOut { outRight[frame] = dryRight + (wetRight * 0.25 - dryRight) * wet }
+            outLeft[frame] = dryLeft + (wetLeft - dryLeft) * wet
+            if stereoOut { outRight[frame] = dryRight + (wetRight - dryRight) * wet }
         }
-        preDelayPosition = prePosition
+        lineFilters = filters
+        self.counter = counter
         mixNow = mix
     }
 }
