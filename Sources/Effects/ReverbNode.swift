@@ -68,7 +68,8 @@ public enum ReverbPreset: String, CaseIterable, Hashable, Sendable {
 /// its size. `wetDryMix` crossfades linearly, 0 (dry only, bit for bit) to 100 (wet only), and
 /// glides. Denormal states are flushed, so silence after a loud sound costs nothing extra.
 ///
-/// The plate preset uses the same network voiced bright and dense (not Dattorro's plate topology).
+/// The plate preset is Jon Dattorro's plate reverberator (1997): input diffusion into a modulated
+/// "figure eight" tank, seven output taps per channel.
 public final class ReverbNode: AudioNode, @unchecked Sendable {
     /// The preset; changing it rebuilds the network (a short break in the tail).
     public var preset: ReverbPreset {
@@ -117,8 +118,10 @@ public final class ReverbNode: AudioNode, @unchecked Sendable {
     /// Sixteen floats, 64-byte aligned: the lines' outputs are gathered here and loaded as one vector.
     private let gather = UnsafeMutableRawPointer.allocate(byteCount: 64, alignment: 64)
     private let lineDelays = UnsafeMutablePointer<Int>.allocate(capacity: ReverbNode.lines)
-    private var lineGains = SIMD16<Float>.zero
-    private var lineDamping = SIMD16<Float>.zero
+    /// Per-line loop gain and damping pole (loaded as vectors per quantum; set element by element
+    /// through pointers, since a SIMD subscript setter is a generic call in unoptimized builds).
+    private let lineGains = UnsafeMutablePointer<Float>.allocate(capacity: ReverbNode.lines)
+    private let lineDamping = UnsafeMutablePointer<Float>.allocate(capacity: ReverbNode.lines)
     private var lineFilters = SIMD16<Float>.zero
     /// Diffuser (channel c, stage s)'s ring is number `s * 2 + c`.
     private var diffuserRings: UnsafeMutablePointer<Float> = .allocate(capacity: 1)
@@ -129,9 +132,15 @@ public final class ReverbNode: AudioNode, @unchecked Sendable {
     private var preDelayBits = 0
     private var preDelayLength = 1
     private var mixNow = 0.5
+    /// The plate preset's own network (allocated in prepare).
+    private var plate: DattorroPlate?
+    /// Whether the network built is the plate.
+    private var builtPlate = false
 
     public init(preset: ReverbPreset = .mediumHall, wetDryMix: Double = 50) {
         lineDelays.initialize(repeating: 1, count: Self.lines)
+        lineGains.initialize(repeating: 0, count: Self.lines)
+        lineDamping.initialize(repeating: 0, count: Self.lines)
         diffuserDelays.initialize(repeating: 1, count: 2 * Self.stages)
         super.init(name: "reverb")
         self.preset = preset
@@ -143,7 +152,10 @@ public final class ReverbNode: AudioNode, @unchecked Sendable {
         diffuserRings.deallocate()
         preDelayRing.deallocate()
         gather.deallocate()
+        plate?.deallocate()
         lineDelays.deallocate()
+        lineGains.deallocate()
+        lineDamping.deallocate()
         diffuserDelays.deallocate()
     }
 
@@ -168,17 +180,21 @@ public final class ReverbNode: AudioNode, @unchecked Sendable {
         preDelayBits = Self.bits(above: Int(0.05 * sampleRate) + 2)
         preDelayRing.deallocate()
         preDelayRing = .allocate(capacity: 2 << preDelayBits)
+        plate?.deallocate()
+        plate = DattorroPlate(sampleRate: sampleRate)
         builtPreset = -1
         mixNow = wetDryMix / 100
-        build(preset)
+        build(presetIndex.load(ordering: .relaxed))
     }
 
-    public override func reset() { build(preset) }
+    public override func reset() { build(presetIndex.load(ordering: .relaxed)) }
 
     /// Sets the network up for a preset and clears it (render thread on a preset change: only
     /// preallocated memory is touched).
-    private func build(_ preset: ReverbPreset) {
-        builtPreset = ReverbPreset.table.firstIndex(of: preset)!
+    private func build(_ index: Int) {
+        // (By index: `firstIndex(of:)` is a generic call that allocates in unoptimized builds.)
+        let preset = ReverbPreset.table[index]
+        builtPreset = index
         let mid = preset.reverberationTime
         let high = mid * preset.highDecayRatio
         let omega = 2 * Double.pi * 1_000 / sampleRate
@@ -213,6 +229,13 @@ public final class ReverbNode: AudioNode, @unchecked Sendable {
         preDelayLength = max(1, min((1 << preDelayBits) - 1, Int(preset.preDelay * sampleRate)))
         preDelayRing.update(repeating: 0, count: 2 << preDelayBits)
         counter = 0
+        // (Pattern matches, not `==` and `!= nil`: those are generic calls in unoptimized builds,
+        // and generic code may allocate.)
+        builtPlate = false
+        if case .plate = preset, case .some = plate {
+            builtPlate = true
+            plate?.configure(reverberationTime: mid, sampleRate: sampleRate)
+        }
     }
 
     /// Sylvester's 16-point Hadamard transform (unnormalized: its gain is 4) as four perfect-shuffle
@@ -255,7 +278,8 @@ public final class ReverbNode: AudioNode, @unchecked Sendable {
             output.clear(frames: frameCount)
             return
         }
-        if presetIndex.load(ordering: .relaxed) != builtPreset { build(preset) }
+        let index = presetIndex.load(ordering: .relaxed)
+        if index != builtPreset { build(index) }
         let mixTarget = wetDryMix / 100
         let mixStep = 1 / (0.020 * sampleRate)
         let left = input.channel(0)
@@ -269,14 +293,18 @@ public final class ReverbNode: AudioNode, @unchecked Sendable {
             if stereoOut { outRight.update(from: right, count: frameCount) }
             return
         }
+        if builtPlate {
+            renderPlate(left, right, outLeft, outRight, stereoOut, frameCount, mixTarget, mixStep)
+            return
+        }
         // Everything the loop touches, in locals.
         let lines = lineRings
         let lineMask = (1 << lineBits) - 1
         let lineStride = self.lineStride
         let gathered = gather.assumingMemoryBound(to: Float.self)
         let lineDelays = self.lineDelays
-        let gains = lineGains
-        let damping = lineDamping
+        let gains = UnsafeRawPointer(lineGains).loadUnaligned(as: SIMD16<Float>.self)
+        let damping = UnsafeRawPointer(lineDamping).loadUnaligned(as: SIMD16<Float>.self)
         var filters = lineFilters
         let diffusers = diffuserRings
         let diffuserBits = self.diffuserBits
@@ -340,6 +368,39 @@ public final class ReverbNode: AudioNode, @unchecked Sendable {
             if stereoOut { outRight[frame] = dryRight + (wetRight - dryRight) * wet }
         }
         lineFilters = filters
+        self.counter = counter
+        mixNow = mix
+    }
+
+    /// The plate preset: pre-delay, then Dattorro's plate.
+    private func renderPlate(
+        _ left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>,
+        _ outLeft: UnsafeMutablePointer<Float>,
+        _ outRight: UnsafeMutablePointer<Float>, _ stereoOut: Bool, _ frameCount: Int, _ mixTarget: Double,
+        _ mixStep: Double
+    ) {
+        guard var plate else { return }
+        let preDelay = preDelayRing
+        let preMask = (1 << preDelayBits) - 1
+        var counter = self.counter
+        var mix = mixNow
+        for frame in 0..<frameCount {
+            let dryLeft = left[frame]
+            let dryRight = right[frame]
+            let write = counter & preMask
+            let read = (counter &- preDelayLength) & preMask
+            preDelay[2 * write] = dryLeft
+            preDelay[2 * write + 1] = dryRight
+            let (wetLeft, wetRight) = plate.process(preDelay[2 * read], preDelay[2 * read + 1])
+            counter &+= 1
+            if mix != mixTarget {
+                mix = mixTarget > mix ? min(mixTarget, mix + mixStep) : max(mixTarget, mix - mixStep)
+            }
+            let wet = Float(mix)
+            outLeft[frame] = dryLeft + (wetLeft - dryLeft) * wet
+            if stereoOut { outRight[frame] = dryRight + (wetRight - dryRight) * wet }
+        }
+        self.plate = plate
         self.counter = counter
         mixNow = mix
     }

@@ -163,6 +163,7 @@ struct RenderAllocationTests {
             // Bands move while playing (the control side), the nodes glide on the audio side.
             eq.bands[1].frequency = 1_000 + Double(quantum % 50) * 40
             eq.bands[0].gain = Double(quantum % 7)
+            if quantum == 250 { reverb.preset = .plate }  // rebuilt on the audio thread: Dattorro's plate
             pianola_allocations_start()
             engine.render(frameCount: 256, into: buffer)
             allocations += pianola_allocations_stop()
