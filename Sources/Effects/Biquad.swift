@@ -50,10 +50,13 @@ public enum FilterDesign: String, CaseIterable, Hashable, Sendable {
     /// Robert Bristow-Johnson's Audio EQ Cookbook (bilinear transform, prewarped at the
     /// frequency): what AVAudioUnitEQ and most EQs do. Responses cramp near Nyquist.
     case cookbook
-    /// Martin Vicanek's matched second-order filters (2016): the analog prototype's poles kept
-    /// (impulse invariance) and the zeros solved to match its magnitude at DC, at the frequency and
-    /// at Nyquist, so high bands keep their shape. For low- and high-pass, band-pass and
-    /// parametric bands; shelves and the notch use the cookbook design.
+    /// Responses matched to the analog prototype up to near Nyquist, so high bands keep their
+    /// shape: Martin Vicanek's matched second-order filters (2016: poles by impulse invariance,
+    /// zeros solved from the prototype's magnitude) refined by a minimax fit of the magnitude in dB
+    /// up to 0.45 × the sample rate (within 0.5 dB of the prototype there for the EQ's test
+    /// grid). While a band glides, Vicanek's closed form is used; the fit runs once it settles.
+    /// For low- and high-pass, band-pass and parametric bands; shelves and the notch use the
+    /// cookbook design.
     case matched
 
     /// The cases in order, stored once.
@@ -94,9 +97,19 @@ public struct BiquadCoefficients: Hashable, Sendable {
 
     /// The coefficients of `band` at `sampleRate`. The frequency is kept below Nyquist.
     public init(_ band: FilterBand, sampleRate: Double, design: FilterDesign = .cookbook) {
+        self.init(band, sampleRate: sampleRate, design: design, refined: true)
+    }
+
+    /// `refined: false` gives Vicanek's closed form for the matched design (what a band uses while
+    /// it glides, every 16 samples), `true` the refined fit (once it has settled).
+    init(_ band: FilterBand, sampleRate: Double, design: FilterDesign, refined: Bool) {
         let frequency = min(max(band.frequency, 1), sampleRate * 0.4999)
         let bandwidth = max(band.bandwidth, 0.001)
-        if design == .matched, let matched = Self.matched(band.type, frequency, band.gain, bandwidth, sampleRate) {
+        if design == .matched,
+            let matched = refined
+                ? Self.matchedRefined(band.type, frequency, band.gain, bandwidth, sampleRate)
+                : Self.matched(band.type, frequency, band.gain, bandwidth, sampleRate)
+        {
             self = matched
         } else {
             self = Self.cookbook(band.type, frequency, band.gain, bandwidth, sampleRate)

@@ -304,7 +304,8 @@ public final class EQNode: AudioNode, @unchecked Sendable {
                     state.smoothed = target
                 }
                 state.smoothed.type = target.type
-                next = BiquadCoefficients(state.smoothed, sampleRate: sampleRate, design: design)
+                next = BiquadCoefficients(
+                    state.smoothed, sampleRate: sampleRate, design: design, refined: state.smoothed == target)
                 state.needsCoefficients = next != state.current
             }
             // Bypass fades linearly over the glide time.

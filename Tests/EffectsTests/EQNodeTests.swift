@@ -69,7 +69,7 @@ struct EQNodeTests {
     }
 
     @Test(
-        "matched designs follow the analog prototype: within 1.2 dB up to 0.4 × rate, 2 dB up to 0.45 × rate (the cookbook cramps)",
+        "matched designs follow the analog prototype within 1 dB up to 0.45 × rate (measured ≤ 0.5 dB; the cookbook cramps)",
         arguments: [FilterType.lowPass, .highPass, .resonantLowPass, .resonantHighPass, .bandPass, .parametric])
     func matchedResponse(type: FilterType) throws {
         var worstMatched = 0.0
@@ -98,8 +98,8 @@ struct EQNodeTests {
             }
         }
         #expect(
-            worstMatchedBelow40 <= 1.2, "\(type): matched is \(worstMatchedBelow40) dB from analog up to 0.4 × rate")
-        #expect(worstMatched <= 2.0, "\(type): matched is \(worstMatched) dB from analog up to 0.45 × rate")
+            worstMatchedBelow40 <= 1.0, "\(type): matched is \(worstMatchedBelow40) dB from analog up to 0.4 × rate")
+        #expect(worstMatched <= 1.0, "\(type): matched is \(worstMatched) dB from analog up to 0.45 × rate")
         #expect(worstCookbook > worstMatched, "\(type): cookbook \(worstCookbook) dB, matched \(worstMatched) dB")
     }
 
