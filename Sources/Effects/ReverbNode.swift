@@ -136,6 +136,9 @@ public final class ReverbNode: AudioNode, @unchecked Sendable {
     private var plate: DattorroPlate?
     /// Whether the network built is the plate.
     private var builtPlate = false
+    /// The pre-delayed, diffused input of a quantum: left at 0, right at `diffusedCapacity`.
+    private var diffused: UnsafeMutablePointer<Float> = .allocate(capacity: 2)
+    private var diffusedCapacity = 1
 
     public init(preset: ReverbPreset = .mediumHall, wetDryMix: Double = 50) {
         lineDelays.initialize(repeating: 1, count: Self.lines)
@@ -152,6 +155,7 @@ public final class ReverbNode: AudioNode, @unchecked Sendable {
         diffuserRings.deallocate()
         preDelayRing.deallocate()
         gather.deallocate()
+        diffused.deallocate()
         plate?.deallocate()
         lineDelays.deallocate()
         lineGains.deallocate()
@@ -182,6 +186,9 @@ public final class ReverbNode: AudioNode, @unchecked Sendable {
         preDelayRing = .allocate(capacity: 2 << preDelayBits)
         plate?.deallocate()
         plate = DattorroPlate(sampleRate: sampleRate)
+        diffusedCapacity = max(1, maximumFrameCount)
+        diffused.deallocate()
+        diffused = .allocate(capacity: 2 * diffusedCapacity)
         builtPreset = -1
         mixNow = wetDryMix / 100
         build(presetIndex.load(ordering: .relaxed))
@@ -267,6 +274,13 @@ public final class ReverbNode: AudioNode, @unchecked Sendable {
         return unsafeBitCast(bits & keep, to: SIMD2<Float>.self)
     }
 
+    @inline(__always)
+    private static func flushed(_ v: SIMD8<Float>) -> SIMD8<Float> {
+        let bits = unsafeBitCast(v, to: SIMD8<Int32>.self)
+        let keep = ~(((bits & 0x7f80_0000) &- Self.flushExponent) &>> 31)
+        return unsafeBitCast(bits & keep, to: SIMD8<Float>.self)
+    }
+
     /// The exponent field of 2⁻⁵⁰.
     private static let flushExponent = Int32((127 - 50) << 23)
 
@@ -306,38 +320,24 @@ public final class ReverbNode: AudioNode, @unchecked Sendable {
         let gains = UnsafeRawPointer(lineGains).loadUnaligned(as: SIMD16<Float>.self)
         let damping = UnsafeRawPointer(lineDamping).loadUnaligned(as: SIMD16<Float>.self)
         var filters = lineFilters
-        let diffusers = diffuserRings
-        let diffuserBits = self.diffuserBits
-        let diffuserMask = (1 << diffuserBits) - 1
-        let diffuserDelays = self.diffuserDelays
-        let g = SIMD2<Float>(repeating: Float(Self.diffuserGain))
-        let preDelay = preDelayRing
-        let preMask = (1 << preDelayBits) - 1
-        let preLength = preDelayLength
         let alternating = Self.alternating
         var counter = self.counter
         var mix = mixNow
+        // The quantum's input through the pre-delay and the diffusers first, in blocks (pieces of
+        // at most the scratch's capacity).
+        var piece = 0
+        var diffusedLeft = diffused
+        var diffusedRight = diffused + diffusedCapacity
         for frame in 0..<frameCount {
+            if frame == piece {
+                let count = min(diffusedCapacity, frameCount - frame)
+                diffuse(left + frame, right + frame, count, from: counter)
+                piece += count
+                (diffusedLeft, diffusedRight) = (diffused - frame, diffused + diffusedCapacity - frame)
+            }
             let dryLeft = left[frame]
             let dryRight = right[frame]
-            // Pre-delay.
-            let write = counter & preMask
-            let read = (counter - preLength) & preMask
-            preDelay[2 * write] = dryLeft
-            preDelay[2 * write + 1] = dryRight
-            var x = SIMD2(preDelay[2 * read], preDelay[2 * read + 1])
-            // Input diffusion: Schroeder allpasses, both channels side by side.
-            for stage in 0..<Self.stages {
-                let leftRing = diffusers + ((2 &* stage) << diffuserBits)
-                let rightRing = diffusers + ((2 &* stage &+ 1) << diffuserBits)
-                let delayed = SIMD2(
-                    leftRing[(counter &- diffuserDelays[2 &* stage]) & diffuserMask],
-                    rightRing[(counter &- diffuserDelays[2 &* stage &+ 1]) & diffuserMask])
-                let v = Self.flushed(x + g * delayed)
-                leftRing[counter & diffuserMask] = v.x
-                rightRing[counter & diffuserMask] = v.y
-                x = delayed - g * v
-            }
+            let x = SIMD2(diffusedLeft[frame], diffusedRight[frame])
             // Read the lines through their damping filters.
             // (Built from scalars: a vector load right after sixteen scalar stores would stall.)
             let now = counter  // (a constant: a captured variable would be boxed on the heap)
@@ -370,6 +370,83 @@ public final class ReverbNode: AudioNode, @unchecked Sendable {
         lineFilters = filters
         self.counter = counter
         mixNow = mix
+    }
+
+    /// The pre-delay and the input diffusers (Schroeder allpasses, four per channel) over `count`
+    /// frames from sample `start`, into `diffused`. Each diffuser's delay is longer than the
+    /// blocks it is run over, so a block has no recursion: it runs as vector operations over
+    /// contiguous stretches of its ring.
+    private func diffuse(
+        _ left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>, _ count: Int, from start: Int
+    ) {
+        let outLeft = diffused
+        let outRight = diffused + diffusedCapacity
+        let preDelay = preDelayRing
+        let preMask = (1 << preDelayBits) - 1
+        for frame in 0..<count {
+            let now = start &+ frame
+            let write = now & preMask
+            let read = (now &- preDelayLength) & preMask
+            preDelay[2 &* write] = left[frame]
+            preDelay[2 &* write &+ 1] = right[frame]
+            outLeft[frame] = preDelay[2 &* read]
+            outRight[frame] = preDelay[2 &* read &+ 1]
+        }
+        let size = 1 << diffuserBits
+        let mask = size - 1
+        var shortest = Int.max
+        for index in 0..<2 * Self.stages { shortest = min(shortest, diffuserDelays[index]) }
+        let g = Float(Self.diffuserGain)
+        var offset = 0
+        while offset < count {
+            let length = min(shortest, count - offset)
+            let now = start &+ offset
+            for stage in 0..<Self.stages {
+                for channel in 0..<2 {
+                    let ring = diffuserRings + ((2 &* stage &+ channel) << diffuserBits)
+                    let x = (channel == 0 ? outLeft : outRight) + offset
+                    let readStart = (now &- diffuserDelays[2 &* stage &+ channel]) & mask
+                    let writeStart = now & mask
+                    if readStart + length <= size && writeStart + length <= size {
+                        Self.allpass(ring + readStart, ring + writeStart, x, length, g)
+                    } else {
+                        for frame in 0..<length {
+                            let delayed = ring[(readStart &+ frame) & mask]
+                            let v = Self.flushed(SIMD2(repeating: x[frame] + g * delayed)).x
+                            ring[(writeStart &+ frame) & mask] = v
+                            x[frame] = delayed - g * v
+                        }
+                    }
+                }
+            }
+            offset += length
+        }
+    }
+
+    /// One allpass over a block: `delayed` the ring's output stretch, `write` its input stretch
+    /// (disjoint), `x` the signal, filtered in place.
+    @inline(__always)
+    private static func allpass(
+        _ delayed: UnsafeMutablePointer<Float>, _ write: UnsafeMutablePointer<Float>, _ x: UnsafeMutablePointer<Float>,
+        _ length: Int, _ g: Float
+    ) {
+        var frame = 0
+        let gain = SIMD8<Float>(repeating: g)
+        while frame + 8 <= length {
+            let d = UnsafeRawPointer(delayed + frame).loadUnaligned(as: SIMD8<Float>.self)
+            let input = UnsafeRawPointer(x + frame).loadUnaligned(as: SIMD8<Float>.self)
+            let v = flushed(input + gain * d)
+            UnsafeMutableRawPointer(write + frame).storeBytes(of: v, as: SIMD8<Float>.self)
+            UnsafeMutableRawPointer(x + frame).storeBytes(of: d - gain * v, as: SIMD8<Float>.self)
+            frame += 8
+        }
+        while frame < length {
+            let d = delayed[frame]
+            let v = flushed(SIMD2(repeating: x[frame] + g * d)).x
+            write[frame] = v
+            x[frame] = d - g * v
+            frame += 1
+        }
     }
 
     /// The plate preset: pre-delay, then Dattorro's plate.
