@@ -193,6 +193,11 @@ public final class OfflineRenderer {
         var frames = 0
         var peak: Float = 0
         var musicFrames = 0
+        // The chain's latency (a limiter's look-ahead) comes off the start of the file, and is
+        // rendered again at the end: the output stays aligned with the music.
+        let latency = chain?.latency ?? 0
+        var skipping = latency
+        var draining: Int?
         var quietFrames = 0
         let music = sequence.durationSeconds
         let maximumTailFrames = Int(options.maximumTailSeconds * rate)
@@ -212,7 +217,18 @@ public final class OfflineRenderer {
                         for frame in 0..<quantum { quantumPeak = max(quantumPeak, abs(samples[frame])) }
                     }
                     peak = max(peak, quantumPeak)
-                    try writer.write(chunk.audio, from: start, frameCount: quantum)
+                    let skip = min(skipping, quantum)
+                    skipping -= skip
+                    if let left = draining {
+                        // After the end: only the chain's delayed last frames.
+                        let count = min(left, quantum)
+                        try writer.write(chunk.audio, from: start, frameCount: count)
+                        frames += count
+                        draining = left - count
+                        if left - count == 0 { break rendering }
+                        continue
+                    }
+                    if skip < quantum { try writer.write(chunk.audio, from: start + skip, frameCount: quantum - skip) }
                     frames += quantum
                     if !chunk.isFinished[index] {
                         musicFrames = frames
@@ -228,7 +244,10 @@ public final class OfflineRenderer {
                         let voicesDone = chunk.voiceCounts[index] == 0 && quietFrames > 0
                         tailIsDone = voicesDone || quietFrames >= Int(2 * rate) || tailFrames >= maximumTailFrames
                     }
-                    if tailIsDone { break rendering }
+                    if tailIsDone {
+                        if latency == 0 { break rendering }
+                        draining = latency
+                    }
                 }
                 if !progress(Double(frames) / rate, music) { throw RenderError.cancelled }
             }
@@ -244,8 +263,8 @@ public final class OfflineRenderer {
             throw .graph("\(error)")
         }
         return RenderSummary(
-            outputPath: outputPath, frames: frames, sampleRate: options.sampleRate,
+            outputPath: outputPath, frames: frames - latency, sampleRate: options.sampleRate,
             musicSeconds: Double(musicFrames) / rate,
-            tailSeconds: Double(frames - musicFrames) / rate, peak: peak)
+            tailSeconds: Double(frames - latency - musicFrames) / rate, peak: peak)
     }
 }

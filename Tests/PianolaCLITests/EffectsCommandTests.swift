@@ -131,4 +131,27 @@ struct EffectsCommandTests {
         }
         #expect(highEnergy(filtered) < highEnergy(plain) / 20)
     }
+
+    @Test("render --fx limiter: the look-ahead is compensated: the music starts on the same frame, the length is kept")
+    func renderLimiterIsAligned() throws {
+        let directory = try scratchDirectory()
+        func render(_ name: String, _ extra: [String]) throws -> [Float] {
+            let result = try runPianola(
+                [
+                    "render", "-q", demoSong, "-o", directory + "/\(name).wav", "-s", bundledFontPath, "--format",
+                    "f32",
+                    "--tail", "1",
+                ] + extra)
+            #expect(result.status == 0, "\(result.stderr)")
+            return try readFloatWAV(directory + "/\(name).wav")
+        }
+        let plain = try render("plain", [])
+        let limited = try render("limited", ["--fx", "limiter:attack=20,ceiling=-1"])
+        #expect(limited.count == plain.count, "\(limited.count) samples, \(plain.count) without the limiter")
+        let onset = { (samples: [Float]) in samples.firstIndex { abs($0) > 1e-3 } ?? -1 }
+        #expect(abs(onset(limited) - onset(plain)) <= 2, "onsets \(onset(limited)) and \(onset(plain))")
+        // Below the ceiling the limiter is a pure (compensated) delay: the same samples.
+        let quiet = zip(plain, limited).prefix(20_000).map { abs($0 - $1) }.max() ?? 1
+        #expect(quiet < 1e-6, "the first 10 000 frames differ by \(quiet)")
+    }
 }
