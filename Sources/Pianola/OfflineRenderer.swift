@@ -82,46 +82,39 @@ public enum RenderError: Error, Sendable, CustomStringConvertible {
 /// own multi-core voice rendering instead.
 ///
 /// One renderer holds its loaded SoundFont (one copy per synthesizer); reuse it for many files.
-public final class OfflineRenderer {
+public final class OfflineRenderer: Sendable {
     public let options: RenderOptions
     public let soundFontPath: String
-    /// Samplers holding the loaded SoundFont: a render moves the fonts into fresh synthesizers.
-    private var fontHolders: [SamplerNode]
+    /// The sampler holding the loaded SoundFont. It never renders: every render plays the font
+    /// from fresh synthesizers that share it (no reload, no copy; pristine reverb, chorus and LFO
+    /// state for every file), however many split lanes or renderers use it at once.
+    private let fontOwner: SamplerNode
 
     public init(soundFont path: String, options: RenderOptions = RenderOptions()) throws(SoundFontError) {
         self.options = options
         soundFontPath = path
-        fontHolders = [try Self.loadedSampler(path: path, options: options)]
+        fontOwner = try SamplerNode(settings: Self.samplerSettings(options))
+        try fontOwner.loadSoundFont(at: path)
     }
 
-    private static func loadedSampler(path: String, options: RenderOptions) throws(SoundFontError) -> SamplerNode {
+    /// A renderer that shares `other`'s loaded SoundFont (one copy in memory for both), with its
+    /// own options: for rendering several files at once on several threads.
+    public init(sharingSoundFontOf other: OfflineRenderer, options: RenderOptions? = nil) {
+        self.options = options ?? other.options
+        soundFontPath = other.soundFontPath
+        fontOwner = other.fontOwner
+    }
+
+    /// Serializes the voice probes on font owners (renderers on several threads share one).
+    private static let probing = Mutex(())
+
+    private static func samplerSettings(_ options: RenderOptions) -> SamplerNode.Settings {
         var settings = SamplerNode.Settings()
         settings.sampleRate = Double(options.sampleRate)
         settings.polyphony = options.polyphony
         settings.isReverbEnabled = options.isSynthReverbEnabled
         settings.isChorusEnabled = options.isSynthChorusEnabled
-        let sampler = try SamplerNode(settings: settings)
-        try sampler.loadSoundFont(at: path)
-        return sampler
-    }
-
-    /// Loads the SoundFont into more synthesizers, concurrently, until there are `count`.
-    private func ensureFontHolders(_ count: Int) throws(RenderError) {
-        let missing = count - fontHolders.count
-        guard missing > 0 else { return }
-        let results = Mutex([Result<SamplerNode, SoundFontError>?](repeating: nil, count: missing))
-        DispatchQueue.concurrentPerform(iterations: missing) { [soundFontPath, options] index in
-            let result = Result { () throws(SoundFontError) in
-                try OfflineRenderer.loadedSampler(path: soundFontPath, options: options)
-            }
-            results.withLock { $0[index] = result }
-        }
-        for case let result? in results.withLock({ $0 }) {
-            switch result {
-            case .success(let sampler): fontHolders.append(sampler)
-            case .failure(let error): throw .graph("\(error)")
-            }
-        }
+        return settings
     }
 
     /// How the song's channels are shared out between synthesizers; nil renders with one.
@@ -129,7 +122,7 @@ public final class OfflineRenderer {
         guard options.threads > 1 else { return nil }
         // The voices each note starts are asked of a synthesizer holding the font (it is not
         // rendering; the render moves the font to fresh ones).
-        let probe = fontHolders[0]
+        let probe = fontOwner
         return ChannelSplit.plan(for: sequence, parts: options.threads) { channel, bank, program, key, velocity in
             probe.voiceShapes(forNote: key, velocity: velocity, bank: bank, program: program, onChannel: channel)
         }
@@ -143,19 +136,18 @@ public final class OfflineRenderer {
         let sequence = MusicSequence(file: file)
         let rate = Double(options.sampleRate)
         let quantum = options.quantumFrames
-        let split = channelSplit(for: sequence)
+        // The probe plays notes on the shared font owner: one renderer at a time.
+        let split = Self.probing.withLock { _ in channelSplit(for: sequence) }
         let laneChannels: [Set<Int>?] = split ?? [nil]
-        try ensureFontHolders(laneChannels.count)
 
         // Every file starts from pristine synthesizers (reverb, chorus and LFO state would
-        // otherwise carry over from the previous file); the SoundFont moves, it is not reloaded.
+        // otherwise carry over from the previous file); they share the loaded SoundFont.
         var lanes: [RenderLane] = []
-        for (index, channels) in laneChannels.enumerated() {
-            var settings = fontHolders[index].settings
+        for channels in laneChannels {
+            var settings = Self.samplerSettings(options)
             settings.cpuCores = split == nil ? options.threads : 1
             do {
-                let sampler = try SamplerNode(settings: settings, takingSoundFontsFrom: fontHolders[index])
-                fontHolders[index] = sampler
+                let sampler = try SamplerNode(settings: settings, sharingSoundFontsWith: fontOwner)
                 let laneSequence = channels.map { sequence.keepingChannels($0) } ?? sequence
                 lanes.append(try RenderLane(sampler: sampler, sequence: laneSequence, options: options))
             } catch {

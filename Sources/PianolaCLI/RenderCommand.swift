@@ -63,12 +63,14 @@ struct RenderCommand: ParsableCommand {
 
     @Option(
         name: .shortAndLong,
-        help: ArgumentHelp("Render this many files at once (each with its own synthesizer).", valueName: "n"))
+        help: ArgumentHelp(
+            "Render this many files at once (each with its own synthesizer; one copy of the SoundFont for all).",
+            valueName: "n"))
     var jobs = 1
 
     @Option(
         help: ArgumentHelp(
-            "Threads to render one file with: its channels split over that many synthesizers whose outputs sum (FluidSynth's multi-core voice rendering when the channels cannot be split evenly). Each synthesizer holds its own copy of the SoundFont.",
+            "Threads to render one file with: its channels split over that many synthesizers whose outputs sum (FluidSynth's multi-core voice rendering when the channels cannot be split evenly). They share one copy of the SoundFont.",
             valueName: "n"))
     var threads = 1
 
@@ -201,17 +203,17 @@ struct RenderCommand: ParsableCommand {
     ) throws -> Int {
         let queue = RenderQueue(work.map { RenderQueue.Item(input: $0.0, output: $0.1) })
         let quiet = self.quiet
+        let loaded: OfflineRenderer
+        do { loaded = try OfflineRenderer(soundFont: soundFont, options: options) } catch {
+            throw CLIError(error.description)
+        }
         var threads: [Thread] = []
         let finished = DispatchGroup()
         for _ in 0..<workers {
             finished.enter()
+            let renderer = OfflineRenderer(sharingSoundFontOf: loaded)
             let thread = Thread {
                 defer { finished.leave() }
-                let renderer: OfflineRenderer
-                do { renderer = try OfflineRenderer(soundFont: soundFont, options: options) } catch {
-                    queue.fail(everythingWith: "pianola: \(error)")
-                    return
-                }
                 while let item = queue.next() {
                     let outcome = Self.renderOne(
                         input: item.input, output: item.output, renderer: renderer, showProgress: false, quiet: quiet)

@@ -40,9 +40,29 @@ final class FluidSynth {
         self.sampleRate = sampleRate
     }
 
+    /// SoundFonts this synth uses but another owns (`share(from:)`): taken off the stack before
+    /// the synth is deleted, which would otherwise delete them.
+    private var borrowedFonts: [OpaquePointer] = []
+    /// The synths owning the borrowed fonts, kept alive as long as this one.
+    private var fontOwners: [FluidSynth] = []
+
     deinit {
+        for font in borrowedFonts { fluid_synth_remove_sfont(synth, font) }
         delete_fluid_synth(synth)
         delete_fluid_settings(settings)
+    }
+
+    /// Adds the font `id` of `owner` to this synth's stack without copying it: both synths play
+    /// from the same sample data (read-only while rendering). Returns this synth's id for it.
+    func share(font id: Int32, from owner: FluidSynth) -> Int32? {
+        Self.creationLock.withLock { _ in
+            guard let font = fluid_synth_get_sfont_by_id(owner.synth, id) else { return nil }
+            let newID = fluid_synth_add_sfont(synth, font)
+            guard newID >= 0 else { return nil }
+            borrowedFonts.append(font)
+            fontOwners.append(owner)
+            return newID
+        }
     }
 
     /// Loads a SoundFont on top of the stack; returns FluidSynth's font id and the warnings it logged.

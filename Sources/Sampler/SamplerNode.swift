@@ -103,6 +103,19 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
         other.fonts.removeAll()
     }
 
+    /// A new sampler that plays `owner`'s SoundFonts without loading or copying them: one copy of
+    /// a bank in memory serves any number of samplers, rendering on any threads (the sample data
+    /// is only read). `owner` keeps the fonts (and is kept alive by the new sampler); it should
+    /// not load or unload fonts while samplers share them.
+    public convenience init(
+        name: String = "sampler", settings: Settings? = nil, sharingSoundFontsWith owner: SamplerNode
+    ) throws(SoundFontError) {
+        try self.init(name: name, settings: settings ?? owner.settings)
+        for (identifier, fontID) in owner.fonts.sorted(by: { $0.value < $1.value }) {
+            if let newID = synth.share(font: fontID, from: owner.synth) { fonts[identifier] = newID }
+        }
+    }
+
     deinit {
         eventMessages.deinitialize(count: eventCapacity)
         eventMessages.deallocate()

@@ -104,6 +104,42 @@ struct RenderCommandTests {
         #expect(try wavStats(directory + "/threads.wav").peak > 0.05)
     }
 
+    @Test("--jobs 4 holds one copy of the SoundFont: peak memory grows by far less than a font's worth over --jobs 1")
+    func jobsShareTheSoundFont() throws {
+        let font = "/usr/share/sounds/sf3/FluidR3Mono_GM.sf3"
+        guard FileManager.default.fileExists(atPath: font) else {
+            print("skipped: \(font) is not installed (scripts/install-deps --test installs it)")
+            return
+        }
+        let directory = try scratchDirectory()
+        // Peak resident memory of a render, measured by a Python parent (ru_maxrss of its child).
+        func peakMegabytes(jobs: Int) throws -> Double {
+            let command =
+                [pianolaBinaryDirectory() + "/pianola", "render", "-q", "--jobs", "\(jobs)"]
+                + [String](repeating: demoSong, count: 4) + ["-o", directory + "/jobs\(jobs)", "-s", font]
+            let script = """
+                import resource, subprocess, sys
+                subprocess.run(sys.argv[1:], check=True)
+                print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)
+                """
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["python3", "-c", script] + command
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            try process.run()
+            let output = pipe.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0)
+            return Double(String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        }
+        let one = try peakMegabytes(jobs: 1)
+        let four = try peakMegabytes(jobs: 4)
+        // The font alone takes over 100 MB once loaded (its samples decoded); four copies would add 300.
+        #expect(one > 100, "one job: \(one) MB")
+        #expect(four < one + 40, "four jobs: \(four) MB, one job: \(one) MB")
+    }
+
     @Test("bad input is one clear line and a non-zero exit; nothing is written")
     func badInput() throws {
         let directory = try scratchDirectory()
