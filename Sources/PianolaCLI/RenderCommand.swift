@@ -20,17 +20,40 @@ struct RenderCommand: ParsableCommand {
             The output is written to a temporary name and renamed when complete, so an \
             interrupted render (Ctrl-C, SIGTERM) leaves no half-written file behind.
 
+            Corpus jobs: a folder as input renders every MIDI file under it to the same relative \
+            path under -o; --manifest FILE.jsonl reads one job per line ({"input": "a.mid", \
+            "output": "a.wav"}, optionally "soundfont", "rate", "format", "gain", "tail"; paths \
+            relative to the manifest). Both are resumable: each finished output is recorded in a \
+            ledger (--ledger; by default MANIFEST.done.jsonl, or .pianola-done.jsonl in the output \
+            folder) with a SHA-256 of its input, its SoundFont and options, and skipped on the next \
+            run while all of them match. A file that fails is reported in failures.jsonl \
+            (--failures; by default beside the ledger) with the reason, and the batch goes on. \
+            --jobs N renders N files at once, sharing one copy of each SoundFont.
+
             Examples:
               pianola render song.mid -o song.wav
               pianola render song.mid -o song.flac --rate 48000 --format s24 --soundfont FluidR3_GM.sf2
               pianola render *.mid -o renders/ --ext flac --synth-reverb off
+              pianola render corpus/ -o renders/ --jobs 2
+              pianola render --manifest corpus.jsonl --jobs 2
             """)
 
-    @Argument(help: ArgumentHelp("MIDI files to render.", valueName: "midi-file"))
-    var inputs: [String]
+    @Argument(help: ArgumentHelp("MIDI files (or folders of them) to render.", valueName: "midi-file"))
+    var inputs: [String] = []
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("Output file (one input) or folder (several).", valueName: "path"))
-    var output: String
+    @Option(
+        name: .shortAndLong,
+        help: ArgumentHelp("Output file (one input) or folder (several, or a folder input).", valueName: "path"))
+    var output: String?
+
+    @Option(help: ArgumentHelp("Corpus jobs, one JSON object per line (see above).", valueName: "file.jsonl"))
+    var manifest: String?
+
+    @Option(help: ArgumentHelp("Record of finished corpus jobs, for resuming.", valueName: "file.jsonl"))
+    var ledger: String?
+
+    @Option(help: ArgumentHelp("Where corpus jobs that fail are reported.", valueName: "file.jsonl"))
+    var failures: String?
 
     @Option(
         name: .shortAndLong, help: ArgumentHelp("SoundFont (.sf2/.sf3); see `pianola soundfont`.", valueName: "file"))
@@ -105,6 +128,12 @@ struct RenderCommand: ParsableCommand {
             throw ValidationError("--threads must be between 1 and 64, got \(threads)")
         }
         guard (1...64).contains(jobs) else { throw ValidationError("--jobs must be between 1 and 64, got \(jobs)") }
+        if manifest != nil {
+            guard inputs.isEmpty else { throw ValidationError("--manifest takes the inputs from the manifest") }
+        } else {
+            guard !inputs.isEmpty else { throw ValidationError("name MIDI files to render, or a --manifest") }
+            guard output != nil else { throw ValidationError("-o/--output is needed") }
+        }
     }
 
     func run() throws {
@@ -123,6 +152,10 @@ struct RenderCommand: ParsableCommand {
         options.timing = timing == "fluidsynth" ? .fluidSynthCompatible : .sampleAccurate
         if !quiet { Terminal.writeError("SoundFont: \(font.path) (\(font.source.explanation))\n") }
 
+        if manifest != nil || inputs.contains(where: isDirectory) {
+            try runCorpus(font: font.path, options: options)
+            return
+        }
         let work = try plannedOutputs()
         let workerCount = min(max(1, jobs), work.count)
         let failures: Int
@@ -230,8 +263,69 @@ struct RenderCommand: ParsableCommand {
         return queue.failureCount
     }
 
+    /// Corpus mode: a manifest or folder trees, resumable through the ledger.
+    private func runCorpus(font: String, options: RenderOptions) throws {
+        var work: [CorpusJob] = []
+        var problems: [CorpusJobProblem] = []
+        let ledgerPath: String
+        if let manifest {
+            (work, problems) = try CorpusPlan.manifest(at: manifest)
+            ledgerPath = ledger ?? manifest + ".done.jsonl"
+        } else {
+            let output = self.output ?? "."
+            for input in inputs {
+                if isDirectory(input) {
+                    work += CorpusPlan.folder(input, output: output, ext: ext)
+                } else {
+                    var base = Self.shortName(input)
+                    if let dot = base.lastIndex(of: "."), dot != base.startIndex { base = String(base[..<dot]) }
+                    work.append(CorpusJob(input: input, output: output + "/" + base + "." + ext, origin: input))
+                }
+            }
+            try? FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true)
+            ledgerPath = ledger ?? output + "/.pianola-done.jsonl"
+        }
+        let failuresPath =
+            failures
+            ?? (ledgerPath as NSString).deletingLastPathComponent.appendingPathComponent(
+                manifest.map {
+                    (($0 as NSString).lastPathComponent as NSString).deletingPathExtension + ".failures.jsonl"
+                }
+                    ?? "failures.jsonl")
+        // This run's failures (a failure is retried on the next run: it is not in the ledger).
+        unlink(failuresPath)
+        let journal = CorpusLedger(path: ledgerPath)
+        let runner = CorpusRunner(
+            jobs: work, defaultFont: font, options: options, optionsText: corpusOptionsText(options), ledger: journal,
+            failuresPath: failuresPath, quiet: quiet)
+        for problem in problems { runner.fail(problem) }
+        let started = Terminal.monotonicSeconds()
+        let summary = runner.run(workers: jobs)
+        let elapsed = Terminal.monotonicSeconds() - started
+        if !quiet {
+            let speed = String(format1: summary.audioSeconds / max(elapsed, 1e-6))
+            let counts = "\(summary.rendered) rendered, \(summary.skipped) already done, \(summary.failed) failed"
+            let audio =
+                "\(Terminal.clock(summary.audioSeconds)) of audio in \(Terminal.clock(elapsed)), \(speed)× real time"
+            let where_ = summary.failed > 0 ? "; failures in \(failuresPath)" : ""
+            Terminal.writeError("\(counts) (\(work.count + problems.count) jobs): \(audio)\(where_)\n")
+        }
+        if summary.cancelled {
+            printError("pianola: interrupted; finished outputs are recorded in \(ledgerPath), rerun to resume")
+            throw ExitCode(130)
+        }
+        if summary.failed > 0 { throw ExitCode(1) }
+    }
+
+    /// The command-wide settings that shape a render, as the ledger records them.
+    private func corpusOptionsText(_ options: RenderOptions) -> String {
+        "reverb=\(synthReverb);chorus=\(synthChorus);timing=\(timing);threads=\(threads);"
+            + "fx=\(options.effects.map { "\($0.name)\($0.values.sorted { $0.key < $1.key })" }.joined(separator: "+"))"
+    }
+
     /// (input, output) pairs: one file, or a folder of renders named after the inputs.
     private func plannedOutputs() throws -> [(String, String)] {
+        let output = self.output ?? "."
         if inputs.count == 1 && !isDirectory(output) && !output.hasSuffix("/") {
             return [(inputs[0], output)]
         }
