@@ -42,6 +42,8 @@ let package = Package(
         .systemLibrary(
             name: "CSampleRate", pkgConfig: "samplerate",
             providers: [.apt(["libsamplerate0-dev"]), .brew(["libsamplerate"])]),
+        .systemLibrary(
+            name: "CEBUR128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"]), .brew(["libebur128"])]),
 
         // MARK: Pure Swift modules (no C, no devices)
         .target(name: "MIDICore", swiftSettings: strictSettings),
@@ -59,7 +61,7 @@ let package = Package(
             name: "Sampler", dependencies: ["AudioGraph", "MIDICore", "CFluidSynth", "CFluidSynthRealtime"],
             swiftSettings: strictSettings),
         .target(
-            name: "AudioIO", dependencies: ["AudioGraph", "CALSA", "CALSAShims", "CSndFile", "CSampleRate"],
+            name: "AudioIO", dependencies: ["AudioGraph", "CALSA", "CALSAShims", "CSndFile", "CSampleRate", "CEBUR128"],
             swiftSettings: strictSettings),
         .target(
             name: "MIDIInput",

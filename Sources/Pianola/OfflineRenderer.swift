@@ -38,6 +38,8 @@ public struct RenderOptions: Sendable, Hashable {
     public var timing: MusicPlayer.Timing = .sampleAccurate
     /// Effects applied to the mix, in order (see `EffectSpec`).
     public var effects: [EffectSpec] = []
+    /// A loudness to normalize to (after the effects), with a true-peak ceiling; nil renders as is.
+    public var loudness: LoudnessTarget?
 
     public init() {}
 
@@ -54,6 +56,23 @@ public struct RenderSummary: Sendable {
     public var tailSeconds: Double
     public var peak: Float
     public var seconds: Double { Double(frames) / Double(sampleRate) }
+    /// Integrated loudness (LUFS) and true peak (dBTP) of the file written, when a loudness
+    /// target was set (BS.1770 / EBU R 128, measured by libebur128).
+    public var loudness: Double?
+    public var truePeak: Double?
+}
+
+/// Integrated loudness to normalize a render to, and the true peak it must stay under.
+public struct LoudnessTarget: Sendable, Hashable {
+    /// LUFS, e.g. −14 (streaming) or −23 (EBU R 128 broadcast).
+    public var integrated: Double
+    /// dBTP, e.g. −1.
+    public var truePeakCeiling: Double
+
+    public init(integrated: Double, truePeakCeiling: Double = -1) {
+        self.integrated = integrated
+        self.truePeakCeiling = truePeakCeiling
+    }
 }
 
 /// Why a render stopped early.
@@ -133,6 +152,29 @@ public final class OfflineRenderer: Sendable {
     public func render(
         _ file: MIDIFile, to outputPath: String, progress: (Double, Double) -> Bool = { _, _ in true }
     ) throws(RenderError) -> RenderSummary {
+        guard let target = options.loudness else {
+            return try synthesize(file, to: outputPath, encoding: options.encoding, progress: progress)
+        }
+        // Loudness: the mix goes to a float file first, then is measured, scaled and (if its
+        // peaks need it) limited into the output.
+        let slash = outputPath.lastIndex(of: "/")
+        let folder = slash.map { String(outputPath[...$0]) } ?? ""
+        let name = slash.map { String(outputPath[outputPath.index(after: $0)...]) } ?? outputPath
+        let intermediate = folder + ".\(name).unnormalized-\(getpid()).wav"
+        defer { unlink(intermediate) }
+        var summary = try synthesize(file, to: intermediate, encoding: .f32, progress: progress)
+        let measured = try LoudnessNormalizer.normalize(
+            intermediate, to: outputPath, target: target, encoding: options.encoding)
+        summary.outputPath = outputPath
+        summary.loudness = measured.loudness
+        summary.truePeak = measured.truePeak
+        summary.peak = measured.peak
+        return summary
+    }
+
+    private func synthesize(
+        _ file: MIDIFile, to outputPath: String, encoding: AudioFile.Encoding, progress: (Double, Double) -> Bool
+    ) throws(RenderError) -> RenderSummary {
         let sequence = MusicSequence(file: file)
         let rate = Double(options.sampleRate)
         let quantum = options.quantumFrames
@@ -157,7 +199,7 @@ public final class OfflineRenderer: Sendable {
 
         let writer: AudioFileWriter
         do {
-            writer = try AudioFileWriter(path: outputPath, sampleRate: options.sampleRate, encoding: options.encoding)
+            writer = try AudioFileWriter(path: outputPath, sampleRate: options.sampleRate, encoding: encoding)
         } catch {
             throw .audio(error)
         }

@@ -17,6 +17,9 @@ struct CorpusJob: Sendable {
     var format: String?
     var gain: Double?
     var tail: String?
+    /// Integrated loudness target (LUFS) and true-peak ceiling (dBTP).
+    var loudness: Double?
+    var truePeak: Double?
     /// Where the job came from, for messages ("corpus.jsonl:12", or the input path).
     var origin: String
 }
@@ -32,7 +35,9 @@ struct CorpusJobProblem: Sendable {
 /// Reads corpus jobs from a manifest (JSON Lines) or a folder tree.
 enum CorpusPlan {
     /// The keys a manifest line may have.
-    static let manifestKeys: Set<String> = ["input", "output", "soundfont", "rate", "format", "gain", "tail"]
+    static let manifestKeys: Set<String> = [
+        "input", "output", "soundfont", "rate", "format", "gain", "tail", "loudness", "truePeak",
+    ]
 
     /// One job per non-empty line: `{"input": "a.mid", "output": "a.wav", "soundfont": "x.sf2",
     /// "rate": 48000, "format": "s24", "gain": -3, "tail": "auto"}`; relative paths are relative
@@ -77,6 +82,8 @@ enum CorpusPlan {
             job.rate = (object["rate"] as? NSNumber)?.intValue
             job.format = object["format"] as? String
             job.gain = (object["gain"] as? NSNumber)?.doubleValue
+            job.loudness = (object["loudness"] as? NSNumber)?.doubleValue
+            job.truePeak = (object["truePeak"] as? NSNumber)?.doubleValue
             if let tail = object["tail"] {
                 job.tail = (tail as? String) ?? (tail as? NSNumber).map { "\($0.doubleValue)" }
             }
@@ -374,6 +381,14 @@ final class CorpusRunner: Sendable {
                 throw CLIError("tail '\(tail)' is not auto or 0…600 seconds")
             }
         }
+        if job.loudness != nil || job.truePeak != nil {
+            let integrated = job.loudness ?? options.loudness?.integrated
+            let ceiling = job.truePeak ?? options.loudness?.truePeakCeiling ?? -1
+            guard let integrated, (-70...0).contains(integrated), (-20...0).contains(ceiling) else {
+                throw CLIError("loudness needs -70…0 LUFS and truePeak -20…0 dBTP")
+            }
+            options.loudness = LoudnessTarget(integrated: integrated, truePeakCeiling: ceiling)
+        }
         let tailText: String
         switch options.tail {
         case .automatic: tailText = "auto"
@@ -381,7 +396,8 @@ final class CorpusRunner: Sendable {
         }
         let text =
             "\(baseOptionsText);rate=\(options.sampleRate);format=\(options.encoding.rawValue);"
-            + "gain=\(options.gainDecibels);tail=\(tailText)"
+            + "gain=\(options.gainDecibels);tail=\(tailText);"
+            + "loudness=\(options.loudness.map { "\($0.integrated)/\($0.truePeakCeiling)" } ?? "none")"
         return (options, text)
     }
 

@@ -22,7 +22,8 @@ struct RenderCommand: ParsableCommand {
 
             Corpus jobs: a folder as input renders every MIDI file under it to the same relative \
             path under -o; --manifest FILE.jsonl reads one job per line ({"input": "a.mid", \
-            "output": "a.wav"}, optionally "soundfont", "rate", "format", "gain", "tail"; paths \
+            "output": "a.wav"}, optionally "soundfont", "rate", "format", "gain", "tail", "loudness", \
+            "truePeak"; paths \
             relative to the manifest). Both are resumable: each finished output is recorded in a \
             ledger (--ledger; by default MANIFEST.done.jsonl, or .pianola-done.jsonl in the output \
             folder) with a SHA-256 of its input, its SoundFont and options, and skipped on the next \
@@ -105,6 +106,20 @@ struct RenderCommand: ParsableCommand {
 
     @OptionGroup var effectOptions: EffectOptions
 
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp(
+            "Normalize to this integrated loudness (LUFS, BS.1770 / EBU R 128), e.g. -14 or -23; after the effects.",
+            valueName: "lufs"))
+    var loudness: Double?
+
+    @Option(
+        name: .customLong("true-peak"), parsing: .unconditional,
+        help: ArgumentHelp(
+            "True-peak ceiling for --loudness (dBTP; peaks above it go through a true-peak limiter).",
+            valueName: "dbtp"))
+    var truePeak = -1.0
+
     @Flag(name: .shortAndLong, help: "Print nothing but errors.")
     var quiet = false
 
@@ -128,6 +143,12 @@ struct RenderCommand: ParsableCommand {
             throw ValidationError("--threads must be between 1 and 64, got \(threads)")
         }
         guard (1...64).contains(jobs) else { throw ValidationError("--jobs must be between 1 and 64, got \(jobs)") }
+        if let loudness, !(-70...0).contains(loudness) {
+            throw ValidationError("--loudness must be between -70 and 0 LUFS, got \(loudness)")
+        }
+        guard (-20...0).contains(truePeak) else {
+            throw ValidationError("--true-peak must be between -20 and 0 dBTP, got \(truePeak)")
+        }
         if manifest != nil {
             guard inputs.isEmpty else { throw ValidationError("--manifest takes the inputs from the manifest") }
         } else {
@@ -150,6 +171,7 @@ struct RenderCommand: ParsableCommand {
         options.threads = threads
         options.effects = try effectOptions.specs()
         options.timing = timing == "fluidsynth" ? .fluidSynthCompatible : .sampleAccurate
+        options.loudness = loudness.map { LoudnessTarget(integrated: $0, truePeakCeiling: truePeak) }
         if !quiet { Terminal.writeError("SoundFont: \(font.path) (\(font.source.explanation))\n") }
 
         if manifest != nil || inputs.contains(where: isDirectory) {
@@ -215,11 +237,21 @@ struct RenderCommand: ParsableCommand {
                 return Terminal.interruptSignal == nil
             }
             if showProgress { reporter.finish() }
+            if let target = renderer.options.loudness, let measured = summary.loudness,
+                abs(measured - target.integrated) > 0.5
+            {
+                Terminal.writeError(
+                    "warning: \(outputPath): \(String(format1: target.integrated)) LUFS is out of reach under "
+                        + "\(String(format1: target.truePeakCeiling)) dBTP; got \(String(format1: measured)) LUFS\n")
+            }
             let elapsed = Terminal.monotonicSeconds() - started
             let peak = summary.peak > 0 ? 20 * log10(Double(summary.peak)) : -Double.infinity
             let speed = summary.seconds / max(elapsed, 1e-6)
+            let loudness =
+                summary.loudness.map { ", \(String(format1: $0)) LUFS, \(String(format1: summary.truePeak ?? 0)) dBTP" }
+                ?? ""
             return .done(
-                "\(outputPath): \(Terminal.clock(summary.seconds)) (\(Terminal.clock(summary.musicSeconds)) music + \(String(format1: summary.tailSeconds)) s tail), peak \(String(format1: peak)) dBFS, \(Int(speed))× real time"
+                "\(outputPath): \(Terminal.clock(summary.seconds)) (\(Terminal.clock(summary.musicSeconds)) music + \(String(format1: summary.tailSeconds)) s tail), peak \(String(format1: peak)) dBFS\(loudness), \(Int(speed))× real time"
             )
         } catch .cancelled {
             if showProgress { reporter.finish() }
@@ -320,6 +352,7 @@ struct RenderCommand: ParsableCommand {
     /// The command-wide settings that shape a render, as the ledger records them.
     private func corpusOptionsText(_ options: RenderOptions) -> String {
         "reverb=\(synthReverb);chorus=\(synthChorus);timing=\(timing);threads=\(threads);"
+            + "truePeak=\(truePeak);"
             + "fx=\(options.effects.map { "\($0.name)\($0.values.sorted { $0.key < $1.key })" }.joined(separator: "+"))"
     }
 

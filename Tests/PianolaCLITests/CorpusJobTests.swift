@@ -1,3 +1,4 @@
+import AudioIO
 import Foundation
 import TestSupport
 import Testing
@@ -96,6 +97,7 @@ struct CorpusJobTests {
             #"this is not JSON"#,
             #"{"input": "corpus/song0.mid", "output": "out/c.wav", "colour": "blue"}"#,
             #"{"input": "corpus/missing.mid", "output": "out/d.wav"}"#,
+            #"{"input": "corpus/song0.mid", "output": "out/f.wav", "tail": 0.5, "loudness": -20, "truePeak": -2}"#,
             #"{"input": "corpus/song0.mid", "output": "out/e.wav", "rate": 1000}"#,
             "",
         ]
@@ -103,20 +105,26 @@ struct CorpusJobTests {
         try Data(lines.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: manifest))
         let result = try runPianola(["render", "--manifest", manifest, "-s", font, "--jobs", "2"])
         #expect(result.status == 1)
-        #expect(result.stderr.contains("2 rendered, 0 already done, 4 failed (6 jobs)"), "\(result.stderr)")
+        #expect(result.stderr.contains("3 rendered, 0 already done, 4 failed (7 jobs)"), "\(result.stderr)")
         #expect(try wavStats(directory + "/out/a.wav").rate == 44_100)
         #expect(FileManager.default.fileExists(atPath: directory + "/out/b.flac"))
         let failures = jsonLines(directory + "/jobs.failures.jsonl")
         let origins = failures.compactMap { $0["origin"] as? String }.map {
             $0.split(separator: ":").last.map(String.init)
         }
-        #expect(Set(origins.compactMap { $0 }) == ["3", "4", "5", "6"], "\(failures)")
+        #expect(Set(origins.compactMap { $0 }) == ["3", "4", "5", "7"], "\(failures)")
         let errors = failures.compactMap { $0["error"] as? String }.joined(separator: " | ")
         #expect(errors.contains("not a JSON object"))
         #expect(errors.contains("unknown key \"colour\""))
         #expect(errors.contains("missing.mid"))
         #expect(errors.contains("rate 1000"))
-        #expect(jsonLines(manifest + ".done.jsonl").count == 2)
+        #expect(jsonLines(manifest + ".done.jsonl").count == 3)
+        // The job with its own loudness target: −20 LUFS under −2 dBTP.
+        let normalized = try AudioFile.read(from: directory + "/out/f.wav")
+        let meter = try LoudnessMeter(channelCount: 2, sampleRate: normalized.sampleRate)
+        normalized.samples.withUnsafeBufferPointer { meter.add(interleaved: $0) }
+        #expect(abs(meter.integratedLoudness - -20) < 0.5, "\(meter.integratedLoudness) LUFS")
+        #expect(meter.truePeak <= -2, "\(meter.truePeak) dBTP")
         // --manifest with file arguments is a usage error.
         #expect(try runPianola(["render", "--manifest", manifest, demoSong]).status != 0)
     }
