@@ -107,7 +107,7 @@ public final class OfflineRenderer: Sendable {
     /// The sampler holding the loaded SoundFont. It never renders: every render plays the font
     /// from fresh synthesizers that share it (no reload, no copy; pristine reverb, chorus and LFO
     /// state for every file), however many split lanes or renderers use it at once.
-    private let fontOwner: SamplerNode
+    let fontOwner: SamplerNode
 
     public init(soundFont path: String, options: RenderOptions = RenderOptions()) throws(SoundFontError) {
         self.options = options

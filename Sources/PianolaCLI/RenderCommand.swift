@@ -107,6 +107,12 @@ struct RenderCommand: ParsableCommand {
     @OptionGroup var effectOptions: EffectOptions
 
     @Option(
+        help: ArgumentHelp(
+            "Also write stems, in one pass: one file per track, MIDI channel or GM instrument family (program), with mix.EXT and stems.json in the -o folder. Effects act on the mix only.",
+            valueName: "track|channel|program"))
+    var stems: String?
+
+    @Option(
         parsing: .unconditional,
         help: ArgumentHelp(
             "Normalize to this integrated loudness (LUFS, BS.1770 / EBU R 128), e.g. -14 or -23; after the effects.",
@@ -143,6 +149,16 @@ struct RenderCommand: ParsableCommand {
             throw ValidationError("--threads must be between 1 and 64, got \(threads)")
         }
         guard (1...64).contains(jobs) else { throw ValidationError("--jobs must be between 1 and 64, got \(jobs)") }
+        if let stems {
+            guard StemMode(rawValue: stems) != nil else {
+                throw ValidationError("--stems must be track, channel or program, got '\(stems)'")
+            }
+            guard manifest == nil, inputs.count == 1 else { throw ValidationError("--stems renders one MIDI file") }
+            guard loudness == nil else {
+                throw ValidationError(
+                    "--loudness does not combine with --stems yet (stems are measured, not normalized)")
+            }
+        }
         if let loudness, !(-70...0).contains(loudness) {
             throw ValidationError("--loudness must be between -70 and 0 LUFS, got \(loudness)")
         }
@@ -174,6 +190,10 @@ struct RenderCommand: ParsableCommand {
         options.loudness = loudness.map { LoudnessTarget(integrated: $0, truePeakCeiling: truePeak) }
         if !quiet { Terminal.writeError("SoundFont: \(font.path) (\(font.source.explanation))\n") }
 
+        if let stems, let mode = StemMode(rawValue: stems) {
+            try runStems(mode: mode, font: font.path, options: options)
+            return
+        }
         if manifest != nil || inputs.contains(where: isDirectory) {
             try runCorpus(font: font.path, options: options)
             return
@@ -293,6 +313,71 @@ struct RenderCommand: ParsableCommand {
         finished.wait()
         if queue.wasCancelled { throw ExitCode(130) }
         return queue.failureCount
+    }
+
+    /// Stems of one file into the -o folder, with stems.json.
+    private func runStems(mode: StemMode, font: String, options: RenderOptions) throws {
+        let folder = output ?? "."
+        do { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) } catch {
+            throw CLIError("cannot create output folder \(folder): \(error.localizedDescription)")
+        }
+        let input = inputs[0]
+        let file: MIDIFile
+        do { file = try MIDIFile.read(path: input).file } catch { throw CLIError("\(input): \(error.description)") }
+        let renderer: OfflineRenderer
+        do { renderer = try OfflineRenderer(soundFont: font, options: options) } catch {
+            throw CLIError(error.description)
+        }
+        var reporter = ProgressReporter(label: Self.shortName(input), total: file.durationSeconds)
+        let started = Terminal.monotonicSeconds()
+        let result: (mix: RenderSummary, stems: [StemInfo])
+        do {
+            result = try renderer.renderStems(file, toFolder: folder, mode: mode, fileExtension: ext) { done, _ in
+                if !quiet { reporter.update(done: done) }
+                return Terminal.interruptSignal == nil
+            }
+        } catch .cancelled {
+            if !quiet { reporter.finish() }
+            printError("pianola: interrupted; no stem was written")
+            throw ExitCode(130)
+        } catch {
+            if !quiet { reporter.finish() }
+            throw CLIError("\(input): \(error.description)")
+        }
+        if !quiet { reporter.finish() }
+        func number(_ value: Double) -> JSONValue { value.isFinite ? .number((value * 100).rounded() / 100) : .null }
+        let entries: [JSONValue] = result.stems.map { stem in
+            .object([
+                "file": .string(stem.file), "kind": .string(stem.kind), "name": .string(stem.name),
+                "tracks": .array(stem.tracks.map { .number(Double($0)) }),
+                "trackNames": .array(stem.trackNames.map { .string($0) }),
+                "channels": .array(stem.channels.map { .number(Double($0)) }),
+                "programs": .array(stem.programs.map { .number(Double($0)) }),
+                "family": stem.family.map { .string($0) } ?? .null, "notes": .number(Double(stem.notes)),
+                "loudness": number(stem.loudness), "truePeak": number(stem.truePeak),
+            ])
+        }
+        let document: JSONValue = .object([
+            "input": .string(input), "mode": .string(mode.rawValue), "sampleRate": .number(Double(options.sampleRate)),
+            "frames": .number(Double(result.mix.frames)), "stems": .array(entries),
+        ])
+        do {
+            try Data((document.serialized() + "\n").utf8).write(
+                to: URL(fileURLWithPath: folder + "/stems.json"), options: .atomic)
+        } catch {
+            throw CLIError("\(folder)/stems.json: cannot write it (\(error.localizedDescription))")
+        }
+        if !quiet {
+            let elapsed = Terminal.monotonicSeconds() - started
+            print(
+                "\(folder): \(result.stems.count - 1) stems by \(mode.rawValue) + mix, "
+                    + "\(Terminal.clock(result.mix.seconds)), \(Int(result.mix.seconds / max(elapsed, 1e-6)))× real time"
+            )
+            for stem in result.stems {
+                print(
+                    "  \(stem.file): \(stem.name), \(stem.notes) notes, \(String(format1: stem.loudness)) LUFS")
+            }
+        }
     }
 
     /// Corpus mode: a manifest or folder trees, resumable through the ledger.

@@ -153,6 +153,65 @@ public final class MusicSequence: @unchecked Sendable {
         return MusicSequence(tracks: tracks, tempoMap: tempoMap, lengthInTicks: lengthInTicks, lyrics: lyrics)
     }
 
+    /// What a note is, for choosing notes (`keepingNotes(where:)`).
+    public struct NoteContext: Hashable, Sendable {
+        /// The index of the note's track.
+        public var track: Int
+        /// 0-based.
+        public var channel: Int
+        /// The channel's program when the note starts (0 until a program change).
+        public var program: Int
+        public var key: Int
+    }
+
+    /// A copy that keeps only the notes `isIncluded` accepts, and every other event (programs,
+    /// controllers, pitch bends, SysEx, on every channel): the synthesizers playing the copies
+    /// are in the same state as one playing the whole, so the copies of a partition of the notes
+    /// sum to the whole. A note's end (and its key pressure) goes with its start.
+    public func keepingNotes(where isIncluded: (NoteContext) -> Bool) -> MusicSequence {
+        // Every event in playing order: tick, then note-offs, others, note-ons, then track.
+        var order: [(tick: Int, rank: Int, track: Int, index: Int)] = []
+        for (trackIndex, track) in tracks.enumerated() {
+            for (index, event) in track.events.enumerated() {
+                order.append((event.tick, Self.orderClass(event.message), trackIndex, index))
+            }
+        }
+        order.sort { ($0.tick, $0.rank, $0.track, $0.index) < ($1.tick, $1.rank, $1.track, $1.index) }
+        var program = [Int](repeating: 0, count: 16)
+        // Per channel and key, the decisions of the notes sounding (a key may be struck again
+        // before its end: first in, first out).
+        var sounding = [[Bool]](repeating: [], count: 16 * 128)
+        var dropped = tracks.map { [Bool](repeating: false, count: $0.events.count) }
+        for entry in order {
+            switch tracks[entry.track].events[entry.index].message {
+            case .programChange(let channel, let value):
+                program[Int(channel & 0x0F)] = Int(value)
+            case .noteOn(let channel, let note, let velocity) where velocity > 0:
+                let channel = Int(channel & 0x0F)
+                let keep = isIncluded(
+                    NoteContext(track: entry.track, channel: channel, program: program[channel], key: Int(note)))
+                sounding[channel * 128 + Int(note)].append(keep)
+                dropped[entry.track][entry.index] = !keep
+            case .noteOn(let channel, let note, _), .noteOff(let channel, let note, _):
+                let slot = Int(channel & 0x0F) * 128 + Int(note)
+                if !sounding[slot].isEmpty { dropped[entry.track][entry.index] = !sounding[slot].removeFirst() }
+            case .polyphonicKeyPressure(let channel, let note, _):
+                let slot = Int(channel & 0x0F) * 128 + Int(note)
+                if let keep = sounding[slot].first { dropped[entry.track][entry.index] = !keep }
+            default:
+                break
+            }
+        }
+        let kept = tracks.enumerated().map { trackIndex, track in
+            var position = 0
+            return track.filter { _ in
+                defer { position += 1 }
+                return !dropped[trackIndex][position]
+            }
+        }
+        return MusicSequence(tracks: kept, tempoMap: tempoMap, lengthInTicks: lengthInTicks, lyrics: lyrics)
+    }
+
     /// Reads and builds a sequence from a file on disk (lenient reader).
     public convenience init(path: String) throws(MIDIFileError) {
         self.init(file: try MIDIFile.read(path: path).file)
