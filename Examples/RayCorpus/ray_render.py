@@ -82,7 +82,7 @@ def main():
     parser.add_argument("manifest")
     parser.add_argument("--address", help="Ray cluster address (auto: the running cluster); default: a local Ray")
     parser.add_argument("--cpus", type=int, help="CPUs for a local Ray (default: all)")
-    parser.add_argument("--shards", type=int, help="tasks to split the corpus into (default: 4 per CPU)")
+    parser.add_argument("--shards", type=int, help="tasks to split the corpus into (default: one per CPU)")
     parser.add_argument("--pianola", default="pianola", help="the pianola binary on the nodes")
     parser.add_argument("--work", help="folder for the shard manifests (default: beside the manifest)")
     args = parser.parse_args(arguments)
@@ -100,14 +100,30 @@ def main():
     else:
         ray.init(num_cpus=args.cpus, log_to_driver=False, include_dashboard=False)
     cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
-    shard_count = max(1, min(len(jobs), args.shards or 4 * cpus))
+    # One shard per CPU, balanced: every task starts at once and they end together. (More shards
+    # lose less to a killed worker, at the cost of a SoundFont load per shard.)
+    shard_count = max(1, min(len(jobs), args.shards or cpus))
 
-    # Round-robin shards, one manifest each (absolute paths: any node, any working folder).
+    # Shards balanced by total MIDI size (a fair proxy for duration): longest job first, each to
+    # the lightest shard so far; within a shard the long songs come first. One manifest each
+    # (absolute paths: any node, any working folder).
+    def size(entry):
+        try:
+            return os.path.getsize(entry[1].get("input", ""))
+        except (OSError, TypeError):
+            return 0
+    jobs.sort(key=size, reverse=True)
+    loads = [0] * shard_count
+    members = [[] for _ in range(shard_count)]
+    for entry in jobs:
+        lightest = loads.index(min(loads))
+        members[lightest].append(entry)
+        loads[lightest] += max(size(entry), 1)
     shards = []
     for index in range(shard_count):
         path = os.path.join(work, f"shard-{index:04d}.jsonl")
         with open(path, "w") as handle:
-            for number, job in jobs[index::shard_count]:
+            for number, job in members[index]:
                 if "_bad" in job:
                     handle.write(job["_bad"] + "\n")
                 else:

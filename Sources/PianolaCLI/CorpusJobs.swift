@@ -53,6 +53,7 @@ enum CorpusPlan {
         }
         var jobs: [CorpusJob] = []
         var problems: [CorpusJobProblem] = []
+        var outputs: [String: Int] = [:]
         let lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
         for (index, rawLine) in lines.enumerated() {
             let line = rawLine.trimmingCharacters(in: .whitespaces)
@@ -77,6 +78,11 @@ enum CorpusPlan {
                     input: resolve(input), output: resolve(output))
                 continue
             }
+            if let first = outputs[resolve(output)] {
+                problem("its output is line \(first)'s output too", input: resolve(input), output: resolve(output))
+                continue
+            }
+            outputs[resolve(output)] = index + 1
             var job = CorpusJob(input: resolve(input), output: resolve(output), origin: origin)
             job.soundfont = (object["soundfont"] as? String).map(resolve)
             job.rate = (object["rate"] as? NSNumber)?.intValue
@@ -103,10 +109,18 @@ enum CorpusPlan {
         while let next = walker.nextObject() as? String {
             if extensions.contains((next as NSString).pathExtension.lowercased()) { relatives.append(next) }
         }
+        var used: Set<String> = []
         return relatives.sorted().map { relative in
+            // song.mid and song.kar side by side would both become song.EXT: the second gets a suffix.
             let stem = (relative as NSString).deletingPathExtension
-            return CorpusJob(
-                input: root + "/" + relative, output: outputRoot + "/" + stem + "." + ext, origin: relative)
+            var output = outputRoot + "/" + stem + "." + ext
+            var counter = 2
+            while used.contains(output) {
+                output = outputRoot + "/" + stem + "-\(counter)." + ext
+                counter += 1
+            }
+            used.insert(output)
+            return CorpusJob(input: root + "/" + relative, output: output, origin: relative)
         }
     }
 }
@@ -221,7 +235,15 @@ final class CorpusRunner: Sendable {
         failuresPath: String?, quiet: Bool
     ) {
         total = jobs.count
-        state = Mutex(State(pending: jobs.reversed()))
+        // Longest first (by file size, a fair proxy for duration): the last files to finish are
+        // short ones, so no thread sits idle at the end while one long song renders alone.
+        func size(_ job: CorpusJob) -> Int {
+            var info = stat()
+            return stat(job.input, &info) == 0 ? Int(info.st_size) : 0
+        }
+        let sizes = jobs.map(size)
+        let order = jobs.indices.sorted { sizes[$0] < sizes[$1] || (sizes[$0] == sizes[$1] && $0 > $1) }
+        state = Mutex(State(pending: order.map { jobs[$0] }))
         self.defaultFont = defaultFont
         baseOptions = options
         baseOptionsText = optionsText
@@ -329,7 +351,10 @@ final class CorpusRunner: Sendable {
             let filesPerSecond = Double(worked) / elapsed
             let remaining = total - state.finished
             let eta = filesPerSecond > 0 ? Terminal.clock(Double(remaining) / filesPerSecond) : "?"
-            return "[\(state.finished)/\(total)] \(String(format1: filesPerSecond)) files/s, "
+            let width = 24
+            let filled = total > 0 ? state.finished * width / total : width
+            let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
+            return "\(bar) [\(state.finished)/\(total)] \(String(format1: filesPerSecond)) files/s, "
                 + "\(String(format1: state.summary.audioSeconds / elapsed)) audio-s/s, ETA \(eta)"
         }
         guard let line else { return }
@@ -418,6 +443,17 @@ final class CorpusRunner: Sendable {
         return "\(path):\(info.st_size):\(info.st_mtim.tv_sec)"
     }
 
+    /// Whether process `pid` runs: it exists and is not a zombie (a killed process whose parent
+    /// has not collected it still answers `kill(pid, 0)`).
+    static func isAlive(_ pid: Int32) -> Bool {
+        guard kill(pid, 0) == 0 || errno != ESRCH else { return false }
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return true }
+        let state = stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).first
+        return state != "Z" && state != "X"
+    }
+
     /// Removes what killed renders left of `output`: temporary files of processes no longer alive.
     static func removeStaleTemporaries(of output: String) {
         let folder = (output as NSString).deletingLastPathComponent
@@ -426,7 +462,7 @@ final class CorpusRunner: Sendable {
         else { return }
         for name in names where name.hasPrefix(prefix) {
             guard let pid = Int32(name.dropFirst(prefix.count)), pid != getpid() else { continue }
-            if kill(pid, 0) != 0 && errno == ESRCH { unlink((folder.isEmpty ? "" : folder + "/") + name) }
+            if !isAlive(pid) { unlink((folder.isEmpty ? "" : folder + "/") + name) }
         }
     }
 }

@@ -11,6 +11,7 @@ same command again): nothing is rendered, nothing changes. Exits non-zero if a c
 """
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -115,6 +116,7 @@ def main():
     check(times == {name: os.path.getmtime(os.path.join(work, "out", name)) for name in os.listdir(os.path.join(work, "out"))},
           "a rerun leaves every output as it was")
     check(rerun.returncode == 1, f"the rerun still reports the broken file: {rerun.returncode}")
+    shutil.rmtree(work, ignore_errors=True)
     print("cluster tests: " + ("all passed" if failures == 0 else f"{failures} failed"))
     sys.exit(1 if failures else 0)
 

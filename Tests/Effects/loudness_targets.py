@@ -11,6 +11,7 @@ the target, true peak at most the ceiling. Also renders -8 LUFS, out of reach un
 the demo: pianola must say so, exit 0 and keep the ceiling. Exits non-zero if a gate fails.
 """
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -77,6 +78,7 @@ def main():
     ok = result.returncode == 0 and "out of reach" in result.stderr and peak <= CEILING
     failures += not ok
     print(f"{'PASS' if ok else 'FAIL'} demo at -8 LUFS (out of reach): said so, {loudness:.2f} LUFS, {peak:.2f} dBTP")
+    shutil.rmtree(work, ignore_errors=True)
     print("loudness tests: " + ("all passed" if failures == 0 else f"{failures} failed"))
     sys.exit(1 if failures else 0)
 

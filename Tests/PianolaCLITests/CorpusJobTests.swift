@@ -51,6 +51,7 @@ struct CorpusJobTests {
     )
     func folderTreeAndResume() throws {
         let directory = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let corpus = try makeCorpus(in: directory, count: 5)
         let output = directory + "/renders"
         var result = try runPianola(["render", corpus, "-o", output, "--jobs", "2", "-s", font, "--tail", "0.5"])
@@ -90,6 +91,7 @@ struct CorpusJobTests {
     @Test("a manifest: relative paths, per-job settings; bad lines fail their own job with the line number")
     func manifest() throws {
         let directory = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         _ = try makeCorpus(in: directory, count: 2)
         let lines = [
             #"{"input": "corpus/song0.mid", "output": "out/a.wav", "tail": 0.5}"#,
@@ -99,25 +101,27 @@ struct CorpusJobTests {
             #"{"input": "corpus/missing.mid", "output": "out/d.wav"}"#,
             #"{"input": "corpus/song0.mid", "output": "out/f.wav", "tail": 0.5, "loudness": -20, "truePeak": -2}"#,
             #"{"input": "corpus/song0.mid", "output": "out/e.wav", "rate": 1000}"#,
+            #"{"input": "corpus/song0.mid", "output": "out/a.wav"}"#,
             "",
         ]
         let manifest = directory + "/jobs.jsonl"
         try Data(lines.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: manifest))
         let result = try runPianola(["render", "--manifest", manifest, "-s", font, "--jobs", "2"])
         #expect(result.status == 1)
-        #expect(result.stderr.contains("3 rendered, 0 already done, 4 failed (7 jobs)"), "\(result.stderr)")
+        #expect(result.stderr.contains("3 rendered, 0 already done, 5 failed (8 jobs)"), "\(result.stderr)")
         #expect(try wavStats(directory + "/out/a.wav").rate == 44_100)
         #expect(FileManager.default.fileExists(atPath: directory + "/out/b.flac"))
         let failures = jsonLines(directory + "/jobs.failures.jsonl")
         let origins = failures.compactMap { $0["origin"] as? String }.map {
             $0.split(separator: ":").last.map(String.init)
         }
-        #expect(Set(origins.compactMap { $0 }) == ["3", "4", "5", "7"], "\(failures)")
+        #expect(Set(origins.compactMap { $0 }) == ["3", "4", "5", "7", "8"], "\(failures)")
         let errors = failures.compactMap { $0["error"] as? String }.joined(separator: " | ")
         #expect(errors.contains("not a JSON object"))
         #expect(errors.contains("unknown key \"colour\""))
         #expect(errors.contains("missing.mid"))
         #expect(errors.contains("rate 1000"))
+        #expect(errors.contains("line 1's output too"))
         #expect(jsonLines(manifest + ".done.jsonl").count == 3)
         // The job with its own loudness target: −20 LUFS under −2 dBTP.
         let normalized = try AudioFile.read(from: directory + "/out/f.wav")
@@ -133,6 +137,7 @@ struct CorpusJobTests {
         "killed (SIGKILL) at random points and rerun, five times: every output complete and right, none rendered twice")
     func resumeAfterKill() throws {
         let directory = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let corpus = try makeCorpus(in: directory, count: 10)
         try FileManager.default.removeItem(atPath: corpus + "/set1/broken.mid")
         let reference = directory + "/reference"

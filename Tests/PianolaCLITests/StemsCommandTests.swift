@@ -9,6 +9,7 @@ struct StemsCommandTests {
         arguments: ["track", "channel", "program"])
     func stems(mode: String) throws {
         let directory = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
         let folder = directory + "/stems"
         let result = try runPianola([
             "render", "-q", demoSong, "-o", folder, "--stems", mode, "-s", bundledFontPath, "--format", "f32",

@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Corpus throughput: `pianola render --manifest --jobs 2` and the Ray driver vs a serial loop of
+`fluidsynth -F`, on the same files and font, in one run.
+
+    python3 Benchmarks/corpus_benchmark.py [--files 40] [--font FluidR3_GM.sf2] [--corpus ../shared/corpus]
+
+Takes real songs from the shared corpus (drywetmidi's valid files), renders them (1) one after another with `fluidsynth -ni -F`, (2)
+with `pianola render --manifest m.jsonl --jobs 2`, (3) with Examples/RayCorpus/ray_render.py on a
+local Ray of 2 CPUs, each into a fresh folder, and prints audio-seconds rendered per wall-second
+for each, the ratios, and each pianola run's peak memory (one copy of the font per process).
+Builds pianola in release mode.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+
+
+def wav_seconds(path):
+    data = open(path, "rb").read(64)
+    rate = int.from_bytes(data[24:28], "little")
+    block = int.from_bytes(data[32:34], "little")
+    return (os.path.getsize(path) - 44) / block / rate
+
+
+def pick(corpus, count):
+    """The first `count` songs over 3 KB among the corpus's well-formed files (drywetmidi's valid
+    ones, then the jazz-soft and midly test songs). Left out: drywetmidi's invalid files and its
+    format-2 files (MultiSequence), on some of which fluidsynth's player never ends (a WAV past
+    12 GB for "MultiSequence/Middle/crixmus.mid", 13 GB for "Invalid Chunk Size/background.mid")."""
+    found = []
+    for root, _, names in os.walk(corpus):
+        if "Invalid" in root or "MultiSequence" in root:
+            continue
+        for name in sorted(names):
+            path = os.path.join(root, name)
+            if name.lower().endswith(".mid") and os.path.getsize(path) > 3_000:
+                found.append(path)
+    return sorted(found)[:count]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--files", type=int, default=40)
+    parser.add_argument("--font", default="/usr/share/sounds/sf2/FluidR3_GM.sf2")
+    parser.add_argument("--corpus", default=os.path.join(ROOT, "..", "shared", "corpus"))
+    args = parser.parse_args()
+    subprocess.run(["swift", "build", "-c", "release", "--product", "pianola"], cwd=ROOT, check=True)
+    pianola = os.path.join(subprocess.run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=ROOT, check=True,
+                                          capture_output=True, text=True).stdout.strip(), "pianola")
+    files = pick(args.corpus, args.files)
+    work = tempfile.mkdtemp(prefix="pianola-corpus-bench-")
+    print(f"{len(files)} songs from {args.corpus}, font {args.font}, 44.1 kHz 16-bit WAV, 2 cores")
+
+    # Pianola first (it also tells us which files are readable: fluidsynth gets the same list).
+    manifest = os.path.join(work, "m.jsonl")
+    with open(manifest, "w") as handle:
+        for index, path in enumerate(files):
+            handle.write(json.dumps({"input": path, "output": f"pianola/{index:03d}.wav"}) + "\n")
+    # (Timed through a small Python parent, whose children's peak memory is pianola's alone.)
+    start = time.perf_counter()
+    probe = subprocess.run([sys.executable, "-c", "import resource, subprocess, sys; subprocess.run(sys.argv[1:]); "
+                            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)",
+                            pianola, "render", "-q", "--manifest", manifest, "--jobs", "2", "-s", args.font],
+                           capture_output=True, text=True)
+    pianola_time = time.perf_counter() - start
+    pianola_memory = int(probe.stdout.strip().splitlines()[-1])
+    rendered = [index for index in range(len(files)) if os.path.exists(os.path.join(work, "pianola", f"{index:03d}.wav"))]
+    pianola_audio = sum(wav_seconds(os.path.join(work, "pianola", f"{index:03d}.wav")) for index in rendered)
+
+    # One fluidsynth after another (a file it does not finish in 60 s is left out and said so).
+    os.makedirs(os.path.join(work, "fluidsynth"))
+    fluid_time = 0.0
+    fluid_audio = 0.0
+    for index in rendered:
+        out = os.path.join(work, "fluidsynth", f"{index:03d}.wav")
+        start = time.perf_counter()
+        try:
+            subprocess.run(["fluidsynth", "-ni", "-q", "-r", "44100", "-F", out, args.font, files[index]],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+        except subprocess.TimeoutExpired:
+            os.unlink(out)
+            print(f"fluidsynth did not finish {files[index]} in 60 s: left out of its figures")
+            continue
+        fluid_time += time.perf_counter() - start
+        fluid_audio += wav_seconds(out) if os.path.exists(out) else 0
+
+    ray_manifest = os.path.join(work, "r.jsonl")
+    with open(ray_manifest, "w") as handle:
+        for index in rendered:
+            handle.write(json.dumps({"input": files[index], "output": f"ray/{index:03d}.wav"}) + "\n")
+    start = time.perf_counter()
+    subprocess.run([sys.executable, os.path.join(ROOT, "Examples", "RayCorpus", "ray_render.py"), ray_manifest,
+                    "--cpus", "2", "--pianola", pianola, "--", "-s", args.font],
+                   stderr=subprocess.DEVNULL, env=dict(os.environ, RAY_USAGE_STATS_ENABLED="0"))
+    ray_time = time.perf_counter() - start
+    ray_audio = sum(wav_seconds(os.path.join(work, "ray", f"{index:03d}.wav")) for index in rendered
+                    if os.path.exists(os.path.join(work, "ray", f"{index:03d}.wav")))
+
+    print(f"{len(rendered)} files, {pianola_audio / 60:.1f} minutes of audio")
+    print("| run | wall s | audio-s per wall-s | vs fluidsynth serial |")
+    print("|---|---:|---:|---:|")
+    fluid_rate = fluid_audio / fluid_time
+    for name, seconds, audio in (("fluidsynth -F, serial loop", fluid_time, fluid_audio),
+                                 ("pianola render --manifest --jobs 2", pianola_time, pianola_audio),
+                                 ("Ray driver, local cluster of 2 CPUs (incl. Ray start)", ray_time, ray_audio)):
+        print(f"| {name} | {seconds:.1f} | {audio / seconds:.1f} | {audio / seconds / fluid_rate:.2f}× |")
+    print(f"\nRay vs --jobs 2: {ray_audio / ray_time / (pianola_audio / pianola_time):.2f}× the throughput")
+    print(f"pianola --jobs 2 peak memory: {pianola_memory / 1024:.0f} MB (font file {os.path.getsize(args.font) / 2**20:.0f} MB)")
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
