@@ -61,7 +61,8 @@ let package = Package(
             name: "Sampler", dependencies: ["AudioGraph", "MIDICore", "CFluidSynth", "CFluidSynthRealtime"],
             swiftSettings: strictSettings),
         .target(
-            name: "AudioIO", dependencies: ["AudioGraph", "CALSA", "CALSAShims", "CSndFile", "CSampleRate", "CEBUR128"],
+            name: "AudioIO",
+            dependencies: ["AudioGraph", "CALSA", "CALSAShims", "CSndFile", "CSampleRate", "CEBUR128"],
             swiftSettings: strictSettings),
         .target(
             name: "MIDIInput",
