@@ -127,7 +127,7 @@ public final class OfflineRenderer: Sendable {
     /// Serializes the voice probes on font owners (renderers on several threads share one).
     private static let probing = Mutex(())
 
-    private static func samplerSettings(_ options: RenderOptions) -> SamplerNode.Settings {
+    static func samplerSettings(_ options: RenderOptions) -> SamplerNode.Settings {
         var settings = SamplerNode.Settings()
         settings.sampleRate = Double(options.sampleRate)
         settings.polyphony = options.polyphony

@@ -62,7 +62,7 @@ extension OfflineRenderer {
         var lanes: [RenderLane] = []
         for stem in plan {
             do {
-                let sampler = try SamplerNode(settings: samplerSettingsForStems(), sharingSoundFontsWith: fontOwner)
+                let sampler = try SamplerNode(settings: Self.samplerSettings(options), sharingSoundFontsWith: fontOwner)
                 lanes.append(try RenderLane(sampler: sampler, sequence: stem.sequence, options: options))
             } catch {
                 throw .graph("\(error)")
@@ -192,15 +192,6 @@ extension OfflineRenderer {
             musicSeconds: Double(musicFrames) / rate, tailSeconds: Double(frames - musicFrames) / rate, peak: peak,
             loudness: mixInfo.loudness, truePeak: mixInfo.truePeak)
         return (summary, [mixInfo] + stems)
-    }
-
-    private func samplerSettingsForStems() -> SamplerNode.Settings {
-        var settings = SamplerNode.Settings()
-        settings.sampleRate = Double(options.sampleRate)
-        settings.polyphony = options.polyphony
-        settings.isReverbEnabled = options.isSynthReverbEnabled
-        settings.isChorusEnabled = options.isSynthChorusEnabled
-        return settings
     }
 
     private static func mixInfo(
