@@ -43,6 +43,20 @@ public struct RenderOptions: Sendable, Hashable {
 
     public init() {}
 
+    /// Whether a render's tail is over after a quantum (`quietFrames` counts the quiet frames
+    /// so far, for the automatic tail).
+    func tailIsDone(tailFrames: Int, quantum: Int, peak: Float, voices: Int, quietFrames: inout Int) -> Bool {
+        let rate = Double(sampleRate)
+        switch tail {
+        case .seconds(let seconds):
+            return Double(tailFrames) >= seconds * rate
+        case .automatic:
+            quietFrames = peak < Self.silenceThreshold ? quietFrames + quantum : 0
+            let voicesDone = voices == 0 && quietFrames > 0
+            return voicesDone || quietFrames >= Int(2 * rate) || tailFrames >= Int(maximumTailSeconds * rate)
+        }
+    }
+
     /// The level under which the automatic tail ends.
     public static let silenceThreshold: Float = 3.162_277_7e-5  // −90 dBFS
 }
@@ -234,7 +248,6 @@ public final class OfflineRenderer: Sendable {
         var draining: Int?
         var quietFrames = 0
         let music = sequence.durationSeconds
-        let maximumTailFrames = Int(options.maximumTailSeconds * rate)
         do {
             rendering: while true {
                 lanes[0].render(into: chunk)
@@ -268,16 +281,9 @@ public final class OfflineRenderer: Sendable {
                         musicFrames = frames
                         continue
                     }
-                    let tailFrames = frames - musicFrames
-                    let tailIsDone: Bool
-                    switch options.tail {
-                    case .seconds(let seconds):
-                        tailIsDone = Double(tailFrames) >= seconds * rate
-                    case .automatic:
-                        quietFrames = quantumPeak < RenderOptions.silenceThreshold ? quietFrames + quantum : 0
-                        let voicesDone = chunk.voiceCounts[index] == 0 && quietFrames > 0
-                        tailIsDone = voicesDone || quietFrames >= Int(2 * rate) || tailFrames >= maximumTailFrames
-                    }
+                    let tailIsDone = options.tailIsDone(
+                        tailFrames: frames - musicFrames, quantum: quantum, peak: quantumPeak,
+                        voices: chunk.voiceCounts[index], quietFrames: &quietFrames)
                     if tailIsDone {
                         if latency == 0 { break rendering }
                         draining = latency

@@ -106,7 +106,6 @@ extension OfflineRenderer {
         var musicFrames = 0
         var quietFrames = 0
         var peak: Float = 0
-        let maximumTailFrames = Int(options.maximumTailSeconds * rate)
         let mixWriter = writers[plan.count]
         let mixMeter = meters[plan.count]
         do {
@@ -151,16 +150,9 @@ extension OfflineRenderer {
                 if !first.isFinished[0] {
                     musicFrames = frames
                 } else {
-                    let tailFrames = frames - musicFrames
-                    let tailIsDone: Bool
-                    switch options.tail {
-                    case .seconds(let seconds):
-                        tailIsDone = Double(tailFrames) >= seconds * rate
-                    case .automatic:
-                        quietFrames = quantumPeak < RenderOptions.silenceThreshold ? quietFrames + quantum : 0
-                        let voicesDone = mix.voiceCounts[0] == 0 && quietFrames > 0
-                        tailIsDone = voicesDone || quietFrames >= Int(2 * rate) || tailFrames >= maximumTailFrames
-                    }
+                    let tailIsDone = options.tailIsDone(
+                        tailFrames: frames - musicFrames, quantum: quantum, peak: quantumPeak,
+                        voices: mix.voiceCounts[0], quietFrames: &quietFrames)
                     if tailIsDone {
                         if latency == 0 { break rendering }
                         draining = latency
