@@ -16,4 +16,13 @@ public protocol AudioPresentationClock: AnyObject, Sendable {
     /// (CLOCK_MONOTONIC, nanoseconds); nil before the device has played anything. Safe to call on
     /// the audio thread.
     func presentationTime(ofSampleTime sampleTime: Int64) -> UInt64?
+
+    /// How many times the stream broke off and resumed (underruns, suspends): after each, frames
+    /// stand in a new relation to time. Safe to call on the audio thread.
+    var discontinuityCount: Int { get }
+}
+
+extension AudioPresentationClock {
+    /// A device that never reports a break.
+    public var discontinuityCount: Int { 0 }
 }

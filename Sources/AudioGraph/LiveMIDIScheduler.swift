@@ -13,9 +13,14 @@ import Synchronization
 /// so the lower envelope of (render time − end frame's time) traces the stream's clock: at time
 /// *t* the rendered frames reach at most the envelope's frame for *t*. An event arriving at *t* is
 /// placed at the envelope's frame for *t + delay*, which is not rendered yet: every event gets the
-/// same latency (delay plus the output buffer), wherever it arrives inside a period. The envelope
-/// is the minimum over the last second, so it follows the stream after an underrun and a device
-/// clock that drifts against the system's.
+/// same latency (delay plus the output buffer), wherever it arrives inside a period.
+///
+/// The envelope falls at once when a quantum renders earlier than any before (that keeps events
+/// off rendered frames) but rises only as fast as a device clock can drift against the system's
+/// (0.2 ms per second), towards the minimum of the last second: a second in which the thread
+/// happened to wake late everywhere (common on a loaded or virtual machine) must not move notes
+/// against each other. After an underrun (the output's `discontinuityCount`, or the minimum of a
+/// whole second more than 10 ms above the envelope) the map is learned anew.
 ///
 /// An event whose frame was already rendered (it arrived later than the delay allows, or before
 /// the output started) plays at the start of the next quantum and is counted in `lateCount`.
@@ -51,6 +56,13 @@ public final class LiveMIDIScheduler: RenderObserver, @unchecked Sendable {
     private var windowStart = 0
     private var windowCount = 0
     private var lastSampleTime: Int64 = 0
+    private var lastNow = 0.0
+    private var relearnUntil = 0.0
+    private var discontinuities = 0
+    /// How fast the envelope may rise: 200 ppm, more than crystals drift.
+    private static let maximumDrift = 0.000_2
+    /// A rise of the whole last second's minimum this large is a break in the stream.
+    private static let breakThreshold = 0.010
 
     /// - Parameters:
     ///   - queues: the input queues to drain (each filled by one input thread).
@@ -81,10 +93,13 @@ public final class LiveMIDIScheduler: RenderObserver, @unchecked Sendable {
         // A restarted stream (sample time going back) starts a new map.
         // Lateness is measured at the quantum's end: every frame before it is rendered by now.
         let renderedEnd = Double(time.sampleTime + Int64(frameCount)) / rate
+        let breaks = presentationClock?.discontinuityCount ?? 0
         if !hasAnchor || time.sampleTime < lastSampleTime {
             anchor = now
             windowCount = 0
             hasAnchor = true
+            relearnUntil = Self.window
+            lastNow = 0
         }
         // The lower envelope over the last second: a sliding minimum (a monotonic queue in
         // preallocated storage). A window, not an all-time minimum, so that the map follows the
@@ -105,7 +120,21 @@ public final class LiveMIDIScheduler: RenderObserver, @unchecked Sendable {
             windowStart = (windowStart + 1) & Self.windowMask
             windowCount -= 1
         }
-        envelope = windowValues[windowStart]
+        if breaks != discontinuities {
+            // The stream broke off and resumed: learn the map from this quantum on.
+            discontinuities = breaks
+            windowStart = (windowStart + windowCount - 1) & Self.windowMask
+            windowCount = 1
+            relearnUntil = nowSeconds + Self.window
+        }
+        let minimum = windowValues[windowStart]
+        let previousEnvelope = envelope
+        if nowSeconds < relearnUntil || minimum < envelope || minimum - envelope > Self.breakThreshold {
+            envelope = minimum
+        } else {
+            envelope += min(minimum - envelope, Self.maximumDrift * max(0, nowSeconds - lastNow))
+        }
+        lastNow = nowSeconds
         lastSampleTime = time.sampleTime
 
         let start = time.sampleTime
@@ -123,7 +152,14 @@ public final class LiveMIDIScheduler: RenderObserver, @unchecked Sendable {
                 }
             }
             guard chosen >= 0 else { break }
-            if chosenFrame < start { late.add(1, ordering: .relaxed) }
+            // Late: its frame was rendered before it could be placed. (One the envelope's rise just
+            // moved before `start` was still ahead under the previous map: it is on time.)
+            if chosenFrame < start,
+                let arrival = queues[chosen].firstArrival,
+                frame(arrival: arrival, rate: rate, envelope: min(envelope, previousEnvelope)) < start
+            {
+                late.add(1, ordering: .relaxed)
+            }
             let offset = Int(max(0, chosenFrame - start))
             let destination = self.destination
             let noteOn = queues[chosen].withFirst { event -> UInt64? in
@@ -171,8 +207,8 @@ public final class LiveMIDIScheduler: RenderObserver, @unchecked Sendable {
 
     /// The frame an event arriving at `arrival` is placed at.
     @inline(__always)
-    private func frame(arrival: UInt64, rate: Double) -> Int64 {
+    private func frame(arrival: UInt64, rate: Double, envelope: Double? = nil) -> Int64 {
         let since = Double(Int64(bitPattern: arrival &- anchor) + delayNanoseconds) / 1e9
-        return Int64(((since - envelope) * rate).rounded(.down))
+        return Int64(((since - (envelope ?? self.envelope)) * rate).rounded(.down))
     }
 }

@@ -183,6 +183,8 @@ public final class ALSAOutput: AudioOutputDevice, AudioPresentationClock, @unche
 
     /// Underruns recovered so far.
     public var xrunCount: Int { xruns.load(ordering: .relaxed) }
+    /// The underruns and suspends so far: each one shifts frames against time.
+    public var discontinuityCount: Int { xrunCount }
     /// Whether the audio thread got SCHED_FIFO (false: normal priority; not permitted here).
     /// Known once the thread has started: `start()` waits for it.
     public var isRealTimeScheduled: Bool { realtime.load(ordering: .relaxed) }

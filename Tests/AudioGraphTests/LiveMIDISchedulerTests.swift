@@ -84,6 +84,75 @@ struct LiveMIDISchedulerTests {
         #expect(abs(mean - (0.001 * rate + Double(period))) < 4, "mean latency \(mean) frames")
     }
 
+    /// Runs a scheduler against a device that wants period k at `start + k × period / (rate ×
+    /// speed)` (a `speed` above 1 is a device clock running fast against the system's), with the
+    /// audio thread waking `wake(k)` seconds late; from period 200 on, one note arrives between
+    /// each render and the next. The latency of each note in frames of the stream's clock.
+    func latencies(periods: Int, speed: Double = 1, wake: (Int, inout SplitMix) -> Double) -> [Double] {
+        var generator = SplitMix(seed: 11)
+        let clock = SimulatedClock()
+        let queue = MIDIEventQueue(capacity: 8_192)
+        let node = RecordingNode()
+        let scheduler = LiveMIDIScheduler(
+            queues: [queue], destination: node, delay: .milliseconds(1), clock: { clock.read() })
+        let period = 256
+        let start: UInt64 = 1_000_000_000
+        var frame: Int64 = 0
+        var lastRender = start - 1
+        var sent: [UInt64] = []
+        for periodIndex in 0..<(periods + 20) {
+            let ideal = Double(periodIndex * period) / (rate * speed)
+            var now = start + UInt64((ideal + wake(periodIndex, &generator)) * 1e9)
+            if periodIndex >= 200 && periodIndex < periods {
+                // Arrived since the last quantum was rendered (an input thread queues it at once).
+                let arrival = UInt64.random(in: (lastRender + 1)..<now, using: &generator)
+                if arrival > (sent.last ?? 0) {
+                    queue.push(.noteOn(channel: 0, note: 60, velocity: 100), arrival: arrival)
+                    sent.append(arrival)
+                }
+            }
+            for _ in 0..<(period / 64) {
+                clock.set(now)
+                node.quantumStart = frame
+                scheduler.willRender(frameCount: 64, at: AudioTime(sampleTime: frame, sampleRate: rate))
+                frame += 64
+                lastRender = now
+                now += 20_000
+            }
+        }
+        #expect(node.received.count == sent.count)
+        #expect(scheduler.lateCount == 0)
+        let result = zip(node.received, sent).map { received, arrival in
+            Double(received.frame) - Double(arrival - start) / 1e9 * rate * speed
+        }
+        return result
+    }
+
+    @Test("a second in which every wake-up is late (a loaded or virtual machine) does not move notes")
+    func steadyWhenWakeUpsAreLateForAWhile() {
+        // Wake-ups 0.3–2.3 ms late, then for 1.5 s 2.3–4.3 ms late, alternately, for 21 s: the
+        // minimum of the last second rises by 2 ms each second stretch. A map that followed it
+        // would shift notes by 2 ms (96 frames) against each other.
+        let found = latencies(periods: 4_000) { index, generator in
+            let lateStretch = (index / 280) % 2 == 1
+            return (lateStretch ? 0.0023 : 0.0003) + Double.random(in: 0...0.002, using: &generator)
+        }
+        let spread = (found.max() ?? 0) - (found.min() ?? 0)
+        #expect(spread <= 20, "latency varies by \(spread) frames")
+    }
+
+    @Test("a device clock 150 ppm fast or slow against the system's: the latency stays put")
+    func followsDrift() {
+        for speed in [1.000_15, 0.999_85] {
+            // 40 s: unfollowed, the drift would move the latency by 6 ms (288 frames).
+            let found = latencies(periods: 7_500, speed: speed) { index, generator in
+                index % 10 == 0 ? 0 : Double.random(in: 0...0.002, using: &generator)
+            }
+            let spread = (found.max() ?? 0) - (found.min() ?? 0)
+            #expect(spread <= 12, "speed \(speed): latency varies by \(spread) frames")
+        }
+    }
+
     @Test("after an underrun (the stream resumes 50 ms later) the latency returns to what it was")
     func followsUnderruns() {
         let clock = SimulatedClock()
