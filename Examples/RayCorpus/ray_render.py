@@ -7,7 +7,9 @@
 The manifest is pianola's (one JSON object per line: "input", "output", and optionally
 "soundfont", "rate", "format", "gain", "tail", "loudness", "truePeak"; relative paths are relative
 to the manifest). The driver splits it into shards (absolute paths, written to --work, by default
-beside the manifest), runs one Ray task per shard, and each task runs
+beside the manifest): by the songs' lengths (`pianola info`), longest first, in shards of
+decreasing size that Ray hands out as CPUs come free, so that all CPUs finish together. It runs one
+Ray task per shard, and each task runs
 
     pianola render --manifest SHARD --ledger LEDGER --failures SHARD.failures.jsonl --jobs 1 ...
 
@@ -56,6 +58,24 @@ def read_manifest(path):
     return jobs
 
 
+def estimate_costs(pianola, jobs):
+    """Each job's expected render time, in seconds of audio: the song's length by `pianola info`
+    (or, where pianola cannot run on this node, the file's size in kB); 0 for an unreadable input."""
+    inputs = [job.get("input") if isinstance(job.get("input"), str) else "" for job in jobs]
+    lengths = {}
+    readable = [path for path in dict.fromkeys(inputs) if path and os.path.isfile(path)]
+    try:
+        for start in range(0, len(readable), 256):
+            result = subprocess.run([pianola, "info", "--json"] + readable[start:start + 256],
+                                    capture_output=True, text=True)
+            for entry in json.loads(result.stdout or "[]"):
+                if entry.get("durationSeconds") is not None:
+                    lengths[entry["path"]] = float(entry["durationSeconds"])
+    except (OSError, ValueError):
+        lengths = {path: os.path.getsize(path) / 1000 for path in readable}
+    return [lengths.get(path, 0.0) for path in inputs]
+
+
 @ray.remote(num_cpus=1, max_retries=5)
 def render_shard(pianola, shard, ledger, failures, extra):
     """Runs pianola on one shard; returns (exit status, the end of its messages)."""
@@ -82,7 +102,9 @@ def main():
     parser.add_argument("manifest")
     parser.add_argument("--address", help="Ray cluster address (auto: the running cluster); default: a local Ray")
     parser.add_argument("--cpus", type=int, help="CPUs for a local Ray (default: all)")
-    parser.add_argument("--shards", type=int, help="tasks to split the corpus into (default: one per CPU)")
+    parser.add_argument("--shards", type=int,
+                        help="split the corpus into N balanced tasks (default: shards of decreasing size, "
+                        "longest songs first, handed out as CPUs come free)")
     parser.add_argument("--pianola", default="pianola", help="the pianola binary on the nodes")
     parser.add_argument("--work", help="folder for the shard manifests (default: beside the manifest)")
     args = parser.parse_args(arguments)
@@ -100,27 +122,36 @@ def main():
     else:
         ray.init(num_cpus=args.cpus, log_to_driver=False, include_dashboard=False)
     cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
-    # One shard per CPU, balanced: every task starts at once and they end together. (More shards
-    # lose less to a killed worker, at the cost of a SoundFont load per shard.)
-    shard_count = max(1, min(len(jobs), args.shards or cpus))
-
-    # Shards balanced by total MIDI size (a fair proxy for duration): longest job first, each to
-    # the lightest shard so far; within a shard the long songs come first. One manifest each
-    # (absolute paths: any node, any working folder).
-    def size(entry):
-        try:
-            return os.path.getsize(entry[1].get("input", ""))
-        except (OSError, TypeError):
-            return 0
-    jobs.sort(key=size, reverse=True)
-    loads = [0] * shard_count
-    members = [[] for _ in range(shard_count)]
-    for entry in jobs:
-        lightest = loads.index(min(loads))
-        members[lightest].append(entry)
-        loads[lightest] += max(size(entry), 1)
+    costs = estimate_costs(pianola, [job for _, job in jobs])
+    order = sorted(range(len(jobs)), key=lambda index: costs[index], reverse=True)
+    if args.shards:
+        # A fixed number of shards, balanced: longest job first, each to the lightest shard.
+        members = [[] for _ in range(max(1, min(len(jobs), args.shards)))]
+        loads = [0.0] * len(members)
+        for index in order:
+            lightest = loads.index(min(loads))
+            members[lightest].append(jobs[index])
+            loads[lightest] += costs[index] + 1e-9
+    else:
+        # Guided self-scheduling: shards of decreasing size, longest songs first, handed out in
+        # that order as CPUs come free. The first shards are a quarter of the remaining work per
+        # CPU; the last ones are small (1/16 of a CPU's share), so the CPUs finish together however
+        # wrong the estimates were, and each shard still renders long enough to pay for its
+        # SoundFont load.
+        total = sum(costs) or 1.0
+        floor = total / (16 * cpus)
+        members, remaining, position = [], total, 0
+        while position < len(order):
+            target = max(remaining / (2 * cpus), floor)
+            shard, load = [], 0.0
+            while position < len(order) and (not shard or load + costs[order[position]] <= target):
+                shard.append(jobs[order[position]])
+                load += costs[order[position]]
+                position += 1
+            members.append(shard)
+            remaining -= load
     shards = []
-    for index in range(shard_count):
+    for index in range(len(members)):
         path = os.path.join(work, f"shard-{index:04d}.jsonl")
         with open(path, "w") as handle:
             for number, job in members[index]:
