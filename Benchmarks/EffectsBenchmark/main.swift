@@ -1,6 +1,6 @@
 import AudioGraph
-// Times Pianola's effect nodes on a stereo signal read from a raw float32 file (interleaved),
-// in blocks of 512 frames, best of N runs; prints one JSON object per effect: nanoseconds per
+// Times Pianola's effect nodes on a stereo signal read from a raw float32 file (interleaved, made
+// planar before timing), in blocks of 512 frames, best of N runs; prints one JSON object per effect: nanoseconds per
 // stereo frame. Run by Benchmarks/effects_benchmark.py, which times pedalboard on the same bytes.
 //
 //   effects-benchmark SIGNAL.f32 SAMPLE-RATE RUNS
@@ -16,6 +16,8 @@ else {
 }
 let interleaved = data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
 let frames = interleaved.count / 2
+// Planar, as pedalboard is given it (outside the timing on both sides).
+let planar = (0..<2).map { channel in (0..<frames).map { interleaved[2 * $0 + channel] } }
 let block = 512
 
 func eq4() -> EQNode {
@@ -62,9 +64,10 @@ for (name, make) in cases {
         var position = 0
         while position < frames {
             let count = min(block, frames - position)
-            for frame in 0..<count {
-                input.channel(0)[frame] = interleaved[2 * (position + frame)]
-                input.channel(1)[frame] = interleaved[2 * (position + frame) + 1]
+            for channel in 0..<2 {
+                planar[channel].withUnsafeBufferPointer {
+                    input.channel(channel).update(from: $0.baseAddress! + position, count: count)
+                }
             }
             var source = input
             var destination = output

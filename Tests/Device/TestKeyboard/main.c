@@ -6,14 +6,23 @@
 // SCRIPT: one message per line, "MILLISECONDS HEX-BYTES...", times from the first message (e.g.
 // "500 90 3c 64"); SysEx as "F0 ... F7". The client is named NAME, its port "Keys". It waits until
 // something subscribes to the port (default: up to 20 s), then sends each message directly to the
-// subscribers at its time (CLOCK_MONOTONIC, absolute sleeps) and writes "BEFORE AFTER HEX-BYTES"
-// per message to LOG: the clock just before and just after sending it, in nanoseconds. It exits when the script ends: the keyboard goes away.
+// subscribers at its time (CLOCK_MONOTONIC, absolute sleeps) and writes
+// "BEFORE AFTER QUEUE-BEFORE QUEUE-AFTER HEX-BYTES" per message to LOG: CLOCK_MONOTONIC and the real
+// time of Pianola's arrival-clock queue (-1 if absent) just before and just after sending it, in
+// nanoseconds. It exits when the script ends: the keyboard goes away.
 #define _GNU_SOURCE
 #include <alsa/asoundlib.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+/// The real time of a sequencer queue in nanoseconds, or -1 when it cannot be read.
+static long long queue_ns(snd_seq_t *seq, int queue, snd_seq_queue_status_t *status) {
+    if (queue < 0 || snd_seq_get_queue_status(seq, queue, status) < 0) return -1;
+    const snd_seq_real_time_t *real = snd_seq_queue_status_get_real_time(status);
+    return (long long)real->tv_sec * 1000000000 + real->tv_nsec;
+}
 
 static uint64_t now_ns(void) {
     struct timespec t;
@@ -71,6 +80,12 @@ int main(int argc, char **argv) {
     }
     sleep_until(now_ns() + 200000000u);  // let the subscriber settle
 
+    // Pianola's arrival clock (the queue its port stamps events on): each send is also logged on
+    // that clock, the one the recording's times come from.
+    int queue = snd_seq_query_named_queue(seq, "Pianola arrival clock");
+    snd_seq_queue_status_t *status;
+    snd_seq_queue_status_alloca(&status);
+
     snd_midi_event_t *encoder;
     snd_midi_event_new(4096, &encoder);
     char line[16384];
@@ -90,6 +105,7 @@ int main(int argc, char **argv) {
         if (count == 0) continue;
         sleep_until(start + (uint64_t)(ms * 1e6));
         uint64_t before = now_ns();
+        long long queue_before = queue_ns(seq, queue, status);
         snd_midi_event_reset_encode(encoder);
         for (int index = 0; index < count; index++) {
             snd_seq_event_t ev;
@@ -102,8 +118,10 @@ int main(int argc, char **argv) {
             }
         }
         // The message was sent during the calls above: log that span.
+        long long queue_after = queue_ns(seq, queue, status);
         uint64_t after = now_ns();
-        fprintf(log, "%llu %llu", (unsigned long long)before, (unsigned long long)after);
+        fprintf(log, "%llu %llu %lld %lld", (unsigned long long)before, (unsigned long long)after, queue_before,
+                queue_after);
         for (int index = 0; index < count; index++) fprintf(log, " %02x", bytes[index]);
         fprintf(log, "\n");
     }
