@@ -2,12 +2,15 @@
 """Corpus throughput: `pianola render --manifest --jobs 2` and the Ray driver vs a serial loop of
 `fluidsynth -F`, on the same files and font, in one run.
 
-    python3 Benchmarks/corpus_benchmark.py [--files 40] [--font FluidR3_GM.sf2] [--corpus ../shared/corpus]
+    python3 Benchmarks/corpus_benchmark.py [--files 40] [--pairs 2] [--font FluidR3_GM.sf2]
+        [--corpus ../shared/corpus]
 
-Takes real songs from the shared corpus (drywetmidi's valid files), renders them (1) one after another with `fluidsynth -ni -F`, (2)
-with `pianola render --manifest m.jsonl --jobs 2`, (3) with Examples/RayCorpus/ray_render.py on a
-local Ray of 2 CPUs, each into a fresh folder, and prints audio-seconds rendered per wall-second
-for each, the ratios, and each pianola run's peak memory (one copy of the font per process).
+Takes real songs from the shared corpus (drywetmidi's valid files and other test songs) and
+renders them (1) with `pianola render --manifest m.jsonl --jobs 2` and (2) with
+Examples/RayCorpus/ray_render.py on a local Ray of 2 CPUs, back to back, --pairs times (the
+machine's speed drifts over minutes, so each pair is compared within itself), then (3) one after
+another with `fluidsynth -ni -F`, each into a fresh folder. Prints audio-seconds rendered per
+wall-second for each, the ratios, and pianola's peak memory (one copy of the font per process).
 Builds pianola in release mode.
 """
 import argparse
@@ -48,6 +51,7 @@ def pick(corpus, count):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--files", type=int, default=40)
+    parser.add_argument("--pairs", type=int, default=2, help="pianola and Ray runs, back to back")
     parser.add_argument("--font", default="/usr/share/sounds/sf2/FluidR3_GM.sf2")
     parser.add_argument("--corpus", default=os.path.join(ROOT, "..", "shared", "corpus"))
     args = parser.parse_args()
@@ -58,21 +62,54 @@ def main():
     work = tempfile.mkdtemp(prefix="pianola-corpus-bench-")
     print(f"{len(files)} songs from {args.corpus}, font {args.font}, 44.1 kHz 16-bit WAV, 2 cores")
 
-    # Pianola first (it also tells us which files are readable: fluidsynth gets the same list).
-    manifest = os.path.join(work, "m.jsonl")
-    with open(manifest, "w") as handle:
-        for index, path in enumerate(files):
-            handle.write(json.dumps({"input": path, "output": f"pianola/{index:03d}.wav"}) + "\n")
-    # (Timed through a small Python parent, whose children's peak memory is pianola's alone.)
-    start = time.perf_counter()
-    probe = subprocess.run([sys.executable, "-c", "import resource, subprocess, sys; subprocess.run(sys.argv[1:]); "
-                            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)",
-                            pianola, "render", "-q", "--manifest", manifest, "--jobs", "2", "-s", args.font],
-                           capture_output=True, text=True)
-    pianola_time = time.perf_counter() - start
-    pianola_memory = int(probe.stdout.strip().splitlines()[-1])
-    rendered = [index for index in range(len(files)) if os.path.exists(os.path.join(work, "pianola", f"{index:03d}.wav"))]
-    pianola_audio = sum(wav_seconds(os.path.join(work, "pianola", f"{index:03d}.wav")) for index in rendered)
+    def render_pianola(folder):
+        """`pianola render --manifest --jobs 2` into `folder`: (wall seconds, peak memory KB)."""
+        manifest = os.path.join(work, f"{folder}.jsonl")
+        with open(manifest, "w") as handle:
+            for index, path in enumerate(files):
+                handle.write(json.dumps({"input": path, "output": f"{folder}/{index:03d}.wav"}) + "\n")
+        # (Timed through a small Python parent, whose children's peak memory is pianola's alone.)
+        start = time.perf_counter()
+        probe = subprocess.run([sys.executable, "-c", "import resource, subprocess, sys; subprocess.run(sys.argv[1:]); "
+                                "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)",
+                                pianola, "render", "-q", "--manifest", manifest, "--jobs", "2", "-s", args.font],
+                               capture_output=True, text=True)
+        return time.perf_counter() - start, int(probe.stdout.strip().splitlines()[-1])
+
+    def render_ray(folder, indices):
+        """The Ray driver on a local cluster of 2 CPUs into `folder`: wall seconds, Ray's start included."""
+        manifest = os.path.join(work, f"{folder}.jsonl")
+        with open(manifest, "w") as handle:
+            for index in indices:
+                handle.write(json.dumps({"input": files[index], "output": f"{folder}/{index:03d}.wav"}) + "\n")
+        start = time.perf_counter()
+        subprocess.run([sys.executable, os.path.join(ROOT, "Examples", "RayCorpus", "ray_render.py"), manifest,
+                        "--cpus", "2", "--pianola", pianola, "--", "-s", args.font],
+                       stderr=subprocess.DEVNULL, env=dict(os.environ, RAY_USAGE_STATS_ENABLED="0"))
+        return time.perf_counter() - start
+
+    def audio(folder, indices):
+        paths = [os.path.join(work, folder, f"{index:03d}.wav") for index in indices]
+        return sum(wav_seconds(path) for path in paths if os.path.exists(path))
+
+    # Pianola and Ray back to back, --pairs times (this machine's speed drifts by several percent
+    # over minutes: each pair is compared within itself). The first pianola run also tells which
+    # files are readable: fluidsynth gets the same list.
+    pairs = []
+    pianola_memory = 0
+    rendered = None
+    for pair in range(args.pairs):
+        pianola_time, memory = render_pianola(f"pianola{pair}")
+        pianola_memory = max(pianola_memory, memory)
+        if rendered is None:
+            rendered = [index for index in range(len(files))
+                        if os.path.exists(os.path.join(work, f"pianola{pair}", f"{index:03d}.wav"))]
+        pianola_audio = audio(f"pianola{pair}", rendered)
+        ray_time = render_ray(f"ray{pair}", rendered)
+        ray_audio = audio(f"ray{pair}", rendered)
+        pairs.append((pianola_time, pianola_audio, ray_time, ray_audio))
+        for folder in (f"pianola{pair}", f"ray{pair}"):
+            shutil.rmtree(os.path.join(work, folder), ignore_errors=True)
 
     # One fluidsynth after another (a file it does not finish in 60 s is left out and said so).
     os.makedirs(os.path.join(work, "fluidsynth"))
@@ -90,28 +127,22 @@ def main():
             continue
         fluid_time += time.perf_counter() - start
         fluid_audio += wav_seconds(out) if os.path.exists(out) else 0
+        os.unlink(out)
 
-    ray_manifest = os.path.join(work, "r.jsonl")
-    with open(ray_manifest, "w") as handle:
-        for index in rendered:
-            handle.write(json.dumps({"input": files[index], "output": f"ray/{index:03d}.wav"}) + "\n")
-    start = time.perf_counter()
-    subprocess.run([sys.executable, os.path.join(ROOT, "Examples", "RayCorpus", "ray_render.py"), ray_manifest,
-                    "--cpus", "2", "--pianola", pianola, "--", "-s", args.font],
-                   stderr=subprocess.DEVNULL, env=dict(os.environ, RAY_USAGE_STATS_ENABLED="0"))
-    ray_time = time.perf_counter() - start
-    ray_audio = sum(wav_seconds(os.path.join(work, "ray", f"{index:03d}.wav")) for index in rendered
-                    if os.path.exists(os.path.join(work, "ray", f"{index:03d}.wav")))
-
+    pianola_audio = pairs[0][1]
     print(f"{len(rendered)} files, {pianola_audio / 60:.1f} minutes of audio")
     print("| run | wall s | audio-s per wall-s | vs fluidsynth serial |")
     print("|---|---:|---:|---:|")
     fluid_rate = fluid_audio / fluid_time
-    for name, seconds, audio in (("fluidsynth -F, serial loop", fluid_time, fluid_audio),
-                                 ("pianola render --manifest --jobs 2", pianola_time, pianola_audio),
-                                 ("Ray driver, local cluster of 2 CPUs (incl. Ray start)", ray_time, ray_audio)):
-        print(f"| {name} | {seconds:.1f} | {audio / seconds:.1f} | {audio / seconds / fluid_rate:.2f}× |")
-    print(f"\nRay vs --jobs 2: {ray_audio / ray_time / (pianola_audio / pianola_time):.2f}× the throughput")
+    rows = [("fluidsynth -F, serial loop", fluid_time, fluid_audio)]
+    for pair, (pianola_time, pianola_audio, ray_time, ray_audio) in enumerate(pairs, 1):
+        rows += [(f"pianola render --manifest --jobs 2 (pair {pair})", pianola_time, pianola_audio),
+                 (f"Ray driver, local cluster of 2 CPUs, incl. Ray start (pair {pair})", ray_time, ray_audio)]
+    for name, seconds, rendered_audio in rows:
+        print(f"| {name} | {seconds:.1f} | {rendered_audio / seconds:.1f} | {rendered_audio / seconds / fluid_rate:.2f}× |")
+    ratios = [ray_audio / ray_time / (pianola_audio / pianola_time) for pianola_time, pianola_audio, ray_time, ray_audio in pairs]
+    print("\nRay vs --jobs 2, per pair: " + ", ".join(f"{ratio:.2f}×" for ratio in ratios)
+          + f" (median {sorted(ratios)[len(ratios) // 2]:.2f}×)")
     print(f"pianola --jobs 2 peak memory: {pianola_memory / 1024:.0f} MB (font file {os.path.getsize(args.font) / 2**20:.0f} MB)")
     shutil.rmtree(work, ignore_errors=True)
 
