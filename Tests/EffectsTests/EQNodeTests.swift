@@ -1,4 +1,6 @@
+import AudioGraph
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Effects
@@ -181,6 +183,71 @@ struct EQNodeTests {
                         sampleRate: rate)
                 }.reduce(0, +) - 2
             #expect(abs(measuredDecibels(measured, atFrequency: frequency, sampleRate: rate) - expected) < 0.05)
+        }
+    }
+}
+
+extension EQNodeTests {
+    @Test("stereo settled bands (four frames at a time, two bands fused) equal the direct form I, any quantum size")
+    func stereoFastPath() throws {
+        let rate = 48_000.0
+        var generator = SplitMix(seed: 5)
+        let count = 6_000
+        let signal = (0..<2).map { _ in (0..<count).map { _ in Float.random(in: -0.5...0.5, using: &generator) } }
+        let types = FilterType.allCases
+        // 1 band: the single path; 2: a fused pair; 3: a pair and a single; 4 with the second
+        // bypassed: a pair fused across the bypassed band, then a single.
+        for bandCount in 1...4 {
+            let eq = EQNode(numberOfBands: bandCount)
+            eq.design = .cookbook
+            var active: [BiquadCoefficients] = []
+            for (index, band) in eq.bands.enumerated() {
+                let type = types[(3 * bandCount + index) % types.count]
+                band.settings = FilterBand(
+                    type: type, frequency: [80.0, 700, 3_000, 12_000][index], gain: [6.0, -9, 3, -4][index],
+                    bandwidth: [0.5, 1, 2, 0.3][index])
+                band.bypass = bandCount == 4 && index == 1
+                if !band.bypass {
+                    active.append(BiquadCoefficients(band.settings, sampleRate: rate, design: .cookbook))
+                }
+            }
+            try eq.prepare(format: AudioFormat(sampleRate: rate, channelCount: 2), maximumFrameCount: 512)
+            let input = AudioBuffer(channelCount: 2, frameCapacity: 512)
+            let output = AudioBuffer(channelCount: 2, frameCapacity: 512)
+            var result: [[Float]] = [[], []]
+            var position = 0
+            var quantumIndex = 0
+            while position < count {
+                let quantum = min([61, 512, 3, 256, 1, 100][quantumIndex % 6], count - position)
+                quantumIndex += 1
+                for channel in 0..<2 {
+                    for frame in 0..<quantum { input.channel(channel)[frame] = signal[channel][position + frame] }
+                }
+                eq.process(
+                    input, into: output, frameCount: quantum,
+                    time: AudioTime(sampleTime: Int64(position), sampleRate: rate))
+                for channel in 0..<2 {
+                    result[channel] += UnsafeBufferPointer(start: output.channel(channel), count: quantum)
+                }
+                position += quantum
+            }
+            var worst = 0.0
+            for channel in 0..<2 {
+                var samples = signal[channel].map(Double.init)
+                for c in active {
+                    var (x1, x2, y1, y2) = (0.0, 0.0, 0.0, 0.0)
+                    for index in samples.indices {
+                        let x = samples[index]
+                        let y = c.b0 * x + c.b1 * x1 + c.b2 * x2 - c.a1 * y1 - c.a2 * y2
+                        (x2, x1, y2, y1) = (x1, x, y1, y)
+                        samples[index] = Double(Float(y))  // each band's output is single precision
+                    }
+                }
+                for index in samples.indices {
+                    worst = max(worst, abs(Double(result[channel][index]) - samples[index]))
+                }
+            }
+            #expect(worst < 1e-5, "\(bandCount) bands: off by \(worst)")
         }
     }
 }
