@@ -80,6 +80,11 @@ public final class LimiterNode: AudioNode, @unchecked Sendable {
     private var minimumIndex: UnsafeMutablePointer<Int> = .allocate(capacity: 1)
     private var minimumValue: UnsafeMutablePointer<Double> = .allocate(capacity: 1)
     private var boxRing: UnsafeMutablePointer<Double> = .allocate(capacity: 1)
+    /// Per-frame scratch of one pass to the next (`scratchCapacity` frames).
+    private var targets: UnsafeMutablePointer<Double> = .allocate(capacity: 1)
+    private var limits: UnsafeMutablePointer<Float> = .allocate(capacity: 1)
+    private var gains: UnsafeMutablePointer<Float> = .allocate(capacity: 1)
+    private var scratchCapacity = 1
     /// True-peak interpolator input: per channel a ring of `taps` samples stored twice (so the
     /// window is always contiguous), and the interpolator's 4 phases × `taps` coefficients.
     static let taps = 32
@@ -123,6 +128,9 @@ public final class LimiterNode: AudioNode, @unchecked Sendable {
         minimumIndex.deallocate()
         minimumValue.deallocate()
         boxRing.deallocate()
+        targets.deallocate()
+        limits.deallocate()
+        gains.deallocate()
     }
 
     public override var inputBusCount: Int { 1 }
@@ -130,15 +138,23 @@ public final class LimiterNode: AudioNode, @unchecked Sendable {
 
     public override func prepare(format: AudioFormat, maximumFrameCount: Int) throws {
         sampleRate = format.sampleRate
-        capacity = Int((0.030 * sampleRate).rounded(.up)) + 16
+        scratchCapacity = max(1, min(maximumFrameCount, 4_096))
+        // The delay holds the longest look-ahead behind a whole pass's writes.
+        capacity = Int((0.030 * sampleRate).rounded(.up)) + Self.taps / 2 + scratchCapacity
         delay.deallocate()
         minimumIndex.deallocate()
         minimumValue.deallocate()
         boxRing.deallocate()
+        targets.deallocate()
+        limits.deallocate()
+        gains.deallocate()
         delay = .allocate(capacity: 2 * capacity)
         minimumIndex = .allocate(capacity: capacity)
         minimumValue = .allocate(capacity: capacity)
         boxRing = .allocate(capacity: capacity)
+        targets = .allocate(capacity: scratchCapacity)
+        limits = .allocate(capacity: scratchCapacity)
+        gains = .allocate(capacity: scratchCapacity)
         reset()
     }
 
@@ -193,82 +209,79 @@ public final class LimiterNode: AudioNode, @unchecked Sendable {
             return
         }
         if attack != configuredAttack || truePeak != configuredTruePeak { reset() }
-        let channels = min(2, output.channelCount)
-        let inputChannels = input.channelCount
+        var deepest = 1.0
+        var done = 0
+        while done < frameCount {
+            let count = min(scratchCapacity, frameCount - done)
+            detect(input, from: done, count: count)
+            deepest = min(deepest, followGain(count: count))
+            apply(to: output, from: done, count: count)
+            done += count
+        }
+        reductionBits.store(Float(20 * log10(max(deepest, 1e-9))).bitPattern, ordering: .relaxed)
+    }
+
+    /// Pass 1: the input after pre-gain into the delay line, and per frame the gain that would
+    /// bring the detector's peak to the ceiling (`targets`) and the ceiling itself (`limits`;
+    /// pre-gain and ceiling glide over 10 ms when they change).
+    private func detect(_ input: AudioBuffer, from start: Int, count: Int) {
+        let stereo = input.channelCount > 1
+        let left = input.channel(0) + start
+        let right = input.channel(stereo ? 1 : 0) + start
         let preTarget = pow(10, preGain / 20)
         let ceilingTarget = pow(10, ceiling / 20)
         let smoothing = 1 - exp(-1 / (0.010 * sampleRate))
-        let releaseCoefficient = 1 - exp(-1 / (release / 1_000 * sampleRate))
-        let window = lookAhead + 1
-        let truePeak = configuredTruePeak
-        var deepest = 1.0
-        let left = input.channel(0)
-        let right = input.channel(min(1, inputChannels - 1))
-        let outLeftChannel = output.channel(0)
-        let outRightChannel = output.channel(min(1, output.channelCount - 1))
-        // The loop works on locals (no per-sample access checks on the node's properties).
-        let capacity = self.capacity
-        let lookAhead = self.lookAhead
-        let delayFrames = lookAhead + detectorDelay
-        let minimumIndex = self.minimumIndex
-        let minimumValue = self.minimumValue
-        let boxRing = self.boxRing
-        let delay = self.delay
-        let history = self.history
-        let phases = self.phases
-        let count = Self.taps
-        var historyPosition = self.historyPosition
+        // The loops work on locals (no per-sample access checks on the node's properties).
+        let (targets, limits, delay, capacity) = (self.targets, self.limits, self.delay, self.capacity)
         var preGainNow = self.preGainNow
         var ceilingNow = self.ceilingNow
-        var dequeStart = self.dequeStart
-        var dequeCount = self.dequeCount
-        var boxSum = self.boxSum
-        var boxCount = self.boxCount
-        var gain = self.gain
-        var position = self.position
-        var boxSlot = self.boxSlot
-        var delaySlot = self.delaySlot
-        let inverseLookAhead = 1 / Double(lookAhead)
-        var settled = preGainNow == preTarget && ceilingNow == ceilingTarget
         var preGain = Float(preGainNow)
         var limit = Float(ceilingNow)
-        for frame in 0..<frameCount {
-            if !settled {
-                // Pre-gain and ceiling glide (10 ms), then snap to their targets.
+        var slot = delaySlot
+        let truePeak = configuredTruePeak
+        let history = self.history
+        let phases = self.phases
+        let taps = Self.taps
+        var historyPosition = self.historyPosition
+        for frame in 0..<count {
+            if preGainNow != preTarget || ceilingNow != ceilingTarget {
                 preGainNow += (preTarget - preGainNow) * smoothing
                 ceilingNow += (ceilingTarget - ceilingNow) * smoothing
                 if abs(preGainNow - preTarget) < 1e-7 * preTarget
                     && abs(ceilingNow - ceilingTarget) < 1e-7 * ceilingTarget
                 {
-                    (preGainNow, ceilingNow, settled) = (preTarget, ceilingTarget, true)
+                    (preGainNow, ceilingNow) = (preTarget, ceilingTarget)
                 }
                 (preGain, limit) = (Float(preGainNow), Float(ceilingNow))
             }
             let l = left[frame] * preGain
-            let r = channels > 1 ? right[frame] * preGain : l
-            // Detector.
+            let r = right[frame] * preGain
+            delay[2 * slot] = l
+            delay[2 * slot + 1] = r
+            slot += 1
+            if slot == capacity { slot = 0 }
             var peak: Float
             if truePeak {
-                // Channel c's ring is history[2·count·c ..< 2·count·(c+1)], each sample written
-                // twice so that the last `count` samples are contiguous.
+                // Channel c's ring is history[2·taps·c ..< 2·taps·(c+1)], each sample written
+                // twice so that the last `taps` samples are contiguous.
                 history[historyPosition] = l
-                history[historyPosition + count] = l
-                history[2 * count + historyPosition] = r
-                history[2 * count + historyPosition + count] = r
+                history[historyPosition + taps] = l
+                history[2 * taps + historyPosition] = r
+                history[2 * taps + historyPosition + taps] = r
                 historyPosition += 1
-                if historyPosition == count { historyPosition = 0 }
+                if historyPosition == taps { historyPosition = 0 }
                 let leftWindow = UnsafeRawPointer(history + historyPosition)
-                let rightWindow = UnsafeRawPointer(history + 2 * count + historyPosition)
+                let rightWindow = UnsafeRawPointer(history + 2 * taps + historyPosition)
                 // Phase 0 is the sample 16 back itself (its taps are a unit impulse).
                 peak = max(
-                    abs(leftWindow.load(fromByteOffset: 4 * (count / 2 - 1), as: Float.self)),
-                    abs(rightWindow.load(fromByteOffset: 4 * (count / 2 - 1), as: Float.self)))
+                    abs(leftWindow.load(fromByteOffset: 4 * (taps / 2 - 1), as: Float.self)),
+                    abs(rightWindow.load(fromByteOffset: 4 * (taps / 2 - 1), as: Float.self)))
                 for phase in 1..<4 {
-                    let taps = UnsafeRawPointer(phases + count * phase)
+                    let coefficients = UnsafeRawPointer(phases + taps * phase)
                     var a = SIMD4<Float>.zero
                     var b = SIMD4<Float>.zero
-                    for chunk in stride(from: 0, to: 4 * count, by: 16) {
-                        let t = taps.loadUnaligned(fromByteOffset: chunk, as: SIMD4<Float>.self)
+                    for chunk in stride(from: 0, to: 4 * taps, by: 16) {
+                        let t = coefficients.loadUnaligned(fromByteOffset: chunk, as: SIMD4<Float>.self)
                         a += t * leftWindow.loadUnaligned(fromByteOffset: chunk, as: SIMD4<Float>.self)
                         b += t * rightWindow.loadUnaligned(fromByteOffset: chunk, as: SIMD4<Float>.self)
                     }
@@ -277,18 +290,54 @@ public final class LimiterNode: AudioNode, @unchecked Sendable {
             } else {
                 peak = max(abs(l), abs(r))
             }
-            let target = peak > limit ? Double(limit) / Double(peak) : 1
-            // Sliding minimum over the look-ahead window (a monotonic queue).
-            while dequeCount > 0 {
-                var last = dequeStart + dequeCount - 1
-                if last >= capacity { last -= capacity }
-                if minimumValue[last] < target { break }
+            targets[frame] = peak > limit ? Double(limit) / Double(peak) : 1
+            limits[frame] = limit
+        }
+        self.preGainNow = preGainNow
+        self.ceilingNow = ceilingNow
+        self.historyPosition = historyPosition
+    }
+
+    /// Pass 2, the one recursion: per frame, the minimum of `targets` over the look-ahead (a
+    /// monotonic queue), its moving average over the same length, and the gain that follows it
+    /// down at once and up with the release time constant, into `gains`. Returns the deepest gain.
+    private func followGain(count: Int) -> Double {
+        let releaseCoefficient = 1 - exp(-1 / (release / 1_000 * sampleRate))
+        let hold = 1 - releaseCoefficient
+        let window = lookAhead + 1
+        let inverseLookAhead = 1 / Double(lookAhead)
+        let (targets, gains, capacity, lookAhead) = (self.targets, self.gains, self.capacity, self.lookAhead)
+        let (minimumIndex, minimumValue, boxRing) = (self.minimumIndex, self.minimumValue, self.boxRing)
+        var dequeStart = self.dequeStart
+        var dequeCount = self.dequeCount
+        var boxSum = self.boxSum
+        var boxCount = self.boxCount
+        var boxSlot = self.boxSlot
+        var gain = self.gain
+        var position = self.position
+        var deepest = 1.0
+        // The queue's newest value, kept in a register (it was stored a moment ago).
+        var back = 0.0
+        if dequeCount > 0 {
+            var last = dequeStart + dequeCount - 1
+            if last >= capacity { last -= capacity }
+            back = minimumValue[last]
+        }
+        for frame in 0..<count {
+            let target = targets[frame]
+            while dequeCount > 0 && back >= target {
                 dequeCount -= 1
+                if dequeCount > 0 {
+                    var last = dequeStart + dequeCount - 1
+                    if last >= capacity { last -= capacity }
+                    back = minimumValue[last]
+                }
             }
             var tail = dequeStart + dequeCount
             if tail >= capacity { tail -= capacity }
             minimumIndex[tail] = position
             minimumValue[tail] = target
+            back = target
             dequeCount += 1
             while minimumIndex[dequeStart] <= position - window {
                 dequeStart += 1
@@ -296,7 +345,6 @@ public final class LimiterNode: AudioNode, @unchecked Sendable {
                 dequeCount -= 1
             }
             let minimum = minimumValue[dequeStart]
-            // Moving average of the minimum over the look-ahead.
             boxSum += minimum - boxRing[boxSlot]
             boxRing[boxSlot] = minimum
             boxSlot += 1
@@ -308,33 +356,52 @@ public final class LimiterNode: AudioNode, @unchecked Sendable {
                 for index in 0..<lookAhead { boxSum += boxRing[index] }
             }
             let smoothed = min(boxSum * inverseLookAhead, 1)
-            // Down at once, up with the release time constant.
-            gain = smoothed < gain ? smoothed : gain + (smoothed - gain) * releaseCoefficient
+            // Down at once, up with the release time constant: min(smoothed, the release step)
+            // is the same choice, and keeps the recursion one multiply and one add long.
+            gain = min(smoothed, hold * gain + releaseCoefficient * smoothed)
             deepest = min(deepest, gain)
-            // The delayed signal.
-            let writeSlot = delaySlot
-            delaySlot += 1
-            if delaySlot == capacity { delaySlot = 0 }
-            var delayed = writeSlot - delayFrames
-            if delayed < 0 { delayed += capacity }
-            delay[2 * writeSlot] = l
-            delay[2 * writeSlot + 1] = r
-            let scale = Float(gain)
-            outLeftChannel[frame] = min(max(delay[2 * delayed] * scale, -limit), limit)
-            if channels > 1 { outRightChannel[frame] = min(max(delay[2 * delayed + 1] * scale, -limit), limit) }
+            gains[frame] = Float(gain)
             position += 1
         }
-        self.historyPosition = historyPosition
-        self.preGainNow = preGainNow
-        self.ceilingNow = ceilingNow
         self.dequeStart = dequeStart
         self.dequeCount = dequeCount
         self.boxSum = boxSum
         self.boxCount = boxCount
+        self.boxSlot = boxSlot
         self.gain = gain
         self.position = position
-        self.boxSlot = boxSlot
-        self.delaySlot = delaySlot
-        reductionBits.store(Float(20 * log10(max(deepest, 1e-9))).bitPattern, ordering: .relaxed)
+        return deepest
+    }
+
+    /// Pass 3: the delayed signal times the gain, clamped at the ceiling.
+    private func apply(to output: AudioBuffer, from start: Int, count: Int) {
+        let (gains, limits, delay, capacity) = (self.gains, self.limits, self.delay, self.capacity)
+        let outLeft = output.channel(0) + start
+        let outRight = output.channelCount > 1 ? output.channel(1) + start : nil
+        // Frame i was written `lookAhead + detectorDelay` slots before the delay's write position.
+        var read = delaySlot - (lookAhead + detectorDelay)
+        if read < 0 { read += capacity }
+        var frame = 0
+        while frame < count {
+            let run = min(count - frame, capacity - read)  // up to the ring's end
+            let source = delay + 2 * read
+            for index in 0..<run {
+                let scale = gains[frame + index]
+                let limit = limits[frame + index]
+                outLeft[frame + index] = min(max(source[2 * index] * scale, -limit), limit)
+            }
+            if let outRight {
+                for index in 0..<run {
+                    let scale = gains[frame + index]
+                    let limit = limits[frame + index]
+                    outRight[frame + index] = min(max(source[2 * index + 1] * scale, -limit), limit)
+                }
+            }
+            frame += run
+            read += run
+            if read == capacity { read = 0 }
+        }
+        delaySlot += count
+        if delaySlot >= capacity { delaySlot -= capacity }
     }
 }
