@@ -160,7 +160,8 @@ def main():
         rows += [(f"pianola render --manifest --jobs 2 (pair {pair})", pianola_time, pianola_audio),
                  (f"{ray_name} (pair {pair})", ray_time, ray_audio)]
     for name, seconds, rendered_audio in rows:
-        print(f"| {name} | {seconds:.1f} | {rendered_audio / seconds:.1f} | {rendered_audio / seconds / fluid_rate:.2f}× |")
+        versus = "—" if args.no_fluidsynth else f"{rendered_audio / seconds / fluid_rate:.2f}×"
+        print(f"| {name} | {seconds:.1f} | {rendered_audio / seconds:.1f} | {versus} |")
     ratios = [ray_audio / ray_time / (pianola_audio / pianola_time) for pianola_time, pianola_audio, ray_time, ray_audio in pairs]
     pooled = (sum(pair[3] for pair in pairs) / sum(pair[2] for pair in pairs)) / (
         sum(pair[1] for pair in pairs) / sum(pair[0] for pair in pairs))
