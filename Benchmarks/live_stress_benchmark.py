@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Underruns of `pianola live` under a dense input stream, in the qemu VM, against an idle baseline.
 
-Run from the repository root:  python3 Benchmarks/live_stress_benchmark.py [--seconds 600] [--rate 1000]
+Run from the repository root:
+    python3 Benchmarks/live_stress_benchmark.py [--seconds 600] [--rate 1000] [--idle-seconds S]
 
 Boots scripts/vm once and runs, on snd-dummy (a card paced by a high-resolution timer) at 48 kHz
-with --period 256 --periods 2 (the setting the emulated VM can keep pace with):
+with --period 256 --periods 2 (the setting the live-input issue names; the emulated VM underruns
+there now and then even idle, hence the baseline):
 
-1. idle: `pianola live --autoconnect` with no input for the same time, the baseline: underruns
-   here are the emulator's (threads woken late), not the input's;
+1. idle: `pianola live --autoconnect` with no input (for --idle-seconds, by default as long as
+   the stress run): underruns here are the emulator's (threads woken late), not the input's;
 2. stress: the same while the test keyboard (an ALSA sequencer client, Tests/Device/TestKeyboard)
    plays a dense random stream on all 16 channels at --rate events per second: note-ons and
    their note-offs 40-400 ms later, controllers (volume, pan, expression, modulation, sustain)
@@ -25,7 +27,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 GUEST = r"""
-out="$1"; pianola="$2"; keyboard="$3"; font="$4"; seconds="$5"
+out="$1"; pianola="$2"; keyboard="$3"; font="$4"; idle_seconds="$5"
 run() {
     "$pianola" live --soundfont "$font" --device hw:Dummy,0,0 --rate 48000 --period 256 --periods 2 \
         --autoconnect > /dev/null 2> "$out/$1.err" &
@@ -33,7 +35,7 @@ run() {
     for _ in $(seq 300); do grep -q "MIDI input" "$out/$1.err" 2>/dev/null && break; sleep 0.1; done
 }
 run idle
-sleep "$seconds"
+sleep "$idle_seconds"
 kill -TERM "$pid"; wait "$pid"
 run stress
 "$keyboard" "Stress Keyboard" "$out/stress.txt" "$out/stress.sent" 2>> "$out/stress.err"
@@ -78,6 +80,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seconds", type=int, default=600)
     parser.add_argument("--rate", type=int, default=1000, help="events per second")
+    parser.add_argument("--idle-seconds", type=int, help="length of the idle baseline (default: --seconds)")
     args = parser.parse_args()
     for product in ("pianola", "test-keyboard"):
         subprocess.run(["swift", "build", "-c", "release", "--product", product], cwd=ROOT, check=True)
@@ -90,22 +93,24 @@ def main():
             file.write(f"{ms} " + " ".join(f"{byte:02x}" for byte in data) + "\n")
     with open(os.path.join(work, "guest.sh"), "w") as file:
         file.write(GUEST)
-    subprocess.run([os.path.join(ROOT, "scripts", "vm"), "--timeout", str(3 * args.seconds + 300), "--out", work,
+    idle = args.idle_seconds or args.seconds
+    subprocess.run([os.path.join(ROOT, "scripts", "vm"), "--timeout", str(3 * args.seconds + idle + 300), "--out", work,
                     "--", "sh", os.path.join(work, "guest.sh"), work, os.path.join(binaries, "pianola"),
                     os.path.join(binaries, "test-keyboard"), os.path.join(ROOT, "SoundFonts", "PianolaGM.sf2"),
-                    str(args.seconds)], check=True)
+                    str(args.idle_seconds or args.seconds)], check=True)
     sent_path = os.path.join(work, "stress.sent")
     sent = sum(1 for _ in open(sent_path)) if os.path.exists(sent_path) else 0
-    print(f"snd-dummy in the VM (software emulation), 48 kHz, 256 × 2, {args.seconds} s per run")
-    print("| run | events sent | played | late | underruns | underruns per minute | peak voices |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
-    for name, count in (("idle (no input)", 0), (f"stress ({args.rate} events/s, 16 channels)", sent)):
+    print(f"snd-dummy in the VM (software emulation), 48 kHz, 256 × 2")
+    print("| run | seconds | events sent | played | late | underruns | underruns per minute | peak voices |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for name, count, seconds in (("idle (no input)", 0, idle),
+                                 (f"stress ({args.rate} events/s, 16 channels)", sent, args.seconds)):
         found, voices, tail = summary(os.path.join(work, ("idle" if count == 0 else "stress") + ".err"))
         if not found:
-            print(f"| {name} | {count} | (no summary: {tail}) |")
+            print(f"| {name} | {seconds} | {count} | (no summary: {tail}) |")
             continue
         played, late, underruns = (int(value) for value in found)
-        print(f"| {name} | {count} | {played} | {late} | {underruns} | {underruns * 60 / args.seconds:.1f} |"
+        print(f"| {name} | {seconds} | {count} | {played} | {late} | {underruns} | {underruns * 60 / seconds:.1f} |"
               f" {voices} |")
     print(f"(logs in {work})")
 
