@@ -215,29 +215,17 @@ public final class EQNode: AudioNode, @unchecked Sendable {
     private static func filterStereo(_ state: inout BandRuntime, _ output: AudioBuffer, _ frameCount: Int) {
         let left = output.channel(0)
         let right = output.channel(1)
-        let c = state.current
-        let (b0, b1, b2, a1, a2) = (
-            SIMD2(repeating: c.b0), SIMD2(repeating: c.b1), SIMD2(repeating: c.b2), SIMD2(repeating: c.a1),
-            SIMD2(repeating: c.a2)
-        )
         let kernel = state.currentBlock()
         var h = state.history
         var frame = 0
         while frame + 4 <= frameCount {
-            let (y0, y1, y2, y3) = kernel.run(
-                SIMD2(Double(left[frame]), Double(right[frame])),
-                SIMD2(Double(left[frame + 1]), Double(right[frame + 1])),
-                SIMD2(Double(left[frame + 2]), Double(right[frame + 2])),
-                SIMD2(Double(left[frame + 3]), Double(right[frame + 3])), &h)
+            let (y0, y1, y2, y3) = kernel.run(left + frame, right + frame, &h)
             store(y0, y1, y2, y3, left + frame, right + frame)
             frame += 4
         }
         while frame < frameCount {
-            let x = SIMD2(Double(left[frame]), Double(right[frame]))
-            let y = ((b0 * x + b1 * h.x1) + (b2 * h.x2 - a2 * h.y2)) - a1 * h.y1
-            (h.x2, h.x1, h.y2, h.y1) = (h.x1, x, h.y1, y)
-            left[frame] = Float(y.x)
-            right[frame] = Float(y.y)
+            let y = kernel.step(SIMD2(Double(left[frame]), Double(right[frame])), &h)
+            (left[frame], right[frame]) = (Float(y.x), Float(y.y))
             frame += 1
         }
         state.history = h.flushed()
@@ -256,45 +244,26 @@ public final class EQNode: AudioNode, @unchecked Sendable {
     }
 
     /// Two settled bands in one pass over both channels: the second filters the first's output
-    /// sample by sample, so the two recursions run side by side.
+    /// four frames at a time, in registers, so the two recursions run side by side.
     private static func filterStereo(
         _ first: inout BandRuntime, _ second: inout BandRuntime, _ output: AudioBuffer, _ frameCount: Int
     ) {
         let left = output.channel(0)
         let right = output.channel(1)
-        let c = first.current
-        let d = second.current
-        let (b0, b1, b2, a1, a2) = (
-            SIMD2(repeating: c.b0), SIMD2(repeating: c.b1), SIMD2(repeating: c.b2), SIMD2(repeating: c.a1),
-            SIMD2(repeating: c.a2)
-        )
-        let (e0, e1, e2, f1, f2) = (
-            SIMD2(repeating: d.b0), SIMD2(repeating: d.b1), SIMD2(repeating: d.b2), SIMD2(repeating: d.a1),
-            SIMD2(repeating: d.a2)
-        )
         let kernel = first.currentBlock()
         let next = second.currentBlock()
         var h = first.history
         var g = second.history
         var frame = 0
         while frame + 4 <= frameCount {
-            let (y0, y1, y2, y3) = kernel.run(
-                SIMD2(Double(left[frame]), Double(right[frame])),
-                SIMD2(Double(left[frame + 1]), Double(right[frame + 1])),
-                SIMD2(Double(left[frame + 2]), Double(right[frame + 2])),
-                SIMD2(Double(left[frame + 3]), Double(right[frame + 3])), &h)
+            let (y0, y1, y2, y3) = kernel.run(left + frame, right + frame, &h)
             let (v0, v1, v2, v3) = next.run(y0, y1, y2, y3, &g)
             store(v0, v1, v2, v3, left + frame, right + frame)
             frame += 4
         }
         while frame < frameCount {
-            let x = SIMD2(Double(left[frame]), Double(right[frame]))
-            let y = ((b0 * x + b1 * h.x1) + (b2 * h.x2 - a2 * h.y2)) - a1 * h.y1
-            (h.x2, h.x1, h.y2, h.y1) = (h.x1, x, h.y1, y)
-            let v = ((e0 * y + e1 * g.x1) + (e2 * g.x2 - f2 * g.y2)) - f1 * g.y1
-            (g.x2, g.x1, g.y2, g.y1) = (g.x1, y, g.y1, v)
-            left[frame] = Float(v.x)
-            right[frame] = Float(v.y)
+            let v = next.step(kernel.step(SIMD2(Double(left[frame]), Double(right[frame])), &h), &g)
+            (left[frame], right[frame]) = (Float(v.x), Float(v.y))
             frame += 1
         }
         first.history = h.flushed()
@@ -466,6 +435,25 @@ struct BiquadBlock4 {
         (k2y1, k2y2) = (v(y1.2), v(y2.2))
         (k3x0, k3x1, k3x2, k3x3, k3m1, k3m2) = (v(e0.3), v(e1.3), v(e2.3), v(e3.3), v(m1.3), v(m2.3))
         (k3y1, k3y2) = (v(y1.3), v(y2.3))
+    }
+
+    /// One frame by the direct form I (a quantum's last few frames).
+    @inline(__always)
+    func step(_ x: SIMD2<Double>, _ h: inout BiquadHistory) -> SIMD2<Double> {
+        let c = source
+        let y = ((c.b0 * x + c.b1 * h.x1) + (c.b2 * h.x2 - c.a2 * h.y2)) - c.a1 * h.y1
+        (h.x2, h.x1, h.y2, h.y1) = (h.x1, x, h.y1, y)
+        return y
+    }
+
+    /// The four frames at `left` and `right`, filtered after history `h`, which advances.
+    @inline(__always)
+    func run(
+        _ left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>, _ h: inout BiquadHistory
+    ) -> (SIMD2<Double>, SIMD2<Double>, SIMD2<Double>, SIMD2<Double>) {
+        run(
+            SIMD2(Double(left[0]), Double(right[0])), SIMD2(Double(left[1]), Double(right[1])),
+            SIMD2(Double(left[2]), Double(right[2])), SIMD2(Double(left[3]), Double(right[3])), &h)
     }
 
     /// Filters four frames `x0`…`x3` after history `h`; returns the outputs and advances `h`.
