@@ -115,8 +115,14 @@ public final class ReverbNode: AudioNode, @unchecked Sendable {
     private var lineRings: UnsafeMutablePointer<Float> = .allocate(capacity: 1)
     private var lineBits = 0
     private var lineStride = 0
-    /// Sixteen floats, 64-byte aligned: the lines' outputs are gathered here and loaded as one vector.
-    private let gather = UnsafeMutableRawPointer.allocate(byteCount: 64, alignment: 64)
+    /// A block of frames by sixteen lines, frame-major, 64-byte aligned: the lines' outputs are
+    /// gathered here, and what they take in is scattered from here.
+    private let matrix = UnsafeMutableRawPointer.allocate(
+        byteCount: ReverbNode.maximumBlock * 64, alignment: 64
+    ).bindMemory(to: Float.self, capacity: ReverbNode.maximumBlock * 16)
+    /// Frames per block: `maximumBlock`, or fewer if the shortest line is shorter.
+    private var blockCapacity = 1
+    static let maximumBlock = 128
     private let lineDelays = UnsafeMutablePointer<Int>.allocate(capacity: ReverbNode.lines)
     /// Per-line loop gain and damping pole (loaded as vectors per quantum; set element by element
     /// through pointers, since a SIMD subscript setter is a generic call in unoptimized builds).
@@ -154,7 +160,7 @@ public final class ReverbNode: AudioNode, @unchecked Sendable {
         lineRings.deallocate()
         diffuserRings.deallocate()
         preDelayRing.deallocate()
-        gather.deallocate()
+        matrix.deallocate()
         diffused.deallocate()
         plate?.deallocate()
         lineDelays.deallocate()
@@ -224,6 +230,9 @@ public final class ReverbNode: AudioNode, @unchecked Sendable {
             lineGains[line] = Float(gainDC * (1 - pole))
             lineDamping[line] = Float(pole)
         }
+        var shortest = Int.max
+        for line in 0..<Self.lines { shortest = min(shortest, lineDelays[line]) }
+        blockCapacity = max(1, min(Self.maximumBlock, shortest))
         lineFilters = .zero
         lineRings.update(repeating: 0, count: Self.lines * lineStride)
         for stage in 0..<Self.stages {
@@ -284,8 +293,16 @@ public final class ReverbNode: AudioNode, @unchecked Sendable {
     /// The exponent field of 2⁻⁵⁰.
     private static let flushExponent = Int32((127 - 50) << 23)
 
-    /// +1, −1, +1, … : how the right input enters the lines.
-    private static let alternating = SIMD16<Float>((0..<16).map { $0 & 1 == 0 ? 1 : -1 })
+    /// A 4 × 4 matrix given by rows, returned by columns.
+    @inline(__always)
+    private static func transposed(
+        _ a: SIMD4<Float>, _ b: SIMD4<Float>, _ c: SIMD4<Float>, _ d: SIMD4<Float>
+    ) -> (SIMD4<Float>, SIMD4<Float>, SIMD4<Float>, SIMD4<Float>) {
+        (
+            SIMD4(a[0], b[0], c[0], d[0]), SIMD4(a[1], b[1], c[1], d[1]), SIMD4(a[2], b[2], c[2], d[2]),
+            SIMD4(a[3], b[3], c[3], d[3])
+        )
+    }
 
     public override func render(into output: AudioBuffer, inputs: RenderInputs, frameCount: Int, time: AudioTime) {
         guard let input = inputs[0] else {
@@ -311,65 +328,149 @@ public final class ReverbNode: AudioNode, @unchecked Sendable {
             renderPlate(left, right, outLeft, outRight, stereoOut, frameCount, mixTarget, mixStep)
             return
         }
-        // Everything the loop touches, in locals.
+        var offset = 0
+        while offset < frameCount {
+            // The quantum's input through the pre-delay and the diffusers first, in pieces of at
+            // most the scratch's capacity, then the network over the piece in blocks.
+            let count = min(diffusedCapacity, frameCount - offset)
+            diffuse(left + offset, right + offset, count, from: counter)
+            var done = 0
+            while done < count {
+                let block = min(blockCapacity, count - done)
+                let at = offset + done
+                runNetwork(
+                    block, diffused + done, diffused + diffusedCapacity + done, left + at, right + at, outLeft + at,
+                    stereoOut ? outRight + at : nil, mixTarget, mixStep)
+                done += block
+            }
+            offset += count
+        }
+    }
+
+    /// The delay network over `count` frames (at most `blockCapacity`, so at most the shortest
+    /// line's delay: every line's output for the block is already in its ring). Three passes:
+    /// each line's output stretch copied into a frame-major matrix; the network's one recursion
+    /// (damping, Hadamard feedback, input) frame by frame on whole 16-line vectors; each line's
+    /// input stretch copied from the matrix back into its ring.
+    @inline(__always)
+    private func runNetwork(
+        _ count: Int, _ inLeft: UnsafeMutablePointer<Float>, _ inRight: UnsafeMutablePointer<Float>,
+        _ dryLeft: UnsafeMutablePointer<Float>, _ dryRight: UnsafeMutablePointer<Float>,
+        _ outLeft: UnsafeMutablePointer<Float>, _ outRight: UnsafeMutablePointer<Float>?, _ mixTarget: Double,
+        _ mixStep: Double
+    ) {
         let lines = lineRings
         let lineMask = (1 << lineBits) - 1
         let lineStride = self.lineStride
-        let gathered = gather.assumingMemoryBound(to: Float.self)
-        let lineDelays = self.lineDelays
-        let gains = UnsafeRawPointer(lineGains).loadUnaligned(as: SIMD16<Float>.self)
+        let matrix = self.matrix
+        let counter = self.counter
+        // Pass 1: line k's outputs for the block are `count` samples from `counter - delay`; four
+        // lines by four frames at a time, transposed in registers.
+        let ringSize = lineMask &+ 1
+        let whole = count & ~3
+        for group in stride(from: 0, to: Self.lines, by: 4) {
+            let starts = SIMD4(
+                (counter &- lineDelays[group]) & lineMask, (counter &- lineDelays[group &+ 1]) & lineMask,
+                (counter &- lineDelays[group &+ 2]) & lineMask, (counter &- lineDelays[group &+ 3]) & lineMask)
+            var frame = 0
+            if (starts &+ count).max() <= ringSize {
+                let a = UnsafeRawPointer(lines + (group &* lineStride &+ starts[0]))
+                let b = UnsafeRawPointer(lines + ((group &+ 1) &* lineStride &+ starts[1]))
+                let c = UnsafeRawPointer(lines + ((group &+ 2) &* lineStride &+ starts[2]))
+                let d = UnsafeRawPointer(lines + ((group &+ 3) &* lineStride &+ starts[3]))
+                let target = UnsafeMutableRawPointer(matrix + group)
+                while frame < whole {
+                    let bytes = frame &<< 2
+                    let rows = Self.transposed(
+                        a.loadUnaligned(fromByteOffset: bytes, as: SIMD4<Float>.self),
+                        b.loadUnaligned(fromByteOffset: bytes, as: SIMD4<Float>.self),
+                        c.loadUnaligned(fromByteOffset: bytes, as: SIMD4<Float>.self),
+                        d.loadUnaligned(fromByteOffset: bytes, as: SIMD4<Float>.self))
+                    let row = target + frame &<< 6
+                    row.storeBytes(of: rows.0, as: SIMD4<Float>.self)
+                    row.storeBytes(of: rows.1, toByteOffset: 64, as: SIMD4<Float>.self)
+                    row.storeBytes(of: rows.2, toByteOffset: 128, as: SIMD4<Float>.self)
+                    row.storeBytes(of: rows.3, toByteOffset: 192, as: SIMD4<Float>.self)
+                    frame &+= 4
+                }
+            }
+            // The rest (and a stretch that wraps around its ring) one by one.
+            for line in group..<group &+ 4 {
+                let ring = lines + line &* lineStride
+                let column = matrix + line
+                let start = starts[line &- group]
+                for rest in frame..<count { column[rest &<< 4] = ring[(start &+ rest) & lineMask] }
+            }
+        }
+        // Pass 2: the recursion. Row `frame` of the matrix is read, then overwritten with what
+        // the lines take in; the wet outputs replace the input in `inLeft` and `inRight`. The rings
+        // hold four times the signal (the Hadamard transform's gain, not normalized away: the
+        // 1/4 is in the loop gains, exactly, being a power of two).
+        let gains = UnsafeRawPointer(lineGains).loadUnaligned(as: SIMD16<Float>.self) * 0.25
         let damping = UnsafeRawPointer(lineDamping).loadUnaligned(as: SIMD16<Float>.self)
         var filters = lineFilters
-        let alternating = Self.alternating
-        var counter = self.counter
-        var mix = mixNow
-        // The quantum's input through the pre-delay and the diffusers first, in blocks (pieces of
-        // at most the scratch's capacity).
-        var piece = 0
-        var diffusedLeft = diffused
-        var diffusedRight = diffused + diffusedCapacity
-        for frame in 0..<frameCount {
-            if frame == piece {
-                let count = min(diffusedCapacity, frameCount - frame)
-                diffuse(left + frame, right + frame, count, from: counter)
-                piece += count
-                (diffusedLeft, diffusedRight) = (diffused - frame, diffused + diffusedCapacity - frame)
-            }
-            let dryLeft = left[frame]
-            let dryRight = right[frame]
-            let x = SIMD2(diffusedLeft[frame], diffusedRight[frame])
-            // Read the lines through their damping filters.
-            // (Built from scalars: a vector load right after sixteen scalar stores would stall.)
-            let now = counter  // (a constant: a captured variable would be boxed on the heap)
-            @inline(__always) func tap(_ line: Int) -> Float {
-                lines[line &* lineStride &+ ((now &- lineDelays[line]) & lineMask)]
-            }
-            let outputs = SIMD16(
-                tap(0), tap(1), tap(2), tap(3), tap(4), tap(5), tap(6), tap(7), tap(8), tap(9), tap(10),
-                tap(11), tap(12), tap(13), tap(14), tap(15))
+        let rows = UnsafeMutableRawPointer(matrix)
+        for frame in 0..<count {
+            let row = rows + frame &<< 6
+            let outputs = row.load(as: SIMD16<Float>.self)
             filters = Self.flushed(gains * outputs + damping * filters)
             // Hadamard feedback (orthonormal with the 1/4). Its rows 1 and 2 are two orthogonal
             // sign patterns over the lines: the decorrelated left and right outputs. The input
             // enters every line, the left channel with one sign, the right with alternating signs
             // (the Hadamard image of lines 0 and 1).
             let mixed = Self.hadamard(filters)
-            let wetLeft = mixed[1] * 0.25
-            let wetRight = mixed[2] * 0.25
-            let written = Self.flushed((mixed + SIMD16(repeating: x.x) + alternating * x.y) * 0.25)
-            gather.storeBytes(of: written, as: SIMD16<Float>.self)
-            let slot = counter & lineMask
-            for line in 0..<Self.lines { lines[line &* lineStride &+ slot] = gathered[line] }
-            counter += 1
-            if mix != mixTarget {
-                mix = mixTarget > mix ? min(mixTarget, mix + mixStep) : max(mixTarget, mix - mixStep)
-            }
-            let wet = Float(mix)
-            outLeft[frame] = dryLeft + (wetLeft - dryLeft) * wet
-            if stereoOut { outRight[frame] = dryRight + (wetRight - dryRight) * wet }
+            let (x, y) = (inLeft[frame], inRight[frame])
+            let pair = SIMD4(x + y, x - y, x + y, x - y)
+            let quad = SIMD8(lowHalf: pair, highHalf: pair)
+            row.storeBytes(of: Self.flushed(mixed + SIMD16(lowHalf: quad, highHalf: quad)), as: SIMD16<Float>.self)
+            inLeft[frame] = mixed[1] * 0.25
+            inRight[frame] = mixed[2] * 0.25
         }
         lineFilters = filters
-        self.counter = counter
+        // Dry and wet mixed: a vector loop once the mix has settled.
+        var mix = mixNow
+        var frame = 0
+        while frame < count && mix != mixTarget {
+            mix = mixTarget > mix ? min(mixTarget, mix + mixStep) : max(mixTarget, mix - mixStep)
+            let wet = Float(mix)
+            outLeft[frame] = dryLeft[frame] + (inLeft[frame] - dryLeft[frame]) * wet
+            if let outRight { outRight[frame] = dryRight[frame] + (inRight[frame] - dryRight[frame]) * wet }
+            frame &+= 1
+        }
         mixNow = mix
+        let wet = Float(mix)
+        for rest in frame..<count { outLeft[rest] = dryLeft[rest] + (inLeft[rest] - dryLeft[rest]) * wet }
+        if let outRight {
+            for rest in frame..<count { outRight[rest] = dryRight[rest] + (inRight[rest] - dryRight[rest]) * wet }
+        }
+        // Pass 3: line k takes in column k at `counter` (transposed back, four by four).
+        let write = counter & lineMask
+        frame = 0
+        if write &+ count <= ringSize {
+            let source = UnsafeRawPointer(matrix)
+            while frame < whole {
+                let row = source + frame &<< 6
+                for group in stride(from: 0, to: Self.lines, by: 4) {
+                    let columns = Self.transposed(
+                        row.load(fromByteOffset: group &<< 2, as: SIMD4<Float>.self),
+                        row.load(fromByteOffset: 64 &+ group &<< 2, as: SIMD4<Float>.self),
+                        row.load(fromByteOffset: 128 &+ group &<< 2, as: SIMD4<Float>.self),
+                        row.load(fromByteOffset: 192 &+ group &<< 2, as: SIMD4<Float>.self))
+                    let target = lines + (group &* lineStride &+ write &+ frame)
+                    UnsafeMutableRawPointer(target).storeBytes(of: columns.0, as: SIMD4<Float>.self)
+                    UnsafeMutableRawPointer(target + lineStride).storeBytes(of: columns.1, as: SIMD4<Float>.self)
+                    UnsafeMutableRawPointer(target + 2 &* lineStride).storeBytes(of: columns.2, as: SIMD4<Float>.self)
+                    UnsafeMutableRawPointer(target + 3 &* lineStride).storeBytes(of: columns.3, as: SIMD4<Float>.self)
+                }
+                frame &+= 4
+            }
+        }
+        for line in 0..<Self.lines {
+            let ring = lines + line &* lineStride
+            let column = matrix + line
+            for rest in frame..<count { ring[(write &+ rest) & lineMask] = column[rest &<< 4] }
+        }
+        self.counter = counter &+ count
     }
 
     /// The pre-delay and the input diffusers (Schroeder allpasses, four per channel) over `count`

@@ -162,6 +162,28 @@ struct ReverbNodeTests {
         #expect(left.suffix(Int(rate)).allSatisfy { $0 == 0 } && right.suffix(Int(rate)).allSatisfy { $0 == 0 })
     }
 
+    @Test(
+        "the output does not depend on the quantum: blocks of the delay network equal frame by frame",
+        arguments: [(ReverbPreset.mediumHall, 48_000.0), (.smallRoom, 8_000.0), (.cathedral, 44_100.0)])
+    func quantumIndependent(preset: ReverbPreset, rate: Double) throws {
+        // Frame by frame (quantum 1) is the network's plain recursion; longer quanta run it in
+        // blocks (transposed in fours, up to 128 frames, fewer where the shortest line is shorter:
+        // 8 kHz small room). Two seconds wrap every ring several times.
+        var generator = SplitMix(seed: 11)
+        let count = Int(2 * rate)
+        let left = (0..<count).map { $0 < count / 3 ? Float(Double.random(in: -1...1, using: &generator)) : 0 }
+        let right = (0..<count).map { $0 < count / 4 ? Float(Double.random(in: -1...1, using: &generator)) : 0 }
+        let reference = try processStereo(
+            ReverbNode(preset: preset, wetDryMix: 70), left: left, right: right, sampleRate: rate, quantum: 1)
+        #expect(reference.0.contains { $0 != 0 } && reference.1.contains { $0 != 0 })
+        for quantum in [3, 61, 128, 512, 4_096] {
+            let blocks = try processStereo(
+                ReverbNode(preset: preset, wetDryMix: 70), left: left, right: right, sampleRate: rate,
+                quantum: quantum)
+            #expect(blocks.0 == reference.0 && blocks.1 == reference.1, "\(preset) at \(rate) Hz, quantum \(quantum)")
+        }
+    }
+
     @Test("wetDryMix 0 passes the input bit for bit")
     func dry() throws {
         var generator = SplitMix(seed: 6)
