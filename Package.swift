@@ -113,7 +113,8 @@ let package = Package(
 
         // MARK: Benchmarks (side by side with the reference tools; see Benchmarks/README.md)
         .executableTarget(
-            name: "effects-benchmark", dependencies: ["Effects", "AudioGraph"], path: "Benchmarks/EffectsBenchmark",
+            name: "effects-benchmark", dependencies: ["Effects", "AudioGraph", "MIDIFile", "Sampler", "Sequencer"],
+            path: "Benchmarks/EffectsBenchmark",
             swiftSettings: strictSettings),
         .executableTarget(
             name: "parse-benchmark", dependencies: ["MIDIFile"], path: "Benchmarks/ParseBenchmark",

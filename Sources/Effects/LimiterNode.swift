@@ -109,6 +109,8 @@ public final class LimiterNode: AudioNode, @unchecked Sendable {
     private var delaySlot = 0
     private var boxCount = 0
     private var gain = 1.0
+    /// How many targets in a row, up to the newest, were 1 (nothing to limit); saturates.
+    private var unityRun = 0
     private var lookAhead = 0
     private var detectorDelay = 0
     private var configuredAttack = -1.0
@@ -177,6 +179,7 @@ public final class LimiterNode: AudioNode, @unchecked Sendable {
         boxSum = Double(lookAhead)
         boxCount = 0
         gain = 1
+        unityRun = Self.settled
         preGainNow = pow(10, preGain / 20)
         ceilingNow = pow(10, ceiling / 20)
         latencyFrames.store(lookAhead + detectorDelay, ordering: .relaxed)
@@ -302,6 +305,14 @@ public final class LimiterNode: AudioNode, @unchecked Sendable {
     /// monotonic queue), its moving average over the same length, and the gain that follows it
     /// down at once and up with the release time constant, into `gains`. Returns the deepest gain.
     private func followGain(count: Int) -> Double {
+        if unityRun >= lookAhead + 1 + lookAhead && Float(gain) == 1 {
+            var lowest = 1.0
+            for frame in 0..<count { lowest = min(lowest, targets[frame]) }
+            if lowest == 1 {
+                restAtUnity(count: count)
+                return 1
+            }
+        }
         let releaseCoefficient = 1 - exp(-1 / (release / 1_000 * sampleRate))
         let hold = 1 - releaseCoefficient
         let window = lookAhead + 1
@@ -315,6 +326,7 @@ public final class LimiterNode: AudioNode, @unchecked Sendable {
         var boxSlot = self.boxSlot
         var gain = self.gain
         var position = self.position
+        var unityRun = self.unityRun
         var deepest = 1.0
         // The queue's newest value, kept in a register (it was stored a moment ago).
         var back = 0.0
@@ -325,6 +337,7 @@ public final class LimiterNode: AudioNode, @unchecked Sendable {
         }
         for frame in 0..<count {
             let target = targets[frame]
+            unityRun = target == 1 ? min(unityRun + 1, Self.settled) : 0
             while dequeCount > 0 && back >= target {
                 dequeCount -= 1
                 if dequeCount > 0 {
@@ -370,7 +383,30 @@ public final class LimiterNode: AudioNode, @unchecked Sendable {
         self.boxSlot = boxSlot
         self.gain = gain
         self.position = position
+        self.unityRun = unityRun
         return deepest
+    }
+
+    /// A run of unity targets long enough to have filled the queue's window and the moving
+    /// average with ones.
+    private static let settled = 1 << 40
+
+    /// Pass 2 while there is nothing to limit: the last `window + lookAhead` targets were 1 (so the
+    /// queue holds only ones, and so does the moving average), the gain is back at 1 (as the Float
+    /// it is applied as), and the block's targets are all 1. The state is set to what the frame
+    /// by frame recursion would leave (the running sum exact, as a refresh would make it).
+    private func restAtUnity(count: Int) {
+        gains.update(repeating: 1, count: count)
+        position += count
+        dequeStart = 0
+        dequeCount = 1
+        minimumIndex[0] = position - 1
+        minimumValue[0] = 1
+        boxSum = Double(lookAhead)
+        boxCount = 0
+        boxSlot = (boxSlot + count) % lookAhead
+        gain = 1
+        unityRun = min(unityRun + count, Self.settled)
     }
 
     /// Pass 3: the delayed signal times the gain, clamped at the ceiling.

@@ -133,7 +133,7 @@ public final class ReverbNode: AudioNode, @unchecked Sendable {
     private var diffuserRings: UnsafeMutablePointer<Float> = .allocate(capacity: 1)
     private var diffuserBits = 0
     private let diffuserDelays = UnsafeMutablePointer<Int>.allocate(capacity: 2 * ReverbNode.stages)
-    /// Left and right, interleaved.
+    /// Left, then right (each a ring of `1 << preDelayBits`).
     private var preDelayRing: UnsafeMutablePointer<Float> = .allocate(capacity: 2)
     private var preDelayBits = 0
     private var preDelayLength = 1
@@ -422,7 +422,10 @@ public final class ReverbNode: AudioNode, @unchecked Sendable {
             let (x, y) = (inLeft[frame], inRight[frame])
             let pair = SIMD4(x + y, x - y, x + y, x - y)
             let quad = SIMD8(lowHalf: pair, highHalf: pair)
-            row.storeBytes(of: Self.flushed(mixed + SIMD16(lowHalf: quad, highHalf: quad)), as: SIMD16<Float>.self)
+            // (Not flushed, and never subnormal: the filters are 0 or above 2⁻⁵⁰ in magnitude, and so
+            // are the diffusers' states, so every sum here is 0 or a multiple of 2⁻⁷⁶. Once the
+            // filters have decayed to zero and the input is silent, the lines take in zeros.)
+            row.storeBytes(of: mixed + SIMD16(lowHalf: quad, highHalf: quad), as: SIMD16<Float>.self)
             inLeft[frame] = mixed[1] * 0.25
             inRight[frame] = mixed[2] * 0.25
         }
@@ -482,16 +485,21 @@ public final class ReverbNode: AudioNode, @unchecked Sendable {
     ) {
         let outLeft = diffused
         let outRight = diffused + diffusedCapacity
-        let preDelay = preDelayRing
-        let preMask = (1 << preDelayBits) - 1
-        for frame in 0..<count {
-            let now = start &+ frame
-            let write = now & preMask
-            let read = (now &- preDelayLength) & preMask
-            preDelay[2 &* write] = left[frame]
-            preDelay[2 &* write &+ 1] = right[frame]
-            outLeft[frame] = preDelay[2 &* read]
-            outRight[frame] = preDelay[2 &* read &+ 1]
+        // The pre-delay, as copies: in runs of at most its length, each read out of the ring
+        // before it is written in (the ring is longer than the delay, so nothing still to be read
+        // is overwritten).
+        let preSize = 1 << preDelayBits
+        var done = 0
+        while done < count {
+            let run = min(count - done, preDelayLength)
+            let now = start &+ done
+            Self.copy(from: preDelayRing, preSize, at: (now &- preDelayLength) & (preSize - 1), to: outLeft + done, run)
+            Self.copy(
+                from: preDelayRing + preSize, preSize, at: (now &- preDelayLength) & (preSize - 1), to: outRight + done,
+                run)
+            Self.copy(left + done, run, into: preDelayRing, preSize, at: now & (preSize - 1))
+            Self.copy(right + done, run, into: preDelayRing + preSize, preSize, at: now & (preSize - 1))
+            done += run
         }
         let size = 1 << diffuserBits
         let mask = size - 1
@@ -522,6 +530,28 @@ public final class ReverbNode: AudioNode, @unchecked Sendable {
             }
             offset += length
         }
+    }
+
+    /// `count` samples out of a ring of `size` from `position` on (wrapping around once at most).
+    @inline(__always)
+    private static func copy(
+        from ring: UnsafeMutablePointer<Float>, _ size: Int, at position: Int, to target: UnsafeMutablePointer<Float>,
+        _ count: Int
+    ) {
+        let first = min(count, size - position)
+        target.update(from: ring + position, count: first)
+        if first < count { (target + first).update(from: ring, count: count - first) }
+    }
+
+    /// `count` samples into a ring of `size` from `position` on (wrapping around once at most).
+    @inline(__always)
+    private static func copy(
+        _ source: UnsafeMutablePointer<Float>, _ count: Int, into ring: UnsafeMutablePointer<Float>, _ size: Int,
+        at position: Int
+    ) {
+        let first = min(count, size - position)
+        (ring + position).update(from: source, count: first)
+        if first < count { ring.update(from: source + first, count: count - first) }
     }
 
     /// One allpass over a block: `delayed` the ring's output stretch, `write` its input stretch
@@ -567,9 +597,9 @@ public final class ReverbNode: AudioNode, @unchecked Sendable {
             let dryRight = right[frame]
             let write = counter & preMask
             let read = (counter &- preDelayLength) & preMask
-            preDelay[2 * write] = dryLeft
-            preDelay[2 * write + 1] = dryRight
-            let (wetLeft, wetRight) = plate.process(preDelay[2 * read], preDelay[2 * read + 1])
+            preDelay[write] = dryLeft
+            preDelay[preMask &+ 1 &+ write] = dryRight
+            let (wetLeft, wetRight) = plate.process(preDelay[read], preDelay[preMask &+ 1 &+ read])
             counter &+= 1
             if mix != mixTarget {
                 mix = mixTarget > mix ? min(mixTarget, mix + mixStep) : max(mixTarget, mix - mixStep)

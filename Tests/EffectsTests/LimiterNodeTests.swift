@@ -108,6 +108,45 @@ struct LimiterNodeTests {
         }
     }
 
+    @Test(
+        "equals the plain per-frame definition (sliding minimum, moving average, release), also while it rests at unity",
+        arguments: [256, 61])
+    func matchesDefinition(quantum: Int) throws {
+        // Quiet, a burst, quiet long enough for the gain to come back to 1 (where whole blocks
+        // rest at unity), a lone spike, another burst, quiet.
+        let attack = 2.0
+        let release = 50.0
+        func sine(_ amplitude: Double, _ count: Int, _ offset: Int) -> [Float] {
+            (0..<count).map { Float(amplitude * sin(2 * Double.pi * 440 * Double($0 + offset) / rate)) }
+        }
+        var signal = sine(0.3, 14_400, 0) + sine(2, 4_800, 14_400) + sine(0.3, 96_000, 19_200)
+        signal[60_000] = 3
+        signal += sine(1.5, 2_400, 0) + sine(0.2, 48_000, 2_400)
+        let node = limiter(ceiling: -1, attack: attack, release: release)
+        let output = try process(node, signal, sampleRate: rate, quantum: quantum)
+
+        let lookAhead = Int((attack / 1_000 * rate).rounded())
+        let limit = Float(pow(10, -1.0 / 20))
+        let coefficient = 1 - exp(-1 / (release / 1_000 * rate))
+        let targets = signal.map { abs($0) > limit ? Double(limit) / Double(abs($0)) : 1 }
+        var box = [Double](repeating: 1, count: lookAhead)
+        var gain = 1.0
+        var lowest = 1.0
+        var worst: Float = 0
+        for frame in signal.indices {
+            let minimum = targets[max(0, frame - lookAhead)...frame].min()!
+            box[frame % lookAhead] = minimum
+            let smoothed = min(box.reduce(0, +) / Double(lookAhead), 1)
+            gain = min(smoothed, (1 - coefficient) * gain + coefficient * smoothed)
+            lowest = min(lowest, gain)
+            let delayed = frame >= lookAhead ? signal[frame - lookAhead] : 0
+            let expected = min(max(delayed * Float(gain), -limit), limit)
+            worst = max(worst, abs(output[frame] - expected))
+        }
+        #expect(worst < 1e-6, "largest difference from the definition: \(worst)")
+        #expect(lowest < 0.5, "the bursts were limited (gain \(lowest))")
+    }
+
     @Test("release: the gain recovers with the release time constant (within 10 %)", arguments: [50.0, 100, 200])
     func releaseTime(release: Double) throws {
         let loud = (0..<24_000).map { Float(2 * sin(2 * Double.pi * 1_000 * Double($0) / rate)) }
