@@ -244,10 +244,15 @@ public final class EffectChain {
     /// Processes `frameCount` frames of `buffer` in place (at most the maximum frame count).
     public func process(_ buffer: AudioBuffer, frameCount: Int) {
         let time = AudioTime(sampleTime: sampleTime, sampleRate: sampleRate)
+        // Back and forth between the buffer and the scratch; one copy at the end at most.
+        var (source, target) = (buffer, scratch)
         for node in nodes {
-            node.process(buffer, into: scratch, frameCount: frameCount, time: time)
-            for channel in 0..<min(buffer.channelCount, scratch.channelCount) {
-                buffer.channel(channel).update(from: scratch.channel(channel), count: frameCount)
+            node.process(source, into: target, frameCount: frameCount, time: time)
+            swap(&source, &target)
+        }
+        if source !== buffer {
+            for channel in 0..<min(buffer.channelCount, source.channelCount) {
+                buffer.channel(channel).update(from: source.channel(channel), count: frameCount)
             }
         }
         sampleTime += Int64(frameCount)

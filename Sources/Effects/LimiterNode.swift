@@ -246,6 +246,29 @@ public final class LimiterNode: AudioNode, @unchecked Sendable {
         let phases = self.phases
         let taps = Self.taps
         var historyPosition = self.historyPosition
+        if !truePeak && preGainNow == preTarget && ceilingNow == ceilingTarget {
+            // Sample peaks, pre-gain and ceiling settled: runs up to the ring's end, which
+            // vectorize.
+            limits.update(repeating: limit, count: count)
+            var frame = 0
+            while frame < count {
+                let run = min(count - frame, capacity - slot)
+                let ring = delay + 2 * slot
+                let (runLeft, runRight, runTargets) = (left + frame, right + frame, targets + frame)
+                for index in 0..<run {
+                    let l = runLeft[index] * preGain
+                    let r = runRight[index] * preGain
+                    ring[2 * index] = l
+                    ring[2 * index + 1] = r
+                    let peak = max(abs(l), abs(r))
+                    runTargets[index] = peak > limit ? Double(limit) / Double(peak) : 1
+                }
+                frame += run
+                slot += run
+                if slot == capacity { slot = 0 }
+            }
+            return
+        }
         for frame in 0..<count {
             if preGainNow != preTarget || ceilingNow != ceilingTarget {
                 preGainNow += (preTarget - preGainNow) * smoothing
@@ -421,13 +444,30 @@ public final class LimiterNode: AudioNode, @unchecked Sendable {
         while frame < count {
             let run = min(count - frame, capacity - read)  // up to the ring's end
             let source = delay + 2 * read
-            for index in 0..<run {
+            var index = 0
+            if let outRight {
+                // Four frames at a time: the interleaved pairs split into left and right.
+                while index + 4 <= run {
+                    let pairs = UnsafeRawPointer(source + 2 * index).loadUnaligned(as: SIMD8<Float>.self)
+                    let scale = UnsafeRawPointer(gains + frame + index).loadUnaligned(as: SIMD4<Float>.self)
+                    let limit = UnsafeRawPointer(limits + frame + index).loadUnaligned(as: SIMD4<Float>.self)
+                    UnsafeMutableRawPointer(outLeft + frame + index).storeBytes(
+                        of: (pairs.evenHalf * scale).clamped(lowerBound: -limit, upperBound: limit),
+                        as: SIMD4<Float>.self)
+                    UnsafeMutableRawPointer(outRight + frame + index).storeBytes(
+                        of: (pairs.oddHalf * scale).clamped(lowerBound: -limit, upperBound: limit),
+                        as: SIMD4<Float>.self)
+                    index += 4
+                }
+            }
+            let done = index
+            for index in done..<run {
                 let scale = gains[frame + index]
                 let limit = limits[frame + index]
                 outLeft[frame + index] = min(max(source[2 * index] * scale, -limit), limit)
             }
             if let outRight {
-                for index in 0..<run {
+                for index in done..<run {
                     let scale = gains[frame + index]
                     let limit = limits[frame + index]
                     outRight[frame + index] = min(max(source[2 * index + 1] * scale, -limit), limit)

@@ -477,9 +477,9 @@ public final class ReverbNode: AudioNode, @unchecked Sendable {
     }
 
     /// The pre-delay and the input diffusers (Schroeder allpasses, four per channel) over `count`
-    /// frames from sample `start`, into `diffused`. Each diffuser's delay is longer than the
-    /// blocks it is run over, so a block has no recursion: it runs as vector operations over
-    /// contiguous stretches of its ring.
+    /// frames from sample `start`, into `diffused`. The input runs through them in pieces shorter
+    /// than every diffuser's delay, so a piece has no recursion: each channel's four stages run
+    /// together over it, eight frames at a time, on contiguous stretches of their rings.
     private func diffuse(
         _ left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>, _ count: Int, from start: Int
     ) {
@@ -506,26 +506,70 @@ public final class ReverbNode: AudioNode, @unchecked Sendable {
         var shortest = Int.max
         for index in 0..<2 * Self.stages { shortest = min(shortest, diffuserDelays[index]) }
         let g = Float(Self.diffuserGain)
+        let gain = SIMD8<Float>(repeating: g)
         var offset = 0
         while offset < count {
-            let length = min(shortest, count - offset)
+            // A piece: no longer than the shortest delay (so it has no recursion), and cut where
+            // any ring's read or write stretch would wrap around (so every stretch is contiguous).
             let now = start &+ offset
-            for stage in 0..<Self.stages {
-                for channel in 0..<2 {
-                    let ring = diffuserRings + ((2 &* stage &+ channel) << diffuserBits)
-                    let x = (channel == 0 ? outLeft : outRight) + offset
-                    let readStart = (now &- diffuserDelays[2 &* stage &+ channel]) & mask
-                    let writeStart = now & mask
-                    if readStart + length <= size && writeStart + length <= size {
-                        Self.allpass(ring + readStart, ring + writeStart, x, length, g)
-                    } else {
-                        for frame in 0..<length {
-                            let delayed = ring[(readStart &+ frame) & mask]
-                            let v = Self.flushed(SIMD2(repeating: x[frame] + g * delayed)).x
-                            ring[(writeStart &+ frame) & mask] = v
-                            x[frame] = delayed - g * v
-                        }
-                    }
+            let writeStart = now & mask
+            var length = min(shortest, count - offset, size - writeStart)
+            for index in 0..<2 * Self.stages {
+                length = min(length, size - ((now &- diffuserDelays[index]) & mask))
+            }
+            for channel in 0..<2 {
+                // The four stages of a channel together, eight frames at a time in registers.
+                let x = (channel == 0 ? outLeft : outRight) + offset
+                let rings = diffuserRings
+                let ring0 = rings + (channel << diffuserBits)
+                let ring1 = rings + ((2 &+ channel) << diffuserBits)
+                let ring2 = rings + ((4 &+ channel) << diffuserBits)
+                let ring3 = rings + ((6 &+ channel) << diffuserBits)
+                let read0 = UnsafeRawPointer(ring0 + ((now &- diffuserDelays[channel]) & mask))
+                let read1 = UnsafeRawPointer(ring1 + ((now &- diffuserDelays[2 &+ channel]) & mask))
+                let read2 = UnsafeRawPointer(ring2 + ((now &- diffuserDelays[4 &+ channel]) & mask))
+                let read3 = UnsafeRawPointer(ring3 + ((now &- diffuserDelays[6 &+ channel]) & mask))
+                let write0 = UnsafeMutableRawPointer(ring0 + writeStart)
+                let write1 = UnsafeMutableRawPointer(ring1 + writeStart)
+                let write2 = UnsafeMutableRawPointer(ring2 + writeStart)
+                let write3 = UnsafeMutableRawPointer(ring3 + writeStart)
+                let signal = UnsafeMutableRawPointer(x)
+                var frame = 0
+                @inline(__always) func stage(
+                    _ v: SIMD8<Float>, _ read: UnsafeRawPointer, _ write: UnsafeMutableRawPointer, _ bytes: Int
+                ) -> SIMD8<Float> {
+                    let delayed = read.loadUnaligned(fromByteOffset: bytes, as: SIMD8<Float>.self)
+                    let fed = Self.flushed(v + gain * delayed)
+                    write.storeBytes(of: fed, toByteOffset: bytes, as: SIMD8<Float>.self)
+                    return delayed - gain * fed
+                }
+                while frame + 8 <= length {
+                    let bytes = frame &<< 2
+                    var v = signal.loadUnaligned(fromByteOffset: bytes, as: SIMD8<Float>.self)
+                    v = stage(v, read0, write0, bytes)
+                    v = stage(v, read1, write1, bytes)
+                    v = stage(v, read2, write2, bytes)
+                    v = stage(v, read3, write3, bytes)
+                    signal.storeBytes(of: v, toByteOffset: bytes, as: SIMD8<Float>.self)
+                    frame &+= 8
+                }
+                @inline(__always) func stage(
+                    _ v: Float, _ read: UnsafeRawPointer, _ write: UnsafeMutableRawPointer, _ bytes: Int
+                ) -> Float {
+                    let delayed = read.load(fromByteOffset: bytes, as: Float.self)
+                    let fed = Self.flushed(SIMD2(repeating: v + g * delayed)).x
+                    write.storeBytes(of: fed, toByteOffset: bytes, as: Float.self)
+                    return delayed - g * fed
+                }
+                while frame < length {
+                    let bytes = frame &<< 2
+                    var v = x[frame]
+                    v = stage(v, read0, write0, bytes)
+                    v = stage(v, read1, write1, bytes)
+                    v = stage(v, read2, write2, bytes)
+                    v = stage(v, read3, write3, bytes)
+                    x[frame] = v
+                    frame &+= 1
                 }
             }
             offset += length
@@ -552,32 +596,6 @@ public final class ReverbNode: AudioNode, @unchecked Sendable {
         let first = min(count, size - position)
         (ring + position).update(from: source, count: first)
         if first < count { ring.update(from: source + first, count: count - first) }
-    }
-
-    /// One allpass over a block: `delayed` the ring's output stretch, `write` its input stretch
-    /// (disjoint), `x` the signal, filtered in place.
-    @inline(__always)
-    private static func allpass(
-        _ delayed: UnsafeMutablePointer<Float>, _ write: UnsafeMutablePointer<Float>, _ x: UnsafeMutablePointer<Float>,
-        _ length: Int, _ g: Float
-    ) {
-        var frame = 0
-        let gain = SIMD8<Float>(repeating: g)
-        while frame + 8 <= length {
-            let d = UnsafeRawPointer(delayed + frame).loadUnaligned(as: SIMD8<Float>.self)
-            let input = UnsafeRawPointer(x + frame).loadUnaligned(as: SIMD8<Float>.self)
-            let v = flushed(input + gain * d)
-            UnsafeMutableRawPointer(write + frame).storeBytes(of: v, as: SIMD8<Float>.self)
-            UnsafeMutableRawPointer(x + frame).storeBytes(of: d - gain * v, as: SIMD8<Float>.self)
-            frame += 8
-        }
-        while frame < length {
-            let d = delayed[frame]
-            let v = flushed(SIMD2(repeating: x[frame] + g * d)).x
-            write[frame] = v
-            x[frame] = d - g * v
-            frame += 1
-        }
     }
 
     /// The plate preset: pre-delay, then Dattorro's plate.
