@@ -36,6 +36,14 @@ public enum FilterType: String, CaseIterable, Hashable, Sendable {
         }
     }
 
+    /// Whether the type is a shelf (plain or resonant).
+    var isShelf: Bool {
+        switch self {
+        case .lowShelf, .highShelf, .resonantLowShelf, .resonantHighShelf: return true
+        default: return false
+        }
+    }
+
     /// Whether `bandwidth` shapes the response.
     public var usesBandwidth: Bool {
         switch self {
@@ -55,8 +63,9 @@ public enum FilterDesign: String, CaseIterable, Hashable, Sendable {
     /// zeros solved from the prototype's magnitude) refined by a minimax fit of the magnitude in dB
     /// up to 0.45 × the sample rate (within 0.5 dB of the prototype there for the EQ's test
     /// grid). While a band glides, Vicanek's closed form is used; the fit runs once it settles.
-    /// For low- and high-pass, band-pass and parametric bands; shelves and the notch use the
-    /// cookbook design.
+    /// For every type but the notch, which uses the cookbook design (its zeros sit on the unit
+    /// circle at the frequency either way). Shelves, which Vicanek's designs do not cover, start
+    /// the fit from the cookbook's design and are cookbook shelves while they glide.
     case matched
 
     /// The cases in order, stored once.

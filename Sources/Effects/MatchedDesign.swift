@@ -10,7 +10,7 @@
 
 extension BiquadCoefficients {
     /// The matched design refined to follow the analog prototype more closely, up to 0.45 × `rate`;
-    /// nil for the types the matched design does not cover (shelves, band-stop), like `matched`.
+    /// nil for the band-stop, which it does not cover. Shelves start from the cookbook's design.
     ///
     /// The squared magnitude of a biquad is a ratio of two quadratics in x = sin²(ω/2):
     /// |H|² = N(x)/D(x). The design
@@ -34,9 +34,10 @@ extension BiquadCoefficients {
     ) -> BiquadCoefficients? {
         switch type {
         case .lowPass, .highPass, .resonantLowPass, .resonantHighPass, .bandPass, .parametric: break
-        default: return nil
+        case .lowShelf, .highShelf, .resonantLowShelf, .resonantHighShelf: break
+        case .bandStop: return nil
         }
-        let gain = type == .parametric ? gain : 0
+        let gain = type.usesGain ? gain : 0
         let octaves = type.usesBandwidth ? bw : 1
         guard rate.isFinite, rate > 0, f0.isFinite, gain.isFinite, octaves.isFinite else { return nil }
         let f0 = min(max(f0, 1), rate * 0.4999)
@@ -49,15 +50,23 @@ extension BiquadCoefficients {
                 a1: boost.b1 / boost.b0, a2: boost.b2 / boost.b0)
             if cut.isFiniteAndStable { return cut }
         }
-        guard let start = matched(type, f0, gain, bw, rate), start.isFiniteAndStable else { return nil }
+        guard let start = start(type, f0, gain, bw, rate), start.isFiniteAndStable else { return nil }
         return start
     }
 
-    /// The refined design for a boost (or a type without gain), else Vicanek's, else nil.
+    /// Where the fit starts: Vicanek's matched design, or for shelves (which it does not cover) the
+    /// cookbook's.
+    private static func start(
+        _ type: FilterType, _ f0: Double, _ gain: Double, _ bw: Double, _ rate: Double
+    ) -> BiquadCoefficients? {
+        type.isShelf ? cookbook(type, f0, gain, bw, rate) : matched(type, f0, gain, bw, rate)
+    }
+
+    /// The refined design for a boost (or a type without gain), else the start, else nil.
     private static func refinedOrStart(
         _ type: FilterType, _ f0: Double, _ gain: Double, _ bw: Double, _ rate: Double
     ) -> BiquadCoefficients? {
-        guard let start = matched(type, f0, gain, bw, rate), start.isFiniteAndStable else { return nil }
+        guard let start = start(type, f0, gain, bw, rate), start.isFiniteAndStable else { return nil }
         // Below ~90 Hz sampling the 20 Hz…0.45 × rate grid is empty: keep the start.
         guard 0.45 * rate > 40 else { return start }
         var fit = MatchedFit(type, f0, gain, bw, rate)
@@ -114,14 +123,14 @@ private struct MatchedFit {
 
     init(_ type: FilterType, _ f0: Double, _ gain: Double, _ bw: Double, _ rate: Double) {
         self.type = type
-        let lowOrHigh = type == .lowPass || type == .highPass
+        let lowOrHigh = type == .lowPass || type == .highPass || type == .lowShelf || type == .highShelf
         let q = lowOrHigh ? 0.5.squareRoot() : FilterBand.q(forBandwidth: bw)
         let amplitude = pow(10, gain / 40)
         let x0 = Self.x(f0, rate)
         scale = SIMD3(1, x0, x0 * x0)
         let isHigh = type == .highPass || type == .resonantHighPass
         firstFree = isHigh ? 2 : type == .bandPass ? 1 : 0
-        twoSided = type == .parametric
+        twoSided = type == .parametric || type.isShelf
         checkNumerator = !(isHigh || type == .bandPass)
         let top = 0.45 * rate
         // Fit points: 32 log-spaced from 20 Hz to 0.45 × rate, 9 across the band (±half its width).
@@ -131,7 +140,7 @@ private struct MatchedFit {
             add(k == 31 ? top : f, f0, q, amplitude, rate)
             f *= logStep
         }
-        let octaves = lowOrHigh ? 1.9 : bw
+        let octaves = lowOrHigh ? 1.9 : type.isShelf ? max(bw, 1.9) : bw
         let bandStep = pow(2, octaves / 8)
         f = f0 * pow(2, -octaves / 2)
         for _ in 0...8 {
@@ -175,6 +184,14 @@ private struct MatchedFit {
         case .lowPass, .resonantLowPass: return -10 * log10(denominator)
         case .highPass, .resonantHighPass: return 10 * log10(x2 * x2 / denominator)
         case .bandPass: return 10 * log10(x2 / (q * q) / denominator)
+        case .lowShelf, .resonantLowShelf, .highShelf, .resonantHighShelf:
+            // A·(s² + (√A/Q)s + A)/(A s² + (√A/Q)s + 1) for the low shelf; the high shelf swaps the
+            // outer coefficients of both.
+            let a = amplitude
+            let lowTerm = (a - x2) * (a - x2) + a * x2 / (q * q)
+            let highTerm = (1 - a * x2) * (1 - a * x2) + a * x2 / (q * q)
+            let ratio = type == .lowShelf || type == .resonantLowShelf ? lowTerm / highTerm : highTerm / lowTerm
+            return 10 * log10(a * a * ratio)
         default:
             let a2 = amplitude * amplitude
             return 10 * log10((real + x2 * a2 / (q * q)) / (real + x2 / (a2 * q * q)))
@@ -325,7 +342,7 @@ private struct MatchedFit {
         let den0 = Self.squared(1, start.a1, start.a2) * scale
         var num = Self.squared(start.b0, start.b1, start.b2) * scale
         var den = den0
-        if firstFree < 2, let candidate = leastSquaresNumerator(den0) { num = candidate }
+        if firstFree < 2, !type.isShelf, let candidate = leastSquaresNumerator(den0) { num = candidate }
         weight = floorWeight
         for i in fitCount..<count { weight[i] = 1 }
         current = 0

@@ -72,7 +72,10 @@ struct EQNodeTests {
 
     @Test(
         "matched designs follow the analog prototype within 1 dB up to 0.45 × rate (measured ≤ 0.5 dB; the cookbook cramps)",
-        arguments: [FilterType.lowPass, .highPass, .resonantLowPass, .resonantHighPass, .bandPass, .parametric])
+        arguments: [
+            FilterType.lowPass, .highPass, .resonantLowPass, .resonantHighPass, .bandPass, .parametric, .lowShelf,
+            .highShelf, .resonantLowShelf, .resonantHighShelf,
+        ])
     func matchedResponse(type: FilterType) throws {
         var worstMatched = 0.0
         var worstMatchedBelow40 = 0.0

@@ -113,7 +113,8 @@ func cookbookReferenceDecibels(
 
 /// The analog prototypes (s = jΩ/Ω0), in dB, for the matched designs.
 func analogDecibels(_ type: FilterType, f0: Double, gain: Double, bandwidth: Double, at frequency: Double) -> Double {
-    let q = type == .lowPass || type == .highPass ? 0.5.squareRoot() : 1 / (2 * sinh(log(2) / 2 * bandwidth))
+    let plain = type == .lowPass || type == .highPass || type == .lowShelf || type == .highShelf
+    let q = plain ? 0.5.squareRoot() : 1 / (2 * sinh(log(2) / 2 * bandwidth))
     let x = frequency / f0
     // Denominator s² + s/Q + 1 at s = jx: (1 - x²) + j x/Q.
     func magnitude2(_ real: Double, _ imaginary: Double) -> Double { real * real + imaginary * imaginary }
@@ -122,6 +123,14 @@ func analogDecibels(_ type: FilterType, f0: Double, gain: Double, bandwidth: Dou
     case .lowPass, .resonantLowPass: return 10 * log10(1 / denominator)
     case .highPass, .resonantHighPass: return 10 * log10(x * x * x * x / denominator)
     case .bandPass: return 10 * log10((x / q) * (x / q) / denominator)
+    case .lowShelf, .resonantLowShelf, .highShelf, .resonantHighShelf:
+        // Low shelf A·(s² + (√A/Q)s + A)/(A s² + (√A/Q)s + 1); the high shelf swaps the outer
+        // coefficients of numerator and denominator.
+        let a = pow(10, gain / 40)
+        let low = magnitude2(a - x * x, a.squareRoot() * x / q)
+        let high = magnitude2(1 - a * x * x, a.squareRoot() * x / q)
+        let shelf = type == .lowShelf || type == .resonantLowShelf ? low / high : high / low
+        return 10 * log10(a * a * shelf)
     default:  // parametric: (s² + s·A/Q + 1)/(s² + s/(A·Q) + 1) with A² = G
         let amplitude = pow(10, gain / 40)
         return 10 * log10(magnitude2(1 - x * x, x * amplitude / q) / magnitude2(1 - x * x, x / (amplitude * q)))
