@@ -61,8 +61,12 @@ public enum FilterDesign: String, CaseIterable, Hashable, Sendable {
     /// Responses matched to the analog prototype up to near Nyquist, so high bands keep their
     /// shape: Martin Vicanek's matched second-order filters (2016: poles by impulse invariance,
     /// zeros solved from the prototype's magnitude) refined by a minimax fit of the magnitude in dB
-    /// up to 0.45 × the sample rate (within 0.5 dB of the prototype there for the EQ's test
-    /// grid). While a band glides, Vicanek's closed form is used; the fit runs once it settles.
+    /// up to 0.45 × the sample rate: within 1 dB of the prototype there for frequencies up to
+    /// 19.5 kHz, gains up to ±18 dB and bandwidths from 0.25 octave, within 0.55 dB from 0.5
+    /// octave (the tests' grids); narrower
+    /// resonances near Nyquist stray further (a resonant high-pass of 0.1 octave at 19.5 kHz by
+    /// 1.5 dB, resonant shelves of 0.1 octave by up to 26 dB, as the cookbook's do).
+    /// While a band glides, Vicanek's closed form is used; the fit runs once it settles.
     /// For every type but the notch, which uses the cookbook design (its zeros sit on the unit
     /// circle at the frequency either way). Shelves, which Vicanek's designs do not cover, start
     /// the fit from the cookbook's design and are cookbook shelves while they glide.

@@ -15,19 +15,25 @@ extension BiquadCoefficients {
     /// The squared magnitude of a biquad is a ratio of two quadratics in x = sin²(ω/2):
     /// |H|² = N(x)/D(x). The design
     /// 1. starts from Vicanek's matched filter (M. Vicanek, "Matched Second Order Digital Filters", 2016):
-    ///    the analog poles by impulse invariance, zeros solved from the prototype's magnitude;
+    ///    the analog poles by impulse invariance, zeros solved from the prototype's magnitude (shelves,
+    ///    which the paper does not cover: the poles by impulse invariance, for a high shelf from its
+    ///    cut, whose poles lie below the frequency, and the numerator by least squares);
     /// 2. keeps those poles and re-solves N by one linear least-squares fit of N/(T·D) − 1 (T the analog
-    ///    |H|²) on a log grid of 32 points from 20 Hz to 0.45 × rate plus 9 points across the band
-    ///    (low-pass, band-pass and parametric; high-pass keeps Vicanek's zeros);
+    ///    |H|²) on a log grid of 32 points from 20 Hz to 0.45 × rate plus 9 points across the band and,
+    ///    for resonances, 9 more across four times its width (a resonant shelf: 9 across its peak and 9
+    ///    across its dip instead); low-pass, band-pass and parametric fix N at DC (band-pass: a zero
+    ///    there), shelves leave all of N free, high-pass keeps Vicanek's zeros;
     /// 3. refines the free coefficients of N and D (those that keep the type's zeros at DC or Nyquist)
     ///    by Levenberg–Marquardt on the dB error, with Lawson reweighting toward the minimax (equiripple)
     ///    solution, guard points between 0.45 × rate and Nyquist that keep the response from
     ///    overshooting there, and a feasibility check (N, D > 0 on the whole unit circle) on every step;
     /// 4. factors N and D back into minimum-phase coefficients with Vicanek's closed form.
-    /// A parametric cut is the exact inverse of the boost of the same size, as in the analog domain.
-    /// If the fit fails, or its result is not finite and stable, the Vicanek design is returned (nil if
+    /// A parametric or shelf cut is the exact inverse of the boost of the same size, as in the analog
+    /// domain (and a high shelf's boost the inverse of its cut).
+    /// If the fit fails, or its result is not finite and stable, the Vicanek design (for shelves the
+    /// cookbook's) is returned (nil if
     /// that is not finite and stable either, or for non-finite or non-positive inputs).
-    /// For the audio thread: no heap allocation, bounded work (at most 64 trial evaluations of ~55 points);
+    /// For the audio thread: no heap allocation, bounded work (at most 64 trial evaluations of at most 64 points);
     /// about 12 µs on average and 40 µs at worst on a current x86-64 core.
     static func matchedRefined(
         _ type: FilterType, _ f0: Double, _ gain: Double, _ bw: Double, _ rate: Double
@@ -42,36 +48,61 @@ extension BiquadCoefficients {
         guard rate.isFinite, rate > 0, f0.isFinite, gain.isFinite, octaves.isFinite else { return nil }
         let f0 = min(max(f0, 1), rate * 0.4999)
         let bw = max(octaves, 0.001)
-        guard gain < 0 else { return refinedOrStart(type, f0, gain, bw, rate) }
-        // The analog cut is the inverse of the analog boost: fit the boost, swap numerator and denominator.
-        if let boost = refinedOrStart(type, f0, -gain, bw, rate), boost.b0 != 0 {
-            let cut = BiquadCoefficients(
-                b0: 1 / boost.b0, b1: boost.a1 / boost.b0, b2: boost.a2 / boost.b0,
-                a1: boost.b1 / boost.b0, a2: boost.b2 / boost.b0)
-            if cut.isFiniteAndStable { return cut }
+        // The analog cut is the inverse of the analog boost. The fit is made where the poles lie
+        // below the frequency (a boost, but a high shelf's cut), and inverted for the other side.
+        let fitsCut = type == .highShelf || type == .resonantHighShelf
+        guard gain != 0, (gain < 0) != fitsCut else { return refinedOrStart(type, f0, gain, bw, rate) }
+        if let mirror = refinedOrStart(type, f0, -gain, bw, rate), mirror.b0 != 0 {
+            let inverse = BiquadCoefficients(
+                b0: 1 / mirror.b0, b1: mirror.a1 / mirror.b0, b2: mirror.a2 / mirror.b0,
+                a1: mirror.b1 / mirror.b0, a2: mirror.b2 / mirror.b0)
+            if inverse.isFiniteAndStable { return inverse }
         }
-        guard let start = start(type, f0, gain, bw, rate), start.isFiniteAndStable else { return nil }
-        return start
+        return fallback(type, f0, gain, bw, rate)
     }
 
-    /// Where the fit starts: Vicanek's matched design, or for shelves (which it does not cover) the
-    /// cookbook's.
+    /// Vicanek's design, or for shelves (which it does not cover) the cookbook's; nil if it is not
+    /// finite and stable.
+    private static func fallback(
+        _ type: FilterType, _ f0: Double, _ gain: Double, _ bw: Double, _ rate: Double
+    ) -> BiquadCoefficients? {
+        let design = type.isShelf ? cookbook(type, f0, gain, bw, rate) : matched(type, f0, gain, bw, rate)
+        guard let design, design.isFiniteAndStable else { return nil }
+        return design
+    }
+
+    /// Where the fit starts: Vicanek's matched design; for shelves, the analog poles by impulse
+    /// invariance (the numerator is fitted anew), if they lie below Nyquist.
     private static func start(
         _ type: FilterType, _ f0: Double, _ gain: Double, _ bw: Double, _ rate: Double
     ) -> BiquadCoefficients? {
-        type.isShelf ? cookbook(type, f0, gain, bw, rate) : matched(type, f0, gain, bw, rate)
+        guard type.isShelf else { return fallback(type, f0, gain, bw, rate) }
+        let cookbook = cookbook(type, f0, gain, bw, rate)
+        // Low shelf A·(s² + (√A/Q)s + A)/(A s² + (√A/Q)s + 1): poles at f0/√A; the high shelf's at f0·√A.
+        let q = type == .lowShelf || type == .highShelf ? 0.5.squareRoot() : FilterBand.q(forBandwidth: bw)
+        let root = pow(10, gain / 80)
+        let w = 2 * Double.pi * f0 / rate * (type == .lowShelf || type == .resonantLowShelf ? 1 / root : root)
+        let zeta = 1 / (2 * q)
+        guard w * (max(0, 1 - zeta * zeta)).squareRoot() < Double.pi else { return cookbook }
+        let a2 = exp(-2 * zeta * w)
+        let a1 =
+            zeta <= 1
+            ? -2 * exp(-zeta * w) * cos(w * (1 - zeta * zeta).squareRoot())
+            : -2 * exp(-zeta * w) * cosh(w * (zeta * zeta - 1).squareRoot())
+        let poles = BiquadCoefficients(b0: cookbook.b0, b1: cookbook.b1, b2: cookbook.b2, a1: a1, a2: a2)
+        return poles.isFiniteAndStable ? poles : cookbook
     }
 
-    /// The refined design for a boost (or a type without gain), else the start, else nil.
+    /// The refined design (from the side whose poles lie below the frequency), else the fallback.
     private static func refinedOrStart(
         _ type: FilterType, _ f0: Double, _ gain: Double, _ bw: Double, _ rate: Double
     ) -> BiquadCoefficients? {
         guard let start = start(type, f0, gain, bw, rate), start.isFiniteAndStable else { return nil }
-        // Below ~90 Hz sampling the 20 Hz…0.45 × rate grid is empty: keep the start.
-        guard 0.45 * rate > 40 else { return start }
+        // Below ~90 Hz sampling the 20 Hz…0.45 × rate grid is empty: keep the fallback.
+        guard 0.45 * rate > 40 else { return fallback(type, f0, gain, bw, rate) }
         var fit = MatchedFit(type, f0, gain, bw, rate)
         if let refined = fit.refine(from: start), refined.isFiniteAndStable { return refined }
-        return start
+        return fallback(type, f0, gain, bw, rate)
     }
 
     /// All coefficients finite and both poles inside the unit circle, with a margin (the stability
@@ -90,7 +121,9 @@ private struct MatchedFit {
     typealias Buffer = InlineArray<64, Double>
     /// Decibels per neper of power, 10/ln 10.
     static let decibelsPerNeper = 4.342_944_819_032_518
-    /// Fit points 0..<fitCount (at most 32 + 9), then guard points up to count (at most 5 + 9).
+    /// 32 log-spaced points and up to three bands of 9, leaving room for the guard points.
+    static let fitCapacity = 64 - 14
+    /// Fit points 0..<fitCount (at most `fitCapacity`), then guard points up to count (at most 5 + 9).
     var u = Buffer(repeating: 0)
     /// The analog response (dB) at the fit points.
     var target = Buffer(repeating: 0)
@@ -141,11 +174,16 @@ private struct MatchedFit {
             f *= logStep
         }
         let octaves = lowOrHigh ? 1.9 : type.isShelf ? max(bw, 1.9) : bw
-        let bandStep = pow(2, octaves / 8)
-        f = f0 * pow(2, -octaves / 2)
-        for _ in 0...8 {
-            if f >= 20 && f <= top * (1 + 1e-12) { add(f, f0, q, amplitude, rate) }
-            f *= bandStep
+        if type.isShelf && !lowOrHigh {
+            // A resonant shelf: a peak and a dip, at f0 / √A and f0 · √A, each about its bandwidth
+            // wide: 9 points across twice that around each.
+            let ratio = amplitude.squareRoot()
+            addBand(around: f0 / ratio, octaves: 2 * bw, f0, q, amplitude, rate)
+            addBand(around: f0 * ratio, octaves: 2 * bw, f0, q, amplitude, rate)
+        } else {
+            addBand(around: f0, octaves: octaves, f0, q, amplitude, rate)
+            // A resonance's flanks, out to twice its width on either side.
+            if !lowOrHigh { addBand(around: f0, octaves: 4 * bw, f0, q, amplitude, rate) }
         }
         fitCount = count
         // Guard points between 0.45 × rate and Nyquist.
@@ -198,10 +236,22 @@ private struct MatchedFit {
         }
     }
 
+    /// Adds 9 fit points across `octaves` around `center` (those from 20 Hz to 0.45 × rate).
+    mutating func addBand(
+        around center: Double, octaves: Double, _ f0: Double, _ q: Double, _ amplitude: Double, _ rate: Double
+    ) {
+        let step = pow(2, octaves / 8)
+        var f = center * pow(2, -octaves / 2)
+        for _ in 0...8 {
+            if f >= 20 && f <= 0.45 * rate * (1 + 1e-12) { add(f, f0, q, amplitude, rate) }
+            f *= step
+        }
+    }
+
     /// Adds a fit point at `f` unless the analog response there is below −70 dB.
     mutating func add(_ f: Double, _ f0: Double, _ q: Double, _ amplitude: Double, _ rate: Double) {
         let t = Self.analog(type, f / f0, q, amplitude)
-        guard t > -70, count < 41 else { return }
+        guard t > -70, count < Self.fitCapacity else { return }
         u[count] = Self.x(f, rate) / scale[1]
         target[count] = t
         floorWeight[count] = min(max((t + 70) / 20, 0), 1)
@@ -310,6 +360,28 @@ private struct MatchedFit {
         return Self.minimum(check) > 0 ? candidate : nil
     }
 
+    /// The least-squares numerator with all three coefficients free (shelves: no zero and no gain
+    /// is fixed): minimises Σ w² (N/(T·D) − 1)². Nil if singular or if N would not be positive.
+    mutating func leastSquaresFreeNumerator(_ den: SIMD3<Double>) -> SIMD3<Double>? {
+        var normal = InlineArray<25, Double>(repeating: 0)
+        var right = InlineArray<5, Double>(repeating: 0)
+        for i in 0..<fitCount {
+            let v = u[i]
+            let d = den[0] + (den[1] + den[2] * v) * v
+            let w = floorWeight[i]
+            let s = w / (exp(target[i] / Self.decibelsPerNeper) * d)
+            let row = SIMD3(s, s * v, s * v * v)
+            for j in 0..<3 {
+                right[j] += row[j] * w
+                for k in 0..<3 { normal[j * 5 + k] += row[j] * row[k] }
+            }
+        }
+        guard Self.solve(&normal, &right, 3) else { return nil }
+        let candidate = SIMD3(right[0], right[1], right[2])
+        return candidate[0].isFinite && candidate[1].isFinite && candidate[2].isFinite
+            && Self.minimum(candidate / scale) > 0 ? candidate : nil
+    }
+
     /// Solves a x = b (n ≤ 5, row stride 5) by Gaussian elimination with partial pivoting; b becomes x.
     static func solve(_ a: inout InlineArray<25, Double>, _ b: inout InlineArray<5, Double>, _ n: Int) -> Bool {
         for c in 0..<n {
@@ -342,7 +414,11 @@ private struct MatchedFit {
         let den0 = Self.squared(1, start.a1, start.a2) * scale
         var num = Self.squared(start.b0, start.b1, start.b2) * scale
         var den = den0
-        if firstFree < 2, !type.isShelf, let candidate = leastSquaresNumerator(den0) { num = candidate }
+        if type.isShelf {
+            if let candidate = leastSquaresFreeNumerator(den0) { num = candidate }
+        } else if firstFree < 2, let candidate = leastSquaresNumerator(den0) {
+            num = candidate
+        }
         weight = floorWeight
         for i in fitCount..<count { weight[i] = 1 }
         current = 0

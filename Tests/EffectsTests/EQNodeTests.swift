@@ -108,6 +108,32 @@ struct EQNodeTests {
         #expect(worstCookbook > worstMatched, "\(type): cookbook \(worstCookbook) dB, matched \(worstMatched) dB")
     }
 
+    @Test(
+        "matched designs on a wider grid (to 19.5 kHz, ±18 dB, 0.25 to 3 octaves) stay within 1 dB up to 0.45 × rate",
+        arguments: FilterType.allCases.filter { $0 != .bandStop })
+    func matchedDesignGrid(type: FilterType) {
+        // The designed coefficients, evaluated on a dense grid (the test above runs the node itself).
+        var worst = (deviation: 0.0, f0: 0.0, gain: 0.0, bandwidth: 0.0, at: 0.0)
+        for rate in Self.rates {
+            for f0 in [30.0, 100, 1_000, 5_000, 10_000, 15_000, 18_000, 19_500] {
+                for gain in type.usesGain ? [-18.0, -12, 6, 12, 18] : [0.0] {
+                    for bandwidth in type.usesBandwidth ? [0.25, 0.5, 1, 2, 3] : [1.0] {
+                        let band = FilterBand(type: type, frequency: f0, gain: gain, bandwidth: bandwidth)
+                        let c = BiquadCoefficients(band, sampleRate: rate, design: .matched)
+                        for frequency in logSpaced(from: 20, to: 0.45 * rate, count: 200) {
+                            let analog = analogDecibels(type, f0: f0, gain: gain, bandwidth: bandwidth, at: frequency)
+                            guard analog > -50 else { continue }
+                            let measured = 20 * log10(c.magnitude(atFrequency: frequency, sampleRate: rate))
+                            let deviation = abs(measured - analog)
+                            if deviation > worst.deviation { worst = (deviation, f0, gain, bandwidth, frequency) }
+                        }
+                    }
+                }
+            }
+        }
+        #expect(worst.deviation <= 1.0, "\(type): \(worst)")
+    }
+
     @Test("sweeping a band while a sine plays leaves no zipper noise above 5 kHz (a hard coefficient step would)")
     func noZipper() throws {
         let rate = 48_000.0
