@@ -67,9 +67,9 @@ public enum FilterDesign: String, CaseIterable, Hashable, Sendable {
     /// resonances near Nyquist stray further (a resonant high-pass of 0.1 octave at 19.5 kHz by
     /// 1.5 dB, resonant shelves of 0.1 octave by up to 26 dB, as the cookbook's do).
     /// While a band glides, Vicanek's closed form is used; the fit runs once it settles.
-    /// For every type but the notch, which uses the cookbook design (its zeros sit on the unit
-    /// circle at the frequency either way). Shelves, which Vicanek's designs do not cover, start
-    /// the fit from the cookbook's design and are cookbook shelves while they glide.
+    /// For every type. Shelves, which Vicanek's designs do not cover, start the fit from their
+    /// analog poles and are cookbook shelves while they glide; the notch keeps its zeros on the
+    /// unit circle at the frequency and fits its poles and gain.
     case matched
 
     /// The cases in order, stored once.
@@ -185,7 +185,7 @@ public struct BiquadCoefficients: Hashable, Sendable {
         return BiquadCoefficients(b0: b0 / a0, b1: b1 / a0, b2: b2 / a0, a1: a1 / a0, a2: a2 / a0)
     }
 
-    /// Vicanek's matched designs; nil for the types it does not cover here.
+    /// Vicanek's matched designs (and a notch in the same manner); nil for the shelves.
     static func matched(
         _ type: FilterType, _ f0: Double, _ gain: Double, _ bw: Double, _ rate: Double
     )
@@ -196,7 +196,7 @@ public struct BiquadCoefficients: Hashable, Sendable {
         var g = 1.0
         switch type {
         case .lowPass, .highPass: q = 0.5.squareRoot()
-        case .resonantLowPass, .resonantHighPass, .bandPass: q = FilterBand.q(forBandwidth: bw)
+        case .resonantLowPass, .resonantHighPass, .bandPass, .bandStop: q = FilterBand.q(forBandwidth: bw)
         case .parametric:
             q = FilterBand.q(forBandwidth: bw)
             g = pow(10, gain / 20)
@@ -225,6 +225,11 @@ public struct BiquadCoefficients: Hashable, Sendable {
         case .highPass, .resonantHighPass:
             let b0 = q * max(0, sum).squareRoot() / (4 * phi1)
             return BiquadCoefficients(b0: b0, b1: -2 * b0, b2: b0, a1: a1, a2: a2)
+        case .bandStop:
+            // (Not in the paper.) The zeros on the unit circle at the frequency, as in the analog
+            // notch; unity at DC.
+            let k = (1 + a1 + a2) / (4 * phi1)
+            return BiquadCoefficients(b0: k, b1: -2 * cos(w0) * k, b2: k, a1: a1, a2: a2)
         case .bandPass:
             let r1 = sum
             let r2 = -bigA0 + bigA1 + 4 * (phi0 - phi1) * bigA2

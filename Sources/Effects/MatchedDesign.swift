@@ -9,8 +9,8 @@
 // `InlineArray` and `SIMD3` storage on the stack), no locks, bounded work.
 
 extension BiquadCoefficients {
-    /// The matched design refined to follow the analog prototype more closely, up to 0.45 × `rate`;
-    /// nil for the band-stop, which it does not cover. Shelves start from the cookbook's design.
+    /// The matched design refined to follow the analog prototype more closely, up to 0.45 × `rate`,
+    /// for every type (nil only for non-finite or non-positive inputs, or an unstable result).
     ///
     /// The squared magnitude of a biquad is a ratio of two quadratics in x = sin²(ω/2):
     /// |H|² = N(x)/D(x). The design
@@ -40,8 +40,7 @@ extension BiquadCoefficients {
     ) -> BiquadCoefficients? {
         switch type {
         case .lowPass, .highPass, .resonantLowPass, .resonantHighPass, .bandPass, .parametric: break
-        case .lowShelf, .highShelf, .resonantLowShelf, .resonantHighShelf: break
-        case .bandStop: return nil
+        case .lowShelf, .highShelf, .resonantLowShelf, .resonantHighShelf, .bandStop: break
         }
         let gain = type.usesGain ? gain : 0
         let octaves = type.usesBandwidth ? bw : 1
@@ -143,6 +142,10 @@ private struct MatchedFit {
     var twoSided = false
     /// Whether N must be positive on the unit circle (no zeros on it: low-pass and parametric).
     var checkNumerator = false
+    /// The notch: its double zero at the frequency is kept, N = n0 (u − 1)², and the fit sees n0 alone
+    /// with the zero's decibels (20 log |u − 1|) added at every point.
+    var notch = false
+    var zeroDecibels = Buffer(repeating: 0)
     var type: FilterType
 
     /// Lawson weights of the points.
@@ -163,7 +166,8 @@ private struct MatchedFit {
         scale = SIMD3(1, x0, x0 * x0)
         let isHigh = type == .highPass || type == .resonantHighPass
         firstFree = isHigh ? 2 : type == .bandPass ? 1 : 0
-        twoSided = type == .parametric || type.isShelf
+        notch = type == .bandStop
+        twoSided = type == .parametric || type.isShelf || notch
         checkNumerator = !(isHigh || type == .bandPass)
         let top = 0.45 * rate
         // Fit points: 32 log-spaced from 20 Hz to 0.45 × rate, 9 across the band (±half its width).
@@ -198,9 +202,12 @@ private struct MatchedFit {
                 guard g > top && g < 0.5 * rate else { continue }
             }
             let t = Self.analog(type, g / f0, q, amplitude)
+            let v = Self.x(g, rate) / x0
+            if notch && !(abs(v - 1) > 1e-9) { continue }
             highest = max(highest, t)
             lowest = min(lowest, t)
-            u[count] = Self.x(g, rate) / x0
+            u[count] = v
+            zeroDecibels[count] = notch ? 20 * log10(abs(v - 1)) : 0
             count += 1
         }
         high = max(highest, -50) + 1
@@ -222,6 +229,7 @@ private struct MatchedFit {
         case .lowPass, .resonantLowPass: return -10 * log10(denominator)
         case .highPass, .resonantHighPass: return 10 * log10(x2 * x2 / denominator)
         case .bandPass: return 10 * log10(x2 / (q * q) / denominator)
+        case .bandStop: return 10 * log10(max(real / denominator, 1e-30))
         case .lowShelf, .resonantLowShelf, .highShelf, .resonantHighShelf:
             // A·(s² + (√A/Q)s + A)/(A s² + (√A/Q)s + 1) for the low shelf; the high shelf swaps the
             // outer coefficients of both.
@@ -253,6 +261,7 @@ private struct MatchedFit {
         let t = Self.analog(type, f / f0, q, amplitude)
         guard t > -70, count < Self.fitCapacity else { return }
         u[count] = Self.x(f, rate) / scale[1]
+        zeroDecibels[count] = notch ? 20 * log10(abs(u[count] - 1)) : 0
         target[count] = t
         floorWeight[count] = min(max((t + 70) / 20, 0), 1)
         count += 1
@@ -301,7 +310,7 @@ private struct MatchedFit {
             guard n > 0 && d > 0 else { return nil }
             numerator[offset + i] = n
             denominator[offset + i] = d
-            let e = Self.decibelsPerNeper * log(n / d)
+            let e = Self.decibelsPerNeper * log(n / d) + zeroDecibels[i]
             let r: Double
             if i < fitCount {
                 r = e - target[i]
@@ -413,8 +422,11 @@ private struct MatchedFit {
         guard fitCount >= 6 else { return nil }
         let den0 = Self.squared(1, start.a1, start.a2) * scale
         var num = Self.squared(start.b0, start.b1, start.b2) * scale
+        if notch { num = SIMD3(num[0], 0, 0) }
         var den = den0
-        if type.isShelf {
+        if notch {
+            // n0 alone: the Levenberg–Marquardt steps below.
+        } else if type.isShelf {
             if let candidate = leastSquaresFreeNumerator(den0) { num = candidate }
         } else if firstFree < 2, let candidate = leastSquaresNumerator(den0) {
             num = candidate
@@ -424,7 +436,7 @@ private struct MatchedFit {
         current = 0
         guard var cost = evaluate(num, den, at: current) else { return nil }
         var best = (score: score(), num: num, den: den)
-        let numeratorFree = 3 - firstFree
+        let numeratorFree = notch ? 1 : 3 - firstFree
         let p = numeratorFree + 2
         // At most 6 Lawson rounds of at most 4 Levenberg–Marquardt steps, a round's steps ending early
         // once a step gains less than 0.1 % of the cost, and at most 64 trial evaluations in all (on the
@@ -532,8 +544,14 @@ private struct MatchedFit {
                 cost += weight[i] * residual[current + i] * residual[current + i]
             }
         }
-        let b = Self.factor(best.num / scale)
         let a = Self.factor(best.den / scale)
+        if notch {
+            // N = 16 b0² x0² (u − 1)² for the numerator b0 (1 − 2 cos ω0 z⁻¹ + z⁻²).
+            let b0 = best.num[0].squareRoot() / (4 * scale[1])
+            let b1 = -2 * (1 - 2 * scale[1]) * b0
+            return BiquadCoefficients(b0: b0 / a.0, b1: b1 / a.0, b2: b0 / a.0, a1: a.1 / a.0, a2: a.2 / a.0)
+        }
+        let b = Self.factor(best.num / scale)
         return BiquadCoefficients(b0: b.0 / a.0, b1: b.1 / a.0, b2: b.2 / a.0, a1: a.1 / a.0, a2: a.2 / a.0)
     }
 }

@@ -123,6 +123,7 @@ func analogDecibels(_ type: FilterType, f0: Double, gain: Double, bandwidth: Dou
     case .lowPass, .resonantLowPass: return 10 * log10(1 / denominator)
     case .highPass, .resonantHighPass: return 10 * log10(x * x * x * x / denominator)
     case .bandPass: return 10 * log10((x / q) * (x / q) / denominator)
+    case .bandStop: return 10 * log10(max((1 - x * x) * (1 - x * x) / denominator, 1e-30))
     case .lowShelf, .resonantLowShelf, .highShelf, .resonantHighShelf:
         // Low shelf A·(s² + (√A/Q)s + A)/(A s² + (√A/Q)s + 1); the high shelf swaps the outer
         // coefficients of numerator and denominator.
