@@ -8,10 +8,10 @@ Both process the same bytes: S seconds (default 60) of stereo Gaussian noise (si
 Pairs: a parametric band (pedalboard PeakFilter), a 4-band EQ (low shelf, two peaks, high shelf),
 the reverb (pedalboard's is Freeverb), the limiter (BrickwallLimiter), the true-peak limiter
 (BrickwallLimiter(true_peak=True)), and the chain EQ4 + reverb + limiter. Then the chain's cost
-against synthesis: `pianola render` of a dense General MIDI file (dense16, 60 s) with and without
-`--fx` for the same chain, with the bundled font and with Debian's FluidR3_GM: the difference as a
-share of the whole render, and per output frame with the fixed costs (start-up, font loading, timed
-on a one-note file) taken out of both.
+against synthesis within one render of a dense General MIDI file (dense16, 60 s): the song
+synthesized quantum by quantum as `pianola render` does, each quantum then through the chain, the
+two steps timed separately (`effects-benchmark --in-render`), with the bundled font and with
+Debian's FluidR3_GM.
 """
 import argparse
 import json
@@ -77,66 +77,30 @@ def main():
         pedal = best * 1e9 / len(noise)
         print(f"| {names[key]} | {pedal:.1f} | {swift[key]:.1f} | {swift[key] / pedal:.2f}× |", flush=True)
 
-    # The chain against synthesis: the same dense file rendered with and without it, with the
-    # bundled font and with Debian's FluidR3_GM (the General MIDI font most players ship).
+    # The chain against synthesis, within one render: dense16 synthesized quantum by quantum (1024
+    # frames, as `pianola render` does) and each quantum put through the chain, each step timed on
+    # its own (so both shares come from the same moments of a noisy machine, and the chain runs in
+    # a render's cache state); with the bundled font and with Debian's FluidR3_GM.
     render_benchmark.ensure("mido")
     song = os.path.join(work, "dense16.mid")
     render_benchmark.dense16(song, 60)
-    note = os.path.join(work, "one_note.mid")
-    render_benchmark.one_note(note)
-    pianola = os.path.join(binaries, "pianola")
-    chain = ["--fx", "eq:type=lowShelf,freq=100,gain=3", "--fx", "eq:type=parametric,freq=500,gain=-3,q=1",
-             "--fx", "eq:type=parametric,freq=3000,gain=2,q=1", "--fx", "eq:type=highShelf,freq=8000,gain=-3",
-             "--fx", "reverb:preset=mediumHall,mix=33", "--fx", "limiter:ceiling=-1"]
-    output = os.path.join(work, "r.wav")
-
-    def render(midi, font, extra):
-        start = time.perf_counter()
-        subprocess.run([pianola, "render", "-q", midi, "-o", output, "-s", font] + extra, check=True)
-        return time.perf_counter() - start, wav_frames(output)
-
+    chain = ["eq:type=lowShelf,freq=100,gain=3", "eq:type=parametric,freq=500,gain=-3,q=1",
+             "eq:type=parametric,freq=3000,gain=2,q=1", "eq:type=highShelf,freq=8000,gain=-3",
+             "reverb:preset=mediumHall,mix=33", "limiter:ceiling=-1"]
     fonts = [("PianolaGM (bundled)", os.path.join(ROOT, "SoundFonts", "PianolaGM.sf2")),
              ("FluidR3_GM", "/usr/share/sounds/sf2/FluidR3_GM.sf2")]
-    print("\nThe chain against synthesis: dense16 (60 s) rendered with and without it (best of 2 × runs,"
-          " alternating); fixed cost = a one-note file with the same font (start-up, font loading)")
-    print("| font | fixed s | plain s | frames | chain s | frames | chain, whole render | chain per frame,"
-          " fixed cost out |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("\nThe chain within a render of dense16 (60 s, 16 channels), best of", args.runs, "renders")
+    print("| font | synthesis ns/frame | chain ns/frame | chain / synthesis |")
+    print("|---|---:|---:|---:|")
     for label, font in fonts:
         if not os.path.exists(font):
-            print(f"| {label} | (not installed: {font}) |")
+            print(f"| {label} | (not installed: {font}) | | |")
             continue
-        fixed = min(render(note, font, [])[0] for _ in range(args.runs))
-        # Best of 2 × runs, the two renders alternating (the machine's speed drifts).
-        plain, with_chain = (float("inf"), 0), (float("inf"), 0)
-        for _ in range(2 * args.runs):
-            plain = min(plain, render(song, font, []))
-            with_chain = min(with_chain, render(song, font, chain))
-        whole = (with_chain[0] - plain[0]) / plain[0]
-        # Per output frame (the reverb lengthens the tail a little), start-up and loading excluded.
-        synthesis = (plain[0] - fixed) / plain[1]
-        per_frame = ((with_chain[0] - fixed) / with_chain[1] - synthesis) / synthesis
-        print(f"| {label} | {fixed:.3f} | {plain[0]:.3f} | {plain[1]} | {with_chain[0]:.3f} | {with_chain[1]} |"
-              f" {100 * whole:.1f} % | {100 * per_frame:.1f} % |", flush=True)
-        if label.startswith("PianolaGM"):
-            print(f"|  | by the chain's own {swift['chain']:.1f} ns per frame above against"
-                  f" {synthesis * 1e9:.0f} ns of synthesis: {100 * swift['chain'] / (synthesis * 1e9):.1f} % |")
-
-
-def wav_frames(path):
-    """Frames in a WAV file, from its header (any encoding)."""
-    import struct
-    with open(path, "rb") as f:
-        data = f.read(1 << 16)
-    position, align = 12, 1
-    while position + 8 <= len(data):
-        chunk, size = data[position:position + 4], struct.unpack("<I", data[position + 4:position + 8])[0]
-        if chunk == b"fmt ":
-            align = struct.unpack("<H", data[position + 20:position + 22])[0]
-        if chunk == b"data":
-            return size // align
-        position += 8 + size + (size & 1)
-    raise ValueError(f"{path}: no data chunk")
+        out = subprocess.run([os.path.join(binaries, "effects-benchmark"), "--in-render", song, font, str(args.runs)]
+                             + chain, check=True, capture_output=True, text=True).stdout
+        entry = json.loads(out.strip().splitlines()[-1])
+        synthesis, cost = entry["synthesisNsPerFrame"], entry["chainNsPerFrame"]
+        print(f"| {label} | {synthesis:.0f} | {cost:.1f} | {100 * cost / synthesis:.1f} % |", flush=True)
 
 
 if __name__ == "__main__":

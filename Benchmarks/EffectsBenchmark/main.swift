@@ -135,7 +135,7 @@ func inRender(song: String, font: String, runs: Int, fx: [String]) throws {
             frames += quantum
         }
         let run = (synthesis: Double(synthesis) / Double(frames), chain: Double(effects) / Double(frames))
-        // The run whose chain share is lowest is not picked alone: each share is its own best.
+        // Each figure is its best over the runs (the least disturbed by the machine).
         best = (min(best.synthesis, run.synthesis), min(best.chain, run.chain), frames)
     }
     print(

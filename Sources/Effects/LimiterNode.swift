@@ -432,6 +432,16 @@ public final class LimiterNode: AudioNode, @unchecked Sendable {
         unityRun = min(unityRun + count, Self.settled)
     }
 
+    /// `v` clamped to ±`limit` (by comparisons and selects: the standard library's clamping keeps
+    /// IEEE minimum's NaN rules and does not vectorize).
+    @inline(__always)
+    private static func clamp(_ v: SIMD4<Float>, _ limit: SIMD4<Float>) -> SIMD4<Float> {
+        var v = v
+        v.replace(with: limit, where: v .> limit)
+        v.replace(with: -limit, where: v .< -limit)
+        return v
+    }
+
     /// Pass 3: the delayed signal times the gain, clamped at the ceiling.
     private func apply(to output: AudioBuffer, from start: Int, count: Int) {
         let (gains, limits, delay, capacity) = (self.gains, self.limits, self.delay, self.capacity)
@@ -452,11 +462,9 @@ public final class LimiterNode: AudioNode, @unchecked Sendable {
                     let scale = UnsafeRawPointer(gains + frame + index).loadUnaligned(as: SIMD4<Float>.self)
                     let limit = UnsafeRawPointer(limits + frame + index).loadUnaligned(as: SIMD4<Float>.self)
                     UnsafeMutableRawPointer(outLeft + frame + index).storeBytes(
-                        of: (pairs.evenHalf * scale).clamped(lowerBound: -limit, upperBound: limit),
-                        as: SIMD4<Float>.self)
+                        of: Self.clamp(pairs.evenHalf * scale, limit), as: SIMD4<Float>.self)
                     UnsafeMutableRawPointer(outRight + frame + index).storeBytes(
-                        of: (pairs.oddHalf * scale).clamped(lowerBound: -limit, upperBound: limit),
-                        as: SIMD4<Float>.self)
+                        of: Self.clamp(pairs.oddHalf * scale, limit), as: SIMD4<Float>.self)
                     index += 4
                 }
             }

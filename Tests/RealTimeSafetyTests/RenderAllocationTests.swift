@@ -134,7 +134,9 @@ struct RenderAllocationTests {
         #expect(allocations == 0, "\(allocations) allocations in 1000 quanta")
     }
 
-    @Test("effects in the graph (EQ with gliding bands, reverb, true-peak limiter) make no heap allocation")
+    @Test(
+        "effects in the graph (EQ with gliding bands, reverb, true-peak and sample-peak limiters) make no heap allocation"
+    )
     func noAllocationsWithEffects() throws {
         let engine = AudioEngine()
         let sampler = try SamplerNode()
@@ -148,11 +150,14 @@ struct RenderAllocationTests {
         limiter.truePeak = true
         limiter.preGain = 12
         let reverb = ReverbNode(preset: .largeHall, wetDryMix: 40)
-        for node in [sampler, eq, reverb, limiter] as [AudioNode] { engine.attach(node) }
+        // And a sample-peak limiter after it: its settled detection and its rest at unity.
+        let peakLimiter = LimiterNode()
+        for node in [sampler, eq, reverb, limiter, peakLimiter] as [AudioNode] { engine.attach(node) }
         try engine.connect(sampler, to: eq)
         try engine.connect(eq, to: reverb)
         try engine.connect(reverb, to: limiter)
-        try engine.connect(limiter, to: engine.mainMixerNode)
+        try engine.connect(limiter, to: peakLimiter)
+        try engine.connect(peakLimiter, to: engine.mainMixerNode)
         let player = MusicPlayer(sequence: MusicSequence(file: denseFile()), destination: sampler, sampleRate: 44_100)
         try engine.addRenderObserver(player)
         try engine.enableManualRenderingMode(format: .stereo(sampleRate: 44_100), maximumFrameCount: 256)
