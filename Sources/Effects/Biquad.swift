@@ -62,10 +62,10 @@ public enum FilterDesign: String, CaseIterable, Hashable, Sendable {
     /// shape: Martin Vicanek's matched second-order filters (2016: poles by impulse invariance,
     /// zeros solved from the prototype's magnitude) refined by a minimax fit of the magnitude in dB
     /// up to 0.45 × the sample rate: within 1 dB of the prototype there for frequencies up to
-    /// 19.5 kHz, gains up to ±18 dB and bandwidths from 0.25 octave, within 0.55 dB from 0.5
-    /// octave (the tests' grids); narrower
-    /// resonances near Nyquist stray further (a resonant high-pass of 0.1 octave at 19.5 kHz by
-    /// 1.5 dB, resonant shelves of 0.1 octave by up to 26 dB, as the cookbook's do).
+    /// 19.5 kHz, gains up to ±18 dB and bandwidths from 0.25 to 5 octaves, within 0.55 dB from 0.5
+    /// octave (the tests' grids). Narrower resonances near Nyquist stray a little further: down to
+    /// 0.05 octave, a resonant high-pass by up to 1.9 dB and a resonant shelf by up to 2.6 dB (every
+    /// other type stays within 1 dB).
     /// While a band glides, Vicanek's closed form is used; the fit runs once it settles.
     /// For every type. Shelves, which Vicanek's designs do not cover, start the fit from their
     /// analog poles and are cookbook shelves while they glide; the notch keeps its zeros on the

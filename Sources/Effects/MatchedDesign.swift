@@ -16,8 +16,9 @@ extension BiquadCoefficients {
     /// |H|² = N(x)/D(x). The design
     /// 1. starts from Vicanek's matched filter (M. Vicanek, "Matched Second Order Digital Filters", 2016):
     ///    the analog poles by impulse invariance, zeros solved from the prototype's magnitude (shelves,
-    ///    which the paper does not cover: the poles by impulse invariance, for a high shelf from its
-    ///    cut, whose poles lie below the frequency, and the numerator by least squares);
+    ///    which the paper does not cover: poles and zeros by impulse invariance, a high shelf from its
+    ///    cut, whose poles lie below the frequency; the numerator by least squares where that fits
+    ///    better);
     /// 2. keeps those poles and re-solves N by one linear least-squares fit of N/(T·D) − 1 (T the analog
     ///    |H|²) on a log grid of 32 points from 20 Hz to 0.45 × rate plus 9 points across the band and,
     ///    for resonances, 9 more across four times its width (a resonant shelf: 9 across its peak and 9
@@ -77,19 +78,29 @@ extension BiquadCoefficients {
     ) -> BiquadCoefficients? {
         guard type.isShelf else { return fallback(type, f0, gain, bw, rate) }
         let cookbook = cookbook(type, f0, gain, bw, rate)
-        // Low shelf A·(s² + (√A/Q)s + A)/(A s² + (√A/Q)s + 1): poles at f0/√A; the high shelf's at f0·√A.
+        // Low shelf A·(s² + (√A/Q)s + A)/(A s² + (√A/Q)s + 1): poles at f0/√A, zeros at f0·√A, A² at DC;
+        // the high shelf's poles at f0·√A, zeros at f0/√A, 1 at DC. Both by impulse invariance (the
+        // zeros only if they lie below Nyquist; else the cookbook's numerator, scaled).
         let q = type == .lowShelf || type == .highShelf ? 0.5.squareRoot() : FilterBand.q(forBandwidth: bw)
         let root = pow(10, gain / 80)
-        let w = 2 * Double.pi * f0 / rate * (type == .lowShelf || type == .resonantLowShelf ? 1 / root : root)
+        let isLow = type == .lowShelf || type == .resonantLowShelf
+        let w0 = 2 * Double.pi * f0 / rate
         let zeta = 1 / (2 * q)
-        guard w * (max(0, 1 - zeta * zeta)).squareRoot() < Double.pi else { return cookbook }
-        let a2 = exp(-2 * zeta * w)
-        let a1 =
-            zeta <= 1
-            ? -2 * exp(-zeta * w) * cos(w * (1 - zeta * zeta).squareRoot())
-            : -2 * exp(-zeta * w) * cosh(w * (zeta * zeta - 1).squareRoot())
-        let poles = BiquadCoefficients(b0: cookbook.b0, b1: cookbook.b1, b2: cookbook.b2, a1: a1, a2: a2)
-        return poles.isFiniteAndStable ? poles : cookbook
+        func pair(_ w: Double) -> (Double, Double)? {
+            guard w * (max(0, 1 - zeta * zeta)).squareRoot() < Double.pi else { return nil }
+            let c2 = exp(-2 * zeta * w)
+            let c1 =
+                zeta <= 1
+                ? -2 * exp(-zeta * w) * cos(w * (1 - zeta * zeta).squareRoot())
+                : -2 * exp(-zeta * w) * cosh(w * (zeta * zeta - 1).squareRoot())
+            return (c1, c2)
+        }
+        guard let (a1, a2) = pair(isLow ? w0 / root : w0 * root) else { return cookbook }
+        let (z1, z2) = pair(isLow ? w0 * root : w0 / root) ?? (cookbook.b1 / cookbook.b0, cookbook.b2 / cookbook.b0)
+        let dc = isLow ? root * root * root * root : 1
+        let g = dc * (1 + a1 + a2) / (1 + z1 + z2)
+        let start = BiquadCoefficients(b0: g, b1: g * z1, b2: g * z2, a1: a1, a2: a2)
+        return start.isFiniteAndStable && g.isFinite ? start : cookbook
     }
 
     /// The refined design (from the side whose poles lie below the frequency), else the fallback.
@@ -427,7 +438,12 @@ private struct MatchedFit {
         if notch {
             // n0 alone: the Levenberg–Marquardt steps below.
         } else if type.isShelf {
-            if let candidate = leastSquaresFreeNumerator(den0) { num = candidate }
+            // The least-squares numerator if it fits better than the start's.
+            if let candidate = leastSquaresFreeNumerator(den0), let fitted = evaluate(candidate, den0, at: 0),
+                let started = evaluate(num, den0, at: 0), fitted < started
+            {
+                num = candidate
+            }
         } else if firstFree < 2, let candidate = leastSquaresNumerator(den0) {
             num = candidate
         }
