@@ -16,6 +16,8 @@ public enum MIDIInputError: Error, Equatable, Sendable, CustomStringConvertible 
     case cannotConnect(String, reason: String)
     /// The network MIDI ports (control and data, consecutive) could not be opened.
     case networkUnavailable(address: String, reason: String)
+    /// A network session to open names a host that does not resolve (or a bad port).
+    case unknownHost(String, reason: String)
 
     public var description: String {
         switch self {
@@ -27,6 +29,8 @@ public enum MIDIInputError: Error, Equatable, Sendable, CustomStringConvertible 
             return "MIDI source '\(source)': cannot connect: \(reason)"
         case .networkUnavailable(let address, let reason):
             return "network MIDI: cannot listen on \(address) and the port after it: \(reason)"
+        case .unknownHost(let host, let reason):
+            return "network MIDI: cannot open a session to '\(host)': \(reason)"
         }
     }
 }

@@ -19,6 +19,10 @@ import Synchronization
 /// inside the packet) and pushed into `queue`, which a `LiveMIDIScheduler` drains on the audio
 /// thread. Malformed packets are counted and dropped.
 ///
+/// It can also open sessions itself (`invite(host:port:)`), as the initiator: invitations on the
+/// peer's control port and then its data port (repeated once a second until answered, up to ten
+/// times), clock synchronization at once and every 10 seconds after, `BY` when it stops.
+///
 /// All of this runs on one SwiftNIO event loop thread: the queue's one producer.
 public final class RTPMIDIListener: @unchecked Sendable {
     /// A remote participant and its activity.
@@ -136,6 +140,29 @@ public final class RTPMIDIListener: @unchecked Sendable {
             .wait()
     }
 
+    /// Opens a session to a peer's control port (its data port is the next one), as the initiator.
+    /// Call after `start()`. The outcome shows in `sessions` and `takeEvents()` ("connected: …",
+    /// "refused by …", "no answer from …").
+    public func invite(host: String, port: Int) throws(MIDIInputError) {
+        let address = try Self.resolve(host: host, port: port)
+        guard let responder, !channels.isEmpty else {
+            throw .networkUnavailable(address: "\(self.host):\(self.port)", reason: "not started")
+        }
+        responder.loop.execute { responder.invite(address) }
+    }
+
+    /// Checks that a peer's address resolves (before anything else starts, for a clear error).
+    public static func checkPeer(host: String, port: Int) throws(MIDIInputError) {
+        _ = try resolve(host: host, port: port)
+    }
+
+    static func resolve(host: String, port: Int) throws(MIDIInputError) -> SocketAddress {
+        guard (1...65_534).contains(port) else { throw .unknownHost("\(host):\(port)", reason: "port out of range") }
+        do { return try SocketAddress.makeAddressResolvingHost(host, port: port) } catch {
+            throw .unknownHost(host, reason: describe(error))
+        }
+    }
+
     /// Ends every session (sending `BY`, releasing their notes) and closes the ports.
     public func stop() {
         guard !channels.isEmpty, let responder else { return }
@@ -194,6 +221,18 @@ extension RTPMIDIListener {
             var sustained: Set<UInt8> = []
             var sysEx: [UInt8]?
             var tag: UInt16
+            /// When this side opened the session: the last clock sync it started.
+            var lastSync: UInt64?
+        }
+
+        /// A session this side is opening: invited on the control port, then on the data port.
+        struct Invitation {
+            var control: SocketAddress
+            var data: SocketAddress
+            var onData = false
+            var attempts = 1
+            var peerSSRC: UInt32 = 0
+            var peerName = ""
         }
 
         unowned let listener: RTPMIDIListener
@@ -202,6 +241,12 @@ extension RTPMIDIListener {
         var control: (any Channel)?
         var data: (any Channel)?
         var peers: [UInt32: Peer] = [:]
+        /// Sessions being opened, by their token.
+        var invitations: [UInt32: Invitation] = [:]
+        /// Invitations are sent this many times (once a second) before giving up.
+        static let invitationAttempts = 10
+        /// Clock synchronization of the sessions this side opened, every so many nanoseconds.
+        static let syncInterval: UInt64 = 10_000_000_000
         var nextTag: UInt16 = 0x4000
         /// The latest time stamped on a message (the queue must stay in time order).
         var lastStamp: UInt64 = 0
@@ -296,16 +341,77 @@ extension RTPMIDIListener {
             case .end(_, let peerSSRC):
                 end(peerSSRC, reason: "ended")
             case .clockSync(let peerSSRC, let count, let timestamps):
-                guard onData, peers[peerSSRC] != nil else { return }
-                peers[peerSSRC]?.lastHeard = arrival
+                // (A peer that gives its data port an SSRC of its own, as pymidi does, is found by
+                // the address its data comes from.)
+                guard onData,
+                    let key = peers[peerSSRC] != nil ? peerSSRC : peers.first(where: { $0.value.data == address })?.key
+                else { return }
+                peers[key]?.lastHeard = arrival
                 if count == 0 {
                     send(
                         .clockSync(ssrc: ssrc, count: 1, timestamps: [timestamps[0], clock, 0]), to: address,
                         onData: true)
+                } else if count == 1 {
+                    // The answer to a sync this side started: the third leg closes it.
+                    send(
+                        .clockSync(ssrc: ssrc, count: 2, timestamps: [timestamps[0], timestamps[1], clock]),
+                        to: address, onData: true)
                 }
-            case .accept, .reject, .receiverFeedback, .bitrateLimit:
+            case .accept(let token, let peerSSRC, let name):
+                accepted(token: token, peerSSRC: peerSSRC, name: name, onData: onData, at: arrival)
+            case .reject(let token, _):
+                guard let invitation = invitations.removeValue(forKey: token) else { return }
+                listener.update { $0.events.append("refused by \(self.describe(invitation.control))") }
+            case .receiverFeedback, .bitrateLimit:
                 break
             }
+        }
+
+        /// Sends the first invitation of a session to `control` (its data port is the next).
+        func invite(_ control: SocketAddress) {
+            var token = UInt32.random(in: 1...UInt32.max)
+            while invitations[token] != nil { token = UInt32.random(in: 1...UInt32.max) }
+            var data = control
+            data.port = (control.port ?? 0) + 1
+            invitations[token] = Invitation(control: control, data: data)
+            send(.invitation(token: token, ssrc: ssrc, name: listener.name), to: control, onData: false)
+        }
+
+        /// A peer accepted an invitation of ours: on to the data port, or the session is open.
+        func accepted(token: UInt32, peerSSRC: UInt32, name: String, onData: Bool, at arrival: UInt64) {
+            guard var invitation = invitations[token], invitation.onData == onData else { return }
+            if !onData {
+                invitation.onData = true
+                invitation.attempts = 1
+                invitation.peerSSRC = peerSSRC
+                invitation.peerName = name
+                invitations[token] = invitation
+                send(.invitation(token: token, ssrc: ssrc, name: listener.name), to: invitation.data, onData: true)
+                return
+            }
+            invitations[token] = nil
+            // (Keyed by the SSRC the control port gave: Apple's peers give the same on both.)
+            let key = invitation.peerSSRC
+            if peers[key] != nil {
+                // Already a session with this peer (it invited us too): keep that one.
+                peers[key]?.lastHeard = arrival
+                return
+            }
+            nextTag &+= 1
+            let peer = Peer(
+                session: Session(
+                    name: invitation.peerName, address: describe(invitation.control), ssrc: key, isConnected: true,
+                    messageCount: 0, lastArrival: 0, lostPackets: 0),
+                control: invitation.control, data: invitation.data, token: token, lastHeard: arrival, tag: nextTag,
+                lastSync: arrival)
+            peers[key] = peer
+            publish(peer, event: "connected: \(peer.session.name) (\(peer.session.address))")
+            startSync(with: invitation.data)
+        }
+
+        /// The first leg of a clock synchronization (count 0).
+        func startSync(with data: SocketAddress) {
+            send(.clockSync(ssrc: ssrc, count: 0, timestamps: [clock, 0, 0]), to: data, onData: true)
         }
 
         func handle(_ packet: RTPMIDIPacket, at arrival: UInt64) {
@@ -419,6 +525,22 @@ extension RTPMIDIListener {
         /// Once a second: receiver feedback for new data, and the timeout.
         func tick() {
             let now = MIDITimestamp.now()
+            for (token, invitation) in invitations {
+                if invitation.attempts >= Self.invitationAttempts {
+                    invitations[token] = nil
+                    listener.update { $0.events.append("no answer from \(self.describe(invitation.control))") }
+                    continue
+                }
+                invitations[token]?.attempts += 1
+                send(
+                    .invitation(token: token, ssrc: ssrc, name: listener.name),
+                    to: invitation.onData ? invitation.data : invitation.control, onData: invitation.onData)
+            }
+            for (peerSSRC, peer) in peers {
+                guard let last = peer.lastSync, let data = peer.data, now &- last >= Self.syncInterval else { continue }
+                peers[peerSSRC]?.lastSync = now
+                startSync(with: data)
+            }
             let components = listener.sessionTimeout.components
             let timeout = UInt64(components.seconds) * 1_000_000_000 + UInt64(components.attoseconds / 1_000_000_000)
             for (peerSSRC, peer) in peers {

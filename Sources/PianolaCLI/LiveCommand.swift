@@ -23,6 +23,8 @@ struct LiveCommand: ParsableCommand {
               pianola live --autoconnect
               pianola live --connect 'USB Keyboard' --period 64 --periods 3
               pianola live --connect 20:0 --program 1:4 --record take1.mid
+              pianola live --rtpmidi 5004                    # a Mac or an iPad joins
+              pianola live --rtpmidi-connect mac.local:5004  # or join its session
             """)
 
     @OptionGroup var deviceOptions: DeviceOptions
@@ -42,6 +44,13 @@ struct LiveCommand: ParsableCommand {
             "Accept network MIDI sessions (RTP-MIDI, as macOS and iOS offer) on this UDP port and the next: [ADDRESS:]PORT, e.g. 5004 or 127.0.0.1:5004.",
             valueName: "[addr:]port"))
     var rtpmidi: String?
+
+    @Option(
+        name: .customLong("rtpmidi-connect"),
+        help: ArgumentHelp(
+            "Open a network MIDI session to a peer (a Mac's network session, rtpmidid, another pianola): HOST:PORT of its control port (repeatable).",
+            valueName: "host:port"))
+    var rtpmidiConnect: [String] = []
 
     @Option(
         name: .customLong("rtpmidi-allow"),
@@ -87,6 +96,9 @@ struct LiveCommand: ParsableCommand {
             throw ValidationError("--rtpmidi must be PORT or ADDRESS:PORT with a port of 1…65534, got '\(rtpmidi)'")
         }
         if !rtpmidiAllow.isEmpty && rtpmidi == nil { throw ValidationError("--rtpmidi-allow needs --rtpmidi") }
+        for peer in rtpmidiConnect where Self.parsePeerAddress(peer) == nil {
+            throw ValidationError("--rtpmidi-connect must be HOST:PORT with a port of 1…65534, got '\(peer)'")
+        }
         guard (1...3_600).contains(rtpmidiTimeout) else {
             throw ValidationError("--rtpmidi-timeout must be between 1 and 3600 seconds")
         }
@@ -105,6 +117,17 @@ struct LiveCommand: ParsableCommand {
         return (host, port)
     }
 
+    /// HOST:PORT, [IPV6]:PORT.
+    static func parsePeerAddress(_ text: String) -> (host: String, port: Int)? {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
+            (1...65_534).contains(port)
+        else { return nil }
+        var host = String(text[..<colon])
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty else { return nil }
+        return (host, port)
+    }
+
     static func parseProgram(_ text: String) -> (channel: UInt8, program: UInt8)? {
         let parts = text.split(separator: ":")
         guard parts.count == 2, let channel = Int(parts[0]), let program = Int(parts[1]), (1...16).contains(channel),
@@ -120,7 +143,9 @@ struct LiveCommand: ParsableCommand {
         var sequencerNote: String?
         let input: ALSASequencerInput?
         do { input = try ALSASequencerInput() } catch {
-            guard rtpmidi != nil, connections.isEmpty, !autoconnect else { throw CLIError(error.description) }
+            guard rtpmidi != nil || !rtpmidiConnect.isEmpty, connections.isEmpty, !autoconnect else {
+                throw CLIError(error.description)
+            }
             sequencerNote = "note: \(error.description); network MIDI only"
             input = nil
         }
@@ -128,10 +153,26 @@ struct LiveCommand: ParsableCommand {
         for source in connections {
             do { try input?.connect(source) } catch { throw CLIError(error.description) }
         }
-        let network = rtpmidi.flatMap(Self.parseListenAddress).map {
-            RTPMIDIListener(
-                host: $0.host, port: $0.port, name: "Pianola", allow: rtpmidiAllow,
-                sessionTimeout: .milliseconds(Int64((rtpmidiTimeout * 1000).rounded())))
+        let timeout = Duration.milliseconds(Int64((rtpmidiTimeout * 1000).rounded()))
+        let peers = rtpmidiConnect.compactMap(Self.parsePeerAddress)
+        for peer in peers {
+            do { try RTPMIDIListener.checkPeer(host: peer.host, port: peer.port) } catch {
+                throw CLIError(error.description)
+            }
+        }
+        let network: RTPMIDIListener?
+        if let (host, port) = rtpmidi.flatMap(Self.parseListenAddress) {
+            network = RTPMIDIListener(
+                host: host, port: port, name: "Pianola", allow: rtpmidiAllow, sessionTimeout: timeout)
+        } else if !peers.isEmpty {
+            // Only the sessions asked for: any free pair of ports (on loopback if every peer is
+            // there), and invitations from nobody else.
+            let local = peers.allSatisfy { ["127.0.0.1", "localhost", "::1"].contains($0.host) }
+            network = RTPMIDIListener(
+                host: local ? "127.0.0.1" : "0.0.0.0", port: 0, name: "Pianola", allow: peers.map(\.host),
+                sessionTimeout: timeout)
+        } else {
+            network = nil
         }
 
         let (sampler, font) = try deviceOptions.loadSampler()
@@ -172,16 +213,25 @@ struct LiveCommand: ParsableCommand {
             )
         }
         input?.start()
-        do { try network?.start() } catch {
+        do {
+            try network?.start()
+            for peer in peers { try network?.invite(host: peer.host, port: peer.port) }
+        } catch {
+            network?.stop()
             engine.stop()
             throw CLIError(error.description)
         }
         // Ready: the ports exist and audio runs.
         if !quiet {
             if let input { Terminal.writeError("MIDI input: ALSA sequencer port \(input.address) (Pianola:Input)\n") }
-            if let network {
+            if let network, rtpmidi != nil {
                 Terminal.writeError(
                     "MIDI input: network sessions on \(network.host):\(network.port) and \(network.port + 1) as 'Pianola'\n"
+                )
+            }
+            for peer in peers {
+                Terminal.writeError(
+                    "MIDI input: inviting \(peer.host):\(peer.port) to a network session as 'Pianola' (from port \(network?.port ?? 0))\n"
                 )
             }
         }

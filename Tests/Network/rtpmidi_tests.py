@@ -267,8 +267,139 @@ def main():
             sounding.discard(key)
     check("no note left sounding", not sounding, f"sounding at the end: {sorted(sounding)}")
 
+    initiator_tests(pianola, font, work)
+
     print(f"network tests: {'all passed' if not failures else 'FAILED: ' + ', '.join(failures)} (files in {work})")
     return 1 if failures else 0
+
+
+def start_live(pianola, font, work, name, arguments):
+    """`pianola live` on ALSA's null device with these arguments; returns the process and its log."""
+    log_path = os.path.join(work, f"{name}.err")
+    log = open(log_path, "w")
+    process = subprocess.Popen([pianola, "live", "-d", "null", "-s", font] + arguments,
+                               stdout=subprocess.DEVNULL, stderr=log)
+    return process, open(log_path), log
+
+
+def initiator_tests(pianola, font, work):
+    """`--rtpmidi-connect`: pianola opens the session, to pymidi's server (a real peer, in a thread
+    here) and to another pianola; refused and unanswered invitations."""
+    import logging
+    import threading
+    from pymidi import server as pymidi_server
+    from pymidi import protocol as pymidi_protocol
+
+    # (pymidi logs a warning for each receiver feedback: it does not implement RS.)
+    logging.getLogger("pymidi").setLevel(logging.ERROR)
+    # Clock sync as pymidi's server sees it (it answers count 0 and notes count 2).
+    syncs = []
+    original = pymidi_protocol.DataProtocol.handle_timestamp
+
+    def handle_timestamp(self, data, addr):
+        syncs.append(packets.AppleMIDITimestampPacket.parse(data).count)
+        original(self, data, addr)
+    pymidi_protocol.DataProtocol.handle_timestamp = handle_timestamp
+
+    class Handler(pymidi_server.Handler):
+        def __init__(self):
+            self.connected, self.disconnected = [], []
+
+        def on_peer_connected(self, peer):
+            self.connected.append(peer.name)
+
+        def on_peer_disconnected(self, peer):
+            self.disconnected.append(peer.name)
+
+        def on_midi_commands(self, peer, command_list):
+            pass
+
+    # An invitation nobody answers (a port pair nothing listens on): given up after 10 tries.
+    silent_port = free_port_pair()
+    unanswered, unanswered_log, unanswered_file = start_live(
+        pianola, font, work, "unanswered", ["--rtpmidi-connect", f"127.0.0.1:{silent_port}"])
+
+    port = free_port_pair()
+    server = pymidi_server.Server([("127.0.0.1", port)])
+    handler = Handler()
+    server.add_handler(handler)
+    server._init_protocols()
+    stop = threading.Event()
+
+    def serve():
+        while not stop.is_set():
+            server._loop_once(timeout=0.1)
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+
+    recording = os.path.join(work, "initiated.mid")
+    process, reader, log = start_live(
+        pianola, font, work, "initiator", ["--rtpmidi-connect", f"127.0.0.1:{port}", "--record", recording])
+    seen = wait_for(r"network MIDI: connected: pymidi", reader)
+    check("initiator: session opened to pymidi's server", "connected: pymidi (127.0.0.1:" in seen,
+          seen.strip().splitlines()[-1:] or "no output")
+    time.sleep(0.3)
+    check("initiator: pymidi's server saw the invitations on both ports", handler.connected == ["Pianola"],
+          f"{handler.connected}")
+    check("initiator: clock sync started and completed (count 0, then 2)", syncs[:2] == [0, 2], f"{syncs}")
+
+    # The peer plays: packets from its data port, with its SSRC (the control port's, as Apple's give).
+    control_protocol, data_protocol = server.ipv4_protocols
+    pianola_data = next(iter(data_protocol.peers_by_ssrc.values())).addr if data_protocol.peers_by_ssrc else None
+    sequence = random.getrandbits(16)
+    sent = [bytes([0x90, 60, 100]), bytes([0xB0, 64, 127]), bytes([0x80, 60, 0]), bytes([0xB0, 64, 0])]
+    for midi in sent:
+        sequence = (sequence + 1) & 0xFFFF
+        header = struct.pack("!BBHII", 0x80, 0x61, sequence, int(time.monotonic() * 10000) & 0xFFFFFFFF,
+                             control_protocol.ssrc)
+        if pianola_data:
+            data_protocol.socket.sendto(header + bytes([len(midi)]) + midi, pianola_data)
+        time.sleep(0.05)
+    time.sleep(0.3)
+
+    # Another pianola as the listener: the session both ways; and one that refuses.
+    listen_port = free_port_pair()
+    listener, listener_reader, listener_log = start_live(
+        pianola, font, work, "listener", ["--rtpmidi", f"127.0.0.1:{listen_port}"])
+    wait_for(r"network sessions on", listener_reader)
+    refusing_port = free_port_pair()
+    refusing, refusing_reader, refusing_log = start_live(
+        pianola, font, work, "refusing", ["--rtpmidi", f"127.0.0.1:{refusing_port}", "--rtpmidi-allow", "nobody"])
+    wait_for(r"network sessions on", refusing_reader)
+    guest, guest_reader, guest_log = start_live(
+        pianola, font, work, "guest", ["--rtpmidi-connect", f"127.0.0.1:{listen_port}",
+                                       "--rtpmidi-connect", f"127.0.0.1:{refusing_port}"])
+    seen = wait_for(r"refused by", guest_reader)
+    if "connected: Pianola" not in seen:  # (the two answers may come in either order)
+        seen += wait_for(r"connected: Pianola", guest_reader, timeout=5)
+    check("initiator: pianola to pianola, the session opens", "connected: Pianola (127.0.0.1:" in seen, seen.strip())
+    check("initiator: a refused invitation is reported", f"refused by 127.0.0.1:{refusing_port}" in seen, seen.strip())
+    seen = wait_for(r"connected: Pianola", listener_reader, timeout=5)
+    check("initiator: the listening pianola sees the session", "connected: Pianola" in seen, seen.strip())
+
+    for other in (guest, listener, refusing):
+        other.terminate()
+    process.terminate()
+    status = process.wait(timeout=20)
+    time.sleep(0.5)
+    check("initiator: stops cleanly, and says BY (pymidi's server ends the session)",
+          status == 0 and handler.disconnected == ["Pianola"], f"status {status}, ended {handler.disconnected}")
+    stop.set()
+    thread.join()
+    for other in (guest, listener, refusing):
+        other.wait(timeout=20)
+    recorded = [message for _, message in read_smf_messages(recording)] if os.path.exists(recording) else []
+    check("initiator: what the peer played was played and recorded", recorded == sent,
+          f"{[m.hex() for m in recorded]}")
+
+    seen = wait_for(r"no answer from", unanswered_log, timeout=15)
+    check("initiator: an invitation nobody answers is given up", f"no answer from 127.0.0.1:{silent_port}" in seen,
+          seen.strip().splitlines()[-1:] or "nothing")
+    unanswered.terminate()
+    check("initiator: still runs after giving up, stops cleanly", unanswered.wait(timeout=20) == 0, "")
+    for file in (log, listener_log, refusing_log, guest_log, unanswered_file):
+        file.close()
+    pymidi_protocol.DataProtocol.handle_timestamp = original
 
 
 if __name__ == "__main__":

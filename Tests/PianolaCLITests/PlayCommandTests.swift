@@ -75,5 +75,13 @@ struct PlayCommandTests {
         #expect(result.stderr == "pianola: ALSA sequencer: cannot open /dev/snd/seq: No such file or directory\n")
         let bad = try runPianola(["live", "--program", "17:3"])
         #expect(bad.status != 0 && bad.stderr.contains("--program must be CHANNEL:PROGRAM"))
+        let badPeer = try runPianola(["live", "--rtpmidi-connect", "studio-mac"])
+        #expect(badPeer.status != 0 && badPeer.stderr.contains("--rtpmidi-connect must be HOST:PORT"))
+        let unknownPeer = try runPianola(
+            ["live", "-d", "null", "-s", bundledFontPath, "--rtpmidi-connect", "no-such-host.invalid:5004"])
+        #expect(unknownPeer.status == 1)
+        #expect(
+            unknownPeer.stderr.hasPrefix("pianola: network MIDI: cannot open a session to 'no-such-host.invalid'"),
+            "\(unknownPeer.stderr)")
     }
 }

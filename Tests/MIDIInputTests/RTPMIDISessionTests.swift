@@ -1,0 +1,53 @@
+import Foundation
+import Testing
+
+@testable import MIDIInput
+
+@Suite("RTP-MIDI sessions on loopback")
+struct RTPMIDISessionTests {
+    /// Polls `condition` for up to `seconds`.
+    func eventually(_ seconds: Double, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if condition() { return true }
+            usleep(20_000)
+        }
+        return condition()
+    }
+
+    @Test("one listener invites another: both see the session; stopping ends it on the other side")
+    func initiatorAndResponder() throws {
+        let host = RTPMIDIListener(host: "127.0.0.1", port: 0, name: "Host")
+        let guest = RTPMIDIListener(host: "127.0.0.1", port: 0, name: "Guest")
+        try host.start()
+        try guest.start()
+        try guest.invite(host: "127.0.0.1", port: host.port)
+        #expect(eventually(5) { host.sessions.contains { $0.name == "Guest" && $0.isConnected } })
+        #expect(eventually(5) { guest.sessions.contains { $0.name == "Host" && $0.isConnected } })
+        #expect(guest.takeEvents().contains { $0.hasPrefix("connected: Host (127.0.0.1:\(host.port))") })
+        guest.stop()  // BY to the host
+        #expect(eventually(5) { host.takeEvents().contains { $0.hasPrefix("ended: Guest") } })
+        host.stop()
+    }
+
+    @Test("a refused invitation and bad hosts are reported (typed errors for the library)")
+    func refusedAndUnknown() throws {
+        let host = RTPMIDIListener(host: "127.0.0.1", port: 0, name: "Host", allow: ["someone else"])
+        let guest = RTPMIDIListener(host: "127.0.0.1", port: 0, name: "Guest")
+        #expect(throws: MIDIInputError.self) { try guest.invite(host: "127.0.0.1", port: 5004) }  // not started
+        try host.start()
+        try guest.start()
+        try guest.invite(host: "127.0.0.1", port: host.port)
+        #expect(eventually(5) { guest.takeEvents().contains("refused by 127.0.0.1:\(host.port)") })
+        #expect(guest.sessions.isEmpty && host.sessions.isEmpty)
+        do {
+            try guest.invite(host: "no-such-host.invalid", port: 5004)
+            Issue.record("an unknown host was accepted")
+        } catch {
+            #expect(error.description.contains("no-such-host.invalid"), "\(error)")
+        }
+        #expect(throws: MIDIInputError.self) { try guest.invite(host: "127.0.0.1", port: 70_000) }
+        guest.stop()
+        host.stop()
+    }
+}
