@@ -10,6 +10,9 @@ channel pressure, SysEx in segments across packets, a lost packet (the sounding 
 released), receiver feedback, macOS's own captured packets (pymidi's test vectors, replayed with
 their SSRC), a session timeout and an end (BY) with a note held, fuzzed and truncated packets.
 Then it reads the recording: what was played must be there in order, and no note left sounding.
+Then pianola as the initiator (`--rtpmidi-connect`): to pymidi's own server (handshake, clock
+sync, what the server sends played and recorded, BY on exit), to another pianola, to one that
+refuses, and to a port where nobody answers.
 Prints one line per check; exits non-zero if any failed.
 """
 
