@@ -18,6 +18,8 @@ public enum MIDIInputError: Error, Equatable, Sendable, CustomStringConvertible 
     case networkUnavailable(address: String, reason: String)
     /// A network session to open names a host that does not resolve (or a bad port).
     case unknownHost(String, reason: String)
+    /// The session cannot be advertised over mDNS (avahi missing or not running).
+    case advertisementUnavailable(reason: String)
 
     public var description: String {
         switch self {
@@ -31,6 +33,8 @@ public enum MIDIInputError: Error, Equatable, Sendable, CustomStringConvertible 
             return "network MIDI: cannot listen on \(address) and the port after it: \(reason)"
         case .unknownHost(let host, let reason):
             return "network MIDI: cannot open a session to '\(host)': \(reason)"
+        case .advertisementUnavailable(let reason):
+            return "network MIDI: not advertised over mDNS: \(reason)"
         }
     }
 }

@@ -45,6 +45,11 @@ struct LiveCommand: ParsableCommand {
             valueName: "[addr:]port"))
     var rtpmidi: String?
 
+    @Flag(
+        name: .customLong("mdns"), inversion: .prefixedNo,
+        help: "Advertise the --rtpmidi session over mDNS (avahi), so Macs and iPads list it by name.")
+    var advertise = true
+
     @Option(
         name: .customLong("rtpmidi-connect"),
         help: ArgumentHelp(
@@ -221,6 +226,18 @@ struct LiveCommand: ParsableCommand {
             engine.stop()
             throw CLIError(error.description)
         }
+        // The listener, by name on the network (a note if avahi is not there: not an error).
+        var advertisement: RTPMIDIAdvertisement?
+        var advertisementNote: String?
+        if let network, rtpmidi != nil, advertise {
+            let candidate = RTPMIDIAdvertisement(name: network.name, port: network.port)
+            do {
+                try candidate.start()
+                advertisement = candidate
+            } catch {
+                advertisementNote = "note: \(error.description)"
+            }
+        }
         // Ready: the ports exist and audio runs.
         if !quiet {
             if let input { Terminal.writeError("MIDI input: ALSA sequencer port \(input.address) (Pianola:Input)\n") }
@@ -229,6 +246,10 @@ struct LiveCommand: ParsableCommand {
                     "MIDI input: network sessions on \(network.host):\(network.port) and \(network.port + 1) as 'Pianola'\n"
                 )
             }
+            if let name = advertisement?.registeredName {
+                Terminal.writeError("MIDI input: advertised over mDNS as '\(name)' (_apple-midi._udp)\n")
+            }
+            if let advertisementNote { Terminal.writeError(advertisementNote + "\n") }
             for peer in peers {
                 Terminal.writeError(
                     "MIDI input: inviting \(peer.host):\(peer.port) to a network session as 'Pianola' (from port \(network?.port ?? 0))\n"
@@ -281,6 +302,7 @@ struct LiveCommand: ParsableCommand {
         keys?.restore()
         if !quiet && keys != nil { Terminal.writeError("\r\u{1B}[K") }
         input?.stop()
+        advertisement?.stop()
         network?.stop()
         sampler.allNotesOff()
         usleep(UInt32(output.bufferLatency * 2_000_000 + delay * 1000))

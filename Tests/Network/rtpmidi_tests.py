@@ -139,7 +139,7 @@ def main():
     log_path = os.path.join(work, "live.err")
     log = open(log_path, "w")
     process = subprocess.Popen(
-        [pianola, "live", "-d", "null", "-s", font, "--rtpmidi", f"127.0.0.1:{port}", "--rtpmidi-timeout", "2",
+        [pianola, "live", "-d", "null", "-s", font, "--rtpmidi", f"127.0.0.1:{port}", "--no-mdns", "--rtpmidi-timeout", "2",
          "--record", recording], stdout=subprocess.DEVNULL, stderr=log)
     reader = open(log_path)
     ready = wait_for(r"network sessions on", reader)
@@ -271,17 +271,122 @@ def main():
     check("no note left sounding", not sounding, f"sounding at the end: {sorted(sounding)}")
 
     initiator_tests(pianola, font, work)
+    mdns_tests(pianola, font, work)
 
     print(f"network tests: {'all passed' if not failures else 'FAILED: ' + ', '.join(failures)} (files in {work})")
     return 1 if failures else 0
 
 
-def start_live(pianola, font, work, name, arguments):
-    """`pianola live` on ALSA's null device with these arguments; returns the process and its log."""
+def mdns_tests(pianola, font, work):
+    """The --rtpmidi session advertised over mDNS through avahi: browsed with avahi-browse (on a
+    private D-Bus and avahi daemon, loopback only, unless the system runs avahi), withdrawn on exit;
+    --no-mdns; no daemon: a note, and the session runs on."""
+    import shutil
+    tools = ["dbus-daemon", "avahi-daemon", "avahi-browse", "avahi-publish-service"]
+    missing = [tool for tool in tools if not shutil.which(tool)]
+    if missing:
+        print(f"SKIP mDNS: {', '.join(missing)} not installed (scripts/install-deps --test installs them)")
+        return
+    environment = dict(os.environ)
+    daemons = []
+
+    def browse():
+        result = subprocess.run(["avahi-browse", "-rpt", "_apple-midi._udp"], env=environment,
+                                capture_output=True, text=True, timeout=20)
+        return result.stdout + result.stderr
+
+    try:
+        if "Daemon not running" in browse() or "Failed to create client" in browse():
+            # A private system bus and avahi daemon, on loopback only.
+            bus = os.path.join(work, "bus")
+            with open(os.path.join(work, "dbus.conf"), "w") as f:
+                f.write(f"""<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig><type>system</type><listen>unix:path={bus}</listen><auth>EXTERNAL</auth>
+<policy context="default"><allow user="*"/><allow own="*"/><allow send_type="method_call"/>
+<allow send_type="signal"/><allow send_type="method_return"/><allow send_type="error"/>
+<allow receive_type="method_call"/><allow receive_type="signal"/><allow receive_type="method_return"/>
+<allow receive_type="error"/></policy></busconfig>
+""")
+            with open(os.path.join(work, "avahi.conf"), "w") as f:
+                f.write("[server]\nuse-ipv4=yes\nuse-ipv6=no\nallow-interfaces=lo\nenable-dbus=yes\n"
+                        "[publish]\npublish-workstation=no\n")
+            daemons.append(subprocess.Popen(["dbus-daemon", "--nofork", "--config-file",
+                                             os.path.join(work, "dbus.conf")]))
+            for _ in range(50):
+                if os.path.exists(bus):
+                    break
+                time.sleep(0.1)
+            environment["DBUS_SYSTEM_BUS_ADDRESS"] = f"unix:path={bus}"
+            avahi_log = open(os.path.join(work, "avahi.log"), "w")
+            daemons.append(subprocess.Popen(
+                ["avahi-daemon", "--no-drop-root", "--no-chroot", "--no-rlimits", "-f",
+                 os.path.join(work, "avahi.conf")], env=environment, stdout=avahi_log, stderr=avahi_log))
+            started = ""
+            for _ in range(100):
+                started = open(os.path.join(work, "avahi.log")).read()
+                if "Server startup complete" in started or daemons[-1].poll() is not None:
+                    break
+                time.sleep(0.1)
+            if "Server startup complete" not in started:
+                check("mDNS: a private avahi daemon starts", False, started.strip().splitlines()[-1:])
+                return
+
+        port = free_port_pair()
+        process, reader, log = start_live(
+            pianola, font, work, "mdns", ["--rtpmidi", f"127.0.0.1:{port}"], environment)
+        seen = wait_for(r"advertised over mDNS|not advertised", reader)
+        check("mDNS: the session is advertised", "advertised over mDNS as 'Pianola'" in seen,
+              seen.strip().splitlines()[-1:])
+        found = [line for line in browse().splitlines() if line.startswith("=") and f";{port};" in line]
+        check("mDNS: avahi-browse finds it (_apple-midi._udp, its name and port)",
+              any(";Pianola;_apple-midi._udp;" in line for line in found), f"{found}")
+        process.terminate()
+        check("mDNS: stops cleanly", process.wait(timeout=20) == 0, "")
+        time.sleep(1)
+        left = [line for line in browse().splitlines() if f";{port};" in line]
+        check("mDNS: withdrawn on exit", not left, f"{left}")
+        log.close()
+
+        quiet_port = free_port_pair()
+        process, reader, log = start_live(
+            pianola, font, work, "no-mdns", ["--rtpmidi", f"127.0.0.1:{quiet_port}", "--no-mdns"], environment)
+        wait_for(r"network sessions on", reader)
+        time.sleep(1)
+        found = [line for line in browse().splitlines() if f";{quiet_port};" in line]
+        process.terminate()
+        process.wait(timeout=20)
+        log.close()
+        check("mDNS: --no-mdns advertises nothing", not found, f"{found}")
+
+        dead = dict(environment, DBUS_SYSTEM_BUS_ADDRESS=f"unix:path={os.path.join(work, 'no-bus')}")
+        process, reader, log = start_live(
+            pianola, font, work, "no-avahi", ["--rtpmidi", f"127.0.0.1:{free_port_pair()}"], dead)
+        seen = wait_for(r"not advertised", reader)
+        time.sleep(0.3)
+        running = process.poll() is None
+        process.terminate()
+        status = process.wait(timeout=20)
+        log.close()
+        check("mDNS: no daemon is a note, and the session runs on",
+              "note: network MIDI: not advertised over mDNS:" in seen and running and status == 0,
+              seen.strip().splitlines()[-1:])
+    finally:
+        for daemon in reversed(daemons):
+            daemon.terminate()
+            try:
+                daemon.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                daemon.kill()
+
+
+def start_live(pianola, font, work, name, arguments, environment=None):
+    """`pianola live` on ALSA's null device with these arguments; returns the process, a reader of
+    its standard error, and that file."""
     log_path = os.path.join(work, f"{name}.err")
     log = open(log_path, "w")
     process = subprocess.Popen([pianola, "live", "-d", "null", "-s", font] + arguments,
-                               stdout=subprocess.DEVNULL, stderr=log)
+                               stdout=subprocess.DEVNULL, stderr=log, env=environment)
     return process, open(log_path), log
 
 
@@ -363,11 +468,11 @@ def initiator_tests(pianola, font, work):
     # Another pianola as the listener: the session both ways; and one that refuses.
     listen_port = free_port_pair()
     listener, listener_reader, listener_log = start_live(
-        pianola, font, work, "listener", ["--rtpmidi", f"127.0.0.1:{listen_port}"])
+        pianola, font, work, "listener", ["--rtpmidi", f"127.0.0.1:{listen_port}", "--no-mdns"])
     wait_for(r"network sessions on", listener_reader)
     refusing_port = free_port_pair()
     refusing, refusing_reader, refusing_log = start_live(
-        pianola, font, work, "refusing", ["--rtpmidi", f"127.0.0.1:{refusing_port}", "--rtpmidi-allow", "nobody"])
+        pianola, font, work, "refusing", ["--rtpmidi", f"127.0.0.1:{refusing_port}", "--rtpmidi-allow", "nobody", "--no-mdns"])
     wait_for(r"network sessions on", refusing_reader)
     guest, guest_reader, guest_log = start_live(
         pianola, font, work, "guest", ["--rtpmidi-connect", f"127.0.0.1:{listen_port}",
