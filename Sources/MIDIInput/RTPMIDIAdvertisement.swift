@@ -7,7 +7,7 @@ import Foundation
 /// (Debian: avahi-utils), which keeps the service registered with the avahi daemon for as long as
 /// it runs. Without avahi (the tool missing, or no daemon running) `start()` throws a typed error
 /// and nothing else changes: the session still works for peers that know its address.
-public final class RTPMIDIAdvertisement: @unchecked Sendable {
+public final class RTPMIDIAdvertisement {
     /// The name asked for, and the UDP control port advertised.
     public let name: String
     public let port: Int
