@@ -438,11 +438,12 @@ private struct MatchedFit {
         if notch {
             // n0 alone: the Levenberg–Marquardt steps below.
         } else if type.isShelf {
-            // The least-squares numerator if it fits better than the start's.
-            if let candidate = leastSquaresFreeNumerator(den0), let fitted = evaluate(candidate, den0, at: 0),
-                let started = evaluate(num, den0, at: 0), fitted < started
-            {
-                num = candidate
+            // The least-squares numerator if its minimax error is smaller than the start's.
+            weight = floorWeight
+            current = 0
+            if let candidate = leastSquaresFreeNumerator(den0), evaluate(candidate, den0, at: 0) != nil {
+                let fitted = score()
+                if evaluate(num, den0, at: 0) == nil || fitted < score() { num = candidate }
             }
         } else if firstFree < 2, let candidate = leastSquaresNumerator(den0) {
             num = candidate

@@ -42,8 +42,13 @@ public final class RTPMIDIAdvertisement {
         }
         // "Established under name 'NAME'" on standard output once the daemon has it.
         let lines = LineCollector()
-        output.fileHandleForReading.readabilityHandler = { handle in lines.append(handle.availableData) }
-        errors.fileHandleForReading.readabilityHandler = { handle in lines.append(handle.availableData) }
+        // (A handler that stays set at end of file is called again and again: it unsets itself.)
+        let collect: @Sendable (FileHandle) -> Void = { handle in
+            let data = handle.availableData
+            if data.isEmpty { handle.readabilityHandler = nil } else { lines.append(data) }
+        }
+        output.fileHandleForReading.readabilityHandler = collect
+        errors.fileHandleForReading.readabilityHandler = collect
         let deadline = ContinuousClock.now + timeout
         var established: String?
         while ContinuousClock.now < deadline {

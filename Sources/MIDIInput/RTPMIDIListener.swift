@@ -3,6 +3,10 @@ import NIOCore
 import NIOPosix
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Network MIDI: an RTP-MIDI (RFC 6295) session participant that speaks Apple's session protocol,
 /// so macOS's and iOS's network MIDI sessions (and rtpmidid, and hardware that follows them) can
 /// connect and play.
@@ -156,11 +160,22 @@ public final class RTPMIDIListener: @unchecked Sendable {
         _ = try resolve(host: host, port: port)
     }
 
+    /// The peer's IPv4 address (the session's ports are IPv4 sockets: a name that also has an IPv6
+    /// address, such as `localhost`, resolves to its IPv4 one).
     static func resolve(host: String, port: Int) throws(MIDIInputError) -> SocketAddress {
         guard (1...65_534).contains(port) else { throw .unknownHost("\(host):\(port)", reason: "port out of range") }
-        do { return try SocketAddress.makeAddressResolvingHost(host, port: port) } catch {
-            throw .unknownHost(host, reason: describe(error))
+        var hints = addrinfo()
+        hints.ai_family = AF_INET
+        hints.ai_socktype = Int32(SOCK_DGRAM.rawValue)
+        var result: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, nil, &hints, &result)
+        guard status == 0, let info = result, let raw = info.pointee.ai_addr else {
+            throw .unknownHost(host, reason: String(cString: gai_strerror(status)) + " (IPv4 peers only)")
         }
+        defer { freeaddrinfo(result) }
+        var address = raw.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee }
+        address.sin_port = in_port_t(port).bigEndian
+        return SocketAddress(address, host: host)
     }
 
     /// Ends every session (sending `BY`, releasing their notes) and closes the ports.
@@ -338,7 +353,12 @@ extension RTPMIDIListener {
                         publish(peer, event: "connected: \(peer.session.name) (\(peer.session.address))")
                     }
                 }
-            case .end(_, let peerSSRC):
+            case .end(let token, let peerSSRC):
+                // (A peer may also end a session this side is still opening.)
+                for (pending, invitation) in invitations where pending == token || invitation.peerSSRC == peerSSRC {
+                    invitations[pending] = nil
+                    listener.update { $0.events.append("ended by \(self.describe(invitation.control))") }
+                }
                 end(peerSSRC, reason: "ended")
             case .clockSync(let peerSSRC, let count, let timestamps):
                 // (A peer that gives its data port an SSRC of its own, as pymidi does, is found by
@@ -508,6 +528,11 @@ extension RTPMIDIListener {
 
         func endAll() {
             timer?.cancel()
+            // Half-open sessions (the control port accepted): ended too.
+            for (token, invitation) in invitations where invitation.onData {
+                send(.end(token: token, ssrc: ssrc), to: invitation.control, onData: false)
+            }
+            invitations.removeAll()
             for (peerSSRC, peer) in peers {
                 send(.end(token: peer.token, ssrc: ssrc), to: peer.control, onData: false)
                 end(peerSSRC, reason: "ended")

@@ -172,7 +172,7 @@ struct LiveCommand: ParsableCommand {
         } else if !peers.isEmpty {
             // Only the sessions asked for: any free pair of ports (on loopback if every peer is
             // there), and invitations from nobody else.
-            let local = peers.allSatisfy { ["127.0.0.1", "localhost", "::1"].contains($0.host) }
+            let local = peers.allSatisfy { ["127.0.0.1", "localhost"].contains($0.host) }
             network = RTPMIDIListener(
                 host: local ? "127.0.0.1" : "0.0.0.0", port: 0, name: "Pianola", allow: peers.map(\.host),
                 sessionTimeout: timeout)
@@ -229,7 +229,9 @@ struct LiveCommand: ParsableCommand {
         // The listener, by name on the network (a note if avahi is not there: not an error).
         var advertisement: RTPMIDIAdvertisement?
         var advertisementNote: String?
-        if let network, rtpmidi != nil, advertise {
+        if let network, rtpmidi != nil, advertise, network.host.hasPrefix("127.") {
+            advertisementNote = "note: network MIDI: not advertised over mDNS: the session listens on loopback only"
+        } else if let network, rtpmidi != nil, advertise {
             let candidate = RTPMIDIAdvertisement(name: network.name, port: network.port)
             do {
                 try candidate.start()
@@ -276,6 +278,8 @@ struct LiveCommand: ParsableCommand {
             let networkEvents = network?.takeEvents() ?? []
             if !quiet {
                 if keys != nil {
+                    // Session events above the status line (which is drawn again below them).
+                    for event in networkEvents { Terminal.writeError("\r\u{1B}[Knetwork MIDI: \(event)\n") }
                     Terminal.writeError(
                         "\r"
                             + statusLine(

@@ -21,7 +21,8 @@ struct RTPMIDISessionTests {
         let guest = RTPMIDIListener(host: "127.0.0.1", port: 0, name: "Guest")
         try host.start()
         try guest.start()
-        try guest.invite(host: "127.0.0.1", port: host.port)
+        // (By name: `localhost` also has an IPv6 address; the IPv4 one is taken.)
+        try guest.invite(host: "localhost", port: host.port)
         #expect(eventually(5) { host.sessions.contains { $0.name == "Guest" && $0.isConnected } })
         #expect(eventually(5) { guest.sessions.contains { $0.name == "Host" && $0.isConnected } })
         #expect(guest.takeEvents().contains { $0.hasPrefix("connected: Host (127.0.0.1:\(host.port))") })
@@ -47,6 +48,12 @@ struct RTPMIDISessionTests {
             #expect(error.description.contains("no-such-host.invalid"), "\(error)")
         }
         #expect(throws: MIDIInputError.self) { try guest.invite(host: "127.0.0.1", port: 70_000) }
+        do {
+            try guest.invite(host: "::1", port: 5004)
+            Issue.record("an IPv6 peer was accepted by IPv4 ports")
+        } catch {
+            #expect(error.description.contains("IPv4 peers only"), "\(error)")
+        }
         guest.stop()
         host.stop()
     }

@@ -332,9 +332,11 @@ def mdns_tests(pianola, font, work):
                 check("mDNS: a private avahi daemon starts", False, started.strip().splitlines()[-1:])
                 return
 
+        # (A session listening on loopback alone is not advertised: bound to every address here,
+        # while the private avahi daemon publishes on loopback only.)
         port = free_port_pair()
         process, reader, log = start_live(
-            pianola, font, work, "mdns", ["--rtpmidi", f"127.0.0.1:{port}"], environment)
+            pianola, font, work, "mdns", ["--rtpmidi", f"0.0.0.0:{port}"], environment)
         seen = wait_for(r"advertised over mDNS|not advertised", reader)
         check("mDNS: the session is advertised", "advertised over mDNS as 'Pianola'" in seen,
               seen.strip().splitlines()[-1:])
@@ -350,7 +352,7 @@ def mdns_tests(pianola, font, work):
 
         quiet_port = free_port_pair()
         process, reader, log = start_live(
-            pianola, font, work, "no-mdns", ["--rtpmidi", f"127.0.0.1:{quiet_port}", "--no-mdns"], environment)
+            pianola, font, work, "no-mdns", ["--rtpmidi", f"0.0.0.0:{quiet_port}", "--no-mdns"], environment)
         wait_for(r"network sessions on", reader)
         time.sleep(1)
         found = [line for line in browse().splitlines() if f";{quiet_port};" in line]
@@ -361,13 +363,21 @@ def mdns_tests(pianola, font, work):
 
         dead = dict(environment, DBUS_SYSTEM_BUS_ADDRESS=f"unix:path={os.path.join(work, 'no-bus')}")
         process, reader, log = start_live(
-            pianola, font, work, "no-avahi", ["--rtpmidi", f"127.0.0.1:{free_port_pair()}"], dead)
+            pianola, font, work, "no-avahi", ["--rtpmidi", f"0.0.0.0:{free_port_pair()}"], dead)
         seen = wait_for(r"not advertised", reader)
         time.sleep(0.3)
         running = process.poll() is None
         process.terminate()
         status = process.wait(timeout=20)
         log.close()
+        loopback = start_live(pianola, font, work, "loopback-mdns", ["--rtpmidi", f"127.0.0.1:{free_port_pair()}"],
+                              environment)
+        seen_loopback = wait_for(r"not advertised|advertised over", loopback[1])
+        loopback[0].terminate()
+        loopback[0].wait(timeout=20)
+        loopback[2].close()
+        check("mDNS: a session on loopback only is not advertised", "listens on loopback only" in seen_loopback,
+              seen_loopback.strip().splitlines()[-1:])
         check("mDNS: no daemon is a note, and the session runs on",
               "note: network MIDI: not advertised over mDNS:" in seen and running and status == 0,
               seen.strip().splitlines()[-1:])
