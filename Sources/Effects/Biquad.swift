@@ -185,6 +185,16 @@ public struct BiquadCoefficients: Hashable, Sendable {
         return BiquadCoefficients(b0: b0 / a0, b1: b1 / a0, b2: b2 / a0, a1: a1 / a0, a2: a2 / a0)
     }
 
+    /// The pair s² + 2ζω s + ω² (ω in radians per sample) by impulse invariance: the digital
+    /// quadratic 1 + c1 z⁻¹ + c2 z⁻² with roots e^{s}.
+    static func impulseInvariant(_ w: Double, zeta: Double) -> (c1: Double, c2: Double) {
+        let c1 =
+            zeta <= 1
+            ? -2 * exp(-zeta * w) * cos(w * (1 - zeta * zeta).squareRoot())
+            : -2 * exp(-zeta * w) * cosh(w * (zeta * zeta - 1).squareRoot())
+        return (c1, exp(-2 * zeta * w))
+    }
+
     /// Vicanek's matched designs (and a notch in the same manner); nil for the shelves.
     static func matched(
         _ type: FilterType, _ f0: Double, _ gain: Double, _ bw: Double, _ rate: Double
@@ -203,12 +213,7 @@ public struct BiquadCoefficients: Hashable, Sendable {
         default: return nil
         }
         // Poles of the analog prototype, by impulse invariance.
-        let zeta = type == .parametric ? 1 / (2 * q * g.squareRoot()) : 1 / (2 * q)
-        let a2 = exp(-2 * zeta * w0)
-        let a1 =
-            zeta <= 1
-            ? -2 * exp(-zeta * w0) * cos(w0 * (1 - zeta * zeta).squareRoot())
-            : -2 * exp(-zeta * w0) * cosh(w0 * (zeta * zeta - 1).squareRoot())
+        let (a1, a2) = impulseInvariant(w0, zeta: type == .parametric ? 1 / (2 * q * g.squareRoot()) : 1 / (2 * q))
         let bigA0 = (1 + a1 + a2) * (1 + a1 + a2)
         let bigA1 = (1 - a1 + a2) * (1 - a1 + a2)
         let bigA2 = -4 * a2

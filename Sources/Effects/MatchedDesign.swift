@@ -88,12 +88,7 @@ extension BiquadCoefficients {
         let zeta = 1 / (2 * q)
         func pair(_ w: Double) -> (Double, Double)? {
             guard w * (max(0, 1 - zeta * zeta)).squareRoot() < Double.pi else { return nil }
-            let c2 = exp(-2 * zeta * w)
-            let c1 =
-                zeta <= 1
-                ? -2 * exp(-zeta * w) * cos(w * (1 - zeta * zeta).squareRoot())
-                : -2 * exp(-zeta * w) * cosh(w * (zeta * zeta - 1).squareRoot())
-            return (c1, c2)
+            return impulseInvariant(w, zeta: zeta)
         }
         guard let (a1, a2) = pair(isLow ? w0 / root : w0 * root) else { return cookbook }
         let (z1, z2) = pair(isLow ? w0 * root : w0 / root) ?? (cookbook.b1 / cookbook.b0, cookbook.b2 / cookbook.b0)
@@ -348,58 +343,33 @@ private struct MatchedFit {
         return fitted + guarded
     }
 
-    /// The least-squares numerator for the start's poles: minimises Σ w² (N/(T·D) − 1)² with N(0) fixed
-    /// (Vicanek's DC value; 0 for band-pass). Nil if singular or if N would not be positive.
-    mutating func leastSquaresNumerator(_ den: SIMD3<Double>) -> SIMD3<Double>? {
-        let n0 = type == .bandPass ? 0 : den[0]
-        var g00 = 0.0
-        var g01 = 0.0
-        var g11 = 0.0
-        var h0 = 0.0
-        var h1 = 0.0
-        for i in 0..<fitCount {
-            let v = u[i]
-            let d = den[0] + (den[1] + den[2] * v) * v
-            let s = 1 / (exp(target[i] / Self.decibelsPerNeper) * d)
-            let w = floorWeight[i]
-            let r0 = v * s * w
-            let r1 = v * v * s * w
-            let rhs = (1 - n0 * s) * w
-            g00 += r0 * r0
-            g01 += r0 * r1
-            g11 += r1 * r1
-            h0 += r0 * rhs
-            h1 += r1 * rhs
-        }
-        let determinant = g00 * g11 - g01 * g01
-        guard determinant.isNormal, determinant > 0 else { return nil }
-        let candidate = SIMD3(n0, (h0 * g11 - h1 * g01) / determinant, (g00 * h1 - g01 * h0) / determinant)
-        // Band-pass: N = x (n1 + n2 x) must be positive inside (0, 1].
-        let inX = candidate / scale
-        let check = type == .bandPass ? SIMD3(inX[1], inX[2], 0) : inX
-        return Self.minimum(check) > 0 ? candidate : nil
-    }
-
-    /// The least-squares numerator with all three coefficients free (shelves: no zero and no gain
-    /// is fixed): minimises Σ w² (N/(T·D) − 1)². Nil if singular or if N would not be positive.
-    mutating func leastSquaresFreeNumerator(_ den: SIMD3<Double>) -> SIMD3<Double>? {
+    /// The least-squares numerator for the start's poles: minimises Σ w² (N/(T·D) − 1)², with N(0)
+    /// fixed at `n0` (Vicanek's DC value; 0 for band-pass) or, if nil, free as well (shelves). Nil
+    /// if singular or if N would not be positive.
+    mutating func leastSquaresNumerator(_ den: SIMD3<Double>, fixing n0: Double?) -> SIMD3<Double>? {
+        let first = n0 == nil ? 0 : 1
+        let unknowns = 3 - first
         var normal = InlineArray<25, Double>(repeating: 0)
         var right = InlineArray<5, Double>(repeating: 0)
         for i in 0..<fitCount {
             let v = u[i]
             let d = den[0] + (den[1] + den[2] * v) * v
             let w = floorWeight[i]
-            let s = w / (exp(target[i] / Self.decibelsPerNeper) * d)
-            let row = SIMD3(s, s * v, s * v * v)
-            for j in 0..<3 {
-                right[j] += row[j] * w
-                for k in 0..<3 { normal[j * 5 + k] += row[j] * row[k] }
+            let s = 1 / (exp(target[i] / Self.decibelsPerNeper) * d)
+            let row = SIMD3(1, v, v * v) * (s * w)
+            let rhs = (1 - (n0 ?? 0) * s) * w
+            for j in 0..<unknowns {
+                right[j] += row[first + j] * rhs
+                for k in 0..<unknowns { normal[j * 5 + k] += row[first + j] * row[first + k] }
             }
         }
-        guard Self.solve(&normal, &right, 3) else { return nil }
-        let candidate = SIMD3(right[0], right[1], right[2])
-        return candidate[0].isFinite && candidate[1].isFinite && candidate[2].isFinite
-            && Self.minimum(candidate / scale) > 0 ? candidate : nil
+        guard Self.solve(&normal, &right, unknowns) else { return nil }
+        let candidate = n0.map { SIMD3($0, right[0], right[1]) } ?? SIMD3(right[0], right[1], right[2])
+        guard candidate[0].isFinite && candidate[1].isFinite && candidate[2].isFinite else { return nil }
+        // Band-pass: N = x (n1 + n2 x) must be positive inside (0, 1].
+        let inX = candidate / scale
+        let check = type == .bandPass ? SIMD3(inX[1], inX[2], 0) : inX
+        return Self.minimum(check) > 0 ? candidate : nil
     }
 
     /// Solves a x = b (n ≤ 5, row stride 5) by Gaussian elimination with partial pivoting; b becomes x.
@@ -441,11 +411,11 @@ private struct MatchedFit {
             // The least-squares numerator if its minimax error is smaller than the start's.
             weight = floorWeight
             current = 0
-            if let candidate = leastSquaresFreeNumerator(den0), evaluate(candidate, den0, at: 0) != nil {
+            if let candidate = leastSquaresNumerator(den0, fixing: nil), evaluate(candidate, den0, at: 0) != nil {
                 let fitted = score()
                 if evaluate(num, den0, at: 0) == nil || fitted < score() { num = candidate }
             }
-        } else if firstFree < 2, let candidate = leastSquaresNumerator(den0) {
+        } else if firstFree < 2, let candidate = leastSquaresNumerator(den0, fixing: type == .bandPass ? 0 : den0[0]) {
             num = candidate
         }
         weight = floorWeight
