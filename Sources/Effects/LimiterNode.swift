@@ -261,7 +261,7 @@ public final class LimiterNode: AudioNode, @unchecked Sendable {
                     ring[2 * index] = l
                     ring[2 * index + 1] = r
                     let peak = max(abs(l), abs(r))
-                    runTargets[index] = peak > limit ? Double(limit) / Double(peak) : 1
+                    runTargets[index] = Self.target(peak, limit)
                 }
                 frame += run
                 slot += run
@@ -316,7 +316,7 @@ public final class LimiterNode: AudioNode, @unchecked Sendable {
             } else {
                 peak = max(abs(l), abs(r))
             }
-            targets[frame] = peak > limit ? Double(limit) / Double(peak) : 1
+            targets[frame] = Self.target(peak, limit)
             limits[frame] = limit
         }
         self.preGainNow = preGainNow
@@ -324,11 +324,18 @@ public final class LimiterNode: AudioNode, @unchecked Sendable {
         self.historyPosition = historyPosition
     }
 
+    /// The gain that brings `peak` down to `limit` (1 if it is not above).
+    @inline(__always)
+    private static func target(_ peak: Float, _ limit: Float) -> Double {
+        peak > limit ? Double(limit) / Double(peak) : 1
+    }
+
     /// Pass 2, the one recursion: per frame, the minimum of `targets` over the look-ahead (a
     /// monotonic queue), its moving average over the same length, and the gain that follows it
     /// down at once and up with the release time constant, into `gains`. Returns the deepest gain.
     private func followGain(count: Int) -> Double {
-        if unityRun >= lookAhead + 1 + lookAhead && Float(gain) == 1 {
+        // (The queue's window is lookAhead + 1 frames; the moving average's, lookAhead.)
+        if unityRun >= (lookAhead + 1) + lookAhead && Float(gain) == 1 {
             var lowest = 1.0
             for frame in 0..<count { lowest = min(lowest, targets[frame]) }
             if lowest == 1 {

@@ -520,11 +520,10 @@ public final class ReverbNode: AudioNode, @unchecked Sendable {
             for channel in 0..<2 {
                 // The four stages of a channel together, eight frames at a time in registers.
                 let x = (channel == 0 ? outLeft : outRight) + offset
-                let rings = diffuserRings
-                let ring0 = rings + (channel << diffuserBits)
-                let ring1 = rings + ((2 &+ channel) << diffuserBits)
-                let ring2 = rings + ((4 &+ channel) << diffuserBits)
-                let ring3 = rings + ((6 &+ channel) << diffuserBits)
+                let ring0 = diffuserRings + (channel << diffuserBits)
+                let ring1 = diffuserRings + ((2 &+ channel) << diffuserBits)
+                let ring2 = diffuserRings + ((4 &+ channel) << diffuserBits)
+                let ring3 = diffuserRings + ((6 &+ channel) << diffuserBits)
                 let read0 = UnsafeRawPointer(ring0 + ((now &- diffuserDelays[channel]) & mask))
                 let read1 = UnsafeRawPointer(ring1 + ((now &- diffuserDelays[2 &+ channel]) & mask))
                 let read2 = UnsafeRawPointer(ring2 + ((now &- diffuserDelays[4 &+ channel]) & mask))

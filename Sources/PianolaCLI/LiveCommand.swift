@@ -113,23 +113,25 @@ struct LiveCommand: ParsableCommand {
         }
     }
 
+    /// [HOST:]PORT (HOST defaulting to every address) for listening.
     static func parseListenAddress(_ text: String) -> (host: String, port: Int)? {
-        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-        let host = parts.count == 2 ? String(parts[0]) : "0.0.0.0"
-        guard parts.count <= 2, !host.isEmpty, let port = Int(parts.last!), (1...65_534).contains(port) else {
-            return nil
-        }
-        return (host, port)
+        guard let (host, port) = parseAddress(text) else { return nil }
+        return (host ?? "0.0.0.0", port)
     }
 
-    /// HOST:PORT, [IPV6]:PORT.
+    /// HOST:PORT of a peer (an IPv6 address in brackets is read, then refused when resolved).
     static func parsePeerAddress(_ text: String) -> (host: String, port: Int)? {
-        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
-            (1...65_534).contains(port)
-        else { return nil }
-        var host = String(text[..<colon])
+        guard let (host, port) = parseAddress(text), var host else { return nil }
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        guard !host.isEmpty else { return nil }
+        return host.isEmpty ? nil : (host, port)
+    }
+
+    /// [HOST:]PORT with a port of 1…65534 (the data port is the next one); HOST may not be empty.
+    static func parseAddress(_ text: String) -> (host: String?, port: Int)? {
+        let colon = text.lastIndex(of: ":")
+        let portText = colon.map { text[text.index(after: $0)...] } ?? text[...]
+        let host = colon.map { String(text[..<$0]) }
+        guard let port = Int(portText), (1...65_534).contains(port), host?.isEmpty != true else { return nil }
         return (host, port)
     }
 
@@ -229,15 +231,17 @@ struct LiveCommand: ParsableCommand {
         // The listener, by name on the network (a note if avahi is not there: not an error).
         var advertisement: RTPMIDIAdvertisement?
         var advertisementNote: String?
-        if let network, rtpmidi != nil, advertise, network.host.hasPrefix("127.") {
-            advertisementNote = "note: network MIDI: not advertised over mDNS: the session listens on loopback only"
-        } else if let network, rtpmidi != nil, advertise {
-            let candidate = RTPMIDIAdvertisement(name: network.name, port: network.port)
-            do {
-                try candidate.start()
-                advertisement = candidate
-            } catch {
-                advertisementNote = "note: \(error.description)"
+        if let network, rtpmidi != nil, advertise {
+            if network.host.hasPrefix("127.") {
+                advertisementNote = "note: network MIDI: not advertised over mDNS: the session listens on loopback only"
+            } else {
+                let candidate = RTPMIDIAdvertisement(name: network.name, port: network.port)
+                do {
+                    try candidate.start()
+                    advertisement = candidate
+                } catch {
+                    advertisementNote = "note: \(error.description)"
+                }
             }
         }
         // Ready: the ports exist and audio runs.

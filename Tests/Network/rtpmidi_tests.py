@@ -99,14 +99,8 @@ class Peer:
     def send(self, midi, journal=b"", skip=0, raw=None):
         """An RTP-MIDI packet with this command list (bytes), optionally after skipping sequence numbers."""
         self.sequence = (self.sequence + 1 + skip) & 0xFFFF
-        header = struct.pack("!BBHII", 0x80, 0x61, self.sequence, int(time.monotonic() * 10000) & 0xFFFFFFFF,
-                             self.ssrc)
-        flags = 0x40 if journal else 0
-        if len(midi) < 16:
-            section = bytes([flags | len(midi)])
-        else:
-            section = bytes([0x80 | flags | len(midi) >> 8, len(midi) & 0xFF])
-        self.data.sendto(raw if raw is not None else header + section + midi + journal, ("127.0.0.1", self.target + 1))
+        packet = raw if raw is not None else rtp_midi_packet(self.sequence, self.ssrc, midi, journal)
+        self.data.sendto(packet, ("127.0.0.1", self.target + 1))
 
     def bye(self):
         self.control.sendto(struct.pack("!2s2sIII", b"\xff\xff", b"BY", 2, self.token, self.ssrc),
@@ -115,6 +109,17 @@ class Peer:
     def close(self):
         self.control.close()
         self.data.close()
+
+
+def rtp_midi_packet(sequence, ssrc, midi, journal=b""):
+    """An RTP-MIDI data packet: RTP header (payload type 0x61), MIDI command section, journal."""
+    header = struct.pack("!BBHII", 0x80, 0x61, sequence, int(time.monotonic() * 10000) & 0xFFFFFFFF, ssrc)
+    flags = 0x40 if journal else 0
+    if len(midi) < 16:
+        section = bytes([flags | len(midi)])
+    else:
+        section = bytes([0x80 | flags | len(midi) >> 8, len(midi) & 0xFF])
+    return header + section + midi + journal
 
 
 def wait_for(pattern, stream, timeout=20):
@@ -468,10 +473,8 @@ def initiator_tests(pianola, font, work):
     sent = [bytes([0x90, 60, 100]), bytes([0xB0, 64, 127]), bytes([0x80, 60, 0]), bytes([0xB0, 64, 0])]
     for midi in sent:
         sequence = (sequence + 1) & 0xFFFF
-        header = struct.pack("!BBHII", 0x80, 0x61, sequence, int(time.monotonic() * 10000) & 0xFFFFFFFF,
-                             control_protocol.ssrc)
         if pianola_data:
-            data_protocol.socket.sendto(header + bytes([len(midi)]) + midi, pianola_data)
+            data_protocol.socket.sendto(rtp_midi_packet(sequence, control_protocol.ssrc, midi), pianola_data)
         time.sleep(0.05)
     time.sleep(0.3)
 
