@@ -45,16 +45,20 @@ def main():
     signal_path = os.path.join(work, "noise.f32")
     noise.tofile(signal_path)
     planar = np.ascontiguousarray(noise.T)
-    eq4 = [pb.LowShelfFilter(100, 3), pb.PeakFilter(500, -3, 1), pb.PeakFilter(3000, 2, 1), pb.HighShelfFilter(8000, -3)]
+    def eq4():
+        return [pb.LowShelfFilter(100, 3), pb.PeakFilter(500, -3, 1), pb.PeakFilter(3000, 2, 1),
+                pb.HighShelfFilter(8000, -3)]
     cases = {
         "biquad": [pb.PeakFilter(1000, 6, 1)],
-        "eq4": eq4,
+        "eq4": eq4(),
+        "eq4Matched": eq4(),
         "reverb": [pb.Reverb()],
         "limiter": [pb.BrickwallLimiter(ceiling_db=-1, release_ms=100, lookahead_ms=5)],
         "limiterTruePeak": [pb.BrickwallLimiter(ceiling_db=-1, release_ms=100, lookahead_ms=5, true_peak=True)],
-        "chain": eq4 + [pb.Reverb(), pb.BrickwallLimiter(ceiling_db=-1, release_ms=100, lookahead_ms=5)],
+        "chain": eq4() + [pb.Reverb(), pb.BrickwallLimiter(ceiling_db=-1, release_ms=100, lookahead_ms=5)],
     }
-    names = {"biquad": "parametric band (PeakFilter)", "eq4": "EQ, 4 bands", "reverb": "reverb (pedalboard: Freeverb)",
+    names = {"biquad": "parametric band (PeakFilter)", "eq4": "EQ, 4 bands",
+             "eq4Matched": "EQ, 4 bands, matched design (pedalboard: its cookbook EQ)", "reverb": "reverb (pedalboard: Freeverb)",
              "limiter": "limiter (BrickwallLimiter)", "limiterTruePeak": "true-peak limiter (BrickwallLimiter, true_peak)",
              "chain": "chain EQ4 + reverb + limiter"}
     # Rounds that alternate the two sides (one Pianola run of every effect, then one pedalboard run
@@ -78,6 +82,11 @@ def main():
     print("|---|---:|---:|---:|")
     for key in cases:
         print(f"| {names[key]} | {pedal[key]:.1f} | {swift[key]:.1f} | {swift[key] / pedal[key]:.2f}× |", flush=True)
+    design = json.loads(subprocess.run([os.path.join(binaries, "effects-benchmark"), "--design-time"], check=True,
+                                       capture_output=True, text=True).stdout)
+    print(f"\nThe settled matched design (on the audio thread, when a band stops gliding), {design['designs']} "
+          f"designs of every type: {design['meanMicroseconds']:.1f} µs on average, "
+          f"{design['worstMicroseconds']:.1f} µs at worst")
 
     # The chain against synthesis, within one render: dense16 synthesized quantum by quantum (1024
     # frames, as `pianola render` does) and each quantum put through the chain, each step timed on

@@ -11,6 +11,12 @@ import AudioGraph
 // moments of a noisy machine and the chain runs in a render's cache state. Prints one JSON object.
 //
 //   effects-benchmark --in-render SONG.mid FONT.sf2 RUNS FX-SPEC...
+//
+// With --design-time, times the settled matched design (what a band computes on the audio thread
+// once it stops gliding) over the test grid of every type at 48 kHz: prints one JSON object with the
+// mean and the worst microseconds per design.
+//
+//   effects-benchmark --design-time
 import Effects
 import Foundation
 import MIDIFile
@@ -18,6 +24,10 @@ import Sampler
 import Sequencer
 
 let arguments = CommandLine.arguments
+if arguments.count == 2 && arguments[1] == "--design-time" {
+    designTime()
+    exit(0)
+}
 if arguments.count >= 5 && arguments[1] == "--in-render" {
     try inRender(song: arguments[2], font: arguments[3], runs: Int(arguments[4]) ?? 1, fx: Array(arguments[5...]))
     exit(0)
@@ -61,6 +71,14 @@ func limiter(truePeak: Bool) -> LimiterNode {
 let cases: [(String, () -> [AudioNode])] = [
     ("biquad", { [FilterNode(type: .parametric, frequency: 1_000, gain: 6, bandwidth: 1.39)] }),
     ("eq4", { [eq4()] }),
+    (
+        "eq4Matched",
+        {
+            let eq = eq4()
+            eq.design = .matched
+            return [eq]
+        }
+    ),
     ("reverb", { [ReverbNode(preset: .mediumHall, wetDryMix: 33)] }),
     ("limiter", { [limiter(truePeak: false)] }),
     ("limiterTruePeak", { [limiter(truePeak: true)] }),
@@ -140,4 +158,34 @@ func inRender(song: String, font: String, runs: Int, fx: [String]) throws {
     }
     print(
         "{\"synthesisNsPerFrame\": \(best.synthesis), \"chainNsPerFrame\": \(best.chain), \"frames\": \(best.frames)}")
+}
+
+/// The matched design's time per band, mean and worst over the grid (the worst of 5 repeats' best).
+func designTime() {
+    var total = 0.0
+    var worst = 0.0
+    var count = 0
+    var sink = 0.0
+    for type in FilterType.allCases {
+        for f0 in [10.0, 30, 100, 1_000, 5_000, 10_000, 15_000, 18_000, 19_500, 21_000] {
+            for gain in type.usesGain ? [-24.0, -18, -12, 6, 12, 18, 24] : [0.0] {
+                for bandwidth in type.usesBandwidth ? [0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5] : [1.0] {
+                    let band = FilterBand(type: type, frequency: f0, gain: gain, bandwidth: bandwidth)
+                    var best = Double.infinity
+                    for _ in 0..<5 {
+                        let start = DispatchTime.now().uptimeNanoseconds
+                        let c = BandCoefficients(band, sampleRate: 48_000, design: .matched)
+                        best = min(best, Double(DispatchTime.now().uptimeNanoseconds - start))
+                        sink += c.main.b0 + c.correction.b0
+                    }
+                    total += best
+                    worst = max(worst, best)
+                    count += 1
+                }
+            }
+        }
+    }
+    print(
+        "{\"designs\": \(count), \"meanMicroseconds\": \(total / Double(count) / 1_000), \"worstMicroseconds\": \(worst / 1_000), \"checksum\": \(sink)}"
+    )
 }

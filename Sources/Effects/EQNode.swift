@@ -65,11 +65,11 @@ public final class EQBand: Sendable {
 /// and a global gain. Mono or stereo in, the same out.
 ///
 /// Coefficients come from the Audio EQ Cookbook by default (`design = .cookbook`), or from
-/// Vicanek's matched designs (`.matched`), which keep high bands from cramping near Nyquist.
+/// matched designs (`.matched`: two sections per band), which keep their shape up to Nyquist.
 /// Changes glide: the band's parameters follow their new values with a 10 ms time constant,
 /// coefficients are recomputed every 16 samples and interpolated linearly in between, so sweeping
 /// a band while it plays leaves no zipper noise; bypass fades linearly over 10 ms. Processing is in
-/// double precision (transposed direct form II), with denormal states flushed.
+/// double precision (direct form I), with denormal states flushed.
 ///
 /// As in AVAudioUnitEQ, bands start bypassed: set `bypass = false` on the bands you use.
 public final class EQNode: AudioNode, @unchecked Sendable {
@@ -100,8 +100,15 @@ public final class EQNode: AudioNode, @unchecked Sendable {
     private let designIndex = Atomic<Int>(0)
     private let globalGainBits = Atomic<UInt64>(0.0.bitPattern)
     private var runtime: UnsafeMutablePointer<BandRuntime>
+    /// Two filter sections per band: band i's main section at 2i, its correction at 2i + 1.
+    private var sections: UnsafeMutablePointer<SectionRuntime>
     private var sampleRate = 44_100.0
     private var gainNow = 1.0
+    /// How many settled matched designs (tens of microseconds each) this quantum may still compute: at most
+    /// two per quantum, so that sixteen bands settling at once do not cost one quantum a millisecond.
+    /// The others keep their closed-form design a quantum or more longer.
+    private var designsLeft = 0
+    private static let designsPerQuantum = 2
     private static let subBlock = 16
     private static let glideSeconds = 0.010
 
@@ -111,6 +118,8 @@ public final class EQNode: AudioNode, @unchecked Sendable {
         bands = (0..<count).map { _ in EQBand(FilterBand(type: .parametric, frequency: 1_000), bypass: true) }
         runtime = .allocate(capacity: count)
         runtime.initialize(repeating: BandRuntime(), count: count)
+        sections = .allocate(capacity: 2 * count)
+        sections.initialize(repeating: SectionRuntime(), count: 2 * count)
         super.init(name: "EQ")
     }
 
@@ -118,10 +127,15 @@ public final class EQNode: AudioNode, @unchecked Sendable {
         bands = [EQBand(band, bypass: false)]
         runtime = .allocate(capacity: 1)
         runtime.initialize(repeating: BandRuntime(), count: 1)
+        sections = .allocate(capacity: 2)
+        sections.initialize(repeating: SectionRuntime(), count: 2)
         super.init(name: name)
     }
 
-    deinit { runtime.deallocate() }
+    deinit {
+        runtime.deallocate()
+        sections.deallocate()
+    }
 
     public override var inputBusCount: Int { 1 }
     public override func outputChannelCount(inputChannelCounts: [Int]) -> Int { inputChannelCounts.first ?? 2 }
@@ -140,8 +154,10 @@ public final class EQNode: AudioNode, @unchecked Sendable {
             runtime[index].target = settings
             runtime[index].smoothed = settings
             runtime[index].design = design
-            runtime[index].current = BiquadCoefficients(settings, sampleRate: sampleRate, design: design)
+            runtime[index].current = BandCoefficients(settings, sampleRate: sampleRate, design: design)
             runtime[index].mix = band.bypass ? 0 : 1
+            sections[2 * index] = SectionRuntime()
+            sections[2 * index + 1] = SectionRuntime()
         }
         gainNow = pow(10, globalGain / 20)
     }
@@ -157,33 +173,45 @@ public final class EQNode: AudioNode, @unchecked Sendable {
             output.channel(channel).update(from: source, count: frameCount)
         }
         let design = self.design
+        designsLeft = Self.designsPerQuantum
+        // Settled bands run without glide bookkeeping, stereo in one vector, their sections (a band's
+        // main one, and its correction if it has one) two by two in one pass (their recursions overlap).
+        // A section waits in `pending` for its partner; a band that glides, or the end, runs it alone.
+        var pending = -1
+        var pendingCoefficients = BiquadCoefficients.identity
         var index = 0
         while index < bands.count {
-            // Settled bands run without glide bookkeeping, stereo in one vector, two bands fused
-            // in one pass when they can be (their recursions overlap).
             if channels == 2, isSettled(runtime[index], bands[index], design) {
-                if runtime[index].mix == 0 {
-                    index += 1
-                    continue
+                if runtime[index].mix != 0 {
+                    let current = runtime[index].current
+                    let corrected = current.correction != .identity
+                    for part in 0..<(corrected ? 2 : 1) {
+                        let section = 2 * index + part
+                        let coefficients = part == 0 ? current.main : current.correction
+                        if pending < 0 {
+                            (pending, pendingCoefficients) = (section, coefficients)
+                        } else {
+                            Self.filterStereo(
+                                &sections[pending], pendingCoefficients, &sections[section], coefficients, output,
+                                frameCount)
+                            pending = -1
+                        }
+                    }
+                    if !corrected { sections[2 * index + 1].passed(sections[2 * index]) }
                 }
-                var next = index + 1
-                while next < bands.count, isSettled(runtime[next], bands[next], design), runtime[next].mix == 0 {
-                    next += 1
-                }
-                if next < bands.count, isSettled(runtime[next], bands[next], design) {
-                    Self.filterStereo(&runtime[index], &runtime[next], output, frameCount)
-                    index = next + 1
-                } else {
-                    Self.filterStereo(&runtime[index], output, frameCount)
-                    index += 1
-                }
+                index += 1
                 continue
+            }
+            if pending >= 0 {
+                Self.filterStereo(&sections[pending], pendingCoefficients, output, frameCount)
+                pending = -1
             }
             process(
                 &runtime[index], band: bands[index], design: design, output: output, channels: channels,
-                frameCount: frameCount)
+                frameCount: frameCount, main: &sections[2 * index], correction: &sections[2 * index + 1])
             index += 1
         }
+        if pending >= 0 { Self.filterStereo(&sections[pending], pendingCoefficients, output, frameCount) }
         // The global gain, smoothed per sample.
         let target = pow(10, globalGain / 20)
         if target != 1 || gainNow != 1 {
@@ -210,12 +238,14 @@ public final class EQNode: AudioNode, @unchecked Sendable {
             && state.target == state.smoothed
     }
 
-    /// One settled band on both channels at once, in double precision: four samples at a time
+    /// One settled section on both channels at once, in double precision: four samples at a time
     /// (`BiquadBlock4`), the quantum's last few by the direct form I.
-    private static func filterStereo(_ state: inout BandRuntime, _ output: AudioBuffer, _ frameCount: Int) {
+    private static func filterStereo(
+        _ state: inout SectionRuntime, _ coefficients: BiquadCoefficients, _ output: AudioBuffer, _ frameCount: Int
+    ) {
         let left = output.channel(0)
         let right = output.channel(1)
-        let kernel = state.currentBlock()
+        let kernel = state.kernel(coefficients)
         var h = state.history
         var frame = 0
         while frame + 4 <= frameCount {
@@ -243,15 +273,16 @@ public final class EQNode: AudioNode, @unchecked Sendable {
         (left[3], right[3]) = (Float(y3.x), Float(y3.y))
     }
 
-    /// Two settled bands in one pass over both channels: the second filters the first's output
+    /// Two settled sections in one pass over both channels: the second filters the first's output
     /// four frames at a time, in registers, so the two recursions run side by side.
     private static func filterStereo(
-        _ first: inout BandRuntime, _ second: inout BandRuntime, _ output: AudioBuffer, _ frameCount: Int
+        _ first: inout SectionRuntime, _ firstCoefficients: BiquadCoefficients, _ second: inout SectionRuntime,
+        _ secondCoefficients: BiquadCoefficients, _ output: AudioBuffer, _ frameCount: Int
     ) {
         let left = output.channel(0)
         let right = output.channel(1)
-        let kernel = first.currentBlock()
-        let next = second.currentBlock()
+        let kernel = first.kernel(firstCoefficients)
+        let next = second.kernel(secondCoefficients)
         var h = first.history
         var g = second.history
         var frame = 0
@@ -270,20 +301,27 @@ public final class EQNode: AudioNode, @unchecked Sendable {
         second.history = g.flushed()
     }
 
-    /// One band over the quantum, in sub-blocks of 16 samples.
+    /// One band over the quantum, in sub-blocks of 16 samples: its `main` section, then its `correction`
+    /// (when either end of the sub-block has one; else the correction's history follows the main's output).
     private func process(
         _ state: inout BandRuntime, band: EQBand, design: FilterDesign, output: AudioBuffer, channels: Int,
-        frameCount: Int
+        frameCount: Int, main: inout SectionRuntime, correction: inout SectionRuntime
     ) {
         let target = band.settings
         let mixTarget: Double = band.bypass ? 0 : 1
         if state.mix == 0 && mixTarget == 0 {
-            // Bypassed: nothing to do, and the state starts clean when the band comes back.
-            state.target = target
-            state.smoothed = target
-            state.design = design
-            state.current = BiquadCoefficients(target, sampleRate: sampleRate, design: design)
-            state.history = BiquadHistory()
+            // Bypassed: nothing to filter, and the state starts clean when the band comes back. New
+            // settings take the closed-form design at once; a matched band computes its settled design
+            // when it comes back (not on every quantum while bypassed).
+            if state.target != target || state.smoothed != target || state.design != design {
+                state.target = target
+                state.smoothed = target
+                state.design = design
+                state.current = BandCoefficients(target, sampleRate: sampleRate, design: design, refined: false)
+                state.needsCoefficients = design == .matched
+            }
+            main.history = BiquadHistory()
+            correction.history = BiquadHistory()
             return
         }
         if target.type != state.target.type || design != state.design {
@@ -311,9 +349,12 @@ public final class EQNode: AudioNode, @unchecked Sendable {
                     state.smoothed = target
                 }
                 state.smoothed.type = target.type
-                next = BiquadCoefficients(
-                    state.smoothed, sampleRate: sampleRate, design: design, refined: state.smoothed == target)
-                state.needsCoefficients = next != state.current
+                let settled = state.smoothed == target
+                let deferred = settled && design == .matched && designsLeft == 0
+                if settled && design == .matched && designsLeft > 0 { designsLeft -= 1 }
+                next = BandCoefficients(
+                    state.smoothed, sampleRate: sampleRate, design: design, refined: settled && !deferred)
+                state.needsCoefficients = next != state.current || deferred
             }
             // Bypass fades linearly over the glide time.
             var mixNext = state.mix
@@ -324,36 +365,59 @@ public final class EQNode: AudioNode, @unchecked Sendable {
             // Coefficients and mix move linearly across the sub-block (both channels in one vector;
             // a mono buffer computes its channel twice).
             let step = 1 / Double(length)
-            let c = state.current
-            var (b0, b1, b2) = (SIMD2(repeating: c.b0), SIMD2(repeating: c.b1), SIMD2(repeating: c.b2))
-            var (a1, a2) = (SIMD2(repeating: c.a1), SIMD2(repeating: c.a2))
-            let (db0, db1, db2) = (
-                SIMD2(repeating: (next.b0 - c.b0) * step), SIMD2(repeating: (next.b1 - c.b1) * step),
-                SIMD2(repeating: (next.b2 - c.b2) * step)
-            )
-            let (da1, da2) = (SIMD2(repeating: (next.a1 - c.a1) * step), SIMD2(repeating: (next.a2 - c.a2) * step))
+            var first = GlidingSection(from: state.current.main, to: next.main, step: step)
+            var second = GlidingSection(from: state.current.correction, to: next.correction, step: step)
+            let corrected = state.current.correction != .identity || next.correction != .identity
             var mix = SIMD2(repeating: state.mix)
             let dm = SIMD2(repeating: (mixNext - state.mix) * step)
-            var h = state.history
+            var h = main.history
+            var g = correction.history
             for frame in position..<position + length {
-                b0 += db0
-                b1 += db1
-                b2 += db2
-                a1 += da1
-                a2 += da2
                 mix += dm
                 let x = SIMD2(Double(left[frame]), Double(right[frame]))
-                let y = ((b0 * x + b1 * h.x1) + (b2 * h.x2 - a2 * h.y2)) - a1 * h.y1
-                (h.x2, h.x1, h.y2, h.y1) = (h.x1, x, h.y1, y)
+                var y = first.step(x, &h)
+                if corrected { y = second.step(y, &g) }
                 let out = x + (y - x) * mix
                 left[frame] = Float(out.x)
                 right[frame] = Float(out.y)
             }
-            state.history = h.flushed()
+            main.history = h.flushed()
+            correction.history = corrected ? g.flushed() : BiquadHistory(x1: h.y1, x2: h.y2, y1: h.y1, y2: h.y2)
             state.current = next
             state.mix = mixNext
             position += length
         }
+    }
+}
+
+/// A biquad whose coefficients move linearly, one step per sample, both channels in one vector.
+struct GlidingSection {
+    var b0, b1, b2, a1, a2: SIMD2<Double>
+    let db0, db1, db2, da1, da2: SIMD2<Double>
+
+    /// From `c` toward `next`, reaching it after 1/`step` samples.
+    @inline(__always)
+    init(from c: BiquadCoefficients, to next: BiquadCoefficients, step: Double) {
+        (b0, b1, b2) = (SIMD2(repeating: c.b0), SIMD2(repeating: c.b1), SIMD2(repeating: c.b2))
+        (a1, a2) = (SIMD2(repeating: c.a1), SIMD2(repeating: c.a2))
+        (db0, db1, db2) = (
+            SIMD2(repeating: (next.b0 - c.b0) * step), SIMD2(repeating: (next.b1 - c.b1) * step),
+            SIMD2(repeating: (next.b2 - c.b2) * step)
+        )
+        (da1, da2) = (SIMD2(repeating: (next.a1 - c.a1) * step), SIMD2(repeating: (next.a2 - c.a2) * step))
+    }
+
+    /// Moves the coefficients one step, then filters one frame (direct form I) after history `h`.
+    @inline(__always)
+    mutating func step(_ x: SIMD2<Double>, _ h: inout BiquadHistory) -> SIMD2<Double> {
+        b0 += db0
+        b1 += db1
+        b2 += db2
+        a1 += da1
+        a2 += da2
+        let y = ((b0 * x + b1 * h.x1) + (b2 * h.x2 - a2 * h.y2)) - a1 * h.y1
+        (h.x2, h.x1, h.y2, h.y1) = (h.x1, x, h.y1, y)
+        return y
     }
 }
 
@@ -379,17 +443,29 @@ struct BandRuntime {
     var target = FilterBand(type: .parametric, frequency: 1_000)
     var smoothed = FilterBand(type: .parametric, frequency: 1_000)
     var design = FilterDesign.cookbook
-    var current = BiquadCoefficients.identity
+    var current = BandCoefficients(main: .identity)
     var needsCoefficients = false
     var mix = 1.0
+}
+
+/// Render-thread state of one filter section: its history and the four-sample kernel of its
+/// coefficients.
+struct SectionRuntime {
     var history = BiquadHistory()
     var block = BiquadBlock4()
 
-    /// The four-sample kernel of the current coefficients (computed again only when they change).
+    /// The four-sample kernel of `coefficients` (computed again only when they change).
     @inline(__always)
-    mutating func currentBlock() -> BiquadBlock4 {
-        if block.source != current { block = BiquadBlock4(current) }
+    mutating func kernel(_ coefficients: BiquadCoefficients) -> BiquadBlock4 {
+        if block.source != coefficients { block = BiquadBlock4(coefficients) }
         return block
+    }
+
+    /// The history of a wire after `section`: its last two outputs, as inputs and outputs.
+    @inline(__always)
+    mutating func passed(_ section: SectionRuntime) {
+        let h = section.history
+        history = BiquadHistory(x1: h.y1, x2: h.y2, y1: h.y1, y2: h.y2)
     }
 }
 

@@ -18,6 +18,10 @@ public struct EffectDescription: Sendable {
     public let parameters: [EffectParameter]
     /// Whether this build has it (the others are announced but not built yet).
     public let isAvailable: Bool
+
+    /// The Q range of `eq` and `filter`: the bands' bandwidth range, 0.05 … 5 octaves, as Q (rounded
+    /// inward; a wider Q would be clamped silently).
+    static let qRange: ClosedRange<Double> = 0.19...28.8
 }
 
 /// One effect of a chain as the command line and chain files give it: a name and parameter values
@@ -38,11 +42,14 @@ public struct EffectSpec: Hashable, Sendable {
             name: "eq",
             summary: "equalizer band (several `eq` in a row, or band=N, make one multi-band EQ)",
             parameters: EQNode.bandParameters + [
-                EffectParameter("q", "quality factor (instead of bw)", range: 0.1...40, default: 0.707, unit: .number),
+                EffectParameter(
+                    "q", "quality factor (instead of bw)", range: EffectDescription.qRange, default: 0.707,
+                    unit: .number),
                 EffectParameter("band", "band number in the EQ", range: 1...16, default: 1, unit: .number),
                 EffectParameter("global", "global gain of the EQ", range: -96...24, default: 0, unit: .decibels),
                 EffectParameter(
-                    "matched", "matched (Vicanek) design instead of the cookbook", range: 0...1, default: 0,
+                    "matched", "matched design (follows the analog prototype up to Nyquist) instead of the cookbook",
+                    range: 0...1, default: 0,
                     unit: .boolean),
             ], isAvailable: true),
         EffectDescription(
@@ -54,9 +61,12 @@ public struct EffectSpec: Hashable, Sendable {
                         default: Double(FilterType.allCases.firstIndex(of: .lowPass)!),
                         unit: .choice, choices: $0.choices) : $0
             } + [
-                EffectParameter("q", "quality factor (instead of bw)", range: 0.1...40, default: 0.707, unit: .number),
                 EffectParameter(
-                    "matched", "matched (Vicanek) design instead of the cookbook", range: 0...1, default: 0,
+                    "q", "quality factor (instead of bw)", range: EffectDescription.qRange, default: 0.707,
+                    unit: .number),
+                EffectParameter(
+                    "matched", "matched design (follows the analog prototype up to Nyquist) instead of the cookbook",
+                    range: 0...1, default: 0,
                     unit: .boolean),
             ], isAvailable: true),
         EffectDescription(

@@ -4,156 +4,126 @@
     import Darwin
 #endif
 
-// The refined matched design: Vicanek's matched biquad (2016) as the start point, then a minimax fit of the
-// digital magnitude to the analog prototype's, in dB. Real-time safe: no heap allocation (fixed-size
-// `InlineArray` and `SIMD3` storage on the stack), no locks, bounded work.
+// The settled matched design: two biquads in cascade. The first maps the analog prototype's poles and
+// zeros by impulse invariance; the second corrects the first's magnitude, a smooth curve, toward the
+// prototype's. Real-time safe: no heap allocation (fixed-size `InlineArray` and `SIMD3` storage on the
+// stack), no locks, bounded work.
 
-extension BiquadCoefficients {
-    /// The matched design refined to follow the analog prototype more closely, up to 0.45 × `rate`,
-    /// for every type (nil only for non-finite or non-positive inputs, or an unstable result).
+extension BandCoefficients {
+    /// The matched design of a settled band, for every type (nil for non-finite or non-positive inputs,
+    /// below about 90 Hz sampling, or if the fit fails; the caller then falls back).
     ///
-    /// The squared magnitude of a biquad is a ratio of two quadratics in x = sin²(ω/2):
-    /// |H|² = N(x)/D(x). The design
-    /// 1. starts from Vicanek's matched filter (M. Vicanek, "Matched Second Order Digital Filters", 2016):
-    ///    the analog poles by impulse invariance, zeros solved from the prototype's magnitude (shelves,
-    ///    which the paper does not cover: poles and zeros by impulse invariance, a high shelf from its
-    ///    cut, whose poles lie below the frequency; the numerator by least squares where that fits
-    ///    better);
-    /// 2. keeps those poles and re-solves N by one linear least-squares fit of N/(T·D) − 1 (T the analog
-    ///    |H|²) on a log grid of 32 points from 20 Hz to 0.45 × rate plus 9 points across the band and,
-    ///    for resonances, 9 more across four times its width (a resonant shelf: 9 across its peak and 9
-    ///    across its dip instead); low-pass, band-pass and parametric fix N at DC (band-pass: a zero
-    ///    there), shelves leave all of N free, high-pass keeps Vicanek's zeros;
-    /// 3. refines the free coefficients of N and D (those that keep the type's zeros at DC or Nyquist)
-    ///    by Levenberg–Marquardt on the dB error, with Lawson reweighting toward the minimax (equiripple)
-    ///    solution, guard points between 0.45 × rate and Nyquist that keep the response from
-    ///    overshooting there, and a feasibility check (N, D > 0 on the whole unit circle) on every step;
-    /// 4. factors N and D back into minimum-phase coefficients with Vicanek's closed form.
+    /// 1. **Structure** (`BiquadCoefficients.structure`): the analog poles and zeros mapped by impulse
+    ///    invariance (z = e^{sT}). Near a pole the map is exact to first order, so the structure has the
+    ///    prototype's resonances at the right frequencies, heights relative to their surroundings and
+    ///    widths, however narrow; zeros the prototype has at DC or on the jω axis stay exact.
+    /// 2. **Correction**: what the structure still gets wrong, C = |H_analog| / |H_structure| in dB, is
+    ///    smooth: the mapped conjugate poles and the sine-shaped frequency axis bend it gently (by up to
+    ///    about 14 dB across the band near Nyquist), with no resonance left in it. A second biquad is
+    ///    fitted to C, as |N|²/|D|² with N, D quadratics in x = sin²(ω/2), D(0) = 1: a linear
+    ///    least-squares start (equation error), then Levenberg–Marquardt on the dB error with Lawson
+    ///    reweighting toward the minimax solution, and a feasibility check (N, D > 0 on the whole unit
+    ///    circle, so both factor into minimum-phase quadratics) on every step. The fit points are 40
+    ///    log-spaced from 20 Hz to 0.45 × rate, 13 across the resonance (a resonant shelf: across its
+    ///    peak and its dip) and 5 between 0.46 × rate and Nyquist, weighted 0.3, which keep the response
+    ///    near the prototype's there too.
     /// A parametric or shelf cut is the exact inverse of the boost of the same size, as in the analog
-    /// domain (and a high shelf's boost the inverse of its cut).
-    /// If the fit fails, or its result is not finite and stable, the Vicanek design (for shelves the
-    /// cookbook's) is returned (nil if
-    /// that is not finite and stable either, or for non-finite or non-positive inputs).
-    /// For the audio thread: no heap allocation, bounded work (at most 64 trial evaluations of at most 64 points);
-    /// about 12 µs on average and 40 µs at worst on a current x86-64 core.
-    static func matchedRefined(
+    /// domain. For the audio thread: no heap allocation, bounded work (at most 64 trial evaluations of
+    /// at most 64 points).
+    static func matched(
         _ type: FilterType, _ f0: Double, _ gain: Double, _ bw: Double, _ rate: Double
-    ) -> BiquadCoefficients? {
-        switch type {
-        case .lowPass, .highPass, .resonantLowPass, .resonantHighPass, .bandPass, .parametric: break
-        case .lowShelf, .highShelf, .resonantLowShelf, .resonantHighShelf, .bandStop: break
-        }
+    ) -> BandCoefficients? {
         let gain = type.usesGain ? gain : 0
         let octaves = type.usesBandwidth ? bw : 1
         guard rate.isFinite, rate > 0, f0.isFinite, gain.isFinite, octaves.isFinite else { return nil }
+        // Below ~90 Hz sampling the 20 Hz…0.45 × rate grid is empty.
+        guard 0.45 * rate > 40 else { return nil }
         let f0 = min(max(f0, 1), rate * 0.4999)
         let bw = max(octaves, 0.001)
-        // The analog cut is the inverse of the analog boost. The fit is made where the poles lie
-        // below the frequency (a boost, but a high shelf's cut), and inverted for the other side.
-        let fitsCut = type == .highShelf || type == .resonantHighShelf
-        guard gain != 0, (gain < 0) != fitsCut else { return refinedOrStart(type, f0, gain, bw, rate) }
-        if let mirror = refinedOrStart(type, f0, -gain, bw, rate), mirror.b0 != 0 {
-            let inverse = BiquadCoefficients(
-                b0: 1 / mirror.b0, b1: mirror.a1 / mirror.b0, b2: mirror.a2 / mirror.b0,
-                a1: mirror.b1 / mirror.b0, a2: mirror.b2 / mirror.b0)
-            if inverse.isFiniteAndStable { return inverse }
+        if type.usesGain && gain == 0 { return BandCoefficients(main: .identity) }
+        if gain < 0 {
+            // The analog cut is the inverse of the analog boost: so is the digital one.
+            guard let boost = matched(type, f0, -gain, bw, rate), let main = boost.main.inverse,
+                let correction = boost.correction.inverse
+            else { return nil }
+            return BandCoefficients(main: main, correction: correction)
         }
-        return fallback(type, f0, gain, bw, rate)
+        let structure = BiquadCoefficients.structure(type, f0, gain, bw, rate)
+        guard structure.isFiniteAndStable else { return nil }
+        var fit = CorrectionFit(type, f0, gain, bw, rate, structure: structure)
+        guard let correction = fit.run(), correction.isFiniteAndStable else { return nil }
+        return BandCoefficients(main: structure, correction: correction)
     }
+}
 
-    /// Vicanek's design, or for shelves (which it does not cover) the cookbook's; nil if it is not
-    /// finite and stable.
-    private static func fallback(
+extension BiquadCoefficients {
+    /// The analog prototype's poles and zeros mapped by impulse invariance (z = e^{sT}), b0 = 1: the
+    /// first section of the matched design. High-pass keeps a double zero at DC, band-pass one, the
+    /// notch its zeros on the unit circle at the frequency; low-pass has no zeros. A pole or zero pair
+    /// whose frequency lies at or above Nyquist (a shelf's, far enough up) is left out: the correction
+    /// takes its smooth skirt below Nyquist.
+    static func structure(
         _ type: FilterType, _ f0: Double, _ gain: Double, _ bw: Double, _ rate: Double
-    ) -> BiquadCoefficients? {
-        let design = type.isShelf ? cookbook(type, f0, gain, bw, rate) : matched(type, f0, gain, bw, rate)
-        guard let design, design.isFiniteAndStable else { return nil }
-        return design
-    }
-
-    /// Where the fit starts: Vicanek's matched design; for shelves, the analog poles by impulse
-    /// invariance (the numerator is fitted anew), if they lie below Nyquist.
-    private static func start(
-        _ type: FilterType, _ f0: Double, _ gain: Double, _ bw: Double, _ rate: Double
-    ) -> BiquadCoefficients? {
-        guard type.isShelf else { return fallback(type, f0, gain, bw, rate) }
-        let cookbook = cookbook(type, f0, gain, bw, rate)
-        // Low shelf A·(s² + (√A/Q)s + A)/(A s² + (√A/Q)s + 1): poles at f0/√A, zeros at f0·√A, A² at DC;
-        // the high shelf's poles at f0·√A, zeros at f0/√A, 1 at DC. Both by impulse invariance (the
-        // zeros only if they lie below Nyquist; else the cookbook's numerator, scaled).
-        let q = type == .lowShelf || type == .highShelf ? 0.5.squareRoot() : FilterBand.q(forBandwidth: bw)
-        let root = pow(10, gain / 80)
-        let isLow = type == .lowShelf || type == .resonantLowShelf
+    ) -> BiquadCoefficients {
+        let plain = type == .lowPass || type == .highPass || type == .lowShelf || type == .highShelf
+        let q = plain ? 0.5.squareRoot() : FilterBand.q(forBandwidth: bw)
         let w0 = 2 * Double.pi * f0 / rate
         let zeta = 1 / (2 * q)
-        func pair(_ w: Double) -> (Double, Double)? {
-            guard w * (max(0, 1 - zeta * zeta)).squareRoot() < Double.pi else { return nil }
+        func pair(_ w: Double, _ zeta: Double) -> (Double, Double) {
+            guard w * max(0, 1 - zeta * zeta).squareRoot() < Double.pi else { return (0, 0) }
             return impulseInvariant(w, zeta: zeta)
         }
-        guard let (a1, a2) = pair(isLow ? w0 / root : w0 * root) else { return cookbook }
-        let (z1, z2) = pair(isLow ? w0 * root : w0 / root) ?? (cookbook.b1 / cookbook.b0, cookbook.b2 / cookbook.b0)
-        let dc = isLow ? root * root * root * root : 1
-        let g = dc * (1 + a1 + a2) / (1 + z1 + z2)
-        let start = BiquadCoefficients(b0: g, b1: g * z1, b2: g * z2, a1: a1, a2: a2)
-        return start.isFiniteAndStable && g.isFinite ? start : cookbook
+        let poles: (Double, Double)
+        let zeros: (Double, Double)
+        switch type {
+        case .lowPass, .resonantLowPass: (poles, zeros) = (pair(w0, zeta), (0, 0))
+        case .highPass, .resonantHighPass: (poles, zeros) = (pair(w0, zeta), (-2, 1))
+        case .bandPass: (poles, zeros) = (pair(w0, zeta), (-1, 0))
+        case .bandStop: (poles, zeros) = (pair(w0, zeta), (-2 * cos(w0), 1))
+        case .parametric:
+            // (s² + s·A/Q + 1)/(s² + s/(A·Q) + 1).
+            let amplitude = pow(10, gain / 40)
+            (poles, zeros) = (pair(w0, zeta / amplitude), pair(w0, zeta * amplitude))
+        case .lowShelf, .resonantLowShelf, .highShelf, .resonantHighShelf:
+            // Low shelf A·(s² + (√A/Q)s + A)/(A s² + (√A/Q)s + 1): poles at f0/√A, zeros at f0·√A, both
+            // damped by 1/(2Q); the high shelf the other way round.
+            let root = pow(10, gain / 80)
+            let isLow = type == .lowShelf || type == .resonantLowShelf
+            (poles, zeros) = (pair(isLow ? w0 / root : w0 * root, zeta), pair(isLow ? w0 * root : w0 / root, zeta))
+        }
+        return BiquadCoefficients(b0: 1, b1: zeros.0, b2: zeros.1, a1: poles.0, a2: poles.1)
     }
 
-    /// The refined design (from the side whose poles lie below the frequency), else the fallback.
-    private static func refinedOrStart(
-        _ type: FilterType, _ f0: Double, _ gain: Double, _ bw: Double, _ rate: Double
-    ) -> BiquadCoefficients? {
-        guard let start = start(type, f0, gain, bw, rate), start.isFiniteAndStable else { return nil }
-        // Below ~90 Hz sampling the 20 Hz…0.45 × rate grid is empty: keep the fallback.
-        guard 0.45 * rate > 40 else { return fallback(type, f0, gain, bw, rate) }
-        var fit = MatchedFit(type, f0, gain, bw, rate)
-        if let refined = fit.refine(from: start), refined.isFiniteAndStable { return refined }
-        return fallback(type, f0, gain, bw, rate)
+    /// The reciprocal filter 1/H (nil unless it is finite and stable: H's zeros inside the unit circle).
+    var inverse: BiquadCoefficients? {
+        guard b0 != 0 else { return nil }
+        let inverse = BiquadCoefficients(b0: 1 / b0, b1: a1 / b0, b2: a2 / b0, a1: b1 / b0, a2: b2 / b0)
+        return inverse.isFiniteAndStable ? inverse : nil
     }
 
     /// All coefficients finite and both poles inside the unit circle, with a margin (the stability
     /// triangle |a2| < 1, |a1| < 1 + a2, each by 1e-12: legitimate designs down to 1 Hz at 192 kHz keep
     /// 1 + a1 + a2 ≈ ω0² > 1e-9).
-    fileprivate var isFiniteAndStable: Bool {
+    var isFiniteAndStable: Bool {
         b0.isFinite && b1.isFinite && b2.isFinite && a1.isFinite && a2.isFinite && abs(a2) < 1 - 1e-12
             && abs(a1) < 1 + a2 - 1e-12
     }
 }
 
-/// The fit's grid and working storage, of fixed capacity so that it lives on the stack.
+/// The correction's fit: its grid and working storage, of fixed capacity so that it lives on the stack.
 ///
-/// Quadratics are kept in u = x/x0 (x0 = sin²(ω0/2)) for conditioning: c0 + c1 u + c2 u².
-private struct MatchedFit {
+/// The correction's squared magnitude is N(x)/D(x), x = sin²(ω/2), with N = n0 + n1 x + n2 x² and
+/// D = 1 + d1 x + d2 x².
+private struct CorrectionFit {
     typealias Buffer = InlineArray<64, Double>
     /// Decibels per neper of power, 10/ln 10.
     static let decibelsPerNeper = 4.342_944_819_032_518
-    /// 32 log-spaced points and up to three bands of 9, leaving room for the guard points.
-    static let fitCapacity = 64 - 14
-    /// Fit points 0..<fitCount (at most `fitCapacity`), then guard points up to count (at most 5 + 9).
-    var u = Buffer(repeating: 0)
-    /// The analog response (dB) at the fit points.
+    var x = Buffer(repeating: 0)
+    /// What the structure misses (dB): the analog response minus the structure's.
     var target = Buffer(repeating: 0)
-    /// 1 above −50 dB, fading to 0 at −70 dB (points below −70 dB are left out).
-    var floorWeight = Buffer(repeating: 0)
-    var fitCount = 0
+    /// 1 up to 0.45 × rate, 0.3 beyond.
+    var base = Buffer(repeating: 0)
     var count = 0
-    /// The band the guard points must stay in (dB): the analog range between 0.45 × rate and Nyquist, ±1 dB.
-    var high = 0.0
-    var low = 0.0
-    /// (1, x0, x0²): multiplies coefficients in x into coefficients in u.
-    var scale = SIMD3<Double>(1, 1, 1)
-    /// The first free numerator coefficient: 2 for high-pass (zeros at DC), 1 for band-pass (a zero at
-    /// DC), 0 otherwise.
-    var firstFree = 0
-    /// Whether guard points also bound the response from below (parametric).
-    var twoSided = false
-    /// Whether N must be positive on the unit circle (no zeros on it: low-pass and parametric).
-    var checkNumerator = false
-    /// The notch: its double zero at the frequency is kept, N = n0 (u − 1)², and the fit sees n0 alone
-    /// with the zero's decibels (20 log |u − 1|) added at every point.
-    var notch = false
-    var zeroDecibels = Buffer(repeating: 0)
-    var type: FilterType
-
     /// Lawson weights of the points.
     var weight = Buffer(repeating: 0)
     /// Residuals (dB) and the values of N and D at every point: the current solution at offset `current`,
@@ -163,67 +133,52 @@ private struct MatchedFit {
     var denominator = InlineArray<128, Double>(repeating: 0)
     var current = 0
 
-    init(_ type: FilterType, _ f0: Double, _ gain: Double, _ bw: Double, _ rate: Double) {
-        self.type = type
-        let lowOrHigh = type == .lowPass || type == .highPass || type == .lowShelf || type == .highShelf
-        let q = lowOrHigh ? 0.5.squareRoot() : FilterBand.q(forBandwidth: bw)
+    init(
+        _ type: FilterType, _ f0: Double, _ gain: Double, _ bw: Double, _ rate: Double,
+        structure: BiquadCoefficients
+    ) {
+        let plain = type == .lowPass || type == .highPass || type == .lowShelf || type == .highShelf
+        let q = plain ? 0.5.squareRoot() : FilterBand.q(forBandwidth: bw)
         let amplitude = pow(10, gain / 40)
-        let x0 = Self.x(f0, rate)
-        scale = SIMD3(1, x0, x0 * x0)
-        let isHigh = type == .highPass || type == .resonantHighPass
-        firstFree = isHigh ? 2 : type == .bandPass ? 1 : 0
-        notch = type == .bandStop
-        twoSided = type == .parametric || type.isShelf || notch
-        checkNumerator = !(isHigh || type == .bandPass)
         let top = 0.45 * rate
-        // Fit points: 32 log-spaced from 20 Hz to 0.45 × rate, 9 across the band (±half its width).
-        let logStep = pow(top / 20, 1.0 / 31)
-        var f = 20.0
-        for k in 0..<32 {
-            add(k == 31 ? top : f, f0, q, amplitude, rate)
-            f *= logStep
-        }
-        let octaves = lowOrHigh ? 1.9 : type.isShelf ? max(bw, 1.9) : bw
-        if type.isShelf && !lowOrHigh {
-            // A resonant shelf: a peak and a dip, at f0 / √A and f0 · √A, each about its bandwidth
-            // wide: 9 points across twice that around each.
-            let ratio = amplitude.squareRoot()
-            addBand(around: f0 / ratio, octaves: 2 * bw, f0, q, amplitude, rate)
-            addBand(around: f0 * ratio, octaves: 2 * bw, f0, q, amplitude, rate)
-        } else {
-            addBand(around: f0, octaves: octaves, f0, q, amplitude, rate)
-            // A resonance's flanks, out to twice its width on either side.
-            if !lowOrHigh { addBand(around: f0, octaves: 4 * bw, f0, q, amplitude, rate) }
-        }
-        fitCount = count
-        // Guard points between 0.45 × rate and Nyquist.
-        var highest = Self.analog(type, top / f0, q, amplitude)
-        var lowest = highest
-        for k in 0..<14 {
-            let g: Double
-            if k < 5 {
-                g = (0.46 + 0.01 * Double(k)) * rate
-            } else {
-                g = f0 * pow(2, Double(k - 9) * octaves / 8)
-                guard g > top && g < 0.5 * rate else { continue }
-            }
-            let t = Self.analog(type, g / f0, q, amplitude)
-            let v = Self.x(g, rate) / x0
-            if notch && !(abs(v - 1) > 1e-9) { continue }
-            highest = max(highest, t)
-            lowest = min(lowest, t)
-            u[count] = v
-            zeroDecibels[count] = notch ? 20 * log10(abs(v - 1)) : 0
+        func add(_ f: Double, base: Double) {
+            guard f >= 20, f <= 0.5 * rate, count < 64 else { return }
+            let analog = Self.analog(type, f / f0, q, amplitude)
+            let digital = 20 * log10(structure.magnitude(atFrequency: f, sampleRate: rate))
+            // Both vanish at a notch's frequency: its ratio is left to the neighbouring points.
+            guard analog > -120, digital > -120, analog.isFinite, digital.isFinite else { return }
+            let s = sin(Double.pi * f / rate)
+            x[count] = s * s
+            target[count] = analog - digital
+            self.base[count] = base
             count += 1
         }
-        high = max(highest, -50) + 1
-        low = lowest - 1
-    }
-
-    /// x = sin²(πf/rate).
-    static func x(_ f: Double, _ rate: Double) -> Double {
-        let s = sin(Double.pi * f / rate)
-        return s * s
+        // 40 log-spaced from 20 Hz to 0.45 × rate.
+        let logStep = pow(top / 20, 1.0 / 39)
+        var f = 20.0
+        for k in 0..<40 {
+            add(k == 39 ? top : f, base: 1)
+            f *= logStep
+        }
+        // Across the resonance: 13 over ±2 bandwidths (plain types: ±1 octave); a resonant shelf's
+        // peak and dip, at f0/√A and f0·√A, 6 over ±1 bandwidth each.
+        func addBand(around center: Double, octaves: Double, points: Int) {
+            let step = pow(2, octaves / Double(points - 1))
+            var f = center * pow(2, -octaves / 2)
+            for _ in 0..<points {
+                if f <= top * (1 + 1e-12) { add(f, base: 1) }
+                f *= step
+            }
+        }
+        if type == .resonantLowShelf || type == .resonantHighShelf {
+            let root = amplitude.squareRoot()
+            addBand(around: f0 / root, octaves: 2 * bw, points: 6)
+            addBand(around: f0 * root, octaves: 2 * bw, points: 6)
+        } else {
+            addBand(around: f0, octaves: plain ? 2 : 4 * bw, points: 13)
+        }
+        // Between 0.45 × rate and Nyquist, with less weight.
+        for k in 1...5 { add((0.45 + 0.01 * Double(k)) * rate, base: 0.3) }
     }
 
     /// The analog prototype's response (dB) at `ratio` = f/f0.
@@ -244,33 +199,10 @@ private struct MatchedFit {
             let highTerm = (1 - a * x2) * (1 - a * x2) + a * x2 / (q * q)
             let ratio = type == .lowShelf || type == .resonantLowShelf ? lowTerm / highTerm : highTerm / lowTerm
             return 10 * log10(a * a * ratio)
-        default:
+        case .parametric:
             let a2 = amplitude * amplitude
             return 10 * log10((real + x2 * a2 / (q * q)) / (real + x2 / (a2 * q * q)))
         }
-    }
-
-    /// Adds 9 fit points across `octaves` around `center` (those from 20 Hz to 0.45 × rate).
-    mutating func addBand(
-        around center: Double, octaves: Double, _ f0: Double, _ q: Double, _ amplitude: Double, _ rate: Double
-    ) {
-        let step = pow(2, octaves / 8)
-        var f = center * pow(2, -octaves / 2)
-        for _ in 0...8 {
-            if f >= 20 && f <= 0.45 * rate * (1 + 1e-12) { add(f, f0, q, amplitude, rate) }
-            f *= step
-        }
-    }
-
-    /// Adds a fit point at `f` unless the analog response there is below −70 dB.
-    mutating func add(_ f: Double, _ f0: Double, _ q: Double, _ amplitude: Double, _ rate: Double) {
-        let t = Self.analog(type, f / f0, q, amplitude)
-        guard t > -70, count < Self.fitCapacity else { return }
-        u[count] = Self.x(f, rate) / scale[1]
-        zeroDecibels[count] = notch ? 20 * log10(abs(u[count] - 1)) : 0
-        target[count] = t
-        floorWeight[count] = min(max((t + 70) / 20, 0), 1)
-        count += 1
     }
 
     /// |p0 + p1 z⁻¹ + p2 z⁻²|² as c0 + c1 x + c2 x².
@@ -303,73 +235,51 @@ private struct MatchedFit {
         return m
     }
 
-    /// Fills the residuals and N, D values at `offset` for the quadratics `num`, `den` (in u) and returns the
-    /// weighted squared error; nil if N or D is not positive on [0, 1] in x.
+    /// Fills the residuals and N, D values at `offset` for the quadratics `num` and `den` and returns the
+    /// weighted squared error; nil if N or D is not positive on [0, 1].
     mutating func evaluate(_ num: SIMD3<Double>, _ den: SIMD3<Double>, at offset: Int) -> Double? {
-        guard Self.minimum(den / scale) > 0 else { return nil }
-        if checkNumerator { guard Self.minimum(num / scale) > 0 else { return nil } }
+        guard Self.minimum(den) > 0, Self.minimum(num) > 0 else { return nil }
         var cost = 0.0
         for i in 0..<count {
-            let v = u[i]
+            let v = x[i]
             let n = num[0] + (num[1] + num[2] * v) * v
             let d = den[0] + (den[1] + den[2] * v) * v
-            guard n > 0 && d > 0 else { return nil }
             numerator[offset + i] = n
             denominator[offset + i] = d
-            let e = Self.decibelsPerNeper * log(n / d) + zeroDecibels[i]
-            let r: Double
-            if i < fitCount {
-                r = e - target[i]
-            } else if e > high {
-                r = e - high
-            } else if twoSided && e < low {
-                r = e - low
-            } else {
-                r = 0
-            }
+            let r = Self.decibelsPerNeper * log(n / d) - target[i]
             residual[offset + i] = r
             cost += weight[i] * r * r
         }
         return cost
     }
 
-    /// The minimax measure of the current solution: worst floor-weighted error at the fit points plus the
-    /// worst guard violation.
-    mutating func score() -> Double {
-        var fitted = 0.0
-        var guarded = 0.0
-        for i in 0..<fitCount { fitted = max(fitted, floorWeight[i] * abs(residual[current + i])) }
-        for i in fitCount..<count { guarded = max(guarded, abs(residual[current + i])) }
-        return fitted + guarded
+    /// The minimax measure of the current solution: the worst base-weighted error.
+    func score() -> Double {
+        var worst = 0.0
+        for i in 0..<count { worst = max(worst, base[i] * abs(residual[current + i])) }
+        return worst
     }
 
-    /// The least-squares numerator for the start's poles: minimises Σ w² (N/(T·D) − 1)², with N(0)
-    /// fixed at `n0` (Vicanek's DC value; 0 for band-pass) or, if nil, free as well (shelves). Nil
-    /// if singular or if N would not be positive.
-    mutating func leastSquaresNumerator(_ den: SIMD3<Double>, fixing n0: Double?) -> SIMD3<Double>? {
-        let first = n0 == nil ? 0 : 1
-        let unknowns = 3 - first
+    /// The start: N and D from one linear least-squares fit of the equation error N/T − D (T the
+    /// target as a power ratio); nil if singular or if N or D would not be positive.
+    func linearStart() -> (SIMD3<Double>, SIMD3<Double>)? {
         var normal = InlineArray<25, Double>(repeating: 0)
         var right = InlineArray<5, Double>(repeating: 0)
-        for i in 0..<fitCount {
-            let v = u[i]
-            let d = den[0] + (den[1] + den[2] * v) * v
-            let w = floorWeight[i]
-            let s = 1 / (exp(target[i] / Self.decibelsPerNeper) * d)
-            let row = SIMD3(1, v, v * v) * (s * w)
-            let rhs = (1 - (n0 ?? 0) * s) * w
-            for j in 0..<unknowns {
-                right[j] += row[first + j] * rhs
-                for k in 0..<unknowns { normal[j * 5 + k] += row[first + j] * row[first + k] }
+        for i in 0..<count {
+            let v = x[i]
+            let t = 1 / exp(target[i] / Self.decibelsPerNeper)
+            let w = base[i]
+            let row: InlineArray<5, Double> = [t * w, v * t * w, v * v * t * w, -v * w, -v * v * w]
+            for j in 0..<5 {
+                right[j] += row[j] * w
+                for k in 0..<5 { normal[j * 5 + k] += row[j] * row[k] }
             }
         }
-        guard Self.solve(&normal, &right, unknowns) else { return nil }
-        let candidate = n0.map { SIMD3($0, right[0], right[1]) } ?? SIMD3(right[0], right[1], right[2])
-        guard candidate[0].isFinite && candidate[1].isFinite && candidate[2].isFinite else { return nil }
-        // Band-pass: N = x (n1 + n2 x) must be positive inside (0, 1].
-        let inX = candidate / scale
-        let check = type == .bandPass ? SIMD3(inX[1], inX[2], 0) : inX
-        return Self.minimum(check) > 0 ? candidate : nil
+        guard Self.solve(&normal, &right, 5) else { return nil }
+        let num = SIMD3(right[0], right[1], right[2])
+        let den = SIMD3(1, right[3], right[4])
+        guard Self.minimum(num) > 0, Self.minimum(den) > 0 else { return nil }
+        return (num, den)
     }
 
     /// Solves a x = b (n ≤ 5, row stride 5) by Gaussian elimination with partial pivoting; b becomes x.
@@ -398,45 +308,34 @@ private struct MatchedFit {
         return true
     }
 
-    /// Runs the fit from `start`; nil if the grid is too small or the start is infeasible.
-    mutating func refine(from start: BiquadCoefficients) -> BiquadCoefficients? {
-        guard fitCount >= 6 else { return nil }
-        let den0 = Self.squared(1, start.a1, start.a2) * scale
-        var num = Self.squared(start.b0, start.b1, start.b2) * scale
-        if notch { num = SIMD3(num[0], 0, 0) }
-        var den = den0
-        if notch {
-            // n0 alone: the Levenberg–Marquardt steps below.
-        } else if type.isShelf {
-            // The least-squares numerator if its minimax error is smaller than the start's.
-            weight = floorWeight
-            current = 0
-            if let candidate = leastSquaresNumerator(den0, fixing: nil), evaluate(candidate, den0, at: 0) != nil {
-                let fitted = score()
-                if evaluate(num, den0, at: 0) == nil || fitted < score() { num = candidate }
-            }
-        } else if firstFree < 2, let candidate = leastSquaresNumerator(den0, fixing: type == .bandPass ? 0 : den0[0]) {
-            num = candidate
-        }
-        weight = floorWeight
-        for i in fitCount..<count { weight[i] = 1 }
+    /// Runs the fit; the correction biquad, or nil if the grid is too small or nothing feasible was found.
+    mutating func run() -> BiquadCoefficients? {
+        guard count >= 6 else { return nil }
+        var mean = 0.0
+        for i in 0..<count { mean += target[i] }
+        mean /= Double(count)
+        let flat = (SIMD3(exp(mean / Self.decibelsPerNeper), 0, 0), SIMD3<Double>(1, 0, 0))
+        var (num, den) = linearStart() ?? flat
+        weight = base
         current = 0
-        guard var cost = evaluate(num, den, at: current) else { return nil }
+        guard
+            var cost = evaluate(num, den, at: current)
+                ?? {
+                    (num, den) = flat
+                    return evaluate(num, den, at: current)
+                }()
+        else { return nil }
         var best = (score: score(), num: num, den: den)
-        let numeratorFree = notch ? 1 : 3 - firstFree
-        let p = numeratorFree + 2
         // At most 6 Lawson rounds of at most 4 Levenberg–Marquardt steps, a round's steps ending early
-        // once a step gains less than 0.1 % of the cost, and at most 64 trial evaluations in all (on the
-        // test grids: 13–16 on average, 60 at most), which bounds the worst case.
+        // once a step gains less than 0.1 % of the cost, and at most 64 trial evaluations in all.
         var evaluationsLeft = 64
         for _ in 0..<6 {
             var lambda = 1e-3
             var converged = false
             for _ in 0..<4 {
                 // Gauss–Newton normal equations of the weighted dB residuals. The Jacobian row of a point
-                // is (dn·uᵏ for the free numerator coefficients, dd·u, dd·u²), dn = K/N, dd = −K/D
-                // (K = 10/ln 10), so the normal matrix needs only the weighted moments Σ w·dn²·uᵏ,
-                // Σ w·dn·dd·uᵏ and Σ w·dd²·uᵏ.
+                // is (dn, dn·x, dn·x², dd·x, dd·x²), dn = K/N, dd = −K/D (K = 10/ln 10), so the normal
+                // matrix needs only the weighted moments Σ w·dn²·xᵏ, Σ w·dn·dd·xᵏ and Σ w·dd²·xᵏ.
                 var numNum = InlineArray<5, Double>(repeating: 0)
                 var numDen = InlineArray<5, Double>(repeating: 0)
                 var denDen = InlineArray<5, Double>(repeating: 0)
@@ -444,9 +343,8 @@ private struct MatchedFit {
                 var gradDen = SIMD3<Double>(0, 0, 0)
                 for i in 0..<count {
                     let r = residual[current + i]
-                    if i >= fitCount && r == 0 { continue }  // an inactive guard
                     let w = weight[i]
-                    let v = u[i]
+                    let v = x[i]
                     let v2 = v * v
                     let powers = SIMD3(1, v, v2)
                     let dn = Self.decibelsPerNeper / numerator[current + i]
@@ -467,17 +365,17 @@ private struct MatchedFit {
                     gradNum += (w * dn * r) * powers
                     gradDen += (w * dd * r) * powers
                 }
-                // Unknowns: numerator coefficients firstFree…2, then denominator coefficients 1 and 2. The
-                // entry of two unknowns of powers k and l is the (k + l)-th moment of their kinds.
+                // Unknowns: n0, n1, n2, d1, d2. The entry of two unknowns of powers k and l is the
+                // (k + l)-th moment of their kinds.
                 var hessian = InlineArray<25, Double>(repeating: 0)
                 var gradient = InlineArray<5, Double>(repeating: 0)
-                for a in 0..<p {
-                    let aNum = a < numeratorFree
-                    let ka = aNum ? firstFree + a : a - numeratorFree + 1
+                for a in 0..<5 {
+                    let aNum = a < 3
+                    let ka = aNum ? a : a - 2
                     gradient[a] = aNum ? gradNum[ka] : gradDen[ka]
-                    for b in 0..<p {
-                        let bNum = b < numeratorFree
-                        let k = ka + (bNum ? firstFree + b : b - numeratorFree + 1)
+                    for b in 0..<5 {
+                        let bNum = b < 3
+                        let k = ka + (bNum ? b : b - 2)
                         switch (aNum, bNum) {
                         case (true, true): hessian[a * 5 + b] = numNum[k]
                         case (false, false): hessian[a * 5 + b] = denDen[k]
@@ -489,16 +387,13 @@ private struct MatchedFit {
                 while lambda < 1e6 && evaluationsLeft > 0 {
                     var damped = hessian
                     var step = InlineArray<5, Double>(repeating: 0)
-                    for a in 0..<p {
+                    for a in 0..<5 {
                         damped[a * 5 + a] += lambda * (hessian[a * 5 + a] + 1e-12)
                         step[a] = -gradient[a]
                     }
-                    if Self.solve(&damped, &step, p) {
-                        var nextNum = num
-                        var nextDen = den
-                        for j in 0..<numeratorFree { nextNum[firstFree + j] += step[j] }
-                        nextDen[1] += step[p - 2]
-                        nextDen[2] += step[p - 1]
+                    if Self.solve(&damped, &step, 5) {
+                        let nextNum = num + SIMD3(step[0], step[1], step[2])
+                        let nextDen = den + SIMD3(0, step[3], step[4])
                         evaluationsLeft -= 1
                         if let nextCost = evaluate(nextNum, nextDen, at: 64 - current), nextCost < cost {
                             num = nextNum
@@ -531,14 +426,8 @@ private struct MatchedFit {
                 cost += weight[i] * residual[current + i] * residual[current + i]
             }
         }
-        let a = Self.factor(best.den / scale)
-        if notch {
-            // N = 16 b0² x0² (u − 1)² for the numerator b0 (1 − 2 cos ω0 z⁻¹ + z⁻²).
-            let b0 = best.num[0].squareRoot() / (4 * scale[1])
-            let b1 = -2 * (1 - 2 * scale[1]) * b0
-            return BiquadCoefficients(b0: b0 / a.0, b1: b1 / a.0, b2: b0 / a.0, a1: a.1 / a.0, a2: a.2 / a.0)
-        }
-        let b = Self.factor(best.num / scale)
+        let a = Self.factor(best.den)
+        let b = Self.factor(best.num)
         return BiquadCoefficients(b0: b.0 / a.0, b1: b.1 / a.0, b2: b.2 / a.0, a1: a.1 / a.0, a2: a.2 / a.0)
     }
 }

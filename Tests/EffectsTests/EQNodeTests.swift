@@ -109,18 +109,27 @@ struct EQNodeTests {
     }
 
     @Test(
-        "matched designs on a wider grid (to 19.5 kHz, ±18 dB, 0.25 to 5 octaves) stay within 1 dB up to 0.45 × rate",
+        "matched designs on the parameters' whole range (10 Hz to 21 kHz, ±24 dB, 0.05 to 5 octaves) stay within 1 dB up to 0.45 × rate",
         arguments: FilterType.allCases)
     func matchedDesignGrid(type: FilterType) {
-        // The designed coefficients, evaluated on a dense grid (the test above runs the node itself).
+        // The designed coefficients, evaluated on a dense grid (the test above runs the node itself):
+        // 200 points from 20 Hz to 0.45 × rate and 61 across ±3 bandwidths around the frequency (and
+        // around a resonant shelf's peak and dip), where the narrowest resonances would otherwise fall
+        // between two points.
         var worst = (deviation: 0.0, f0: 0.0, gain: 0.0, bandwidth: 0.0, at: 0.0)
         for rate in Self.rates {
-            for f0 in [30.0, 100, 1_000, 5_000, 10_000, 15_000, 18_000, 19_500] {
-                for gain in type.usesGain ? [-18.0, -12, 6, 12, 18] : [0.0] {
-                    for bandwidth in type.usesBandwidth ? [0.25, 0.5, 1, 2, 3, 5] : [1.0] {
+            for f0 in [10.0, 30, 100, 1_000, 5_000, 10_000, 15_000, 18_000, 19_500, 21_000] where f0 < 0.48 * rate {
+                for gain in type.usesGain ? [-24.0, -18, -12, 6, 12, 18, 24] : [0.0] {
+                    for bandwidth in type.usesBandwidth ? [0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5] : [1.0] {
                         let band = FilterBand(type: type, frequency: f0, gain: gain, bandwidth: bandwidth)
-                        let c = BiquadCoefficients(band, sampleRate: rate, design: .matched)
-                        for frequency in logSpaced(from: 20, to: 0.45 * rate, count: 200) {
+                        let c = BandCoefficients(band, sampleRate: rate, design: .matched)
+                        let root = pow(10, abs(gain) / 80)
+                        var frequencies = logSpaced(from: 20, to: 0.45 * rate, count: 200)
+                        for center in [f0, f0 / root, f0 * root] {
+                            frequencies += logSpaced(
+                                from: center * pow(2, -3 * bandwidth), to: center * pow(2, 3 * bandwidth), count: 61)
+                        }
+                        for frequency in frequencies where frequency >= 20 && frequency <= 0.45 * rate {
                             let analog = analogDecibels(type, f0: f0, gain: gain, bandwidth: bandwidth, at: frequency)
                             guard analog > -50 else { continue }
                             let measured = 20 * log10(c.magnitude(atFrequency: frequency, sampleRate: rate))
@@ -217,18 +226,21 @@ struct EQNodeTests {
 }
 
 extension EQNodeTests {
-    @Test("stereo settled bands (four frames at a time, two bands fused) equal the direct form I, any quantum size")
-    func stereoFastPath() throws {
+    @Test(
+        "stereo settled bands (four frames at a time, two sections fused) equal the direct form I, any quantum size",
+        arguments: FilterDesign.allCases)
+    func stereoFastPath(design: FilterDesign) throws {
         let rate = 48_000.0
         var generator = SplitMix(seed: 5)
         let count = 6_000
         let signal = (0..<2).map { _ in (0..<count).map { _ in Float.random(in: -0.5...0.5, using: &generator) } }
         let types = FilterType.allCases
-        // 1 band: the single path; 2: a fused pair; 3: a pair and a single; 4 with the second
-        // bypassed: a pair fused across the bypassed band, then a single.
+        // Cookbook, one section per band: 1 band: the single path; 2: a fused pair; 3: a pair and a
+        // single; 4 with the second bypassed: a pair fused across the bypassed band, then a single.
+        // Matched, two sections per band (but a band of 0 dB gain): pairs within a band and across bands.
         for bandCount in 1...4 {
             let eq = EQNode(numberOfBands: bandCount)
-            eq.design = .cookbook
+            eq.design = design
             var active: [BiquadCoefficients] = []
             for (index, band) in eq.bands.enumerated() {
                 let type = types[(3 * bandCount + index) % types.count]
@@ -237,7 +249,9 @@ extension EQNodeTests {
                     bandwidth: [0.5, 1, 2, 0.3][index])
                 band.bypass = bandCount == 4 && index == 1
                 if !band.bypass {
-                    active.append(BiquadCoefficients(band.settings, sampleRate: rate, design: .cookbook))
+                    let sections = BandCoefficients(band.settings, sampleRate: rate, design: design)
+                    active.append(sections.main)
+                    if sections.correction != .identity { active.append(sections.correction) }
                 }
             }
             try eq.prepare(format: AudioFormat(sampleRate: rate, channelCount: 2), maximumFrameCount: 512)
@@ -269,7 +283,7 @@ extension EQNodeTests {
                         let x = samples[index]
                         let y = c.b0 * x + c.b1 * x1 + c.b2 * x2 - c.a1 * y1 - c.a2 * y2
                         (x2, x1, y2, y1) = (x1, x, y1, y)
-                        samples[index] = Double(Float(y))  // each band's output is single precision
+                        samples[index] = Double(Float(y))  // each section's output is single precision
                     }
                 }
                 for index in samples.indices {
@@ -277,12 +291,58 @@ extension EQNodeTests {
                 }
             }
             #expect(worst < 1e-5, "\(bandCount) bands: off by \(worst)")
+            if design == .matched { #expect(active.count > bandCount, "the matched bands have corrections") }
         }
+    }
+}
+
+extension EQNodeTests {
+    @Test("the eq and filter Q range is the bandwidth range, 0.05 to 5 octaves, as Q (no value clamped silently)")
+    func qRange() {
+        func octaves(_ q: Double) -> Double { 2 * asinh(1 / (2 * q)) / log(2) }
+        let range = EffectDescription.qRange
+        #expect(octaves(range.upperBound) >= 0.05 && octaves(range.upperBound) < 0.0505)
+        #expect(octaves(range.lowerBound) <= 5 && octaves(range.lowerBound) > 4.85)
     }
 }
 
 @Suite("EQ changes while playing")
 struct EQChangeTests {
+    @Test("sixteen matched bands that settle at once all reach their settled design (two designs per quantum)")
+    func manyBandsSettle() throws {
+        let rate = 48_000.0
+        let eq = EQNode(numberOfBands: 16)
+        eq.design = .matched
+        let types: [FilterType] = [.resonantHighShelf, .parametric, .resonantLowShelf, .highShelf]
+        for (index, band) in eq.bands.enumerated() {
+            band.settings = FilterBand(
+                type: types[index % 4], frequency: 12_000 + 500 * Double(index), gain: 0, bandwidth: 0.3)
+            band.bypass = false
+        }
+        let gains = (0..<16).map { $0 % 2 == 0 ? 2.0 : -1.5 }
+        var signal = [Float](repeating: 0, count: 40_000)
+        signal[32_768] = 1  // long after every band has settled
+        // All the gains change at once: the bands glide together, settle in the same sub-block, and
+        // their settled designs are spread over the following quanta.
+        let output = try process(eq, signal, sampleRate: rate, quantum: 256, channels: 2) { position in
+            if position == 256 { for (band, gain) in zip(eq.bands, gains) { band.gain = gain } }
+        }
+        let response = Array(output[32_768...])
+        let settled = eq.bands.map { BandCoefficients($0.settings, sampleRate: rate, design: .matched) }
+        let closed = eq.bands.map { BandCoefficients($0.settings, sampleRate: rate, design: .matched, refined: false) }
+        var separation = 0.0
+        for frequency in [1_000.0, 12_000, 14_000, 16_000, 18_000, 20_000] {
+            let measured = measuredDecibels(response, atFrequency: frequency, sampleRate: rate)
+            let expected = settled.map { 20 * log10($0.magnitude(atFrequency: frequency, sampleRate: rate)) }.reduce(
+                0, +)
+            let gliding = closed.map { 20 * log10($0.magnitude(atFrequency: frequency, sampleRate: rate)) }.reduce(0, +)
+            separation = max(separation, abs(gliding - expected))
+            #expect(abs(measured - expected) < 0.05, "\(frequency) Hz: \(measured) dB, settled design \(expected) dB")
+        }
+        // The closed-form (gliding) designs are measurably elsewhere: a band left on them would fail.
+        #expect(separation > 0.5, "closed form within \(separation) dB of the settled designs")
+    }
+
     @Test("changing a band's type or the design while playing reaches the new response")
     func typeAndDesignChanges() throws {
         let rate = 48_000.0
@@ -294,7 +354,7 @@ struct EQChangeTests {
             if position >= 8_192 { node.design = .matched }
         }
         let response = Array(output[30_000...])
-        let expected = BiquadCoefficients(
+        let expected = BandCoefficients(
             FilterBand(type: .highPass, frequency: 1_000), sampleRate: rate, design: .matched)
         for frequency in [100.0, 1_000, 10_000] {
             let measured = measuredDecibels(response, atFrequency: frequency, sampleRate: rate)

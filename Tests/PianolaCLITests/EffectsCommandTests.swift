@@ -93,7 +93,8 @@ struct EffectsCommandTests {
             (["--fx", "eq:type=wobble"], "eq: type=wobble is not one of parametric, lowPass"),
             (["--fx", "eq:gain"], "eq: 'gain' is not key=value"),
             (["--fx", "chorus"], "unknown effect 'chorus' (known: eq, filter, reverb, limiter"),
-            (["--fx", "filter:q=0"], "filter: q=0 is out of range 0.1…40"),
+            (["--fx", "filter:q=0"], "filter: q=0 is out of range 0.19…28.8"),
+            (["--fx", "filter:q=40"], "filter: q=40 is out of range 0.19…28.8"),
         ]
         for (arguments, message) in cases {
             let result = try runPianola(
