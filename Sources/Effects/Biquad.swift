@@ -302,6 +302,16 @@ public struct BandCoefficients: Hashable, Sendable {
         self.init(main: BiquadCoefficients(band, sampleRate: sampleRate))
     }
 
+    /// Every coefficient plus `w` times `other`'s (w = −1: the difference).
+    func adding(_ other: BandCoefficients, times w: Double) -> BandCoefficients {
+        func add(_ a: BiquadCoefficients, _ b: BiquadCoefficients) -> BiquadCoefficients {
+            BiquadCoefficients(
+                b0: a.b0 + w * b.b0, b1: a.b1 + w * b.b1, b2: a.b2 + w * b.b2, a1: a.a1 + w * b.a1,
+                a2: a.a2 + w * b.a2)
+        }
+        return BandCoefficients(main: add(main, other.main), correction: add(correction, other.correction))
+    }
+
     /// The magnitude response at `frequency` (linear).
     public func magnitude(atFrequency frequency: Double, sampleRate: Double) -> Double {
         main.magnitude(atFrequency: frequency, sampleRate: sampleRate)

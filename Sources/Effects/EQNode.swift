@@ -109,6 +109,9 @@ public final class EQNode: AudioNode, @unchecked Sendable {
     /// The others keep their closed-form design a quantum or more longer.
     private var designsLeft = 0
     private static let designsPerQuantum = 2
+    /// Sub-blocks (of 16 samples) over which a band moves between the one-section (gliding) and the
+    /// two-section (settled) matched designs: 32, about 11 ms at 48 kHz.
+    private static let familyRamp = 32
     private static let subBlock = 16
     private static let glideSeconds = 0.010
 
@@ -155,6 +158,9 @@ public final class EQNode: AudioNode, @unchecked Sendable {
             runtime[index].smoothed = settings
             runtime[index].design = design
             runtime[index].current = BandCoefficients(settings, sampleRate: sampleRate, design: design)
+            runtime[index].refined = design == .matched
+            runtime[index].settled = runtime[index].current
+            runtime[index].settledFor = design == .matched ? settings : nil
             runtime[index].mix = band.bypass ? 0 : 1
             sections[2 * index] = SectionRuntime()
             sections[2 * index + 1] = SectionRuntime()
@@ -318,6 +324,8 @@ public final class EQNode: AudioNode, @unchecked Sendable {
                 state.smoothed = target
                 state.design = design
                 state.current = BandCoefficients(target, sampleRate: sampleRate, design: design, refined: false)
+                state.refined = false
+                state.rampStep = 0
                 state.needsCoefficients = design == .matched
             }
             main.history = BiquadHistory()
@@ -349,12 +357,39 @@ public final class EQNode: AudioNode, @unchecked Sendable {
                     state.smoothed = target
                 }
                 state.smoothed.type = target.type
-                let settled = state.smoothed == target
-                let deferred = settled && design == .matched && designsLeft == 0
-                if settled && design == .matched && designsLeft > 0 { designsLeft -= 1 }
-                next = BandCoefficients(
-                    state.smoothed, sampleRate: sampleRate, design: design, refined: settled && !deferred)
-                state.needsCoefficients = next != state.current || deferred
+                // The matched design: the closed form while gliding; once settled, the two-section
+                // design, computed once (if this quantum's budget allows; else a quantum later).
+                var wanted = BandCoefficients(state.smoothed, sampleRate: sampleRate, design: design, refined: false)
+                var refined = false
+                var deferred = false
+                if state.smoothed == target && design == .matched {
+                    if state.settledFor != target && designsLeft > 0 {
+                        designsLeft -= 1
+                        state.settled = BandCoefficients(target, sampleRate: sampleRate, design: .matched)
+                        state.settledFor = target
+                    }
+                    refined = state.settledFor == target
+                    deferred = !refined
+                    if refined { wanted = state.settled }
+                }
+                // Between the two families of designs (one section and two), the coefficients do not
+                // jump in one sub-block: their sections split the response differently, and a fast move
+                // would modulate the signal audibly. The difference between the two at the switch fades
+                // out over `familyRamp` sub-blocks on a raised cosine (no kink at either end), on top
+                // of the wanted coefficients, which may still glide.
+                if refined != state.refined {
+                    state.refined = refined
+                    state.rampOffset = state.current.adding(wanted, times: -1)
+                    state.rampStep = design == .matched ? 1 : 0
+                }
+                if state.rampStep > 0 {
+                    let phase = Double.pi * Double(state.rampStep) / Double(Self.familyRamp)
+                    next = wanted.adding(state.rampOffset, times: (1 + cos(phase)) / 2)
+                    state.rampStep = state.rampStep < Self.familyRamp ? state.rampStep + 1 : 0
+                } else {
+                    next = wanted
+                }
+                state.needsCoefficients = next != state.current || deferred || state.rampStep > 0
             }
             // Bypass fades linearly over the glide time.
             var mixNext = state.mix
@@ -445,6 +480,15 @@ struct BandRuntime {
     var design = FilterDesign.cookbook
     var current = BandCoefficients(main: .identity)
     var needsCoefficients = false
+    /// Whether `current` is (or moves toward) the settled two-section matched design.
+    var refined = false
+    /// A fade between the two families of designs: the difference being faded out, and the step
+    /// (1 … `familyRamp`; 0 when none runs).
+    var rampOffset = BandCoefficients(main: .identity)
+    var rampStep = 0
+    /// The settled matched design of `settledFor`, computed once.
+    var settled = BandCoefficients(main: .identity)
+    var settledFor: FilterBand?
     var mix = 1.0
 }
 

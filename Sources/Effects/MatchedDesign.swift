@@ -11,7 +11,8 @@
 
 extension BandCoefficients {
     /// The matched design of a settled band, for every type (nil for non-finite or non-positive inputs,
-    /// below about 90 Hz sampling, or if the fit fails; the caller then falls back).
+    /// below about 90 Hz sampling, for 0 dB gain, or if the fit fails; the caller then takes the closed
+    /// form).
     ///
     /// 1. **Structure** (`BiquadCoefficients.structure`): the analog poles and zeros mapped by impulse
     ///    invariance (z = e^{sT}). Near a pole the map is exact to first order, so the structure has the
@@ -40,7 +41,8 @@ extension BandCoefficients {
         guard 0.45 * rate > 40 else { return nil }
         let f0 = min(max(f0, 1), rate * 0.4999)
         let bw = max(octaves, 0.001)
-        if type.usesGain && gain == 0 { return BandCoefficients(main: .identity) }
+        // At 0 dB the closed form is exact (its poles and zeros cancel) and what a gliding band uses.
+        if type.usesGain && gain == 0 { return nil }
         if gain < 0 {
             // The analog cut is the inverse of the analog boost: so is the digital one.
             guard let boost = matched(type, f0, -gain, bw, rate), let main = boost.main.inverse,
@@ -52,13 +54,15 @@ extension BandCoefficients {
         guard structure.isFiniteAndStable else { return nil }
         var fit = CorrectionFit(type, f0, gain, bw, rate, structure: structure)
         guard let correction = fit.run(), correction.isFiniteAndStable else { return nil }
-        return BandCoefficients(main: structure, correction: correction)
+        let scale = pow(10, fit.meanLevel(of: correction) / 20)
+        guard scale.isFinite, scale > 0 else { return nil }
+        return BandCoefficients(main: structure.scaled(by: scale), correction: correction.scaled(by: 1 / scale))
     }
 }
 
 extension BiquadCoefficients {
     /// The analog prototype's poles and zeros mapped by impulse invariance (z = e^{sT}), b0 = 1: the
-    /// first section of the matched design. High-pass keeps a double zero at DC, band-pass one, the
+    /// first section of the matched design (before its gain is set). High-pass keeps a double zero at DC, band-pass one, the
     /// notch its zeros on the unit circle at the frequency; low-pass has no zeros. A pole or zero pair
     /// whose frequency lies at or above Nyquist (a shelf's, far enough up) is left out: the correction
     /// takes its smooth skirt below Nyquist.
@@ -92,6 +96,11 @@ extension BiquadCoefficients {
             (poles, zeros) = (pair(isLow ? w0 / root : w0 * root, zeta), pair(isLow ? w0 * root : w0 / root, zeta))
         }
         return BiquadCoefficients(b0: 1, b1: zeros.0, b2: zeros.1, a1: poles.0, a2: poles.1)
+    }
+
+    /// The filter times `gain` (the numerator scaled).
+    func scaled(by gain: Double) -> BiquadCoefficients {
+        BiquadCoefficients(b0: b0 * gain, b1: b1 * gain, b2: b2 * gain, a1: a1, a2: a2)
     }
 
     /// The reciprocal filter 1/H (nil unless it is finite and stable: H's zeros inside the unit circle).
@@ -429,5 +438,22 @@ private struct CorrectionFit {
         let a = Self.factor(best.den)
         let b = Self.factor(best.num)
         return BiquadCoefficients(b0: b.0 / a.0, b1: b.1 / a.0, b2: b.2 / a.0, a1: a.1 / a.0, a2: a.2 / a.0)
+    }
+
+    /// The correction's mean level (dB) over the fit points up to 0.45 × rate: moved into the first
+    /// section, it leaves the correction near 0 dB and the first section near the prototype, so that
+    /// gliding from or to the one-section closed form never passes through a large gain.
+    func meanLevel(of correction: BiquadCoefficients) -> Double {
+        let num = Self.squared(correction.b0, correction.b1, correction.b2)
+        let den = Self.squared(1, correction.a1, correction.a2)
+        var sum = 0.0
+        var points = 0
+        for i in 0..<count where base[i] == 1 {
+            let v = x[i]
+            sum +=
+                Self.decibelsPerNeper * log((num[0] + (num[1] + num[2] * v) * v) / (den[0] + (den[1] + den[2] * v) * v))
+            points += 1
+        }
+        return points > 0 ? sum / Double(points) : 0
     }
 }

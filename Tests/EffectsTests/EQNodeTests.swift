@@ -146,6 +146,29 @@ struct EQNodeTests {
         #expect(worst.deviation <= 1.0, "\(type): \(worst)")
     }
 
+    @Test(
+        "matched: sweeping a band, and its settling into the two-section design, leave no zipper noise above 5 kHz",
+        arguments: FilterType.allCases)
+    func noZipperMatched(type: FilterType) throws {
+        let rate = 48_000.0
+        let signal = sine(440, amplitude: 0.5, count: 72_000, sampleRate: rate)
+        // Gain stepped 0 → +12 dB at 0.5 s, the frequency swept 600 → 2000 Hz and the bandwidth
+        // 1.39 → 0.3 octaves from 0.625 s to 1 s; then the band settles (into the two-section design).
+        let node = FilterNode(type: type, frequency: 600, gain: 0, bandwidth: 1.3885)
+        node.design = .matched
+        let output = try process(node, signal, sampleRate: rate, quantum: 128) { position in
+            if position >= 24_000 { node.band.gain = 12 }
+            if position >= 30_000 && position < 48_000 {
+                let t = Double(position - 30_000) / 18_000
+                node.band.frequency = 600 * pow(2_000 / 600, t)
+                node.band.bandwidth = 1.3885 - 1.0885 * t
+            }
+        }
+        let residual = butterworthHighPass8(output, cutoff: 5_000, sampleRate: rate)
+        let peak = residual[20_000...].map(abs).max()!
+        #expect(20 * log10(peak) <= -90, "\(type): residual \(20 * log10(peak)) dBFS")
+    }
+
     @Test("sweeping a band while a sine plays leaves no zipper noise above 5 kHz (a hard coefficient step would)")
     func noZipper() throws {
         let rate = 48_000.0
