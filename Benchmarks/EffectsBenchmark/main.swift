@@ -168,7 +168,7 @@ func designTime() {
     var sink = 0.0
     for type in FilterType.allCases {
         for f0 in [10.0, 30, 100, 1_000, 5_000, 10_000, 15_000, 18_000, 19_500, 21_000] {
-            for gain in type.usesGain ? [-24.0, -18, -12, 6, 12, 18, 24] : [0.0] {
+            for gain in type.usesGain ? [-96.0, -48, -24, -12, 6, 12, 24] : [0.0] {
                 for bandwidth in type.usesBandwidth ? [0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5] : [1.0] {
                     let band = FilterBand(type: type, frequency: f0, gain: gain, bandwidth: bandwidth)
                     var best = Double.infinity

@@ -75,7 +75,8 @@ public final class EQBand: Sendable {
 public final class EQNode: AudioNode, @unchecked Sendable {
     /// The bands, in processing order.
     public let bands: [EQBand]
-    /// The coefficient design (may change while playing; the change glides like a parameter).
+    /// The coefficient design (may change while playing: the coefficients move to the new design
+    /// over 16 samples, or cross-fade over 512 into a settled matched design).
     public var design: FilterDesign {
         get { FilterDesign.table[designIndex.load(ordering: .relaxed)] }
         set { designIndex.store(FilterDesign.table.firstIndex(of: newValue)!, ordering: .relaxed) }
@@ -104,11 +105,11 @@ public final class EQNode: AudioNode, @unchecked Sendable {
     private var sections: UnsafeMutablePointer<SectionRuntime>
     private var sampleRate = 44_100.0
     private var gainNow = 1.0
-    /// How many settled matched designs (tens of microseconds each) this quantum may still compute: at most
-    /// two per quantum, so that sixteen bands settling at once do not cost one quantum a millisecond.
-    /// The others keep their closed-form design a quantum or more longer.
+    /// How many settled matched designs (tens of microseconds each) this quantum may still compute: one
+    /// per 512 frames, at least one, so that sixteen bands settling at once do not cost one quantum a
+    /// millisecond. The others keep their closed-form design a quantum or more longer.
     private var designsLeft = 0
-    private static let designsPerQuantum = 2
+    private static let framesPerDesign = 512
     /// Sub-blocks (of 16 samples) over which a band moves between the one-section (gliding) and the
     /// two-section (settled) matched designs: 32, about 11 ms at 48 kHz.
     private static let familyRamp = 32
@@ -179,7 +180,7 @@ public final class EQNode: AudioNode, @unchecked Sendable {
             output.channel(channel).update(from: source, count: frameCount)
         }
         let design = self.design
-        designsLeft = Self.designsPerQuantum
+        designsLeft = max(1, frameCount / Self.framesPerDesign)
         // Settled bands run without glide bookkeeping, stereo in one vector, their sections (a band's
         // main one, and its correction if it has one) two by two in one pass (their recursions overlap).
         // A section waits in `pending` for its partner; a band that glides, or the end, runs it alone.
@@ -203,7 +204,6 @@ public final class EQNode: AudioNode, @unchecked Sendable {
                             pending = -1
                         }
                     }
-                    if !corrected { sections[2 * index + 1].passed(sections[2 * index]) }
                 }
                 index += 1
                 continue
@@ -238,8 +238,9 @@ public final class EQNode: AudioNode, @unchecked Sendable {
     /// fully bypassed. Such a band needs no per-sample bookkeeping.
     @inline(__always)
     private func isSettled(_ state: BandRuntime, _ band: EQBand, _ design: FilterDesign) -> Bool {
-        let bypassed = band.bypass
-        if bypassed { return state.mix == 0 }
+        // A bypassed band is at rest once faded out with its settings taken (the bypass branch of
+        // `process` takes new ones, in closed form, when they change).
+        if band.bypass { return state.mix == 0 && state.target == band.settings && state.design == design }
         return state.mix == 1 && !state.needsCoefficients && design == state.design && state.smoothed == band.settings
             && state.target == state.smoothed
     }
@@ -333,10 +334,12 @@ public final class EQNode: AudioNode, @unchecked Sendable {
             return
         }
         if target.type != state.target.type || design != state.design {
-            // A new shape or design: jump the parameters, glide the coefficients.
+            // A new shape or design: jump the parameters, glide the coefficients (16 samples; a
+            // cross-fade between designs of the old shape stops).
             state.smoothed = target
             state.design = design
             state.needsCoefficients = true
+            state.rampStep = 0
         }
         state.target = target
         var position = 0
@@ -374,17 +377,18 @@ public final class EQNode: AudioNode, @unchecked Sendable {
                 }
                 // Between the two families of designs (one section and two), the coefficients do not
                 // jump in one sub-block: their sections split the response differently, and a fast move
-                // would modulate the signal audibly. The difference between the two at the switch fades
-                // out over `familyRamp` sub-blocks on a raised cosine (no kink at either end), on top
-                // of the wanted coefficients, which may still glide.
+                // would modulate the signal audibly. Each section cross-fades from its coefficients at the
+                // switch to the wanted ones (which may still glide) over `familyRamp` sub-blocks, on a
+                // raised cosine (no kink at either end). Each step is a blend of two stable sections,
+                // so stable (the stability region of (a1, a2) is convex).
                 if refined != state.refined {
                     state.refined = refined
-                    state.rampOffset = state.current.adding(wanted, times: -1)
+                    state.rampFrom = state.current
                     state.rampStep = design == .matched ? 1 : 0
                 }
                 if state.rampStep > 0 {
                     let phase = Double.pi * Double(state.rampStep) / Double(Self.familyRamp)
-                    next = wanted.adding(state.rampOffset, times: (1 + cos(phase)) / 2)
+                    next = state.rampFrom.interpolated(to: wanted, (1 - cos(phase)) / 2)
                     state.rampStep = state.rampStep < Self.familyRamp ? state.rampStep + 1 : 0
                 } else {
                     next = wanted
@@ -406,7 +410,11 @@ public final class EQNode: AudioNode, @unchecked Sendable {
             var mix = SIMD2(repeating: state.mix)
             let dm = SIMD2(repeating: (mixNext - state.mix) * step)
             var h = main.history
-            var g = correction.history
+            // A correction that was a wire until now starts from the wire's history: the main
+            // section's last outputs as its inputs and outputs.
+            var g =
+                state.current.correction == .identity
+                ? BiquadHistory(x1: h.y1, x2: h.y2, y1: h.y1, y2: h.y2) : correction.history
             for frame in position..<position + length {
                 mix += dm
                 let x = SIMD2(Double(left[frame]), Double(right[frame]))
@@ -417,10 +425,15 @@ public final class EQNode: AudioNode, @unchecked Sendable {
                 right[frame] = Float(out.y)
             }
             main.history = h.flushed()
-            correction.history = corrected ? g.flushed() : BiquadHistory(x1: h.y1, x2: h.y2, y1: h.y1, y2: h.y2)
+            correction.history = g.flushed()
             state.current = next
             state.mix = mixNext
             position += length
+        }
+        if state.mix == 0 {
+            // Faded out: the band comes back from a clean state.
+            main.history = BiquadHistory()
+            correction.history = BiquadHistory()
         }
     }
 }
@@ -482,9 +495,9 @@ struct BandRuntime {
     var needsCoefficients = false
     /// Whether `current` is (or moves toward) the settled two-section matched design.
     var refined = false
-    /// A fade between the two families of designs: the difference being faded out, and the step
+    /// A cross-fade between the two families of designs: the coefficients at its start, and its step
     /// (1 … `familyRamp`; 0 when none runs).
-    var rampOffset = BandCoefficients(main: .identity)
+    var rampFrom = BandCoefficients(main: .identity)
     var rampStep = 0
     /// The settled matched design of `settledFor`, computed once.
     var settled = BandCoefficients(main: .identity)
@@ -503,13 +516,6 @@ struct SectionRuntime {
     mutating func kernel(_ coefficients: BiquadCoefficients) -> BiquadBlock4 {
         if block.source != coefficients { block = BiquadBlock4(coefficients) }
         return block
-    }
-
-    /// The history of a wire after `section`: its last two outputs, as inputs and outputs.
-    @inline(__always)
-    mutating func passed(_ section: SectionRuntime) {
-        let h = section.history
-        history = BiquadHistory(x1: h.y1, x2: h.y2, y1: h.y1, y2: h.y2)
     }
 }
 
@@ -593,34 +599,5 @@ struct BiquadBlock4 {
         let o3 = (u3 + k3y2 * h.y2) + k3y1 * h.y1
         h = BiquadHistory(x1: x3, x2: x2, y1: o3, y2: o2)
         return (o0, o1, o2, o3)
-    }
-}
-
-/// One filter band as a node: the counterpart of an AVAudioUnitEQ with one band, not bypassed.
-public final class FilterNode: AudioNode, @unchecked Sendable {
-    private let eq: EQNode
-    /// The band (type, frequency, gain, bandwidth, bypass).
-    public var band: EQBand { eq.bands[0] }
-    public var design: FilterDesign {
-        get { eq.design }
-        set { eq.design = newValue }
-    }
-
-    public init(type: FilterType = .lowPass, frequency: Double = 1_000, gain: Double = 0, bandwidth: Double = 1) {
-        eq = EQNode(
-            band: FilterBand(type: type, frequency: frequency, gain: gain, bandwidth: bandwidth), name: "filter")
-        super.init(name: "filter")
-    }
-
-    public override var inputBusCount: Int { 1 }
-    public override func outputChannelCount(inputChannelCounts: [Int]) -> Int {
-        eq.outputChannelCount(inputChannelCounts: inputChannelCounts)
-    }
-    public override func prepare(format: AudioFormat, maximumFrameCount: Int) throws {
-        try eq.prepare(format: format, maximumFrameCount: maximumFrameCount)
-    }
-    public override func reset() { eq.reset() }
-    public override func render(into output: AudioBuffer, inputs: RenderInputs, frameCount: Int, time: AudioTime) {
-        eq.render(into: output, inputs: inputs, frameCount: frameCount, time: time)
     }
 }

@@ -22,6 +22,13 @@ public struct EffectDescription: Sendable {
     /// The Q range of `eq` and `filter`: the bands' bandwidth range, 0.05 … 5 octaves, as Q (rounded
     /// inward; a wider Q would be clamped silently).
     static let qRange: ClosedRange<Double> = 0.19...28.8
+    /// `q` of `eq` and `filter`: the bandwidth as a quality factor.
+    static let q = EffectParameter(
+        "q", "quality factor (instead of bw)", range: qRange, default: 0.707, unit: .number)
+    /// `matched` of `eq` and `filter`: the design.
+    static let matched = EffectParameter(
+        "matched", "matched design (follows the analog prototype up to Nyquist) instead of the cookbook",
+        range: 0...1, default: 0, unit: .boolean)
 }
 
 /// One effect of a chain as the command line and chain files give it: a name and parameter values
@@ -42,33 +49,14 @@ public struct EffectSpec: Hashable, Sendable {
             name: "eq",
             summary: "equalizer band (several `eq` in a row, or band=N, make one multi-band EQ)",
             parameters: EQNode.bandParameters + [
-                EffectParameter(
-                    "q", "quality factor (instead of bw)", range: EffectDescription.qRange, default: 0.707,
-                    unit: .number),
+                EffectDescription.q,
                 EffectParameter("band", "band number in the EQ", range: 1...16, default: 1, unit: .number),
                 EffectParameter("global", "global gain of the EQ", range: -96...24, default: 0, unit: .decibels),
-                EffectParameter(
-                    "matched", "matched design (follows the analog prototype up to Nyquist) instead of the cookbook",
-                    range: 0...1, default: 0,
-                    unit: .boolean),
+                EffectDescription.matched,
             ], isAvailable: true),
         EffectDescription(
             name: "filter", summary: "one filter band (default: low-pass)",
-            parameters: EQNode.bandParameters.filter { $0.identifier != "bypass" }.map {
-                $0.identifier == "type"
-                    ? EffectParameter(
-                        "type", $0.name, range: $0.range,
-                        default: Double(FilterType.allCases.firstIndex(of: .lowPass)!),
-                        unit: .choice, choices: $0.choices) : $0
-            } + [
-                EffectParameter(
-                    "q", "quality factor (instead of bw)", range: EffectDescription.qRange, default: 0.707,
-                    unit: .number),
-                EffectParameter(
-                    "matched", "matched design (follows the analog prototype up to Nyquist) instead of the cookbook",
-                    range: 0...1, default: 0,
-                    unit: .boolean),
-            ], isAvailable: true),
+            parameters: FilterNode.parameters + [EffectDescription.q, EffectDescription.matched], isAvailable: true),
         EffectDescription(
             name: "reverb",
             summary: "room, hall, chamber, plate and cathedral reverb (a 16-line feedback delay network)",

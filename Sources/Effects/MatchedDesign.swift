@@ -10,7 +10,7 @@
 // stack), no locks, bounded work.
 
 extension BandCoefficients {
-    /// The matched design of a settled band, for every type (nil for non-finite or non-positive inputs,
+    /// The matched design of a settled band, for every type (nil for a non-finite input or sample rate,
     /// below about 90 Hz sampling, for 0 dB gain, or if the fit fails; the caller then takes the closed
     /// form).
     ///
@@ -29,8 +29,9 @@ extension BandCoefficients {
     ///    peak and its dip) and 5 between 0.46 × rate and Nyquist, weighted 0.3, which keep the response
     ///    near the prototype's there too.
     /// A parametric or shelf cut is the exact inverse of the boost of the same size, as in the analog
-    /// domain. For the audio thread: no heap allocation, bounded work (at most 64 trial evaluations of
-    /// at most 64 points).
+    /// domain. The first section carries the correction's mean level, so that neither section's gain
+    /// is far from the band's. For the audio thread: no heap allocation, bounded work (at most 64
+    /// trial evaluations of at most 64 points).
     static func matched(
         _ type: FilterType, _ f0: Double, _ gain: Double, _ bw: Double, _ rate: Double
     ) -> BandCoefficients? {
@@ -234,8 +235,10 @@ private struct CorrectionFit {
         return (p0, (s0 - s1) / 2, -bigB2 / (4 * p0))
     }
 
-    /// The minimum of c0 + c1 x + c2 x² over 0 ≤ x ≤ 1 (NaN-safe callers compare with `> 0`).
+    /// The minimum of c0 + c1 x + c2 x² over 0 ≤ x ≤ 1 (−1 if a coefficient is not finite: callers
+    /// compare with `> 0`).
     static func minimum(_ c: SIMD3<Double>) -> Double {
+        guard c[0].isFinite && c[1].isFinite && c[2].isFinite else { return -1 }
         var m = min(c[0], c[0] + c[1] + c[2])
         if c[2] > 0 {
             let vertex = -c[1] / (2 * c[2])

@@ -145,7 +145,7 @@ struct RenderAllocationTests {
         eq.bands[0].settings = FilterBand(type: .lowShelf, frequency: 200, gain: 4)
         eq.bands[1].settings = FilterBand(type: .parametric, frequency: 2_000, gain: -3, bandwidth: 1)
         for band in eq.bands { band.bypass = false }
-        eq.design = .matched  // gliding bands use Vicanek's closed form, settled ones the refined fit
+        eq.design = .matched  // gliding bands use the closed form, settled ones the two-section design
         let limiter = LimiterNode()
         limiter.truePeak = true
         limiter.preGain = 12
@@ -167,10 +167,11 @@ struct RenderAllocationTests {
         var allocations = 0
         for quantum in 0..<500 {
             // Bands move while playing (the control side), the nodes glide on the audio side.
-            // (From quantum 400 they rest: the bands settle, and the matched fit runs.)
+            // (From quantum 400 they rest: both bands settle, their two-section designs are fitted,
+            // and they cross-fade to them.)
             if quantum < 400 {
                 eq.bands[1].frequency = 1_000 + Double(quantum % 50) * 40
-                eq.bands[0].gain = Double(quantum % 7)
+                eq.bands[0].gain = Double(quantum % 7 + 1)
             }
             if quantum == 250 { reverb.preset = .plate }  // rebuilt on the audio thread: Dattorro's plate
             pianola_allocations_start()
