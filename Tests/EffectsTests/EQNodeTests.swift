@@ -156,7 +156,7 @@ struct EQNodeTests {
         // 1.39 → 0.3 octaves from 0.625 s to 1 s; then the band settles (into the two-section design).
         let node = FilterNode(type: type, frequency: 600, gain: 0, bandwidth: 1.3885)
         node.design = .matched
-        let output = try process(node, signal, sampleRate: rate, quantum: 128) { position in
+        let output = try process(node, signal, sampleRate: rate, quantum: 128, channels: 2) { position in
             if position >= 24_000 { node.band.gain = 12 }
             if position >= 30_000 && position < 48_000 {
                 let t = Double(position - 30_000) / 18_000
