@@ -60,10 +60,10 @@ public enum FilterDesign: String, CaseIterable, Hashable, Sendable {
     /// octaves, at 44.1 and 48 kHz: up to 0.8 dB for resonant shelves of 0.05 to 0.1 octave, 0.55
     /// dB or less for every other type).
     /// While a band glides it uses one section, Vicanek's closed form (shelves: the cookbook's); once
-    /// it settles the two-section design is computed (on the audio thread, bounded: about 40 µs on
-    /// average and 65 µs at worst on a current x86-64 core, one per 512 frames of a quantum, at least
-    /// one) and the band cross-fades to it over 512 samples, as it does back to the closed form when
-    /// it moves again.
+    /// it settles the two-section design is computed (on the audio thread, bounded: 34 µs on average
+    /// and 61 µs at worst on a current x86-64 core, see BENCHMARKS.md; one per 512 frames of a
+    /// quantum, at least one) and the band cross-fades to it over 512 samples, as it does back to the
+    /// closed form when it moves again.
     case matched
 
     /// The cases in order, stored once.
