@@ -62,8 +62,8 @@ public enum FilterDesign: String, CaseIterable, Hashable, Sendable {
     /// While a band glides it uses one section, Vicanek's closed form (shelves: the cookbook's); once
     /// it settles the two-section design is computed (on the audio thread, bounded: 34 µs on average
     /// and 61 µs at worst on a current x86-64 core, see BENCHMARKS.md; one per 512 frames of a
-    /// quantum, at least one) and the band cross-fades to it over 512 samples, as it does back to the
-    /// closed form when it moves again.
+    /// quantum, at least one) and the band cross-fades to it over 32 sub-blocks of 16 samples, as it
+    /// does back to the closed form when it moves again.
     case matched
 
     /// The cases in order, stored once.
@@ -89,6 +89,14 @@ public struct FilterBand: Hashable, Sendable {
 
     /// The Q of a bandwidth in octaves (the analog relation: 1/Q = 2 sinh(ln 2 / 2 · BW)).
     public static func q(forBandwidth octaves: Double) -> Double { 1 / (2 * sinh(log(2) / 2 * octaves)) }
+
+    /// The settings with those its type ignores set to their defaults (gain 0 dB, bandwidth 1
+    /// octave): changing an ignored parameter changes nothing.
+    var effective: FilterBand {
+        FilterBand(
+            type: type, frequency: frequency, gain: type.usesGain ? gain : 0,
+            bandwidth: type.usesBandwidth ? bandwidth : 1)
+    }
 }
 
 /// Normalized second-order coefficients: H(z) = (b0 + b1 z⁻¹ + b2 z⁻²) / (1 + a1 z⁻¹ + a2 z⁻²).
@@ -119,7 +127,10 @@ public struct BiquadCoefficients: Hashable, Sendable {
         let c = cos(w0)
         let s = sin(w0)
         let a = pow(10, gain / 40)
-        let alphaBW = s * sinh(log(2) / 2 * bw * w0 / s)
+        // (The bandwidth's sinh argument grows without bound as the frequency nears Nyquist, where
+        // sin ω0 → 0: capped at 20, which keeps the poles inside the unit circle there; below about
+        // 0.46 × rate it is never reached.)
+        let alphaBW = s * sinh(min(log(2) / 2 * bw * w0 / s, 20))
         let alphaQ = s / (2 * FilterBand.q(forBandwidth: bw))
         let butterworth = s / (2 * 0.5.squareRoot())
         let (b0, b1, b2, a0, a1, a2): (Double, Double, Double, Double, Double, Double)
@@ -296,7 +307,8 @@ public struct BandCoefficients: Hashable, Sendable {
                 return
             }
         }
-        self.init(main: BiquadCoefficients(band, sampleRate: sampleRate))
+        let cookbook = BiquadCoefficients(band, sampleRate: sampleRate)
+        self.init(main: cookbook.isFiniteAndStable ? cookbook : .identity)
     }
 
     /// Each section moved the fraction `t` of the way to `other`'s.

@@ -16,10 +16,19 @@ public final class EQBand: Sendable {
 
     init(_ band: FilterBand, bypass: Bool) {
         typeIndex = Atomic(FilterType.allCases.firstIndex(of: band.type)!)
-        frequencyBits = Atomic(band.frequency.bitPattern)
-        gainBits = Atomic(band.gain.bitPattern)
-        bandwidthBits = Atomic(band.bandwidth.bitPattern)
+        frequencyBits = Atomic(Self.clamp(band.frequency, Self.frequencyRange, else: 1_000).bitPattern)
+        gainBits = Atomic(Self.clamp(band.gain, Self.gainRange, else: 0).bitPattern)
+        bandwidthBits = Atomic(Self.clamp(band.bandwidth, Self.bandwidthRange, else: 1).bitPattern)
         bypassed = Atomic(bypass)
+    }
+
+    static let frequencyRange = 10.0...22_050
+    static let gainRange = -96.0...24
+    static let bandwidthRange = 0.05...5.0
+
+    /// `value` within `range`; `fallback` for NaN.
+    static func clamp(_ value: Double, _ range: ClosedRange<Double>, else fallback: Double) -> Double {
+        value.isNaN ? fallback : min(max(value, range.lowerBound), range.upperBound)
     }
 
     /// The shape (default parametric).
@@ -28,20 +37,26 @@ public final class EQBand: Sendable {
         get { FilterType.table[typeIndex.load(ordering: .relaxed)] }
         set { typeIndex.store(FilterType.table.firstIndex(of: newValue)!, ordering: .relaxed) }
     }
-    /// Hz, 10 … 22 050 (kept below Nyquist when rendering).
+    /// Hz, 10 … 22 050 (kept below Nyquist when rendering; NaN is ignored).
     public var frequency: Double {
         get { Double(bitPattern: frequencyBits.load(ordering: .relaxed)) }
-        set { frequencyBits.store(min(max(newValue, 10), 22_050).bitPattern, ordering: .relaxed) }
+        set { Self.store(newValue, Self.frequencyRange, frequencyBits) }
     }
-    /// dB, −96 … +24.
+    /// dB, −96 … +24 (NaN is ignored).
     public var gain: Double {
         get { Double(bitPattern: gainBits.load(ordering: .relaxed)) }
-        set { gainBits.store(min(max(newValue, -96), 24).bitPattern, ordering: .relaxed) }
+        set { Self.store(newValue, Self.gainRange, gainBits) }
     }
-    /// Octaves, 0.05 … 5.
+    /// Octaves, 0.05 … 5 (NaN is ignored).
     public var bandwidth: Double {
         get { Double(bitPattern: bandwidthBits.load(ordering: .relaxed)) }
-        set { bandwidthBits.store(min(max(newValue, 0.05), 5).bitPattern, ordering: .relaxed) }
+        set { Self.store(newValue, Self.bandwidthRange, bandwidthBits) }
+    }
+
+    /// Stores `value` clamped to `range`, unless it is NaN.
+    static func store(_ value: Double, _ range: ClosedRange<Double>, _ bits: borrowing Atomic<UInt64>) {
+        guard !value.isNaN else { return }
+        bits.store(clamp(value, range, else: value).bitPattern, ordering: .relaxed)
     }
     /// A bypassed band passes its input unchanged (bit for bit once the fade is over).
     public var bypass: Bool {
@@ -84,7 +99,7 @@ public final class EQNode: AudioNode, @unchecked Sendable {
     /// dB, −96 … +24, applied after the bands.
     public var globalGain: Double {
         get { Double(bitPattern: globalGainBits.load(ordering: .relaxed)) }
-        set { globalGainBits.store(min(max(newValue, -96), 24).bitPattern, ordering: .relaxed) }
+        set { EQBand.store(newValue, EQBand.gainRange, globalGainBits) }
     }
 
     /// The parameter table of one band (and of `FilterNode`).
@@ -110,8 +125,8 @@ public final class EQNode: AudioNode, @unchecked Sendable {
     /// millisecond. The others keep their closed-form design a quantum or more longer.
     private var designsLeft = 0
     private static let framesPerDesign = 512
-    /// Sub-blocks (of 16 samples) over which a band moves between the one-section (gliding) and the
-    /// two-section (settled) matched designs: 32, about 11 ms at 48 kHz.
+    /// Sub-blocks (of up to 16 samples) over which a band moves between the one-section (gliding) and
+    /// the two-section (settled) matched designs: 32, about 11 ms at 48 kHz.
     private static let familyRamp = 32
     private static let subBlock = 16
     private static let glideSeconds = 0.010
@@ -153,7 +168,7 @@ public final class EQNode: AudioNode, @unchecked Sendable {
     public override func reset() {
         for index in bands.indices {
             let band = bands[index]
-            let settings = band.settings
+            let settings = band.settings.effective
             runtime[index] = BandRuntime()
             runtime[index].target = settings
             runtime[index].smoothed = settings
@@ -238,10 +253,14 @@ public final class EQNode: AudioNode, @unchecked Sendable {
     /// fully bypassed. Such a band needs no per-sample bookkeeping.
     @inline(__always)
     private func isSettled(_ state: BandRuntime, _ band: EQBand, _ design: FilterDesign) -> Bool {
-        // A bypassed band is at rest once faded out with its settings taken (the bypass branch of
-        // `process` takes new ones, in closed form, when they change).
-        if band.bypass { return state.mix == 0 && state.target == band.settings && state.design == design }
-        return state.mix == 1 && !state.needsCoefficients && design == state.design && state.smoothed == band.settings
+        // A bypassed band is at rest once faded out with its settings taken, glide finished (the
+        // bypass branch of `process` takes new ones, in closed form, when they change). Settings are
+        // compared as the type uses them: changing a parameter it ignores changes nothing.
+        let settings = band.settings.effective
+        if band.bypass {
+            return state.mix == 0 && state.target == settings && state.smoothed == settings && state.design == design
+        }
+        return state.mix == 1 && !state.needsCoefficients && design == state.design && state.smoothed == settings
             && state.target == state.smoothed
     }
 
@@ -314,7 +333,7 @@ public final class EQNode: AudioNode, @unchecked Sendable {
         _ state: inout BandRuntime, band: EQBand, design: FilterDesign, output: AudioBuffer, channels: Int,
         frameCount: Int, main: inout SectionRuntime, correction: inout SectionRuntime
     ) {
-        let target = band.settings
+        let target = band.settings.effective
         let mixTarget: Double = band.bypass ? 0 : 1
         if state.mix == 0 && mixTarget == 0 {
             // Bypassed: nothing to filter, and the state starts clean when the band comes back. New
@@ -334,8 +353,8 @@ public final class EQNode: AudioNode, @unchecked Sendable {
             return
         }
         if target.type != state.target.type || design != state.design {
-            // A new shape or design: jump the parameters, glide the coefficients (16 samples; a
-            // cross-fade between designs of the old shape stops).
+            // A new shape or design: jump the parameters, glide the coefficients over 16 samples (a
+            // running cross-fade stops; one into a settled matched design may start).
             state.smoothed = target
             state.design = design
             state.needsCoefficients = true
@@ -480,7 +499,11 @@ struct BiquadHistory {
     @inline(__always)
     func flushed() -> BiquadHistory {
         func flush(_ value: SIMD2<Double>) -> SIMD2<Double> {
-            value.replacing(with: 0, where: (value .< 1e-20) .& (value .> -1e-20))
+            // (A non-finite value, which no stable section produces, is cleared too: it would
+            // otherwise stay for good.)
+            let tiny = (value .< 1e-20) .& (value .> -1e-20)
+            let bounded = (value .< 1e30) .& (value .> -1e30)
+            return value.replacing(with: 0, where: tiny .| .!bounded)
         }
         return BiquadHistory(x1: flush(x1), x2: flush(x2), y1: flush(y1), y2: flush(y2))
     }

@@ -25,8 +25,8 @@ extension BandCoefficients {
     ///    least-squares start (equation error), then Levenberg–Marquardt on the dB error with Lawson
     ///    reweighting toward the minimax solution, and a feasibility check (N, D > 0 on the whole unit
     ///    circle, so both factor into minimum-phase quadratics) on every step. The fit points are 40
-    ///    log-spaced from 20 Hz to 0.45 × rate, 13 across the resonance (a resonant shelf: across its
-    ///    peak and its dip) and 5 between 0.46 × rate and Nyquist, weighted 0.3, which keep the response
+    ///    log-spaced from 20 Hz to 0.45 × rate, 13 across the resonance (a resonant shelf: 6 across its
+    ///    peak and 6 across its dip) and 5 between 0.46 × rate and Nyquist, weighted 0.3, which keep the response
     ///    near the prototype's there too.
     /// A parametric or shelf cut is the exact inverse of the boost of the same size, as in the analog
     /// domain. The first section carries the correction's mean level, so that neither section's gain

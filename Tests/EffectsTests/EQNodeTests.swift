@@ -364,7 +364,72 @@ extension EQNodeTests {
 
 @Suite("EQ changes while playing")
 struct EQChangeTests {
-    @Test("sixteen matched bands that settle at once all reach their settled design (two designs per quantum)")
+    @Test(
+        "a band at Nyquist (22 050 Hz at 44.1 kHz, 16 kHz at 32 kHz), any type and width: finite, stable, and so is its output"
+    )
+    func nyquist() throws {
+        var generator = SplitMix(seed: 3)
+        let noise = (0..<4_096).map { _ in Float.random(in: -0.5...0.5, using: &generator) }
+        for (rate, frequency) in [(44_100.0, 22_050.0), (44_100, 22_040), (32_000, 16_000)] {
+            for type in FilterType.allCases {
+                for bandwidth in [0.05, 1, 5] {
+                    for design in FilterDesign.allCases {
+                        let band = FilterBand(type: type, frequency: frequency, gain: 12, bandwidth: bandwidth)
+                        let c = BandCoefficients(band, sampleRate: rate, design: design)
+                        let values = [c.main.b0, c.main.b1, c.main.b2, c.main.a1, c.main.a2]
+                        #expect(values.allSatisfy(\.isFinite) && abs(c.main.a2) < 1, "\(type) \(bandwidth) \(design)")
+                        let node = FilterNode(type: type, frequency: frequency, gain: 12, bandwidth: bandwidth)
+                        node.design = design
+                        let output = try process(node, noise, sampleRate: rate, channels: 2)
+                        #expect(output.allSatisfy { $0.isFinite && abs($0) < 100 }, "\(type) \(bandwidth) \(design)")
+                    }
+                }
+            }
+        }
+    }
+
+    @Test("changing a parameter the band's type ignores (a low-pass's gain, a shelf's bandwidth) changes nothing")
+    func ignoredParameters() throws {
+        var generator = SplitMix(seed: 4)
+        let noise = (0..<20_000).map { _ in Float.random(in: -0.5...0.5, using: &generator) }
+        for (type, design) in [
+            (FilterType.lowPass, FilterDesign.matched), (.highShelf, .matched), (.bandStop, .cookbook),
+        ] {
+            func run(changing: Bool) throws -> [Float] {
+                let node = FilterNode(type: type, frequency: 12_000, gain: 6, bandwidth: 1)
+                node.design = design
+                return try process(node, noise, sampleRate: 48_000, channels: 2) { position in
+                    guard changing, position == 4_096 else { return }
+                    if type.usesGain { node.band.bandwidth = 0.2 } else { node.band.gain = -20 }
+                }
+            }
+            #expect(try run(changing: true) == run(changing: false), "\(type)")
+        }
+    }
+
+    @Test("a band bypassed in the middle of a glide comes back at its new settings, not still gliding")
+    func bypassMidGlide() throws {
+        let rate = 48_000.0
+        let node = FilterNode(type: .parametric, frequency: 1_000, gain: 12, bandwidth: 1)
+        node.design = .matched
+        let back = 16_384
+        var signal = [Float](repeating: 0, count: back + 1_440 + 8_192)
+        signal[back + 1_440] = 1  // 30 ms after it comes back
+        let output = try process(node, signal, sampleRate: rate, quantum: 128, channels: 2) { position in
+            if position == 4_096 { node.band.frequency = 8_000 }
+            if position == 4_096 + 256 { node.band.bypass = true }  // 5 ms into the glide
+            if position == back { node.band.bypass = false }
+        }
+        let response = Array(output[(back + 1_440)...])
+        let expected = BandCoefficients(node.band.settings, sampleRate: rate, design: .matched)
+        for frequency in [1_000.0, 3_000, 8_000, 15_000] {
+            let measured = measuredDecibels(response, atFrequency: frequency, sampleRate: rate)
+            let reference = 20 * log10(expected.magnitude(atFrequency: frequency, sampleRate: rate))
+            #expect(abs(measured - reference) < 0.05, "\(frequency) Hz: \(measured) dB, expected \(reference) dB")
+        }
+    }
+
+    @Test("sixteen matched bands that settle at once all reach their settled design (one design per 512 frames)")
     func manyBandsSettle() throws {
         let rate = 48_000.0
         let eq = EQNode(numberOfBands: 16)
