@@ -279,6 +279,7 @@ public struct BandCoefficients: Hashable, Sendable {
     /// The second section (`.identity` when there is none).
     public var correction: BiquadCoefficients
 
+    /// A cascade of `main` and `correction` (none by default).
     public init(main: BiquadCoefficients, correction: BiquadCoefficients = .identity) {
         self.main = main
         self.correction = correction

@@ -56,7 +56,7 @@ public final class EQBand: Sendable {
     /// Stores `value` clamped to `range`, unless it is NaN.
     static func store(_ value: Double, _ range: ClosedRange<Double>, _ bits: borrowing Atomic<UInt64>) {
         guard !value.isNaN else { return }
-        bits.store(clamp(value, range, else: value).bitPattern, ordering: .relaxed)
+        bits.store(min(max(value, range.lowerBound), range.upperBound).bitPattern, ordering: .relaxed)
     }
     /// A bypassed band passes its input unchanged (bit for bit once the fade is over).
     public var bypass: Bool {
