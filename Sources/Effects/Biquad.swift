@@ -36,6 +36,12 @@ public enum FilterType: String, CaseIterable, Hashable, Sendable {
         }
     }
 
+    /// The analog prototype's Q: Butterworth (1/√2) for the plain low-pass, high-pass and shelves,
+    /// else that of `bandwidth` octaves.
+    func prototypeQ(bandwidth: Double) -> Double {
+        usesBandwidth ? FilterBand.q(forBandwidth: bandwidth) : 0.5.squareRoot()
+    }
+
     /// Whether `bandwidth` shapes the response.
     public var usesBandwidth: Bool {
         switch self {

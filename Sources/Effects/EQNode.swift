@@ -381,7 +381,6 @@ public final class EQNode: AudioNode, @unchecked Sendable {
                 state.smoothed.type = target.type
                 // The matched design: the closed form while gliding; once settled, the two-section
                 // design, computed once (if this quantum's budget allows; else a quantum later).
-                var wanted = BandCoefficients(state.smoothed, sampleRate: sampleRate, design: design, refined: false)
                 var refined = false
                 var deferred = false
                 if state.smoothed == target && design == .matched {
@@ -392,8 +391,11 @@ public final class EQNode: AudioNode, @unchecked Sendable {
                     }
                     refined = state.settledFor == target
                     deferred = !refined
-                    if refined { wanted = state.settled }
                 }
+                let wanted =
+                    refined
+                    ? state.settled
+                    : BandCoefficients(state.smoothed, sampleRate: sampleRate, design: design, refined: false)
                 // Between the two families of designs (one section and two), the coefficients do not
                 // jump in one sub-block: their sections split the response differently, and a fast move
                 // would modulate the signal audibly. Each section cross-fades from its coefficients at the

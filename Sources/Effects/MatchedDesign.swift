@@ -26,8 +26,8 @@ extension BandCoefficients {
     ///    reweighting toward the minimax solution, and a feasibility check (N, D > 0 on the whole unit
     ///    circle, so both factor into minimum-phase quadratics) on every step. The fit points are 40
     ///    log-spaced from 20 Hz to 0.45 × rate, 13 across the resonance (a resonant shelf: 6 across its
-    ///    peak and 6 across its dip) and 5 between 0.46 × rate and Nyquist, weighted 0.3, which keep the response
-    ///    near the prototype's there too.
+    ///    peak and 6 across its dip) and 5 between 0.46 × rate and Nyquist, weighted 0.3, which keep
+    ///    the response near the prototype's there too.
     /// A parametric or shelf cut is the exact inverse of the boost of the same size, as in the analog
     /// domain. The first section carries the correction's mean level, so that neither section's gain
     /// is far from the band's. For the audio thread: no heap allocation, bounded work (at most 64
@@ -35,13 +35,13 @@ extension BandCoefficients {
     static func matched(
         _ type: FilterType, _ f0: Double, _ gain: Double, _ bw: Double, _ rate: Double
     ) -> BandCoefficients? {
+        // (`f0` and `bw` come clamped by the caller: below Nyquist, at least 0.001 octave.)
         let gain = type.usesGain ? gain : 0
-        let octaves = type.usesBandwidth ? bw : 1
-        guard rate.isFinite, rate > 0, f0.isFinite, gain.isFinite, octaves.isFinite else { return nil }
+        guard rate.isFinite, rate > 0, f0.isFinite, gain.isFinite, bw.isFinite || !type.usesBandwidth else {
+            return nil
+        }
         // Below ~90 Hz sampling the 20 Hz…0.45 × rate grid is empty.
         guard 0.45 * rate > 40 else { return nil }
-        let f0 = min(max(f0, 1), rate * 0.4999)
-        let bw = max(octaves, 0.001)
         // At 0 dB the closed form is exact (its poles and zeros cancel) and what a gliding band uses.
         if type.usesGain && gain == 0 { return nil }
         if gain < 0 {
@@ -63,15 +63,14 @@ extension BandCoefficients {
 
 extension BiquadCoefficients {
     /// The analog prototype's poles and zeros mapped by impulse invariance (z = e^{sT}), b0 = 1: the
-    /// first section of the matched design (before its gain is set). High-pass keeps a double zero at DC, band-pass one, the
-    /// notch its zeros on the unit circle at the frequency; low-pass has no zeros. A pole or zero pair
+    /// first section of the matched design (before its gain is set). High-pass keeps a double zero at
+    /// DC, band-pass one, the notch its zeros on the unit circle at the frequency; low-pass has none. A pole or zero pair
     /// whose frequency lies at or above Nyquist (a shelf's, far enough up) is left out: the correction
     /// takes its smooth skirt below Nyquist.
     static func structure(
         _ type: FilterType, _ f0: Double, _ gain: Double, _ bw: Double, _ rate: Double
     ) -> BiquadCoefficients {
-        let plain = type == .lowPass || type == .highPass || type == .lowShelf || type == .highShelf
-        let q = plain ? 0.5.squareRoot() : FilterBand.q(forBandwidth: bw)
+        let q = type.prototypeQ(bandwidth: bw)
         let w0 = 2 * Double.pi * f0 / rate
         let zeta = 1 / (2 * q)
         func pair(_ w: Double, _ zeta: Double) -> (Double, Double) {
@@ -147,8 +146,7 @@ private struct CorrectionFit {
         _ type: FilterType, _ f0: Double, _ gain: Double, _ bw: Double, _ rate: Double,
         structure: BiquadCoefficients
     ) {
-        let plain = type == .lowPass || type == .highPass || type == .lowShelf || type == .highShelf
-        let q = plain ? 0.5.squareRoot() : FilterBand.q(forBandwidth: bw)
+        let q = type.prototypeQ(bandwidth: bw)
         let amplitude = pow(10, gain / 40)
         let top = 0.45 * rate
         func add(_ f: Double, base: Double) {
@@ -185,7 +183,7 @@ private struct CorrectionFit {
             addBand(around: f0 / root, octaves: 2 * bw, points: 6)
             addBand(around: f0 * root, octaves: 2 * bw, points: 6)
         } else {
-            addBand(around: f0, octaves: plain ? 2 : 4 * bw, points: 13)
+            addBand(around: f0, octaves: type.usesBandwidth ? 4 * bw : 2, points: 13)
         }
         // Between 0.45 × rate and Nyquist, with less weight.
         for k in 1...5 { add((0.45 + 0.01 * Double(k)) * rate, base: 0.3) }
