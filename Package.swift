@@ -2,8 +2,8 @@
 //
 // Pianola: a MIDI sequencer and SoundFont sampler for Linux.
 // Module boundaries follow ARCHITECTURE.md (in the shared notes); dependencies point one way:
-//   MIDICore ← MIDIFile ← Sequencer → AudioGraph ← Effects / Sampler / AudioIO
-//   MIDICore ← MIDIInput;   everything ← Pianola ← PianolaCLI (`pianola`)
+//   MIDICore ← SMF ← Sequencer → AudioGraph ← Effects / Sampler / AudioIO
+//   MIDICore ← MIDIIO;   everything ← Pianola ← PianolaCLI (`pianola`)
 import PackageDescription
 
 // `PIANOLA_WERROR=1` (set by scripts/test and CI) turns every warning in our own targets into an error.
@@ -31,7 +31,7 @@ let package = Package(
         .target(name: "CFluidSynthRealtime", linkerSettings: [.linkedLibrary("dl")]),
         // alsa-lib helpers Swift cannot call directly (variadic callbacks; later the sequencer's macros).
         .target(name: "CALSAShims", linkerSettings: [.linkedLibrary("asound")]),
-        // The ALSA sequencer for MIDIInput (alsa-lib's event macros and unions, decoded to MIDI bytes).
+        // The ALSA sequencer for MIDIIO (alsa-lib's event macros and unions, decoded to MIDI bytes).
         .target(name: "CALSASequencer", linkerSettings: [.linkedLibrary("asound")]),
         .systemLibrary(
             name: "CALSA", pkgConfig: "alsa",
@@ -47,12 +47,12 @@ let package = Package(
 
         // MARK: Pure Swift modules (no C, no devices)
         .target(name: "MIDICore", swiftSettings: strictSettings),
-        .target(name: "MIDIFile", dependencies: ["MIDICore"], swiftSettings: strictSettings),
+        .target(name: "SMF", dependencies: ["MIDICore"], swiftSettings: strictSettings),
         .target(
             name: "AudioGraph", dependencies: ["MIDICore"],
             swiftSettings: strictSettings),
         .target(
-            name: "Sequencer", dependencies: ["MIDICore", "MIDIFile", "AudioGraph"],
+            name: "Sequencer", dependencies: ["MIDICore", "SMF", "AudioGraph"],
             swiftSettings: strictSettings),
         .target(name: "Effects", dependencies: ["AudioGraph"], swiftSettings: strictSettings),
 
@@ -65,7 +65,7 @@ let package = Package(
             dependencies: ["AudioGraph", "CALSA", "CALSAShims", "CSndFile", "CSampleRate", "CEBUR128"],
             swiftSettings: strictSettings),
         .target(
-            name: "MIDIInput",
+            name: "MIDIIO",
             dependencies: [
                 "MIDICore", "CALSASequencer",
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -77,8 +77,8 @@ let package = Package(
         .target(
             name: "Pianola",
             dependencies: [
-                "MIDICore", "MIDIFile", "Sequencer", "AudioGraph", "Effects", "Sampler", "AudioIO",
-                "MIDIInput",
+                "MIDICore", "SMF", "Sequencer", "AudioGraph", "Effects", "Sampler", "AudioIO",
+                "MIDIIO",
             ],
             swiftSettings: strictSettings),
         .executableTarget(
@@ -92,7 +92,7 @@ let package = Package(
 
         // MARK: Examples (built and run by the tests)
         .executableTarget(
-            name: "make-demo-song", dependencies: ["MIDIFile"], path: "Examples/MakeDemoSong",
+            name: "make-demo-song", dependencies: ["SMF"], path: "Examples/MakeDemoSong",
             swiftSettings: strictSettings),
         .executableTarget(
             name: "render-to-file", dependencies: ["Pianola"], path: "Examples/RenderToFile",
@@ -113,18 +113,18 @@ let package = Package(
 
         // MARK: Benchmarks (side by side with the reference tools; see Benchmarks/README.md)
         .executableTarget(
-            name: "effects-benchmark", dependencies: ["Effects", "AudioGraph", "MIDIFile", "Sampler", "Sequencer"],
+            name: "effects-benchmark", dependencies: ["Effects", "AudioGraph", "SMF", "Sampler", "Sequencer"],
             path: "Benchmarks/EffectsBenchmark",
             swiftSettings: strictSettings),
         .executableTarget(
-            name: "parse-benchmark", dependencies: ["MIDIFile"], path: "Benchmarks/ParseBenchmark",
+            name: "parse-benchmark", dependencies: ["SMF"], path: "Benchmarks/ParseBenchmark",
             swiftSettings: strictSettings),
 
         // MARK: Tests
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strictSettings),
         .testTarget(name: "MIDICoreTests", dependencies: ["TestSupport", "MIDICore"], swiftSettings: strictSettings),
-        .testTarget(name: "MIDIFileTests", dependencies: ["TestSupport", "MIDIFile"], swiftSettings: strictSettings),
-        .testTarget(name: "MIDIInputTests", dependencies: ["MIDIInput", "MIDICore"], swiftSettings: strictSettings),
+        .testTarget(name: "SMFTests", dependencies: ["TestSupport", "SMF"], swiftSettings: strictSettings),
+        .testTarget(name: "MIDIIOTests", dependencies: ["MIDIIO", "MIDICore"], swiftSettings: strictSettings),
         .testTarget(
             name: "EffectsTests", dependencies: ["Effects", "AudioGraph", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(

@@ -7,7 +7,7 @@
 // - the tempo map, summary and note pairing work on anything the reader returns;
 // - the stream decoder never crashes on any byte sequence.
 import MIDICore
-import MIDIFile
+import SMF
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {

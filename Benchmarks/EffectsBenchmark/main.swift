@@ -19,7 +19,7 @@ import AudioGraph
 //   effects-benchmark --design-time
 import Effects
 import Foundation
-import MIDIFile
+import SMF
 import Sampler
 import Sequencer
 

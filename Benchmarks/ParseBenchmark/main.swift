@@ -4,7 +4,7 @@
 //   parse-benchmark generate OUT.mid [--notes N]   write a large, deterministic format-1 file
 //   parse-benchmark run [--repeat R] FILE...        parse all files R times, print JSON
 import MIDICore
-import MIDIFile
+import SMF
 
 #if canImport(Glibc)
     import Glibc

@@ -3,7 +3,7 @@
 //
 //   swift run make-demo-song [OUTPUT.mid]
 import MIDICore
-import MIDIFile
+import SMF
 
 let ticks = 480
 let bar = ticks * 4

@@ -2,7 +2,7 @@ import AudioGraph
 import AudioIO
 import Dispatch
 import Effects
-import MIDIFile
+import SMF
 import Sampler
 import Sequencer
 import Synchronization

@@ -6,7 +6,7 @@
 @_exported import AudioIO
 @_exported import Effects
 @_exported import MIDICore
-@_exported import MIDIFile
-@_exported import MIDIInput
+@_exported import SMF
+@_exported import MIDIIO
 @_exported import Sampler
 @_exported import Sequencer

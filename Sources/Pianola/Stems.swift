@@ -1,7 +1,7 @@
 import AudioGraph
 import AudioIO
 import Effects
-import MIDIFile
+import SMF
 import Sampler
 import Sequencer
 

@@ -17,7 +17,7 @@ struct DevicesCommand: ParsableCommand {
 
     func run() throws {
         let devices = ALSADeviceList.playbackDevices()
-        let midi: Result<[MIDISequencerPort], MIDIInputError>
+        let midi: Result<[MIDISequencerPort], MIDIIOError>
         do { midi = .success(try ALSASequencerInput.ports().filter { $0.isSource && $0.client != 0 }) } catch {
             midi = .failure(error)
         }

@@ -1,5 +1,5 @@
 import MIDICore
-import MIDIFile
+import SMF
 import Synchronization
 
 /// Records live MIDI as it arrives and turns it into a Standard MIDI File.

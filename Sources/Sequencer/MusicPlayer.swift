@@ -1,6 +1,6 @@
 import AudioGraph
 import MIDICore
-import MIDIFile
+import SMF
 import Synchronization
 
 /// Plays a `MusicSequence` into MIDI-receiving nodes, driven by the engine's render: before each

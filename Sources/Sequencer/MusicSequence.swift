@@ -1,6 +1,6 @@
 import AudioGraph
 import MIDICore
-import MIDIFile
+import SMF
 
 /// A sequence ready to play: the MIDI of a file as tracks of timed messages, with its tempo map.
 ///

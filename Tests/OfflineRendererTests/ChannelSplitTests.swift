@@ -1,6 +1,6 @@
 import Foundation
 import MIDICore
-import MIDIFile
+import SMF
 import Sampler
 import Sequencer
 import TestSupport

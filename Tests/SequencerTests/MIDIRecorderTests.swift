@@ -1,5 +1,5 @@
 import MIDICore
-import MIDIFile
+import SMF
 import Sequencer
 import Testing
 

@@ -1,6 +1,6 @@
 import AudioGraph
 import MIDICore
-import MIDIFile
+import SMF
 import Testing
 
 @testable import Sequencer

@@ -3,7 +3,7 @@
 
 #include <stdint.h>
 
-/// A small C face of the ALSA sequencer for MIDIInput: alsa-lib's event macros, unions and
+/// A small C face of the ALSA sequencer for MIDIIO: alsa-lib's event macros, unions and
 /// variadic error handler are not callable from Swift, so this shim opens a client with one
 /// writable port, subscribes to sources and to the System Announce port, and turns each incoming
 /// event into MIDI bytes (through alsa-lib's own `snd_midi_event` decoder) or an announcement.

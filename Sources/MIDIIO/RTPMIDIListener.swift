@@ -104,7 +104,7 @@ public final class RTPMIDIListener: @unchecked Sendable {
     }
 
     /// Binds the control and data ports and starts answering.
-    public func start() throws(MIDIInputError) {
+    public func start() throws(MIDIIOError) {
         guard channels.isEmpty else { return }
         let responder = Responder(listener: self, loop: group.next())
         self.responder = responder
@@ -147,7 +147,7 @@ public final class RTPMIDIListener: @unchecked Sendable {
     /// Opens a session to a peer's control port (its data port is the next one), as the initiator.
     /// Call after `start()`. The outcome shows in `sessions` and `takeEvents()` ("connected: …",
     /// "refused by …", "no answer from …").
-    public func invite(host: String, port: Int) throws(MIDIInputError) {
+    public func invite(host: String, port: Int) throws(MIDIIOError) {
         let address = try Self.resolve(host: host, port: port)
         guard let responder, !channels.isEmpty else {
             throw .networkUnavailable(address: "\(self.host):\(self.port)", reason: "not started")
@@ -156,13 +156,13 @@ public final class RTPMIDIListener: @unchecked Sendable {
     }
 
     /// Checks that a peer's address resolves (before anything else starts, for a clear error).
-    public static func checkPeer(host: String, port: Int) throws(MIDIInputError) {
+    public static func checkPeer(host: String, port: Int) throws(MIDIIOError) {
         _ = try resolve(host: host, port: port)
     }
 
     /// The peer's IPv4 address (the session's ports are IPv4 sockets: a name that also has an IPv6
     /// address, such as `localhost`, resolves to its IPv4 one).
-    static func resolve(host: String, port: Int) throws(MIDIInputError) -> SocketAddress {
+    static func resolve(host: String, port: Int) throws(MIDIIOError) -> SocketAddress {
         guard (1...65_534).contains(port) else { throw .unknownHost("\(host):\(port)", reason: "port out of range") }
         var hints = addrinfo()
         hints.ai_family = AF_INET

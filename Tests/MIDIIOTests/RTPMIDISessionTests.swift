@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import MIDIInput
+@testable import MIDIIO
 
 @Suite("RTP-MIDI sessions on loopback")
 struct RTPMIDISessionTests {
@@ -35,7 +35,7 @@ struct RTPMIDISessionTests {
     func refusedAndUnknown() throws {
         let host = RTPMIDIListener(host: "127.0.0.1", port: 0, name: "Host", allow: ["someone else"])
         let guest = RTPMIDIListener(host: "127.0.0.1", port: 0, name: "Guest")
-        #expect(throws: MIDIInputError.self) { try guest.invite(host: "127.0.0.1", port: 5004) }  // not started
+        #expect(throws: MIDIIOError.self) { try guest.invite(host: "127.0.0.1", port: 5004) }  // not started
         try host.start()
         try guest.start()
         try guest.invite(host: "127.0.0.1", port: host.port)
@@ -47,7 +47,7 @@ struct RTPMIDISessionTests {
         } catch {
             #expect(error.description.contains("no-such-host.invalid"), "\(error)")
         }
-        #expect(throws: MIDIInputError.self) { try guest.invite(host: "127.0.0.1", port: 70_000) }
+        #expect(throws: MIDIIOError.self) { try guest.invite(host: "127.0.0.1", port: 70_000) }
         do {
             try guest.invite(host: "::1", port: 5004)
             Issue.record("an IPv6 peer was accepted by IPv4 ports")

@@ -1,4 +1,4 @@
-@testable import MIDIFile
+@testable import SMF
 
 /// Builds SMF bytes from raw track contents (the MTrk lengths are computed unless given).
 func smf(

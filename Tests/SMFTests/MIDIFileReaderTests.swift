@@ -1,7 +1,7 @@
 import MIDICore
 import Testing
 
-@testable import MIDIFile
+@testable import SMF
 
 @Suite("SMF reading: structure, meta events, variable-length quantities")
 struct MIDIFileReaderTests {

@@ -1,7 +1,7 @@
 import MIDICore
 import Testing
 
-@testable import MIDIFile
+@testable import SMF
 
 #if canImport(Glibc)
     import Glibc

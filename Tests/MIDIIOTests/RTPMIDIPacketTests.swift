@@ -1,7 +1,7 @@
 import MIDICore
 import Testing
 
-@testable import MIDIInput
+@testable import MIDIIO
 
 @Suite("RTP-MIDI packets")
 struct RTPMIDIPacketTests {

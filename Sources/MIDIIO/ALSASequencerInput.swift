@@ -6,79 +6,6 @@ import Synchronization
     import Glibc
 #endif
 
-/// Why live MIDI input could not be set up; each case says what and where.
-public enum MIDIInputError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// The ALSA sequencer cannot be opened (no `/dev/snd/seq`, no permission).
-    case sequencerUnavailable(reason: String)
-    /// A `--connect` name or address that matches no port.
-    case unknownSource(String, reason: String)
-    /// The subscription to a source failed.
-    case cannotConnect(String, reason: String)
-    /// The network MIDI ports (control and data, consecutive) could not be opened.
-    case networkUnavailable(address: String, reason: String)
-    /// A network session to open names a host that does not resolve (or a bad port).
-    case unknownHost(String, reason: String)
-    /// The session cannot be advertised over mDNS (avahi missing or not running).
-    case advertisementUnavailable(reason: String)
-
-    public var description: String {
-        switch self {
-        case .sequencerUnavailable(let reason):
-            return "ALSA sequencer: cannot open /dev/snd/seq: \(reason)"
-        case .unknownSource(let source, let reason):
-            return "MIDI source '\(source)': \(reason) (see `pianola devices`)"
-        case .cannotConnect(let source, let reason):
-            return "MIDI source '\(source)': cannot connect: \(reason)"
-        case .networkUnavailable(let address, let reason):
-            return "network MIDI: cannot listen on \(address) and the port after it: \(reason)"
-        case .unknownHost(let host, let reason):
-            return "network MIDI: cannot open a session to '\(host)': \(reason)"
-        case .advertisementUnavailable(let reason):
-            return "network MIDI: not advertised over mDNS: \(reason)"
-        }
-    }
-}
-
-/// A port of the ALSA sequencer, as `aconnect -l` shows it.
-public struct MIDISequencerPort: Hashable, Sendable, CustomStringConvertible {
-    public var client: Int
-    public var port: Int
-    public var clientName: String
-    public var portName: String
-    /// Other clients can read from it (subscribe to it): a keyboard, a player.
-    public var isSource: Bool
-    /// Other clients can write to it: a synthesizer.
-    public var isDestination: Bool
-    /// Backed by a kernel driver (a USB keyboard, a virtual raw MIDI port) rather than a program.
-    public var isKernelClient: Bool
-
-    /// `CLIENT:PORT`, the address `--connect` and `aconnect` take.
-    public var address: String { "\(client):\(port)" }
-    public var description: String { "\(clientName):\(portName) (\(address))" }
-
-    init(_ info: pianola_seq_port_info) {
-        client = Int(info.client)
-        port = Int(info.port)
-        clientName = withUnsafeBytes(of: info.client_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-        portName = withUnsafeBytes(of: info.port_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-        let capability = Int32(bitPattern: info.capability)
-        let noExport = capability & Int32(PIANOLA_SEQ_CAP_NO_EXPORT) != 0
-        isSource =
-            !noExport && capability & Int32(PIANOLA_SEQ_CAP_READ) != 0
-            && capability & Int32(PIANOLA_SEQ_CAP_SUBS_READ) != 0
-        isDestination =
-            !noExport && capability & Int32(PIANOLA_SEQ_CAP_WRITE) != 0
-            && capability & Int32(PIANOLA_SEQ_CAP_SUBS_WRITE) != 0
-        isKernelClient = info.is_kernel_client != 0
-    }
-
-    /// Whether autoconnect takes it: a source that is not the sequencer's own (System, Midi
-    /// Through) and not the excluded client.
-    func isAutoconnectCandidate(excludingClient excluded: Int) -> Bool {
-        isSource && client != 0 && client != excluded && clientName != "Midi Through"
-    }
-}
-
 /// Live MIDI from the ALSA sequencer: a client (`Pianola` by default) with one writable,
 /// subscribable port that other programs and keyboards connect to (`aconnect`, or `connect(_:)`
 /// from this side), read on its own thread.
@@ -145,7 +72,7 @@ public final class ALSASequencerInput: @unchecked Sendable {
     /// Opens the sequencer as `clientName` with a port named `portName`.
     public init(
         clientName: String = "Pianola", portName: String = "Input", queue: MIDIEventQueue = MIDIEventQueue()
-    ) throws(MIDIInputError) {
+    ) throws(MIDIIOError) {
         var handle: OpaquePointer?
         let result = pianola_seq_open(clientName, portName, &handle)
         guard result == 0, let handle else { throw .sequencerUnavailable(reason: Self.reason(result)) }
@@ -161,7 +88,7 @@ public final class ALSASequencerInput: @unchecked Sendable {
     }
 
     /// Every port of the sequencer (sources and destinations), from a short-lived client.
-    public static func ports() throws(MIDIInputError) -> [MIDISequencerPort] {
+    public static func ports() throws(MIDIIOError) -> [MIDISequencerPort] {
         var handle: OpaquePointer?
         let result = pianola_seq_open("Pianola (listing)", "unused", &handle)
         guard result == 0, let handle else { throw .sequencerUnavailable(reason: reason(result)) }
@@ -181,7 +108,7 @@ public final class ALSASequencerInput: @unchecked Sendable {
     /// connected again. Throws if nothing matches now (call with `waitingForIt` to accept a source
     /// that is not there yet). Before `start()` the name is only checked: the subscription is made
     /// when the input starts, so nothing arrives before the audio runs.
-    public func connect(_ source: String, waitingForIt: Bool = false) throws(MIDIInputError) {
+    public func connect(_ source: String, waitingForIt: Bool = false) throws(MIDIIOError) {
         state.withLock { if !$0.wanted.contains(source) { $0.wanted.append(source) } }
         var client: Int32 = 0
         var port: Int32 = 0
@@ -246,7 +173,7 @@ public final class ALSASequencerInput: @unchecked Sendable {
         }
     }
 
-    private func subscribe(client: Int, port: Int, as requested: String?) throws(MIDIInputError) {
+    private func subscribe(client: Int, port: Int, as requested: String?) throws(MIDIIOError) {
         let key = client << 8 | port
         if state.withLock({ $0.sources[key]?.isConnected == true }) { return }
         let result = pianola_seq_connect_from(seq, Int32(client), Int32(port))

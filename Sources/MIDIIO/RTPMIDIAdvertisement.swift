@@ -24,7 +24,7 @@ public final class RTPMIDIAdvertisement {
     deinit { stop() }
 
     /// Registers the service; waits up to `timeout` for avahi's confirmation.
-    public func start(timeout: Duration = .seconds(5)) throws(MIDIInputError) {
+    public func start(timeout: Duration = .seconds(5)) throws(MIDIIOError) {
         guard process == nil else { return }
         guard let tool = Self.findTool("avahi-publish-service") else {
             throw .advertisementUnavailable(reason: "avahi-publish-service not found (Debian: avahi-utils)")

@@ -1,7 +1,7 @@
 import MIDICore
 import Testing
 
-@testable import MIDIFile
+@testable import SMF
 
 /// Each case damages a C-major-scale file in one way; the lenient reader must still return the
 /// eight notes (or as many as the damage left) and name the defect.

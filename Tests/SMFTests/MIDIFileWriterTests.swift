@@ -2,7 +2,7 @@ import MIDICore
 import TestSupport
 import Testing
 
-@testable import MIDIFile
+@testable import SMF
 
 #if canImport(Glibc)
     import Glibc
