@@ -3,7 +3,7 @@
 // Pianola: a MIDI sequencer and SoundFont sampler for Linux.
 // Module boundaries follow ARCHITECTURE.md (in the shared notes); dependencies point one way:
 //   MIDICore ← SMF ← Sequencer → AudioGraph ← Effects / Sampler / AudioIO
-//   MIDICore ← MIDIIO;   everything ← Pianola ← PianolaCLI (`pianola`)
+//   MIDICore ← MIDIIO;   the building blocks ← Sessions;   everything ← Pianola ← PianolaCLI (`pianola`)
 import PackageDescription
 
 // `PIANOLA_WERROR=1` (set by scripts/test and CI) turns every warning in our own targets into an error.
@@ -58,7 +58,8 @@ let package = Package(
 
         // MARK: Modules that wrap a C library
         .target(
-            name: "Sampler", dependencies: ["AudioGraph", "MIDICore", "CFluidSynth", "CFluidSynthRealtime"],
+            name: "Sampler",
+            dependencies: ["AudioGraph", "MIDICore", "Sequencer", "CFluidSynth", "CFluidSynthRealtime"],
             swiftSettings: strictSettings),
         .target(
             name: "AudioIO",
@@ -73,12 +74,15 @@ let package = Package(
             ],
             swiftSettings: strictSettings),
 
-        // MARK: Umbrella and tools
+        // MARK: Sessions (what a job wires together), the umbrella and tools
+        .target(
+            name: "Sessions",
+            dependencies: ["MIDICore", "SMF", "Sequencer", "AudioGraph", "Effects", "Sampler", "AudioIO", "MIDIIO"],
+            swiftSettings: strictSettings),
         .target(
             name: "Pianola",
             dependencies: [
-                "MIDICore", "SMF", "Sequencer", "AudioGraph", "Effects", "Sampler", "AudioIO",
-                "MIDIIO",
+                "MIDICore", "SMF", "Sequencer", "AudioGraph", "Effects", "Sampler", "AudioIO", "MIDIIO", "Sessions",
             ],
             swiftSettings: strictSettings),
         .executableTarget(
@@ -121,7 +125,9 @@ let package = Package(
             swiftSettings: strictSettings),
 
         // MARK: Tests
-        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strictSettings),
+        .target(
+            name: "TestSupport", dependencies: ["AudioGraph", "MIDICore", "SMF"], path: "Tests/TestSupport",
+            swiftSettings: strictSettings),
         .testTarget(name: "MIDICoreTests", dependencies: ["TestSupport", "MIDICore"], swiftSettings: strictSettings),
         .testTarget(name: "SMFTests", dependencies: ["TestSupport", "SMF"], swiftSettings: strictSettings),
         .testTarget(name: "MIDIIOTests", dependencies: ["MIDIIO", "MIDICore"], swiftSettings: strictSettings),
@@ -130,15 +136,16 @@ let package = Package(
         .testTarget(
             name: "AudioGraphTests", dependencies: ["AudioGraph", "MIDICore", "TestSupport"],
             swiftSettings: strictSettings),
-        .testTarget(name: "SequencerTests", dependencies: ["Sequencer"], swiftSettings: strictSettings),
+        .testTarget(name: "SequencerTests", dependencies: ["Sequencer", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(
-            name: "OfflineRendererTests", dependencies: ["Pianola", "TestSupport"], swiftSettings: strictSettings),
+            name: "SessionsTests", dependencies: ["Sessions", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(name: "PlaybackTests", dependencies: ["Pianola"], swiftSettings: strictSettings),
         // Test-only: counts heap allocations per thread, to prove the render path allocates nothing.
         .target(name: "CAllocationCounter", path: "Tests/CAllocationCounter"),
         .testTarget(
             name: "RealTimeSafetyTests", dependencies: ["Pianola", "CAllocationCounter"], swiftSettings: strictSettings),
-        .testTarget(name: "SamplerTests", dependencies: ["TestSupport", "Sampler"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "SamplerTests", dependencies: ["TestSupport", "Sampler", "Sequencer"], swiftSettings: strictSettings),
         .testTarget(
             name: "AudioIOTests", dependencies: ["TestSupport", "AudioIO", "AudioGraph"], swiftSettings: strictSettings),
         .testTarget(

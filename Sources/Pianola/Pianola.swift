@@ -1,12 +1,14 @@
 /// Pianola: a MIDI sequencer and SoundFont sampler for Linux.
 ///
 /// `import Pianola` brings in the whole library: MIDI messages and files, the audio graph and its
-/// nodes, the FluidSynth sampler, effects, ALSA audio output and MIDI input.
+/// nodes, the FluidSynth sampler, effects, ALSA audio output, MIDI input and the sessions that wire
+/// them together (offline rendering, batches, playback, live MIDI).
 @_exported import AudioGraph
 @_exported import AudioIO
 @_exported import Effects
 @_exported import MIDICore
-@_exported import SMF
 @_exported import MIDIIO
+@_exported import SMF
 @_exported import Sampler
 @_exported import Sequencer
+@_exported import Sessions

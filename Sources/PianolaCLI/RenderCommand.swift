@@ -186,7 +186,7 @@ struct RenderCommand: ParsableCommand {
         options.tail = tail == "auto" ? .automatic : .seconds(Double(tail)!)
         options.threads = threads
         options.effects = try effectOptions.specs()
-        options.timing = timing == "fluidsynth" ? .fluidSynthCompatible : .sampleAccurate
+        options.timing = timing == "fluidsynth" ? .fluidSynth : .exact
         options.loudness = loudness.map { LoudnessTarget(integrated: $0, truePeakCeiling: truePeak) }
         if !quiet { Terminal.writeError("SoundFont: \(font.path) (\(font.source.explanation))\n") }
 

@@ -1,47 +1,10 @@
 import AudioGraph
 import MIDICore
 import SMF
+import TestSupport
 import Testing
 
 @testable import Sequencer
-
-/// A MIDI destination that records what it receives, with absolute frame times, and outputs silence.
-final class RecordingNode: AudioNode, MIDIReceivingNode, @unchecked Sendable {
-    var received: [(frame: Int64, message: MIDIMessage)] = []
-    private var quantumStart: Int64 = 0
-    private var pending: [(Int, MIDIMessage)] = []
-    init() { super.init(name: "recorder") }
-    func receive(_ message: MIDIMessage, atFrameOffset frameOffset: Int) { pending.append((frameOffset, message)) }
-    override func render(into output: AudioBuffer, inputs: RenderInputs, frameCount: Int, time: AudioTime) {
-        for (offset, message) in pending { received.append((time.sampleTime + Int64(offset), message)) }
-        pending.removeAll()
-        output.clear(frames: frameCount)
-    }
-    var notesOn: [(Int64, UInt8)] {
-        received.compactMap {
-            if case .noteOn(_, let key, let velocity) = $0.message, velocity > 0 {
-                return ($0.frame, key)
-            } else {
-                return nil
-            }
-        }
-    }
-}
-
-/// A format-1 file from (tick, message) lists per track, 480 PPQN, with tempo events in track 0.
-func makeFile(tempos: [(Int, Int)] = [], tracks: [[(Int, MIDIMessage)]]) -> MIDIFile {
-    var conductor = tempos.map { MIDIFile.Event(tick: $0.0, .meta(.tempo(microsecondsPerQuarterNote: $0.1))) }
-    let end = (tracks.flatMap { $0.map(\.0) } + tempos.map(\.0)).max() ?? 0
-    conductor.append(MIDIFile.Event(tick: end, .meta(.endOfTrack)))
-    let rest = tracks.map { events in
-        MIDIFile.Track(
-            events: events.map { MIDIFile.Event(tick: $0.0, .channel($0.1)) } + [
-                MIDIFile.Event(tick: end, .meta(.endOfTrack))
-            ])
-    }
-    return MIDIFile(
-        format: .multiTrack, division: .ticksPerQuarterNote(480), tracks: [MIDIFile.Track(events: conductor)] + rest)
-}
 
 struct Harness {
     let engine = AudioEngine()
@@ -60,11 +23,6 @@ struct Harness {
         try engine.renderOffline(frameCount: frames, into: buffer)
     }
 }
-
-func on(_ key: UInt8, channel: UInt8 = 0, velocity: UInt8 = 100) -> MIDIMessage {
-    .noteOn(channel: channel, note: key, velocity: velocity)
-}
-func off(_ key: UInt8, channel: UInt8 = 0) -> MIDIMessage { .noteOff(channel: channel, note: key, velocity: 0) }
 
 @Suite("Music player: sample-accurate scheduling and transport")
 struct MusicPlayerTests {
@@ -86,38 +44,6 @@ struct MusicPlayerTests {
             let expected = (0..<500).map { Int64((map.seconds(forTick: $0 * 7) * 48_000).rounded()) }
             #expect(harness.recorder.notesOn.map(\.0) == expected, "quantum \(quantum)")
         }
-    }
-
-    @Test(
-        "FluidSynth-compatible timing: whole-millisecond clock per 64-frame block, ticks rounded, applied a block later"
-    )
-    func fluidSynthTiming() throws {
-        let file = makeFile(tracks: [[(0, on(60)), (1, on(61)), (100, on(62)), (1000, on(63)), (1000, off(60))]])
-        let recorder = RecordingNode()
-        let engine = AudioEngine()
-        let player = MusicPlayer(
-            sequence: MusicSequence(file: file), destination: recorder, sampleRate: 44_100,
-            timing: .fluidSynthCompatible)
-        engine.attach(recorder)
-        try engine.connect(recorder, to: engine.mainMixerNode)
-        try engine.addRenderObserver(player)
-        try engine.enableManualRenderingMode(format: .stereo(sampleRate: 44_100), maximumFrameCount: 1024)
-        player.play()
-        let buffer = AudioBuffer(channelCount: 2, frameCapacity: 1024)
-        for _ in 0..<60 { try engine.renderOffline(frameCount: 1024, into: buffer) }
-        // The frame where FluidSynth's player would apply an event at `tick` (120 BPM, 480 PPQN).
-        func fluidFrame(_ tick: Int) -> Int64 {
-            let millisecondsPerTick = MusicPlayer.fluidMillisecondsPerTick(500_000, 480)
-            var block: Int64 = 0
-            while true {
-                let milliseconds = Int(1_000 * Double(block * 64) / 44_100)
-                if Int(Double(milliseconds) / millisecondsPerTick + 0.5) >= tick { return (block + 1) * 64 }
-                block += 1
-            }
-        }
-        #expect(recorder.notesOn.map(\.0) == [0, 1, 100, 1000].map(fluidFrame))
-        #expect(recorder.notesOn.allSatisfy { $0.0 % 64 == 0 })
-        #expect(player.isFinished)
     }
 
     @Test("lyrics come from Lyric events, and from Text events in .kar files")

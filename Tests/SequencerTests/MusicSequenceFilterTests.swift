@@ -1,5 +1,6 @@
 import MIDICore
 import SMF
+import TestSupport
 import Testing
 
 @testable import Sequencer

@@ -9,42 +9,6 @@ import Sequencer
     import Glibc
 #endif
 
-/// How a render is split into stems.
-public enum StemMode: String, CaseIterable, Sendable {
-    /// One stem per track that plays notes.
-    case track
-    /// One stem per MIDI channel that plays notes.
-    case channel
-    /// One stem per General MIDI instrument family (piano, organ, guitar, …; drums apart), by the
-    /// channel's program when each note starts.
-    case program
-}
-
-/// One stem file and what it holds.
-public struct StemInfo: Sendable {
-    /// The file name (in the stems folder).
-    public var file: String
-    /// "mix", "track", "channel" or "family".
-    public var kind: String
-    public var name: String
-    public var tracks: [Int]
-    public var trackNames: [String]
-    /// 1-based, as musicians count them.
-    public var channels: [Int]
-    public var programs: [Int]
-    public var family: String?
-    public var notes: Int
-    /// Integrated loudness (LUFS) and true peak (dBTP), by libebur128.
-    public var loudness: Double
-    public var truePeak: Double
-}
-
-/// The General MIDI instrument families (program / 8).
-public let generalMIDIFamilies = [
-    "piano", "chromatic percussion", "organ", "guitar", "bass", "strings", "ensemble", "brass", "reed", "pipe",
-    "synth lead", "synth pad", "synth effects", "ethnic", "percussive", "sound effects",
-]
-
 extension OfflineRenderer {
     /// Renders `file` into stems and their mix in one pass: one synthesizer per stem, all sharing
     /// the loaded SoundFont, the mix being their sum (the effects, if any, act on the mix only;
@@ -55,7 +19,7 @@ extension OfflineRenderer {
         progress: (Double, Double) -> Bool = { _, _ in true }
     ) throws(RenderError) -> (mix: RenderSummary, stems: [StemInfo]) {
         let sequence = MusicSequence(file: file)
-        let plan = Self.stemPlan(sequence, mode: mode, fileExtension: fileExtension)
+        let plan = StemPlan(sequence, mode: mode, fileExtension: fileExtension).stems
         guard !plan.isEmpty else { throw .graph("the file plays no notes: there is nothing to split") }
         let rate = Double(options.sampleRate)
         let quantum = options.quantumFrames
@@ -198,82 +162,4 @@ extension OfflineRenderer {
             programs: Array(Set(plan.flatMap(\.info.programs))).sorted(), family: nil,
             notes: plan.reduce(0) { $0 + $1.info.notes }, loudness: -.infinity, truePeak: -.infinity)
     }
-
-    /// The stems a sequence splits into, each with the sequence its synthesizer plays.
-    static func stemPlan(
-        _ sequence: MusicSequence, mode: StemMode, fileExtension: String
-    ) -> [(
-        info: StemInfo, sequence: MusicSequence
-    )] {
-        // Every note once, with its stem key.
-        var notes: [(key: Int, context: MusicSequence.NoteContext)] = []
-        _ = sequence.keepingNotes { context in
-            let key: Int
-            switch mode {
-            case .track: key = context.track
-            case .channel: key = context.channel
-            case .program: key = context.channel == 9 ? 16 : context.program / 8
-            }
-            notes.append((key, context))
-            return false
-        }
-        var plan: [(info: StemInfo, sequence: MusicSequence)] = []
-        for key in Set(notes.map(\.key)).sorted() {
-            let mine = notes.filter { $0.key == key }.map(\.context)
-            let tracks = Array(Set(mine.map(\.track))).sorted()
-            let trackNames = tracks.compactMap { sequence.tracks[$0].name }.filter { !$0.isEmpty }
-            let channels = Array(Set(mine.map { $0.channel + 1 })).sorted()
-            let programs = Array(Set(mine.map(\.program))).sorted()
-            let name: String
-            let kind: String
-            var family: String?
-            switch mode {
-            case .track:
-                kind = "track"
-                name = trackNames.first ?? "track \(key + 1)"
-            case .channel:
-                kind = "channel"
-                name = "channel \(key + 1)"
-            case .program:
-                kind = "family"
-                name = key == 16 ? "drums" : generalMIDIFamilies[key]
-                family = name
-            }
-            if mode != .program, channels.count == 1 {
-                family = channels == [10] ? "drums" : programs.count == 1 ? generalMIDIFamilies[programs[0] / 8] : nil
-            }
-            let stem = String(format2: key + 1)
-            let slug = safeName(name)
-            let file: String
-            switch mode {
-            case .track: file = "track-\(stem)-\(slug).\(fileExtension)"
-            case .channel: file = "channel-\(stem).\(fileExtension)"
-            case .program: file = "\(slug).\(fileExtension)"
-            }
-            let info = StemInfo(
-                file: file, kind: kind, name: name, tracks: tracks, trackNames: trackNames, channels: channels,
-                programs: programs, family: family, notes: mine.count, loudness: -.infinity, truePeak: -.infinity)
-            let filtered = sequence.keepingNotes { context in
-                switch mode {
-                case .track: return context.track == key
-                case .channel: return context.channel == key
-                case .program: return (context.channel == 9 ? 16 : context.program / 8) == key
-                }
-            }
-            plan.append((info, filtered))
-        }
-        return plan
-    }
-
-    /// Letters, digits and dashes.
-    static func safeName(_ name: String) -> String {
-        let mapped = name.lowercased().map { $0.isLetter || $0.isNumber ? $0 : "-" }
-        let collapsed = String(mapped).split(separator: "-").joined(separator: "-")
-        return collapsed.isEmpty ? "stem" : String(collapsed.prefix(40))
-    }
-}
-
-extension String {
-    /// Two digits at least.
-    init(format2 value: Int) { self = value < 10 ? "0\(value)" : "\(value)" }
 }

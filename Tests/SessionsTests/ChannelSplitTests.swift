@@ -6,7 +6,7 @@ import Sequencer
 import TestSupport
 import Testing
 
-@testable import Pianola
+@testable import Sessions
 
 let checkout = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent().path

@@ -1,0 +1,62 @@
+import Dispatch
+import Synchronization
+
+/// A lane rendered ahead on its own thread into a small ring of chunks. The consumer takes the
+/// chunks in order with `nextChunk()` and hands each back with `releaseChunk()`.
+final class LaneWorker: @unchecked Sendable {
+    private let lane: RenderLane
+    private let slots: [RenderChunk]
+    private let free: DispatchSemaphore
+    private let filled = DispatchSemaphore(value: 0)
+    private let finished = DispatchSemaphore(value: 0)
+    private let stopping = Atomic<Bool>(false)
+    private var consumed = 0
+    private var started = false
+
+    init(lane: RenderLane, quantumFrames: Int, quantumCount: Int, slotCount: Int = 3) {
+        self.lane = lane
+        slots = (0..<slotCount).map { _ in RenderChunk(quantumFrames: quantumFrames, quantumCount: quantumCount) }
+        // Counted up rather than created at slotCount: libdispatch traps when a semaphore is
+        // freed below the value it was created with.
+        free = DispatchSemaphore(value: 0)
+        for _ in 0..<slotCount { free.signal() }
+    }
+
+    func start() {
+        started = true
+        DispatchQueue.global().async { self.run() }
+    }
+
+    private func run() {
+        var produced = 0
+        while true {
+            free.wait()
+            if stopping.load(ordering: .acquiring) { break }
+            lane.render(into: slots[produced % slots.count])
+            produced += 1
+            filled.signal()
+        }
+        finished.signal()
+    }
+
+    /// The next chunk in song order (waits until the worker has rendered it).
+    func nextChunk() -> RenderChunk {
+        filled.wait()
+        return slots[consumed % slots.count]
+    }
+
+    /// Gives the chunk from `nextChunk()` back to the worker to render into.
+    func releaseChunk() {
+        consumed += 1
+        free.signal()
+    }
+
+    /// Stops the worker after the chunk it is rendering, and waits for it.
+    func stop() {
+        guard started else { return }
+        started = false
+        stopping.store(true, ordering: .releasing)
+        free.signal()
+        finished.wait()
+    }
+}

@@ -1,0 +1,85 @@
+import AudioIO
+import Effects
+import Sampler
+import Sequencer
+
+/// How `OfflineRenderer` renders.
+public struct RenderOptions: Sendable, Hashable {
+    /// How long to keep rendering after the last event.
+    public enum Tail: Sendable, Hashable {
+        /// Until the release and reverb tail falls below −90 dBFS (capped at `maximumTailSeconds`).
+        case automatic
+        case seconds(Double)
+    }
+
+    public var sampleRate = 44_100
+    public var encoding: AudioFile.Encoding = .s16
+    /// Output gain in dB, applied at the main mixer (FluidSynth's own gain stays at its default).
+    public var gainDecibels = 0.0
+    public var isSynthReverbEnabled = true
+    public var isSynthChorusEnabled = true
+    public var polyphony = 256
+    /// Threads that render one file: its channels split over that many synthesizers, or
+    /// FluidSynth's multi-core voice rendering when the channels cannot be split evenly.
+    public var threads = 1
+    public var tail: Tail = .automatic
+    public var maximumTailSeconds = 30.0
+    /// Frames per render quantum. Events are placed at their exact frame whatever this is.
+    public var quantumFrames = 1_024
+    /// Event timing: every event at its exact sample (the default) or as FluidSynth's own player
+    /// places them.
+    public var timing: RenderTiming = .exact
+    /// Effects applied to the mix, in order (see `EffectSpec`).
+    public var effects: [EffectSpec] = []
+    /// A loudness to normalize to (after the effects), with a true-peak ceiling; nil renders as is.
+    public var loudness: LoudnessTarget?
+
+    public init() {}
+
+    /// Whether a render's tail is over after a quantum (`quietFrames` counts the quiet frames
+    /// so far, for the automatic tail).
+    func tailIsDone(tailFrames: Int, quantum: Int, peak: Float, voices: Int, quietFrames: inout Int) -> Bool {
+        let rate = Double(sampleRate)
+        switch tail {
+        case .seconds(let seconds):
+            return Double(tailFrames) >= seconds * rate
+        case .automatic:
+            quietFrames = peak < Self.silenceThreshold ? quietFrames + quantum : 0
+            let voicesDone = voices == 0 && quietFrames > 0
+            return voicesDone || quietFrames >= Int(2 * rate) || tailFrames >= Int(maximumTailSeconds * rate)
+        }
+    }
+
+    /// The level under which the automatic tail ends.
+    public static let silenceThreshold: Float = 3.162_277_7e-5  // −90 dBFS
+}
+
+/// Integrated loudness to normalize a render to, and the true peak it must stay under.
+public struct LoudnessTarget: Sendable, Hashable {
+    /// LUFS, e.g. −14 (streaming) or −23 (EBU R 128 broadcast).
+    public var integrated: Double
+    /// dBTP, e.g. −1.
+    public var truePeakCeiling: Double
+
+    public init(integrated: Double, truePeakCeiling: Double = -1) {
+        self.integrated = integrated
+        self.truePeakCeiling = truePeakCeiling
+    }
+}
+
+/// How a render places the song's events in time.
+public enum RenderTiming: String, CaseIterable, Sendable, Hashable {
+    /// Every event at its exact sample (the synthesizer still starts voices on its 64-frame blocks).
+    case exact
+    /// As FluidSynth's own player places them (a 64-frame block late, on a millisecond clock), so
+    /// that a render equals `fluidsynth -F`'s sample for sample.
+    case fluidSynth = "fluidsynth"
+
+    /// The policy the music player is given (nil: the player's own sample-accurate timing).
+    var policy: (any EventTimingPolicy)? {
+        switch self {
+        case .exact: return nil
+        case .fluidSynth: return FluidSynthPlayerTiming()
+        }
+    }
+}

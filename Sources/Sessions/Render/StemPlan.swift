@@ -1,0 +1,75 @@
+import Sequencer
+
+/// The stems a sequence splits into, each with what it holds and the sequence its synthesizer
+/// plays (the notes of its track, channel or instrument family, with every controller).
+struct StemPlan {
+    var stems: [(info: StemInfo, sequence: MusicSequence)]
+
+    init(_ sequence: MusicSequence, mode: StemMode, fileExtension: String) {
+        // Every note once, with its stem key.
+        var notes: [(key: Int, context: MusicSequence.NoteContext)] = []
+        _ = sequence.keepingNotes { context in
+            let key: Int
+            switch mode {
+            case .track: key = context.track
+            case .channel: key = context.channel
+            case .program: key = context.channel == 9 ? 16 : context.program / 8
+            }
+            notes.append((key, context))
+            return false
+        }
+        var plan: [(info: StemInfo, sequence: MusicSequence)] = []
+        for key in Set(notes.map(\.key)).sorted() {
+            let mine = notes.filter { $0.key == key }.map(\.context)
+            let tracks = Array(Set(mine.map(\.track))).sorted()
+            let trackNames = tracks.compactMap { sequence.tracks[$0].name }.filter { !$0.isEmpty }
+            let channels = Array(Set(mine.map { $0.channel + 1 })).sorted()
+            let programs = Array(Set(mine.map(\.program))).sorted()
+            let name: String
+            let kind: String
+            var family: String?
+            switch mode {
+            case .track:
+                kind = "track"
+                name = trackNames.first ?? "track \(key + 1)"
+            case .channel:
+                kind = "channel"
+                name = "channel \(key + 1)"
+            case .program:
+                kind = "family"
+                name = key == 16 ? "drums" : generalMIDIFamilies[key]
+                family = name
+            }
+            if mode != .program, channels.count == 1 {
+                family = channels == [10] ? "drums" : programs.count == 1 ? generalMIDIFamilies[programs[0] / 8] : nil
+            }
+            let stem = key + 1 < 10 ? "0\(key + 1)" : "\(key + 1)"
+            let slug = Self.safeName(name)
+            let file: String
+            switch mode {
+            case .track: file = "track-\(stem)-\(slug).\(fileExtension)"
+            case .channel: file = "channel-\(stem).\(fileExtension)"
+            case .program: file = "\(slug).\(fileExtension)"
+            }
+            let info = StemInfo(
+                file: file, kind: kind, name: name, tracks: tracks, trackNames: trackNames, channels: channels,
+                programs: programs, family: family, notes: mine.count, loudness: -.infinity, truePeak: -.infinity)
+            let filtered = sequence.keepingNotes { context in
+                switch mode {
+                case .track: return context.track == key
+                case .channel: return context.channel == key
+                case .program: return (context.channel == 9 ? 16 : context.program / 8) == key
+                }
+            }
+            plan.append((info, filtered))
+        }
+        stems = plan
+    }
+
+    /// Letters, digits and dashes.
+    static func safeName(_ name: String) -> String {
+        let mapped = name.lowercased().map { $0.isLetter || $0.isNumber ? $0 : "-" }
+        let collapsed = String(mapped).split(separator: "-").joined(separator: "-")
+        return collapsed.isEmpty ? "stem" : String(collapsed.prefix(40))
+    }
+}
