@@ -32,25 +32,23 @@ struct DeviceOptions: ParsableArguments {
         }
     }
 
-    /// A sampler at the chosen rate with the chosen (or discovered) SoundFont loaded.
-    func loadSampler() throws(CLIError) -> (SamplerNode, SoundFontDiscovery.Resolution) {
-        let font: SoundFontDiscovery.Resolution
-        do { font = try SoundFontDiscovery().resolve(explicit: soundfont) } catch { throw CLIError(error.description) }
-        var settings = SamplerNode.Settings()
-        settings.sampleRate = Double(rate)
-        do {
-            let sampler = try SamplerNode(settings: settings)
-            try sampler.loadSoundFont(at: font.path)
-            return (sampler, font)
-        } catch { throw CLIError(error.description) }
+    /// The chosen (or discovered) SoundFont.
+    func resolveSoundFont() throws(SoundFontError) -> SoundFontDiscovery.Resolution {
+        try SoundFontDiscovery().resolve(explicit: soundfont)
     }
 
-    /// Opens the device for `engine` (and makes it the engine's output device).
-    func connectOutput(_ engine: AudioEngine, defaultPeriod: Int) throws(CLIError) -> ALSAOutput {
-        do {
-            return try engine.connectOutput(
-                toDevice: .init(
-                    device: device, sampleRate: rate, periodFrames: period ?? defaultPeriod, periodCount: periods))
-        } catch { throw CLIError(error.description) }
+    /// The device as the options give it.
+    func configuration(defaultPeriod: Int) -> ALSAOutput.Configuration {
+        ALSAOutput.Configuration(
+            device: device, sampleRate: rate, periodFrames: period ?? defaultPeriod, periodCount: periods)
+    }
+
+    /// The "SoundFont: …" and "Device: …" lines.
+    func describe(_ font: SoundFontDiscovery.Resolution, _ output: ALSAOutput, latency: String? = nil) {
+        Terminal.writeError("SoundFont: \(font.path) (\(font.source.explanation))\n")
+        let buffer = "\(output.periodFrames) × \(output.periodCount) frames"
+        Terminal.writeError(
+            "Device: \(device), \(output.sampleFormat.rawValue), \(buffer)"
+                + (latency ?? " (\(String(format1: output.bufferLatency * 1000)) ms)") + "\n")
     }
 }

@@ -30,22 +30,25 @@ struct PianolaCommand: ParsableCommand {
         ]
     )
 
-    /// Runs the tool; a `CLIError` becomes one line on standard error and exit status 1.
+    /// Runs the tool. Every error is shown here, in one place: the argument parser's own (usage,
+    /// help, exit codes) as it shows them; the library's typed errors and `CLIError` (each
+    /// describes itself) as one line, `pianola: <what and where>`, with exit status 1.
     static func main() {
-        do {
-            var command = try parseAsRoot()
-            try command.run()
-        } catch let error as CLIError {
-            printError("pianola: \(error.description)")
-            Glibc.exit(1)
-        } catch {
-            exit(withError: error)
+        var command: any ParsableCommand
+        do { command = try parseAsRoot() } catch { exit(withError: error) }
+        do { try command.run() } catch {
+            switch error {
+            case is ExitCode, is CleanExit, is ValidationError: exit(withError: error)
+            case let error as any Error & CustomStringConvertible:
+                printError("pianola: \(error.description)")
+                Glibc.exit(1)
+            default: exit(withError: error)
+            }
         }
     }
 }
 
 /// Writes one line to standard error.
 func printError(_ message: String) {
-    let line = Array((message + "\n").utf8)
-    _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+    Terminal.writeError(message + "\n")
 }

@@ -20,16 +20,8 @@ struct SoundFontCommand: ParsableCommand {
     var json = false
 
     func run() throws {
-        let resolution: SoundFontDiscovery.Resolution
-        do {
-            resolution = try SoundFontDiscovery().resolve(explicit: soundfont)
-        } catch {
-            throw CLIError(error.description)
-        }
-        var info: SoundFontInfo?
-        if presets {
-            do { info = try SoundFontInfo.load(path: resolution.path) } catch { throw CLIError(error.description) }
-        }
+        let resolution = try SoundFontDiscovery().resolve(explicit: soundfont)
+        let info = presets ? try SoundFontInfo.load(path: resolution.path) : nil
         if json {
             var object: [String: JSONValue] = [
                 "path": .string(resolution.path), "source": .string(resolution.source.rawValue),
@@ -59,16 +51,5 @@ struct SoundFontCommand: ParsableCommand {
     private func format3(_ value: Int) -> String {
         let text = String(value)
         return String(repeating: "0", count: max(0, 3 - text.count)) + text
-    }
-}
-
-extension SoundFontDiscovery.Source {
-    var explanation: String {
-        switch self {
-        case .option: return "from --soundfont"
-        case .environment: return "from $\(SoundFontDiscovery.environmentVariable)"
-        case .system: return "system SoundFont"
-        case .bundled: return "Pianola's bundled General MIDI font"
-        }
     }
 }

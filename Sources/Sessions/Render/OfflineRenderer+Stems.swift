@@ -1,6 +1,7 @@
 import AudioGraph
 import AudioIO
 import Effects
+import Foundation
 import SMF
 import Sampler
 import Sequencer
@@ -12,8 +13,8 @@ import Sequencer
 extension OfflineRenderer {
     /// Renders `file` into stems and their mix in one pass: one synthesizer per stem, all sharing
     /// the loaded SoundFont, the mix being their sum (the effects, if any, act on the mix only;
-    /// stems stay dry). Writes `folder/mix.EXT`, one file per stem, and returns what each holds.
-    /// Every file has the same length and starts on the same frame.
+    /// stems stay dry). Writes `folder/mix.EXT` and one file per stem (creating the folder), and
+    /// returns what each holds. Every file has the same length and starts on the same frame.
     public func renderStems(
         _ file: MIDIFile, toFolder folder: String, mode: StemMode, fileExtension: String = "wav",
         progress: (Double, Double) -> Bool = { _, _ in true }
@@ -21,6 +22,9 @@ extension OfflineRenderer {
         let sequence = MusicSequence(file: file)
         let plan = StemPlan(sequence, mode: mode, fileExtension: fileExtension).stems
         guard !plan.isEmpty else { throw .graph("the file plays no notes: there is nothing to split") }
+        do { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) } catch {
+            throw .cannotWrite(path: folder, reason: error.localizedDescription)
+        }
         let rate = Double(options.sampleRate)
         let quantum = options.quantumFrames
         var lanes: [RenderLane] = []

@@ -10,6 +10,25 @@ public struct RenderOptions: Sendable, Hashable {
         /// Until the release and reverb tail falls below −90 dBFS (capped at `maximumTailSeconds`).
         case automatic
         case seconds(Double)
+
+        /// "auto", or a number of seconds from 0 to 600.
+        public init?(_ text: String) {
+            if text == "auto" {
+                self = .automatic
+            } else if let seconds = Double(text), (0...600).contains(seconds) {
+                self = .seconds(seconds)
+            } else {
+                return nil
+            }
+        }
+
+        /// "auto", or the seconds.
+        public var text: String {
+            switch self {
+            case .automatic: return "auto"
+            case .seconds(let seconds): return "\(seconds)"
+            }
+        }
     }
 
     public var sampleRate = 44_100
@@ -48,6 +67,16 @@ public struct RenderOptions: Sendable, Hashable {
             let voicesDone = voices == 0 && quietFrames > 0
             return voicesDone || quietFrames >= Int(2 * rate) || tailFrames >= Int(maximumTailSeconds * rate)
         }
+    }
+
+    /// The settings that shape a render, as the batch ledger records them: a render whose
+    /// fingerprint (and input and font) is unchanged need not be done again.
+    var fingerprint: String {
+        let effects = effects.map { "\($0.name)\($0.values.sorted { $0.key < $1.key })" }.joined(separator: "+")
+        let target = loudness.map { "\($0.integrated)/\($0.truePeakCeiling)" } ?? "none"
+        return "reverb=\(isSynthReverbEnabled ? "on" : "off");chorus=\(isSynthChorusEnabled ? "on" : "off");"
+            + "timing=\(timing.rawValue);threads=\(threads);truePeak=\(loudness?.truePeakCeiling ?? -1);fx=\(effects);"
+            + "rate=\(sampleRate);format=\(encoding.rawValue);gain=\(gainDecibels);tail=\(tail.text);loudness=\(target)"
     }
 
     /// The level under which the automatic tail ends.

@@ -1,4 +1,4 @@
-/// SHA-256 (FIPS 180-4), for the corpus ledger's record of what each output was rendered from.
+/// SHA-256 (FIPS 180-4), for the batch ledger's record of what each output was rendered from.
 /// (No crypto package is among the project's dependencies; this is the plain specification.)
 struct SHA256 {
     private static let k: [UInt32] = [

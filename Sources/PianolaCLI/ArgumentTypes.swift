@@ -1,0 +1,98 @@
+import ArgumentParser
+import Pianola
+
+/// An option whose value is one of a few words. Parsed with `parser(for:)`, a bad value is one
+/// line in the house style: "--stems must be track, channel or program, got 'x'".
+protocol ArgumentChoice: ExpressibleByArgument, CaseIterable, RawRepresentable<String> {}
+
+extension ArgumentChoice {
+    /// The words, as a sentence lists them: "a, b or c".
+    static var choices: String {
+        let words = allCases.map(\.rawValue)
+        return words.count < 2 ? words.joined() : words.dropLast().joined(separator: ", ") + " or " + words.last!
+    }
+
+    /// A parser for `option` (its name, for the message).
+    static func parser(for option: String) -> @Sendable (String) throws -> Self {
+        { text in
+            guard let value = Self(rawValue: text) else {
+                throw ValidationError("\(option) must be \(choices), got '\(text)'")
+            }
+            return value
+        }
+    }
+}
+
+extension AudioFile.Encoding: ArgumentChoice {}
+extension StemMode: ArgumentChoice {}
+extension RenderTiming: ArgumentChoice {}
+
+/// An on/off switch (`--synth-reverb off`).
+enum Switch: String, ArgumentChoice {
+    case on, off
+    var isOn: Bool { self == .on }
+}
+
+/// Parsers for the options whose values have a shape: "auto" or seconds, m:ss, CH:PROG, HOST:PORT.
+enum ArgumentParsing {
+    /// `auto` or 0…600 seconds.
+    static func tail(_ text: String) throws -> RenderOptions.Tail {
+        guard let tail = RenderOptions.Tail(text) else {
+            throw ValidationError("--tail must be auto or a number of seconds (0…600), got '\(text)'")
+        }
+        return tail
+    }
+
+    /// Seconds, or m:ss.
+    static func time(_ text: String) throws -> Double {
+        let parts = text.split(separator: ":")
+        if parts.count == 2, let minutes = Double(parts[0]), let seconds = Double(parts[1]) {
+            return minutes * 60 + seconds
+        }
+        guard parts.count == 1, let seconds = Double(text), seconds >= 0 else {
+            throw ValidationError("--start must be seconds or m:ss, got '\(text)'")
+        }
+        return seconds
+    }
+
+    /// CHANNEL:PROGRAM, channel 1…16 (as musicians count), program 0…127.
+    static func program(_ text: String) throws -> LiveSession.ProgramAssignment {
+        let parts = text.split(separator: ":")
+        guard parts.count == 2, let channel = Int(parts[0]), let program = Int(parts[1]), (1...16).contains(channel),
+            (0...127).contains(program)
+        else {
+            throw ValidationError(
+                "--program must be CHANNEL:PROGRAM with channel 1…16 and program 0…127, got '\(text)'")
+        }
+        return LiveSession.ProgramAssignment(channel: UInt8(channel - 1), program: UInt8(program))
+    }
+
+    /// [HOST:]PORT to listen on (every address by default).
+    static func listenAddress(_ text: String) throws -> NetworkAddress {
+        guard let (host, port) = address(text) else {
+            throw ValidationError("--rtpmidi must be PORT or ADDRESS:PORT with a port of 1…65534, got '\(text)'")
+        }
+        return NetworkAddress(host: host ?? "0.0.0.0", port: port)
+    }
+
+    /// HOST:PORT of a peer (an IPv6 address in brackets is read, then refused when resolved).
+    static func peerAddress(_ text: String) throws -> NetworkAddress {
+        guard let (host, port) = address(text), var host else {
+            throw ValidationError("--rtpmidi-connect must be HOST:PORT with a port of 1…65534, got '\(text)'")
+        }
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty else {
+            throw ValidationError("--rtpmidi-connect must be HOST:PORT with a port of 1…65534, got '\(text)'")
+        }
+        return NetworkAddress(host: host, port: port)
+    }
+
+    /// [HOST:]PORT with a port of 1…65534 (the data port is the next one); HOST may not be empty.
+    private static func address(_ text: String) -> (host: String?, port: Int)? {
+        let colon = text.lastIndex(of: ":")
+        let portText = colon.map { text[text.index(after: $0)...] } ?? text[...]
+        let host = colon.map { String(text[..<$0]) }
+        guard let port = Int(portText), (1...65_534).contains(port), host?.isEmpty != true else { return nil }
+        return (host, port)
+    }
+}

@@ -1,0 +1,127 @@
+import Pianola
+
+/// Prints what a batch render does, in one of the three ways `render` shows it.
+struct BatchReporter {
+    enum Style {
+        /// One file at a time: a progress bar, then its summary line.
+        case oneAtATime
+        /// Several at once: "[k/N] summary" as each finishes.
+        case numbered
+        /// A corpus: one progress line for the batch (files/s, audio-s/s, ETA); failures by origin.
+        case corpus
+    }
+
+    let style: Style
+    let quiet: Bool
+    private var progress: ProgressReporter?
+    private var progressJob: BatchJob?
+
+    init(style: Style, quiet: Bool) {
+        self.style = style
+        self.quiet = quiet
+    }
+
+    mutating func show(_ event: BatchEvent) {
+        switch event {
+        case .progress(let job, let rendered, let music):
+            if progressJob != job {
+                progress = ProgressReporter(label: fileName(job.input), total: music)
+                progressJob = job
+            }
+            progress?.update(done: rendered)
+        case .defectsRecovered(let job, let count):
+            guard style != .corpus, !quiet else { return }
+            Terminal.writeError(
+                "warning: \(job.input): \(count) defects recovered (pianola info \(job.input) lists them)\n")
+        case .loudnessOutOfReach(let job, let target, let measured):
+            guard style != .corpus else { return }
+            Terminal.writeError(
+                "warning: \(job.output): \(String(format1: target.integrated)) LUFS is out of reach under "
+                    + "\(String(format1: target.truePeakCeiling)) dBTP; got \(String(format1: measured)) LUFS\n")
+        case .finished(let job, let outcome, let counts):
+            endProgress()
+            if style == .corpus {
+                showCorpus(job, outcome, counts)
+            } else {
+                showFile(job, outcome, counts)
+            }
+        case .failureNotLogged(let error):
+            printError("pianola: \(error)")
+        }
+    }
+
+    private mutating func endProgress() {
+        progress?.finish()
+        progress = nil
+        progressJob = nil
+    }
+
+    private func showFile(_ job: BatchJob, _ outcome: BatchOutcome, _ counts: BatchSummary) {
+        switch outcome {
+        case .rendered(let summary, let elapsed):
+            guard !quiet else { return }
+            let line = Self.summaryLine(summary, elapsed: elapsed)
+            print(style == .numbered ? "[\(counts.finished)/\(counts.total)] \(line)" : line)
+        case .failed(let reason):
+            printError("pianola: \(Self.place(job)): \(reason)")
+        case .cancelled:
+            printError("pianola: interrupted; \(job.output) was not written")
+        case .skipped:
+            break
+        }
+    }
+
+    private func showCorpus(_ job: BatchJob, _ outcome: BatchOutcome, _ counts: BatchSummary) {
+        if case .failed(let reason) = outcome {
+            if Terminal.isInteractive { Terminal.writeError("\r\u{1B}[K") }
+            printError("pianola: \(Self.place(job)): \(reason)")
+        }
+        guard !quiet else { return }
+        let elapsed = max(counts.elapsedSeconds, 1e-3)
+        let filesPerSecond = Double(counts.rendered + counts.failed) / elapsed
+        let eta = filesPerSecond > 0 ? Terminal.clock(Double(counts.total - counts.finished) / filesPerSecond) : "?"
+        let width = 24
+        let filled = counts.total > 0 ? counts.finished * width / counts.total : width
+        let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
+        let line =
+            "\(bar) [\(counts.finished)/\(counts.total)] \(String(format1: filesPerSecond)) files/s, "
+            + "\(String(format1: counts.audioSeconds / elapsed)) audio-s/s, ETA \(eta)"
+        if Terminal.isInteractive {
+            Terminal.writeError("\r\(line)\u{1B}[K")
+        } else if case .failed = outcome {
+        } else {
+            let note = if case .skipped = outcome { " (already done)" } else { "" }
+            Terminal.writeError(line + "  " + job.output + note + "\n")
+        }
+    }
+
+    /// The corpus's last line: counts, audio, speed, where the failures are.
+    func finishCorpus(_ summary: BatchSummary, failures: String) {
+        guard !quiet else { return }
+        if Terminal.isInteractive { Terminal.writeError("\n") }
+        let speed = String(format1: summary.audioSeconds / max(summary.elapsedSeconds, 1e-6))
+        let counts = "\(summary.rendered) rendered, \(summary.skipped) already done, \(summary.failed) failed"
+        let audio =
+            "\(Terminal.clock(summary.audioSeconds)) of audio in \(Terminal.clock(summary.elapsedSeconds)), \(speed)× real time"
+        let where_ = summary.failed > 0 ? "; failures in \(failures)" : ""
+        Terminal.writeError("\(counts) (\(summary.total) jobs): \(audio)\(where_)\n")
+    }
+
+    /// The job's origin and input, for messages ("corpus.jsonl:3 (a.mid)", or just the input).
+    static func place(_ job: BatchJob) -> String {
+        job.origin == job.input ? job.input : job.origin + " (" + job.input + ")"
+    }
+
+    /// "song.wav: 1:05.3 (1:02.0 music + 3.3 s tail), peak -3.1 dBFS, 120× real time".
+    static func summaryLine(_ summary: RenderSummary, elapsed: Double) -> String {
+        let loudness =
+            summary.loudness.map { ", \(String(format1: $0)) LUFS, \(String(format1: summary.truePeak ?? 0)) dBTP" }
+            ?? ""
+        let length =
+            "\(Terminal.clock(summary.seconds)) (\(Terminal.clock(summary.musicSeconds)) music + "
+            + "\(String(format1: summary.tailSeconds)) s tail)"
+        return
+            "\(summary.outputPath): \(length), peak \(String(decibels: summary.peak)) dBFS\(loudness), "
+            + "\(Int(summary.seconds / max(elapsed, 1e-6)))× real time"
+    }
+}

@@ -1,0 +1,64 @@
+import ArgumentParser
+import Pianola
+
+struct FxCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fx", abstract: "The effects for --fx and their parameters.",
+        subcommands: [FxListCommand.self], defaultSubcommand: FxListCommand.self)
+}
+
+struct FxListCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list",
+        abstract: "List every effect with its parameters: key, range, default and unit.",
+        discussion: """
+            Use them as --fx NAME:key=value,... on render, play, live and process, in order. \
+            Several `--fx eq:` in a row make one multi-band EQ (or give band=N).
+            """)
+
+    @Flag(help: "Print JSON.")
+    var json = false
+
+    func run() {
+        if json {
+            let entries = EffectSpec.catalog.map { effect in
+                JSONValue.object([
+                    "name": .string(effect.name), "summary": .string(effect.summary),
+                    "available": .bool(effect.isAvailable),
+                    "parameters": .array(effect.parameters.map(Self.json)),
+                ])
+            }
+            print(JSONValue.array(entries).serialized())
+            return
+        }
+        for effect in EffectSpec.catalog {
+            print("\(effect.name): \(effect.summary)")
+            for parameter in effect.parameters {
+                let key = parameter.identifier.padding(toLength: 10, withPad: " ", startingAt: 0)
+                print("  \(key)\(parameter.name): \(Self.values(of: parameter))")
+            }
+        }
+    }
+
+    static func json(_ parameter: EffectParameter) -> JSONValue {
+        var fields: [String: JSONValue] = [
+            "key": .string(parameter.identifier), "description": .string(parameter.name),
+            "default": .number(parameter.defaultValue), "unit": .string(parameter.unit.rawValue),
+            "min": .number(parameter.range.lowerBound), "max": .number(parameter.range.upperBound),
+        ]
+        if !parameter.choices.isEmpty { fields["choices"] = .array(parameter.choices.map(JSONValue.string)) }
+        return .object(fields)
+    }
+
+    /// "10…22050 Hz, default 1000", "on|off, default off" or the choices.
+    static func values(of parameter: EffectParameter) -> String {
+        if !parameter.choices.isEmpty {
+            return parameter.choices.joined(separator: "|")
+                + ", default \(parameter.choices[Int(parameter.defaultValue)])"
+        }
+        if parameter.unit == .boolean { return "on|off, default \(parameter.defaultValue == 1 ? "on" : "off")" }
+        let unit = parameter.unit.rawValue.isEmpty ? "" : " \(parameter.unit.rawValue)"
+        let range = "\(EffectSpec.format(parameter.range.lowerBound))…\(EffectSpec.format(parameter.range.upperBound))"
+        return "\(range)\(unit), default \(EffectSpec.format(parameter.defaultValue))"
+    }
+}

@@ -1,0 +1,57 @@
+import ArgumentParser
+import Pianola
+
+/// Network MIDI (RTP-MIDI) for `live`: sessions peers open, and sessions this side opens.
+struct NetworkOptions: ParsableArguments {
+    @Option(
+        name: .customLong("rtpmidi"),
+        help: ArgumentHelp(
+            "Accept network MIDI sessions (RTP-MIDI, as macOS and iOS offer) on this UDP port and the next: [ADDRESS:]PORT, e.g. 5004 or 127.0.0.1:5004.",
+            valueName: "[addr:]port"),
+        transform: ArgumentParsing.listenAddress)
+    var listen: NetworkAddress?
+
+    @Flag(
+        name: .customLong("mdns"), inversion: .prefixedNo,
+        help: "Advertise the --rtpmidi session over mDNS (avahi), so Macs and iPads list it by name.")
+    var advertise = true
+
+    @Option(
+        name: .customLong("rtpmidi-connect"),
+        help: ArgumentHelp(
+            "Open a network MIDI session to a peer (a Mac's network session, rtpmidid, another pianola): HOST:PORT of its control port (repeatable).",
+            valueName: "host:port"),
+        transform: ArgumentParsing.peerAddress)
+    var peers: [NetworkAddress] = []
+
+    @Option(
+        name: .customLong("rtpmidi-allow"),
+        help: ArgumentHelp(
+            "Accept network sessions only from this session name or IP address (repeatable; default: anyone).",
+            valueName: "name|addr"))
+    var allow: [String] = []
+
+    @Option(
+        name: .customLong("rtpmidi-timeout"),
+        help: ArgumentHelp(
+            "End a network session after this many seconds without clock sync or data (its notes released).",
+            valueName: "seconds"))
+    var timeout = 60.0
+
+    func validate() throws {
+        if !allow.isEmpty && listen == nil { throw ValidationError("--rtpmidi-allow needs --rtpmidi") }
+        guard (1...3_600).contains(timeout) else {
+            throw ValidationError("--rtpmidi-timeout must be between 1 and 3600 seconds")
+        }
+    }
+
+    /// The session's network MIDI, if any was asked for.
+    var configuration: LiveSession.NetworkMIDI? {
+        guard listen != nil || !peers.isEmpty else { return nil }
+        var network = LiveSession.NetworkMIDI(listen: listen, peers: peers)
+        network.allow = allow
+        network.sessionTimeout = .milliseconds(Int64((timeout * 1000).rounded()))
+        network.advertises = advertise
+        return network
+    }
+}

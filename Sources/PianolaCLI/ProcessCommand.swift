@@ -1,0 +1,53 @@
+import ArgumentParser
+import Pianola
+
+struct ProcessCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "process",
+        abstract: "Apply an effect chain to an audio file (WAV, FLAC, Ogg, AIFF).",
+        discussion: """
+            The output format follows the extension of -o; the sample format is the input's unless \
+            --format says otherwise. The output is written under a temporary name and renamed when \
+            complete.
+
+            Examples:
+              pianola process take.wav -o bright.wav --fx eq:type=highShelf,freq=8000,gain=4
+              pianola process mix.flac -o mix-eq.flac --fx-chain master.json --format s24
+            """)
+
+    @Argument(help: ArgumentHelp("The audio file to process.", valueName: "input"))
+    var input: String
+
+    @Option(name: .shortAndLong, help: ArgumentHelp("Output file.", valueName: "path"))
+    var output: String
+
+    @OptionGroup var effectOptions: EffectOptions
+
+    @Option(
+        help: ArgumentHelp("Sample format: s16, s24 or f32 (default: the input's).", valueName: "format"),
+        transform: AudioFile.Encoding.parser(for: "--format"))
+    var format: AudioFile.Encoding?
+
+    @Flag(name: .shortAndLong, help: "Print nothing but errors.")
+    var quiet = false
+
+    func run() throws {
+        Terminal.trapInterrupts()
+        let specs = try effectOptions.specs()
+        var progress: ProgressReporter?
+        defer { progress?.finish() }
+        let result = try AudioFileProcessor(effects: specs).process(input, to: output, encoding: format) {
+            done, total in
+            if !quiet {
+                if progress == nil { progress = ProgressReporter(label: "process", total: total) }
+                progress?.update(done: done)
+            }
+            return Terminal.interruptSignal == nil
+        }
+        if !quiet {
+            Terminal.writeError(
+                "\(output): \(Terminal.clock(result.inputSeconds)), \(specs.count) effects, \(result.encoding.rawValue)\n"
+            )
+        }
+    }
+}

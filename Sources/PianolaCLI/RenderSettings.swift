@@ -1,0 +1,92 @@
+import ArgumentParser
+import Pianola
+
+/// How `render` synthesizes: rate, format, gain, FluidSynth's effects, tail, timing, threads and
+/// loudness.
+struct RenderSettings: ParsableArguments {
+    @Option(help: ArgumentHelp("Sample rate in Hz, 22050…192000.", valueName: "hz"))
+    var rate = 44_100
+
+    @Option(
+        help: ArgumentHelp("Sample format: s16, s24 or f32.", valueName: "format"),
+        transform: AudioFile.Encoding.parser(for: "--format"))
+    var format: AudioFile.Encoding = .s16
+
+    @Option(help: ArgumentHelp("Output gain in dB (FluidSynth's own gain stays at 0.2).", valueName: "db"))
+    var gain = 0.0
+
+    @Option(
+        name: .customLong("synth-reverb"), help: ArgumentHelp("FluidSynth's reverb: on or off.", valueName: "on|off"),
+        transform: Switch.parser(for: "--synth-reverb"))
+    var synthReverb: Switch = .on
+
+    @Option(
+        name: .customLong("synth-chorus"), help: ArgumentHelp("FluidSynth's chorus: on or off.", valueName: "on|off"),
+        transform: Switch.parser(for: "--synth-chorus"))
+    var synthChorus: Switch = .on
+
+    @Option(
+        help: ArgumentHelp(
+            "Tail after the last event: auto (until below −90 dBFS) or seconds.", valueName: "auto|seconds"),
+        transform: ArgumentParsing.tail)
+    var tail: RenderOptions.Tail = .automatic
+
+    @Option(
+        help: ArgumentHelp(
+            "Threads to render one file with: its channels split over that many synthesizers whose outputs sum (FluidSynth's multi-core voice rendering when the channels cannot be split evenly). They share one copy of the SoundFont.",
+            valueName: "n"))
+    var threads = 1
+
+    @Option(
+        help: ArgumentHelp(
+            "Event timing: exact (every event at its sample, the default) or fluidsynth (as FluidSynth's player places them, for renders that match `fluidsynth -F`).",
+            valueName: "exact|fluidsynth"),
+        transform: RenderTiming.parser(for: "--timing"))
+    var timing: RenderTiming = .exact
+
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp(
+            "Normalize to this integrated loudness (LUFS, BS.1770 / EBU R 128), e.g. -14 or -23; after the effects.",
+            valueName: "lufs"))
+    var loudness: Double?
+
+    @Option(
+        name: .customLong("true-peak"), parsing: .unconditional,
+        help: ArgumentHelp(
+            "True-peak ceiling for --loudness (dBTP; peaks above it go through a true-peak limiter).",
+            valueName: "dbtp"))
+    var truePeak = -1.0
+
+    func validate() throws {
+        guard BatchJob.sampleRates.contains(rate) else {
+            throw ValidationError("--rate must be between 22050 and 192000 Hz, got \(rate)")
+        }
+        guard BatchJob.gains.contains(gain) else { throw ValidationError("--gain must be between -60 and 40 dB") }
+        guard (1...64).contains(threads) else {
+            throw ValidationError("--threads must be between 1 and 64, got \(threads)")
+        }
+        if let loudness, !BatchJob.loudnessTargets.contains(loudness) {
+            throw ValidationError("--loudness must be between -70 and 0 LUFS, got \(loudness)")
+        }
+        guard BatchJob.truePeakCeilings.contains(truePeak) else {
+            throw ValidationError("--true-peak must be between -20 and 0 dBTP, got \(truePeak)")
+        }
+    }
+
+    /// The render options these settings give, with `effects` on the mix.
+    func options(effects: [EffectSpec]) -> RenderOptions {
+        var options = RenderOptions()
+        options.sampleRate = rate
+        options.encoding = format
+        options.gainDecibels = gain
+        options.isSynthReverbEnabled = synthReverb.isOn
+        options.isSynthChorusEnabled = synthChorus.isOn
+        options.tail = tail
+        options.threads = threads
+        options.effects = effects
+        options.timing = timing
+        options.loudness = loudness.map { LoudnessTarget(integrated: $0, truePeakCeiling: truePeak) }
+        return options
+    }
+}

@@ -1,0 +1,42 @@
+/// What a `BatchRunner` reports as it goes, on the thread that called `run`.
+public enum BatchEvent: Sendable {
+    /// A job's render has reached `renderedSeconds` of audio, of a song `musicSeconds` long (a
+    /// few times a second, when the runner's configuration asks for it).
+    case progress(BatchJob, renderedSeconds: Double, musicSeconds: Double)
+    /// The job's MIDI file was damaged: `count` defects were recovered (`MIDIFile.read` lists them).
+    case defectsRecovered(BatchJob, count: Int)
+    /// The job's loudness target could not be reached under its true-peak ceiling.
+    case loudnessOutOfReach(BatchJob, target: LoudnessTarget, measured: Double)
+    /// A job is over, with the batch's counts so far.
+    case finished(BatchJob, BatchOutcome, BatchSummary)
+    /// A failure could not be written to the failure log.
+    case failureNotLogged(BatchError)
+}
+
+/// How a job ended.
+public enum BatchOutcome: Sendable {
+    /// Rendered, in `elapsedSeconds` of wall-clock time.
+    case rendered(RenderSummary, elapsedSeconds: Double)
+    /// Already done: the ledger records the output from the same input, font and settings.
+    case skipped
+    /// Not rendered; the reason says what and where.
+    case failed(reason: String)
+    /// Interrupted: nothing was written.
+    case cancelled
+}
+
+/// A batch's counts: so far, or when it is over.
+public struct BatchSummary: Sendable, Hashable {
+    /// The jobs of the batch, including manifest lines that could not become jobs.
+    public var total = 0
+    public var finished = 0
+    public var rendered = 0
+    public var skipped = 0
+    public var failed = 0
+    /// Seconds of audio rendered.
+    public var audioSeconds = 0.0
+    /// Wall-clock seconds since the batch started.
+    public var elapsedSeconds = 0.0
+    /// True when the batch was interrupted before every job was done.
+    public var cancelled = false
+}

@@ -1,0 +1,252 @@
+import Dispatch
+import Foundation
+import SMF
+import Sampler
+import Synchronization
+
+/// Renders the jobs of a batch (a folder tree, a manifest, or a list of files) on a pool of
+/// worker threads that share one loaded copy of each SoundFont.
+///
+/// With a ledger, a batch is resumable: an output recorded with the same input (by SHA-256),
+/// SoundFont and settings is skipped, and every finished output is recorded. A job that fails
+/// fails alone, into the failure log if there is one; the batch goes on. Events come back on the
+/// thread that called `run`, so whoever prints them needs no lock.
+public final class BatchRunner: Sendable {
+    /// How a batch runs.
+    public struct Configuration: Sendable {
+        /// The SoundFont of jobs that name none.
+        public var soundFont: String
+        /// The settings of every job (a manifest line may change some for its job).
+        public var options: RenderOptions
+        public var ledger: BatchLedger?
+        public var failureLog: BatchFailureLog?
+        /// Whether a job creates its output's folder (and clears what killed renders left there).
+        public var createsFolders = true
+        /// Longest first (by file size): the last jobs to finish are short ones, so no worker sits
+        /// idle at the end while one long song renders alone. Otherwise in the order given.
+        public var longestFirst = true
+        /// Whether jobs report their render's progress (`BatchEvent.progress`).
+        public var reportsProgress = false
+
+        public init(soundFont: String, options: RenderOptions = RenderOptions()) {
+            self.soundFont = soundFont
+            self.options = options
+        }
+    }
+
+    public let configuration: Configuration
+    private let problems: [BatchProblem]
+    private let state: Mutex<State>
+    private let fonts = Mutex<[String: OfflineRenderer]>([:])
+    private let wake = DispatchSemaphore(value: 0)
+
+    private struct State {
+        var pending: [BatchJob]
+        var summary = BatchSummary()
+        var events: [BatchEvent] = []
+        var runningWorkers = 0
+        var started = 0.0
+    }
+
+    public init(_ plan: BatchPlan, configuration: Configuration) {
+        self.configuration = configuration
+        problems = plan.problems
+        var jobs = plan.jobs
+        if configuration.longestFirst {
+            let sizes = jobs.map { job -> Int in
+                var info = stat()
+                return stat(job.input, &info) == 0 ? Int(info.st_size) : 0
+            }
+            jobs = jobs.indices.sorted { sizes[$0] > sizes[$1] || (sizes[$0] == sizes[$1] && $0 < $1) }.map { jobs[$0] }
+        }
+        var initial = State(pending: jobs.reversed())
+        initial.summary.total = plan.jobs.count + plan.problems.count
+        state = Mutex(initial)
+    }
+
+    /// Loads a SoundFont (by default the batch's) now rather than with the first job that uses
+    /// it, so that a font that cannot be loaded is one error before anything starts.
+    public func loadSoundFont(_ path: String? = nil) throws(SoundFontError) {
+        _ = try renderer(font: path ?? configuration.soundFont, options: configuration.options)
+    }
+
+    /// Runs every job on `workers` threads and returns when all are done, or when `isCancelled`
+    /// turns true (the jobs in flight stop and write nothing). `handle` receives the events, on
+    /// this thread.
+    public func run(
+        workers: Int, isCancelled: @escaping @Sendable () -> Bool = { false }, events handle: (BatchEvent) -> Void
+    ) -> BatchSummary {
+        let jobCount = state.withLock {
+            $0.started = Self.monotonicSeconds()
+            return $0.pending.count
+        }
+        for problem in problems {
+            let job = BatchJob(input: problem.input, output: problem.output, origin: problem.origin)
+            finish(job, .failed(reason: problem.reason))
+        }
+        let threads = max(1, min(workers, jobCount))
+        state.withLock { $0.runningWorkers = threads }
+        for _ in 0..<threads {
+            let thread = Thread { [self] in
+                while let job = next(isCancelled: isCancelled) { perform(job, isCancelled: isCancelled) }
+                state.withLock { $0.runningWorkers -= 1 }
+                wake.signal()
+            }
+            // FluidSynth's SoundFont loading recurses deeply on some banks.
+            thread.stackSize = 4 << 20
+            thread.start()
+        }
+        while true {
+            wake.wait()
+            let (events, done) = state.withLock { state -> ([BatchEvent], Bool) in
+                let events = state.events
+                state.events.removeAll()
+                return (events, state.runningWorkers == 0)
+            }
+            for event in events { handle(event) }
+            if done { break }
+        }
+        // Whatever came with the last wake-ups.
+        for event in state.withLock({ $0.events }) { handle(event) }
+        return state.withLock { state in
+            state.summary.elapsedSeconds = Self.monotonicSeconds() - state.started
+            return state.summary
+        }
+    }
+
+    private func post(_ event: BatchEvent) {
+        state.withLock { $0.events.append(event) }
+        wake.signal()
+    }
+
+    private func next(isCancelled: () -> Bool) -> BatchJob? {
+        state.withLock { state in
+            if isCancelled() {
+                state.summary.cancelled = true
+                return nil
+            }
+            return state.pending.popLast()
+        }
+    }
+
+    private func perform(_ job: BatchJob, isCancelled: @escaping @Sendable () -> Bool) {
+        let font = job.soundFont ?? configuration.soundFont
+        let options: RenderOptions
+        let bytes: [UInt8]
+        do throws(BatchError) { options = try job.options(over: configuration.options) } catch {
+            return finish(job, .failed(reason: error.description))
+        }
+        do { bytes = try MIDIFile.readBytes(path: job.input) } catch {
+            return finish(job, .failed(reason: error.description))
+        }
+        let fingerprint = configuration.ledger.map { _ in
+            BatchFingerprint(
+                inputSHA256: SHA256.hex(bytes), soundFont: Self.identity(ofFont: font), options: options.fingerprint)
+        }
+        if let ledger = configuration.ledger, let fingerprint, ledger.isDone(job.output, fingerprint) {
+            return finish(job, .skipped)
+        }
+        let renderer: OfflineRenderer
+        do { renderer = try self.renderer(font: font, options: options) } catch {
+            return finish(job, .failed(reason: error.description))
+        }
+        if configuration.createsFolders {
+            PartialFiles.removeStale(besides: job.output)
+            let folder = (job.output as NSString).deletingLastPathComponent
+            do {
+                if !folder.isEmpty {
+                    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+                }
+            } catch {
+                let reason = (error as NSError).localizedFailureReason ?? error.localizedDescription
+                return finish(
+                    job, .failed(reason: BatchError.cannotCreateFolder(path: folder, reason: reason).description))
+            }
+        }
+        let file: MIDIFile
+        do {
+            let read = try MIDIFile.read(bytes: bytes)
+            file = read.file
+            if !read.diagnostics.isEmpty { post(.defectsRecovered(job, count: read.diagnostics.count)) }
+        } catch {
+            return finish(job, .failed(reason: error.description))
+        }
+        let started = Self.monotonicSeconds()
+        var lastReport = -1.0
+        var lastDecile = -1
+        do {
+            let summary = try renderer.render(file, to: job.output) { rendered, music in
+                if configuration.reportsProgress {
+                    // A few times a second, and at every tenth of the song.
+                    let now = Self.monotonicSeconds()
+                    let decile = Int(rendered / max(music, 0.001) * 10)
+                    if now - lastReport >= 0.1 || decile != lastDecile {
+                        lastReport = now
+                        lastDecile = decile
+                        post(.progress(job, renderedSeconds: rendered, musicSeconds: music))
+                    }
+                }
+                return !isCancelled()
+            }
+            let elapsed = Self.monotonicSeconds() - started
+            if let fingerprint {
+                try configuration.ledger?.record(job.output, fingerprint, input: job.input, seconds: summary.seconds)
+            }
+            if let target = options.loudness, let measured = summary.loudness, abs(measured - target.integrated) > 0.5 {
+                post(.loudnessOutOfReach(job, target: target, measured: measured))
+            }
+            finish(job, .rendered(summary, elapsedSeconds: elapsed))
+        } catch let error as RenderError {
+            if case .cancelled = error { return finish(job, .cancelled) }
+            finish(job, .failed(reason: error.description))
+        } catch {
+            finish(job, .failed(reason: "\(error)"))
+        }
+    }
+
+    private func finish(_ job: BatchJob, _ outcome: BatchOutcome) {
+        if case .failed(let reason) = outcome, let log = configuration.failureLog {
+            do { try log.append(input: job.input, output: job.output, origin: job.origin, error: reason) } catch {
+                post(.failureNotLogged(error))
+            }
+        }
+        state.withLock { state in
+            state.summary.finished += 1
+            switch outcome {
+            case .rendered(let summary, _):
+                state.summary.rendered += 1
+                state.summary.audioSeconds += summary.seconds
+            case .skipped: state.summary.skipped += 1
+            case .failed: state.summary.failed += 1
+            case .cancelled: state.summary.cancelled = true
+            }
+            var counts = state.summary
+            counts.elapsedSeconds = Self.monotonicSeconds() - state.started
+            state.events.append(.finished(job, outcome, counts))
+        }
+        wake.signal()
+    }
+
+    /// A renderer for `font` with `options`, sharing the font's one loaded copy.
+    private func renderer(font: String, options: RenderOptions) throws(SoundFontError) -> OfflineRenderer {
+        try fonts.withLock { loaded throws(SoundFontError) in
+            if let renderer = loaded[font] { return OfflineRenderer(sharingSoundFontOf: renderer, options: options) }
+            let renderer = try OfflineRenderer(soundFont: font, options: options)
+            loaded[font] = renderer
+            return renderer
+        }
+    }
+
+    /// "path:size:mtime".
+    static func identity(ofFont path: String) -> String {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return path }
+        return "\(path):\(info.st_size):\(info.st_mtim.tv_sec)"
+    }
+
+    static func monotonicSeconds() -> Double {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
+    }
+}

@@ -1,0 +1,31 @@
+import Foundation
+
+/// The temporary files renders write before giving an output its name (`.NAME.partial-PID`, see
+/// `AudioFileWriter`), and what killed renders leave of them.
+enum PartialFiles {
+    /// Removes what killed renders left beside `output`: temporary files of processes no longer
+    /// alive (another process's render in flight on a shared folder is left alone).
+    static func removeStale(besides output: String) {
+        let folder = (output as NSString).deletingLastPathComponent
+        let prefix = "." + (output as NSString).lastPathComponent + ".partial-"
+        // A folder that cannot be listed has nothing to clean; the render itself reports its error.
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.isEmpty ? "." : folder)
+        else { return }
+        for name in names where name.hasPrefix(prefix) {
+            guard let pid = Int32(name.dropFirst(prefix.count)), pid != getpid() else { continue }
+            if !isAlive(pid) { unlink((folder.isEmpty ? "" : folder + "/") + name) }
+        }
+    }
+
+    /// Whether process `pid` runs: it exists and is not a zombie (a killed process whose parent
+    /// has not collected it still answers `kill(pid, 0)`).
+    static func isAlive(_ pid: Int32) -> Bool {
+        guard kill(pid, 0) == 0 || errno != ESRCH else { return false }
+        // Without /proc (not Linux), existing is taken as alive.
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return true }
+        let state = stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).first
+        return state != "Z" && state != "X"
+    }
+}

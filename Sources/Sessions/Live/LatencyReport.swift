@@ -1,0 +1,62 @@
+import AudioIO
+import Foundation
+
+/// Each live note's latency (from its arrival to the output playing it, by the device's own
+/// account): percentiles, jitter and a histogram, as `pianola live --latency-report` writes it.
+public struct LatencyReport: Sendable, Codable, Hashable {
+    public struct Summary: Sendable, Codable, Hashable {
+        public var min, p1, p50, p99, max, mean: Double
+    }
+
+    /// A 0.1 ms bin of the histogram.
+    public struct Bin: Sendable, Codable, Hashable {
+        public var ms: Double
+        public var count: Int
+    }
+
+    public var notes: Int
+    public var sampleRate: Int
+    public var periodFrames: Int
+    public var periods: Int
+    public var bufferMs: Double
+    public var delayMs: Double
+    public var underruns: Int
+    public var latencyMs: Summary
+    /// p99 − p1.
+    public var jitterMs: Double
+    public var histogram: [Bin]
+
+    /// The report of `latencies` (milliseconds) played on `output` with `delay` ms added.
+    public init(latencies: [Double], output: ALSAOutput, delayMilliseconds delay: Double) {
+        let sorted = latencies.sorted()
+        func percentile(_ p: Double) -> Double {
+            guard !sorted.isEmpty else { return 0 }
+            return sorted[Swift.min(sorted.count - 1, Int((p / 100 * Double(sorted.count - 1)).rounded()))]
+        }
+        var bins: [Int: Int] = [:]
+        for latency in sorted { bins[Int((latency * 10).rounded(.down)), default: 0] += 1 }
+        notes = sorted.count
+        sampleRate = output.sampleRate
+        periodFrames = output.periodFrames
+        periods = output.periodCount
+        bufferMs = output.bufferLatency * 1000
+        delayMs = delay
+        underruns = output.xrunCount
+        latencyMs = Summary(
+            min: sorted.first ?? 0, p1: percentile(1), p50: percentile(50), p99: percentile(99), max: sorted.last ?? 0,
+            mean: sorted.isEmpty ? 0 : sorted.reduce(0, +) / Double(sorted.count))
+        jitterMs = percentile(99) - percentile(1)
+        histogram = bins.keys.sorted().map { Bin(ms: Double($0) / 10, count: bins[$0, default: 0]) }
+    }
+
+    /// Writes the report as JSON (through a temporary name and a rename).
+    public func write(to path: String) throws(SessionError) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let text: String
+        do { text = String(decoding: try encoder.encode(self), as: UTF8.self) + "\n" } catch {
+            throw .cannotWrite(path: path, reason: "\(error)")
+        }
+        try TextFile.write(text, to: path)
+    }
+}

@@ -1,0 +1,206 @@
+import AudioGraph
+import AudioIO
+import MIDICore
+import MIDIIO
+import Sampler
+import Sequencer
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Plays live MIDI through a SoundFont with a fixed, small latency: what `pianola live` wires
+/// together. MIDI comes from the ALSA sequencer (a client other programs and keyboards connect
+/// to, and the sources asked for) and from network MIDI sessions (RTP-MIDI); every message is
+/// stamped on arrival and played `delay` later than that plus the output buffer, so each note
+/// has the same latency. What is played can be recorded as a MIDI file, and each note's latency
+/// reported.
+///
+/// `init` sets everything up (and fails with one clear error); `start` makes sound and opens
+/// the ports; `stop` releases every note, drains the device and closes everything. Without an
+/// ALSA sequencer, a session with network MIDI runs on that alone (`notes` says so). The session
+/// does not print or poll: the caller reads `status()`, `sources` and `takeEvents()` as often as
+/// it likes.
+public final class LiveSession {
+    public let configuration: Configuration
+    public let sampler: SamplerNode
+    public let engine: AudioEngine
+    public let output: ALSAOutput
+    /// The ALSA sequencer input, unless there is no sequencer and network MIDI serves alone.
+    public let sequencerInput: ALSASequencerInput?
+    /// The network MIDI sessions, when configured.
+    public let network: RTPMIDIListener?
+    public let scheduler: LiveMIDIScheduler
+    /// The main mixer's level, for meters.
+    public let meter = LevelMeter()
+    /// What was played, when `configuration.recordsMIDI`.
+    public let recorder: MIDIRecorder?
+    /// The listening session's mDNS advertisement, once started (avahi may be missing).
+    public private(set) var advertisement: RTPMIDIAdvertisement?
+    /// Things the user should know that are not errors ("no sequencer: network MIDI only", "not
+    /// advertised over mDNS: …", real-time scheduling refused); new ones appear with `start`.
+    public private(set) var notes: [String] = []
+    private var isRunning = false
+
+    /// Sets up input, synthesis and output; nothing sounds and no port opens before `start`.
+    public init(_ configuration: Configuration) throws(SessionError) {
+        self.configuration = configuration
+        let network = configuration.network
+        do {
+            sequencerInput = try ALSASequencerInput(clientName: configuration.clientName)
+        } catch {
+            // Without a sequencer, network MIDI alone will do (when asked for).
+            guard network != nil, configuration.sources.isEmpty, !configuration.autoconnect else {
+                throw .midi(error)
+            }
+            notes.append("\(error.description); network MIDI only")
+            sequencerInput = nil
+        }
+        sequencerInput?.autoconnect = configuration.autoconnect
+        do {
+            for source in configuration.sources { try sequencerInput?.connect(source) }
+            for peer in network?.peers ?? [] { try RTPMIDIListener.checkPeer(host: peer.host, port: peer.port) }
+        } catch { throw .midi(error) }
+        self.network = network.map(Self.listener)
+
+        var settings = SamplerNode.Settings()
+        settings.sampleRate = Double(configuration.device.sampleRate)
+        do {
+            sampler = try SamplerNode(settings: settings)
+            try sampler.loadSoundFont(at: configuration.soundFont)
+        } catch { throw .soundFont(error) }
+        for assignment in configuration.programs {
+            sampler.sendProgramChange(assignment.program, onChannel: assignment.channel)
+        }
+        engine = AudioEngine()
+        engine.attach(sampler)
+        try engine.connect(sampler, throughEffects: configuration.effects)
+        scheduler = LiveMIDIScheduler(
+            queues: [sequencerInput?.queue, self.network?.queue].compactMap { $0 }, destination: sampler,
+            delay: configuration.delay)
+        do {
+            try engine.installTap(on: engine.mainMixerNode, meter)
+            try engine.addRenderObserver(scheduler)
+            output = try engine.connectOutput(toDevice: configuration.device)
+        } catch { throw SessionError(error) }
+        scheduler.presentationClock = output
+        recorder = configuration.recordsMIDI ? MIDIRecorder() : nil
+        if let recorder {
+            sequencerInput?.messageHandler = { message, arrival in recorder.record(message, at: arrival) }
+            self.network?.messageHandler = { message, arrival in recorder.record(message, at: arrival) }
+        }
+    }
+
+    /// The listener a network configuration asks for: on its address, or (only opening sessions)
+    /// on any free pair of ports, on loopback if every peer is there, taking invitations from
+    /// those peers only.
+    private static func listener(_ network: NetworkMIDI) -> RTPMIDIListener {
+        if let listen = network.listen {
+            return RTPMIDIListener(
+                host: listen.host, port: listen.port, name: network.name, allow: network.allow,
+                sessionTimeout: network.sessionTimeout)
+        }
+        let local = network.peers.allSatisfy { ["127.0.0.1", "localhost"].contains($0.host) }
+        return RTPMIDIListener(
+            host: local ? "127.0.0.1" : "0.0.0.0", port: 0, name: network.name, allow: network.peers.map(\.host),
+            sessionTimeout: network.sessionTimeout)
+    }
+
+    /// The latency from a message's arrival to its sound: the output buffer plus the delay, in
+    /// milliseconds.
+    public var latencyMilliseconds: Double { output.bufferLatency * 1000 + delayMilliseconds }
+
+    var delayMilliseconds: Double {
+        let parts = configuration.delay.components
+        return Double(parts.seconds) * 1000 + Double(parts.attoseconds) / 1e15
+    }
+
+    /// Starts the sound, then the inputs: the sequencer port's subscriptions, the network ports
+    /// and invitations, and the mDNS advertisement.
+    public func start() throws(SessionError) {
+        do { try engine.start() } catch { throw SessionError(error) }
+        isRunning = true
+        if !output.isRealTimeScheduled {
+            notes.append(
+                "real-time scheduling (SCHED_FIFO) is not permitted here; the audio thread runs at normal priority")
+        }
+        sequencerInput?.start()
+        guard let network else { return }
+        do {
+            try network.start()
+            for peer in configuration.network?.peers ?? [] { try network.invite(host: peer.host, port: peer.port) }
+        } catch {
+            stop()
+            throw .midi(error)
+        }
+        advertise(network)
+    }
+
+    /// Advertises the listening session over mDNS; a note (not an error) when it cannot be.
+    private func advertise(_ network: RTPMIDIListener) {
+        guard let settings = configuration.network, settings.listen != nil, settings.advertises else { return }
+        guard !network.host.hasPrefix("127.") else {
+            notes.append("network MIDI: not advertised over mDNS: the session listens on loopback only")
+            return
+        }
+        let candidate = RTPMIDIAdvertisement(name: network.name, port: network.port)
+        do {
+            try candidate.start()
+            advertisement = candidate
+        } catch {
+            notes.append(error.description)
+        }
+    }
+
+    /// Why the session cannot go on (the device failed or was lost, the sequencer input failed),
+    /// or nil while it runs.
+    public var failure: String? {
+        if let error = output.failure { return error.description }
+        return sequencerInput?.failure
+    }
+
+    /// The MIDI sources: sequencer ports (connected, or remembered to be connected again) and
+    /// network sessions.
+    public var sources: [Source] {
+        (sequencerInput?.sources.map(Source.init) ?? []) + (network?.sessions.map(Source.init) ?? [])
+    }
+
+    /// What happened since the last call: network sessions that opened, ended or were refused.
+    public func takeEvents() -> [Event] {
+        network?.takeEvents().map(Event.network) ?? []
+    }
+
+    /// The sound now; `peak` is the highest level since the last call.
+    public func status() -> LiveStatus {
+        LiveStatus(
+            voiceCount: sampler.activeVoiceCount, peak: meter.takePeaks().max() ?? 0,
+            latencyMilliseconds: latencyMilliseconds, underruns: output.xrunCount,
+            deliveredCount: scheduler.deliveredCount, lateCount: scheduler.lateCount)
+    }
+
+    /// Ends every input, releases every note, lets the device play out and stops it. The
+    /// recording and the latencies stay readable.
+    public func stop() {
+        sequencerInput?.stop()
+        advertisement?.stop()
+        advertisement = nil
+        network?.stop()
+        guard isRunning else { return }
+        isRunning = false
+        sampler.allNotesOff()
+        usleep(UInt32(output.bufferLatency * 2_000_000 + delayMilliseconds * 1000))
+        engine.stop()
+        engine.outputDevice = nil
+    }
+
+    /// Writes what was played as a MIDI file (tempo 120).
+    public func writeRecording(to path: String) throws(SessionError) {
+        guard let recorder else { throw .failed("nothing was recorded: the session records no MIDI") }
+        do { try recorder.write(to: path) } catch { throw .midiFile(error) }
+    }
+
+    /// Each note's latency so far.
+    public func latencyReport() -> LatencyReport {
+        LatencyReport(latencies: scheduler.noteLatencies, output: output, delayMilliseconds: delayMilliseconds)
+    }
+}

@@ -1,0 +1,147 @@
+import AudioGraph
+import AudioIO
+import Effects
+import Sampler
+import Sequencer
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Plays MIDI files on an ALSA device through a SoundFont, one song after another, with a
+/// transport: what `pianola play` wires together. One sampler, effect chain, level meter and
+/// device serve every song; each song gets its own `MusicPlayer`.
+///
+/// It does not poll, print or read keys: the caller drives it (a terminal UI, a test, an app)
+/// and reads `status` as often as it likes. The device's audio thread does the rendering.
+public final class PlaybackSession {
+    /// What a playback session is made of.
+    public struct Configuration: Sendable {
+        /// The SoundFont (.sf2/.sf3).
+        public var soundFont: String
+        /// The ALSA device, its rate and buffer.
+        public var device: ALSAOutput.Configuration
+        /// Effects on the sampler's output, in order.
+        public var effects: [EffectSpec] = []
+        /// Tempo factor, 0.25…4.
+        public var speed = 1.0
+        /// Semitones, drums excluded.
+        public var transpose = 0
+        /// Whether each song loops.
+        public var loops = false
+
+        public init(soundFont: String, device: ALSAOutput.Configuration = ALSAOutput.Configuration()) {
+            self.soundFont = soundFont
+            self.device = device
+        }
+    }
+
+    /// The range of `speed`, and the step of `faster()` and `slower()`.
+    public static let speeds = 0.25...4.0
+    public static let speedStep = 1.1
+
+    public let sampler: SamplerNode
+    public let engine: AudioEngine
+    public let output: ALSAOutput
+    /// The main mixer's level, for meters.
+    public let meter = LevelMeter()
+    /// The song playing (or paused), if any.
+    public private(set) var player: MusicPlayer?
+    public private(set) var speed: Double
+    public private(set) var loops: Bool
+    public let transpose: Int
+
+    /// Loads the SoundFont and opens the device (nothing plays until `play`).
+    public init(_ configuration: Configuration) throws(SessionError) {
+        var settings = SamplerNode.Settings()
+        settings.sampleRate = Double(configuration.device.sampleRate)
+        do {
+            sampler = try SamplerNode(settings: settings)
+            try sampler.loadSoundFont(at: configuration.soundFont)
+        } catch { throw .soundFont(error) }
+        engine = AudioEngine()
+        engine.attach(sampler)
+        try engine.connect(sampler, throughEffects: configuration.effects)
+        do {
+            try engine.installTap(on: engine.mainMixerNode, meter)
+            output = try engine.connectOutput(toDevice: configuration.device)
+        } catch { throw SessionError(error) }
+        speed = min(max(configuration.speed, Self.speeds.lowerBound), Self.speeds.upperBound)
+        loops = configuration.loops
+        transpose = configuration.transpose
+    }
+
+    /// Plays `sequence` from `start` seconds (or its beginning), in place of the song before;
+    /// starts the device on the first song.
+    public func play(_ sequence: MusicSequence, from start: Double? = nil) throws(SessionError) {
+        endSong()
+        let player = MusicPlayer(sequence: sequence, destination: sampler, sampleRate: Double(output.sampleRate))
+        do { try engine.addRenderObserver(player) } catch { throw SessionError(error) }
+        player.rate = speed
+        player.transpose = transpose
+        if loops { player.setLoop(0..<sequence.durationSeconds, count: -1) }
+        if let start { player.seek(toSeconds: start) }
+        player.play()
+        self.player = player
+        if !output.isRunning {
+            do { try output.start() } catch { throw SessionError(error) }
+        }
+    }
+
+    /// Stops the current song (its notes released) and takes its player out of the render.
+    public func endSong() {
+        guard let player else { return }
+        player.pause()
+        // Only fails for an observer that was never added: nothing to undo then.
+        try? engine.removeRenderObserver(player)
+        self.player = nil
+    }
+
+    /// Whether the current song has played to its end (after any loops).
+    public var isSongFinished: Bool { player?.isFinished ?? true }
+
+    /// Pauses a playing song, resumes a paused one.
+    public func togglePause() {
+        guard let player else { return }
+        if player.isPlaying { player.pause() } else { player.play() }
+    }
+
+    /// Moves the song position by `seconds` (back when negative), within the song.
+    public func seek(by seconds: Double) {
+        guard let player else { return }
+        let target = player.currentPositionInSeconds + seconds
+        player.seek(toSeconds: min(max(0, target), player.sequence.durationSeconds))
+    }
+
+    /// Plays faster by one step (up to 4×).
+    public func faster() { setSpeed(speed * Self.speedStep) }
+    /// Plays slower by one step (down to 0.25×).
+    public func slower() { setSpeed(speed / Self.speedStep) }
+
+    private func setSpeed(_ value: Double) {
+        speed = min(max(value, Self.speeds.lowerBound), Self.speeds.upperBound)
+        player?.rate = speed
+    }
+
+    /// Turns looping of the current (and every following) song on or off.
+    public func toggleLoop() {
+        loops.toggle()
+        guard let player else { return }
+        player.setLoop(loops ? 0..<player.sequence.durationSeconds : nil, count: -1)
+    }
+
+    /// What is playing now; `peak` is the highest level since the last call.
+    public func status() -> PlaybackStatus {
+        PlaybackStatus(
+            player: player, speed: speed, voiceCount: sampler.activeVoiceCount, peak: meter.takePeaks().max() ?? 0,
+            underruns: output.xrunCount)
+    }
+
+    /// Ends playback: notes released, the device drained and stopped.
+    public func finish() {
+        endSong()
+        sampler.allNotesOff()
+        usleep(UInt32(output.bufferLatency * 2_000_000))
+        output.stop()
+    }
+}

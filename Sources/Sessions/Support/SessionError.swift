@@ -1,0 +1,48 @@
+import AudioGraph
+import AudioIO
+import Effects
+import MIDIIO
+import SMF
+import Sampler
+
+/// Why a playback or live session could not be set up or go on; the description says what and
+/// where, in one line.
+public enum SessionError: Error, Sendable, CustomStringConvertible {
+    case soundFont(SoundFontError)
+    case device(ALSAPCMError)
+    case graph(AudioGraphError)
+    case effects(EffectSpecError)
+    case midi(MIDIIOError)
+    case midiFile(MIDIFileError)
+    /// A file the session writes (a recording, a report).
+    case cannotWrite(path: String, reason: String)
+    /// Anything else a building block reported.
+    case failed(String)
+
+    /// The error a building block threw, as a session error.
+    init(_ error: any Error) {
+        switch error {
+        case let error as SessionError: self = error
+        case let error as SoundFontError: self = .soundFont(error)
+        case let error as ALSAPCMError: self = .device(error)
+        case let error as AudioGraphError: self = .graph(error)
+        case let error as EffectSpecError: self = .effects(error)
+        case let error as MIDIIOError: self = .midi(error)
+        case let error as MIDIFileError: self = .midiFile(error)
+        default: self = .failed("\(error)")
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .soundFont(let error): return error.description
+        case .device(let error): return error.description
+        case .graph(let error): return error.description
+        case .effects(let error): return error.description
+        case .midi(let error): return error.description
+        case .midiFile(let error): return error.description
+        case .cannotWrite(let path, let reason): return "\(path): cannot write: \(reason)"
+        case .failed(let reason): return reason
+        }
+    }
+}
