@@ -114,6 +114,10 @@ let package = Package(
         // MARK: Test peers (run by the device tests in the VM)
         .executableTarget(
             name: "test-keyboard", path: "Tests/Device/TestKeyboard", linkerSettings: [.linkedLibrary("asound")]),
+        // Prints what ALSASequencerInput reports (events, sources), for checks that skip the CLI's text.
+        .executableTarget(
+            name: "sequencer-probe", dependencies: ["MIDIIO"], path: "Tests/Device/SequencerProbe",
+            swiftSettings: strictSettings),
 
         // MARK: Benchmarks (side by side with the reference tools; see Benchmarks/README.md)
         .executableTarget(

@@ -17,22 +17,37 @@ import Synchronization
 /// `LiveMIDIScheduler` drains on the audio thread. Sources named with `connect(_:)` are connected
 /// again when they come back (a keyboard unplugged and plugged in); with `autoconnect`, every
 /// source that appears is connected.
+///
+/// Every change is reported: a source connected, disconnected or that cannot be connected shows in
+/// `sources` (its `failure` says why) and as a line in `takeEvents()`. It does not retry a
+/// subscription that failed until the source appears again, and does not decide what a user sees:
+/// the caller shows the events.
 public final class ALSASequencerInput: @unchecked Sendable {
     /// One connected (or remembered) source and its activity.
     public struct Source: Hashable, Sendable {
+        /// `CLIENT-NAME:PORT-NAME (CLIENT:PORT)`, or `CLIENT:PORT` when the port cannot be read.
         public var name: String
+        /// `CLIENT:PORT`.
         public var address: String
+        /// Subscribed now (messages from it arrive).
         public var isConnected: Bool
+        /// Messages received from it.
         public var messageCount: Int
         /// Arrival time of its last message (`MIDITimestamp`), 0 if none yet.
         public var lastArrival: UInt64
+        /// Why the last subscription to it failed (the sequencer's reason); nil once it connects.
+        public var failure: String?
 
-        public init(name: String, address: String, isConnected: Bool, messageCount: Int, lastArrival: UInt64) {
+        public init(
+            name: String, address: String, isConnected: Bool, messageCount: Int, lastArrival: UInt64,
+            failure: String? = nil
+        ) {
             self.name = name
             self.address = address
             self.isConnected = isConnected
             self.messageCount = messageCount
             self.lastArrival = lastArrival
+            self.failure = failure
         }
     }
 
@@ -60,6 +75,15 @@ public final class ALSASequencerInput: @unchecked Sendable {
         var wanted: [String] = []
         var overruns = 0
         var failure: String?
+        /// Lines for `takeEvents()`.
+        var events: [String] = []
+
+        /// Marks a source disconnected; an event if it was connected.
+        mutating func disconnect(_ key: Int) {
+            guard let source = sources[key], source.isConnected else { return }
+            sources[key]?.isConnected = false
+            events.append("disconnected: \(source.name)")
+        }
     }
 
     private let seq: OpaquePointer
@@ -117,16 +141,31 @@ public final class ALSASequencerInput: @unchecked Sendable {
             if waitingForIt { return }
             throw .unknownSource(source, reason: "no such sequencer port")
         }
-        if running.load(ordering: .relaxed) { try subscribe(client: Int(client), port: Int(port), as: source) }
+        guard running.load(ordering: .relaxed) else { return }
+        if let error = subscribe(client: Int(client), port: Int(port), as: source) { throw error }
     }
 
     /// Messages lost because the kernel's input buffer overflowed.
     public var overrunCount: Int { state.withLock { $0.overruns } }
     /// Why the input thread stopped, if it failed.
     public var failure: String? { state.withLock { $0.failure } }
-    /// The sources, connected or remembered, in address order.
+    /// The sources, connected or remembered (and those that could not be connected), in address
+    /// order.
     public var sources: [Source] {
         state.withLock { $0.sources.sorted { $0.key < $1.key }.map(\.value) }
+    }
+
+    /// Source events since the last call, oldest first, for a status line or a log:
+    /// "connected: NAME (CLIENT:PORT)", "disconnected: NAME (CLIENT:PORT)" and
+    /// "cannot connect: NAME (CLIENT:PORT): REASON" (a subscription refused, at `start()`, on a
+    /// reconnection or by autoconnect). The same shape as `RTPMIDIListener.takeEvents()`. Events
+    /// are kept until taken.
+    public func takeEvents() -> [String] {
+        state.withLock { state in
+            let events = state.events
+            state.events.removeAll()
+            return events
+        }
     }
 
     /// Starts the input thread and connects the sources asked for (with `autoconnect`, every source
@@ -136,13 +175,14 @@ public final class ALSASequencerInput: @unchecked Sendable {
         for source in state.withLock({ $0.wanted }) {
             var client: Int32 = 0
             var port: Int32 = 0
+            // (A failure is on the source and in the events: the input runs for the others.)
             if pianola_seq_parse_address(seq, source, &client, &port) == 0 {
-                try? subscribe(client: Int(client), port: Int(port), as: source)
+                subscribe(client: Int(client), port: Int(port), as: source)
             }
         }
         if autoconnect {
             for port in Self.listPorts(seq) where port.isAutoconnectCandidate(excludingClient: client) {
-                try? subscribe(client: port.client, port: port.port, as: nil)
+                subscribe(client: port.client, port: port.port, as: nil)
             }
         }
         var newThread = pthread_t()
@@ -173,29 +213,51 @@ public final class ALSASequencerInput: @unchecked Sendable {
         }
     }
 
-    private func subscribe(client: Int, port: Int, as requested: String?) throws(MIDIIOError) {
+    /// Subscribes to a source. A failure is recorded on its `Source` and in the events, and
+    /// returned (for `connect(_:)` to throw).
+    @discardableResult
+    private func subscribe(client: Int, port: Int, as requested: String?) -> MIDIIOError? {
         let key = client << 8 | port
-        if state.withLock({ $0.sources[key]?.isConnected == true }) { return }
+        if state.withLock({ $0.sources[key]?.isConnected == true }) { return nil }
         let result = pianola_seq_connect_from(seq, Int32(client), Int32(port))
         // EBUSY: the subscription exists already (the source connected itself to us).
         guard result == 0 || result == -EBUSY else {
-            throw .cannotConnect(requested ?? "\(client):\(port)", reason: Self.reason(result))
+            let reason = Self.reason(result)
+            let name = portName(client: client, port: port)
+            state.withLock {
+                var source =
+                    $0.sources[key]
+                    ?? Source(
+                        name: name, address: "\(client):\(port)", isConnected: false, messageCount: 0, lastArrival: 0)
+                source.name = name
+                source.failure = reason
+                $0.sources[key] = source
+                $0.events.append("cannot connect: \(name): \(reason)")
+            }
+            return .cannotConnect(requested ?? "\(client):\(port)", reason: reason)
         }
         noteConnected(client: client, port: port)
+        return nil
+    }
+
+    /// `CLIENT-NAME:PORT-NAME (CLIENT:PORT)`, or `CLIENT:PORT` when the port cannot be read.
+    private func portName(client: Int, port: Int) -> String {
+        var info = pianola_seq_port_info()
+        return pianola_seq_port_info_of(seq, Int32(client), Int32(port), &info) == 0
+            ? MIDISequencerPort(info).description : "\(client):\(port)"
     }
 
     private func noteConnected(client: Int, port: Int) {
         let key = client << 8 | port
-        var info = pianola_seq_port_info()
-        let name =
-            pianola_seq_port_info_of(seq, Int32(client), Int32(port), &info) == 0
-            ? MIDISequencerPort(info).description : "\(client):\(port)"
+        let name = portName(client: client, port: port)
         state.withLock {
             var source =
                 $0.sources[key]
-                ?? Source(name: name, address: "\(client):\(port)", isConnected: true, messageCount: 0, lastArrival: 0)
+                ?? Source(name: name, address: "\(client):\(port)", isConnected: false, messageCount: 0, lastArrival: 0)
+            if !source.isConnected { $0.events.append("connected: \(name)") }
             source.name = name
             source.isConnected = true
+            source.failure = nil
             $0.sources[key] = source
         }
     }
@@ -243,17 +305,17 @@ public final class ALSASequencerInput: @unchecked Sendable {
             if client != self.client && client != 0 { noteConnected(client: client, port: Int(event.address_port)) }
         case Int32(PIANOLA_SEQ_UNSUBSCRIBED):
             let sender = Int(event.address_client) << 8 | Int(event.address_port)
-            state.withLock { $0.sources[sender]?.isConnected = false }
+            state.withLock { $0.disconnect(sender) }
         case Int32(PIANOLA_SEQ_PORT_START):
             portAppeared(client: Int(event.address_client), port: Int(event.address_port))
         case Int32(PIANOLA_SEQ_PORT_EXIT):
             let gone = Int(event.address_client) << 8 | Int(event.address_port)
             decoders[gone] = nil
-            state.withLock { $0.sources[gone]?.isConnected = false }
+            state.withLock { $0.disconnect(gone) }
         case Int32(PIANOLA_SEQ_CLIENT_EXIT):
             let client = Int(event.address_client)
             state.withLock {
-                for key in $0.sources.keys where key >> 8 == client { $0.sources[key]?.isConnected = false }
+                for key in $0.sources.keys.sorted() where key >> 8 == client { $0.disconnect(key) }
             }
         case Int32(PIANOLA_SEQ_OVERRUN):
             state.withLock { $0.overruns += 1 }
@@ -272,7 +334,7 @@ public final class ALSASequencerInput: @unchecked Sendable {
             if pianola_seq_parse_address(seq, source, &wantedClient, &wantedPort) == 0,
                 Int(wantedClient) == client, Int(wantedPort) == port
             {
-                try? subscribe(client: client, port: port, as: source)
+                subscribe(client: client, port: port, as: source)
                 return
             }
         }
@@ -281,7 +343,7 @@ public final class ALSASequencerInput: @unchecked Sendable {
         guard pianola_seq_port_info_of(seq, Int32(client), Int32(port), &info) == 0,
             MIDISequencerPort(info).isAutoconnectCandidate(excludingClient: self.client)
         else { return }
-        try? subscribe(client: client, port: port, as: nil)
+        subscribe(client: client, port: port, as: nil)
     }
 
     static func reason(_ code: Int32) -> String { String(cString: pianola_seq_strerror(code)) }

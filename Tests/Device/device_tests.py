@@ -22,6 +22,9 @@ plays it inside the VM into the loopback card while capturing the loopback's oth
   the rate, non-zero exit;
 - lost: the card is disconnected while playing (its driver unbound, as when a USB card is
   unplugged): the player stops with one line naming the device, non-zero exit.
+- live input from test keyboards (autoconnect, --connect, the library example, latency), and
+  subscriptions that fail: ALSASequencerInput reports them (an event and the source's failure),
+  read through Tests/Device/SequencerProbe.
 
 Prints one line per check and exits non-zero if any failed.
 """
@@ -328,6 +331,25 @@ def check_live(directory):
         f"status {status}: {output.strip()!r}",
     )
 
+    # Subscriptions that fail, as the library reports them (events, Source.failure).
+    status, output, _ = result(directory, "probe-start")
+    refused = re.search(r"event: cannot connect: Locked Keyboard:Keys \((\d+:0)\): (.+)", output)
+    check(
+        "input: a source that refuses its subscription at start is reported (event, Source.failure)",
+        status == 0 and bool(refused)
+        and f"source: {refused.group(1)} connected=false failure={refused.group(2)}" in output,
+        f"status {status}: {output.strip()!r}",
+    )
+    status, output, _ = result(directory, "probe-reconnect")
+    events = [line[len("event: "):] for line in output.splitlines() if line.startswith("event: ")]
+    kinds = [re.sub(r": Flaky Keyboard:Keys \(\d+:0\).*", "", event) for event in events]
+    check(
+        "input: a named source that comes back refusing its subscription is reported",
+        status == 0 and kinds == ["connected", "disconnected", "cannot connect"]
+        and re.search(r"source: \d+:0 connected=false failure=(?!none)", output) is not None,
+        f"status {status}: {events}",
+    )
+
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -335,12 +357,14 @@ def main():
     parser.add_argument("soundfont")
     parser.add_argument("keyboard", help="the test keyboard (swift build --product test-keyboard)")
     parser.add_argument("example", help="Examples/LiveKeyboard (swift build --product live-keyboard)")
+    parser.add_argument("probe", help="Tests/Device/SequencerProbe (swift build --product sequencer-probe)")
     parser.add_argument("--keep", help="keep the VM's results in this directory")
     arguments = parser.parse_args()
     pianola = os.path.abspath(arguments.pianola)
     font = os.path.abspath(arguments.soundfont)
     keyboard = os.path.abspath(arguments.keyboard)
     example = os.path.abspath(arguments.example)
+    probe = os.path.abspath(arguments.probe)
 
     directory = arguments.keep or tempfile.mkdtemp(prefix="pianola-device-")
     os.makedirs(directory, exist_ok=True)
@@ -367,7 +391,7 @@ def main():
     vm = subprocess.run(
         [os.path.join(ROOT, "scripts", "vm"), "--out", directory, "--",
          "sh", os.path.join(ROOT, "Tests", "Device", "guest-tests.sh"), directory, pianola, song, font,
-         keyboard, example],
+         keyboard, example, probe],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
     if vm.returncode != 0:

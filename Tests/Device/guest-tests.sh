@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs inside the VM (scripts/vm): plays into snd-aloop's loopback card and captures its other end;
 # plays a test keyboard (an ALSA sequencer client) into pianola live.
-#   guest-tests.sh OUT PIANOLA MIDI SOUNDFONT [TEST-KEYBOARD [LIVE-KEYBOARD-EXAMPLE]]
+#   guest-tests.sh OUT PIANOLA MIDI SOUNDFONT [TEST-KEYBOARD [LIVE-KEYBOARD-EXAMPLE [SEQUENCER-PROBE]]]
 # Each scenario leaves OUT/NAME.out, .err, .status (exit status), .elapsed (seconds) and, where
 # audio is captured, OUT/NAME.raw (interleaved stereo float32 at 44.1 kHz from hw:Loopback,1,0).
 # Tests/Device/device_tests.py checks the results on the host.
@@ -189,4 +189,29 @@ if [ -n "$keyboard" ]; then
     "$pianola" live --soundfont "$font" --device "$playback" --connect "No Such Keyboard" \
         > "$out/unknown.out" 2> "$out/unknown.err"
     echo $? > "$out/unknown.status"
+
+    # 12. Subscriptions that fail are reported by the library (ALSASequencerInput's events and
+    #     Source.failure), read through a small probe rather than the CLI's wording: a source that
+    #     refuses subscriptions when the input starts, and a named source that plays, goes away
+    #     and comes back refusing them.
+    probe="$7"
+    if [ -n "$probe" ]; then
+        "$keyboard" "Locked Keyboard" "$out/keys.txt" "$out/locked.sent" --wait-subscriber 4 --locked \
+            2> "$out/locked.keyboard" &
+        locked=$!
+        sleep 0.5
+        "$probe" 2 "Locked Keyboard" > "$out/probe-start.out" 2> "$out/probe-start.err"
+        echo $? > "$out/probe-start.status"
+        wait "$locked"
+
+        "$probe" 15 "Flaky Keyboard" > "$out/probe-reconnect.out" 2> "$out/probe-reconnect.err" &
+        probe_pid=$!
+        sleep 1
+        "$keyboard" "Flaky Keyboard" "$out/keys.txt" "$out/flaky.sent" 2> "$out/flaky.keyboard"
+        sleep 0.5
+        "$keyboard" "Flaky Keyboard" "$out/keys.txt" "$out/flaky-locked.sent" --wait-subscriber 3 --locked \
+            2>> "$out/flaky.keyboard"
+        wait "$probe_pid"
+        echo $? > "$out/probe-reconnect.status"
+    fi
 fi

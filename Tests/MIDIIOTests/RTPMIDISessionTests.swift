@@ -31,6 +31,26 @@ struct RTPMIDISessionTests {
         host.stop()
     }
 
+    @Test("a session that goes silent is ended by the listener's own timer after its timeout")
+    func timeoutThroughTheTimer() throws {
+        let host = RTPMIDIListener(host: "127.0.0.1", port: 0, name: "Host", sessionTimeout: .seconds(1))
+        let guest = RTPMIDIListener(host: "127.0.0.1", port: 0, name: "Guest")
+        try host.start()
+        try guest.start()
+        try guest.invite(host: "127.0.0.1", port: host.port)
+        #expect(eventually(5) { host.sessions.contains { $0.name == "Guest" && $0.isConnected } })
+        // The guest says nothing more until its next clock sync, 10 s on: the host ends the session.
+        var events: [String] = []
+        #expect(
+            eventually(5) {
+                events += host.takeEvents()
+                return events.contains { $0.hasPrefix("timed out: Guest (127.0.0.1:\(guest.port))") }
+            }, "\(events)")
+        #expect(host.sessions.contains { $0.name == "Guest" && !$0.isConnected })
+        guest.stop()
+        host.stop()
+    }
+
     @Test("a refused invitation and bad hosts are reported (typed errors for the library)")
     func refusedAndUnknown() throws {
         let host = RTPMIDIListener(host: "127.0.0.1", port: 0, name: "Host", allow: ["someone else"])

@@ -1,7 +1,7 @@
 // A MIDI keyboard for the device tests: an ALSA sequencer client with one source port (like a
 // USB keyboard's) that plays a script of MIDI messages at given times and logs when it sent each.
 //
-//   test-keyboard NAME SCRIPT LOG [--wait-subscriber SECONDS]
+//   test-keyboard NAME SCRIPT LOG [--wait-subscriber SECONDS] [--locked]
 //
 // SCRIPT: one message per line, "MILLISECONDS HEX-BYTES...", times from the first message (e.g.
 // "500 90 3c 64"); SysEx as "F0 ... F7". The client is named NAME, its port "Keys". It waits until
@@ -9,7 +9,9 @@
 // subscribers at its time (CLOCK_MONOTONIC, absolute sleeps) and writes
 // "BEFORE AFTER QUEUE-BEFORE QUEUE-AFTER HEX-BYTES" per message to LOG: CLOCK_MONOTONIC and the real
 // time of Pianola's arrival-clock queue (-1 if absent) just before and just after sending it, in
-// nanoseconds. It exits when the script ends: the keyboard goes away.
+// nanoseconds. It exits when the script ends: the keyboard goes away. With --locked its port is
+// readable but refuses subscriptions (no SUBS_READ), as a port of another program's may: nobody
+// can subscribe, and it exits (1) when the wait for a subscriber ends.
 #define _GNU_SOURCE
 #include <alsa/asoundlib.h>
 #include <stdio.h>
@@ -37,11 +39,18 @@ static void sleep_until(uint64_t ns) {
 
 int main(int argc, char **argv) {
     if (argc < 4) {
-        fprintf(stderr, "usage: test-keyboard NAME SCRIPT LOG [--wait-subscriber SECONDS]\n");
+        fprintf(stderr, "usage: test-keyboard NAME SCRIPT LOG [--wait-subscriber SECONDS] [--locked]\n");
         return 2;
     }
     double wait_seconds = 20;
-    if (argc >= 6 && strcmp(argv[4], "--wait-subscriber") == 0) wait_seconds = atof(argv[5]);
+    int locked = 0;
+    for (int index = 4; index < argc; index++) {
+        if (strcmp(argv[index], "--wait-subscriber") == 0 && index + 1 < argc) {
+            wait_seconds = atof(argv[++index]);
+        } else if (strcmp(argv[index], "--locked") == 0) {
+            locked = 1;
+        }
+    }
     snd_seq_t *seq;
     int result = snd_seq_open(&seq, "default", SND_SEQ_OPEN_OUTPUT, 0);
     if (result < 0) {
@@ -49,7 +58,8 @@ int main(int argc, char **argv) {
         return 1;
     }
     snd_seq_set_client_name(seq, argv[1]);
-    int port = snd_seq_create_simple_port(seq, "Keys", SND_SEQ_PORT_CAP_READ | SND_SEQ_PORT_CAP_SUBS_READ,
+    unsigned capabilities = SND_SEQ_PORT_CAP_READ | (locked ? 0 : SND_SEQ_PORT_CAP_SUBS_READ);
+    int port = snd_seq_create_simple_port(seq, "Keys", capabilities,
         SND_SEQ_PORT_TYPE_MIDI_GENERIC | SND_SEQ_PORT_TYPE_HARDWARE | SND_SEQ_PORT_TYPE_PORT);
     if (port < 0) {
         fprintf(stderr, "test-keyboard: create port: %s\n", snd_strerror(port));

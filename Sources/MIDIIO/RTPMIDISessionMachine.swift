@@ -1,0 +1,380 @@
+import MIDICore
+
+/// The RTP-MIDI session logic of `RTPMIDIListener`, without sockets, clock, threads or
+/// randomness of its own: datagrams in, datagrams, MIDI messages and session events out.
+///
+/// Its driver hands it each datagram received (`receive(_:from:on:at:)`, with the peer's address,
+/// the port it came to and its arrival time), calls `tick(now:)` about once a second for what
+/// depends on time, and `invite(_:)` and `endAll(now:)` when asked to; then it takes the outputs
+/// in order (`drain(_:)`): datagrams to send, MIDI messages with their times, session snapshots
+/// and events. Tests drive it the same way, with times of their choosing and a fixed `seed`.
+///
+/// As the responder it accepts invitations by its policy (anyone, or only the session names and
+/// addresses in `allow`), on the control port first, then on the data port, where the session
+/// opens; it answers clock synchronization (the first leg with the second, the second with the
+/// third), sends receiver feedback on each tick when data arrived (the last sequence number in
+/// the upper 16 bits, as Apple's peers expect) and ends a session on `BY` or after
+/// `sessionTimeout` without a sign of life. A peer that gives its data port an SSRC of its own
+/// (pymidi does) is found by its data port's address for clock synchronization.
+///
+/// As the initiator (`invite(_:)`) it invites a peer's control port, then its data port, again on
+/// each tick until answered, up to `invitationAttempts` times ("no answer from …"); a refusal is
+/// "refused by …". Once open it starts clock synchronization at once and every `syncInterval`.
+/// `endAll(now:)` says `BY` to every session and to invitations the control port accepted.
+///
+/// MIDI: packets are checked by sequence number: duplicates and late packets are dropped; a gap
+/// (lost packets) releases the session's sounding notes and its sustain pedal (note-offs, CC 64
+/// off), so nothing is left stuck: the recovery journal is skipped by its length, never read.
+/// SysEx may come whole or in segments across packets (`F0…F0`, `F7…F0`, `F7…F7`; `F4`
+/// cancels). Each message is stamped with its packet's arrival time plus its delta time (100 µs
+/// ticks, at most 20 ms honoured), and stamps never go back, so a queue fed in output order stays
+/// in time order. A session that ends releases its notes too. Malformed packets are counted
+/// (`malformedCount`) and dropped; parsing never traps.
+///
+/// It does not open sockets, read a clock, resolve names, keep a history of ended sessions (its
+/// outputs' snapshots do that for the listener) or recover lost messages from the journal.
+public struct RTPMIDISessionMachine: Sendable {
+    /// Which of a participant's two UDP ports a datagram came to, or is sent from.
+    public enum Port: Hashable, Sendable {
+        /// The first port of the pair: invitations, `BY`, receiver feedback.
+        case control
+        /// The port after it: invitations again, clock synchronization, RTP-MIDI packets.
+        case data
+    }
+
+    /// What the machine asks of its driver, in the order it happened.
+    public enum Output: Equatable, Sendable {
+        /// Send `bytes` from our `port` (control or data) to `address`.
+        case send(bytes: [UInt8], to: RTPMIDIAddress, from: Port)
+        /// A MIDI message, its time (a `MIDITimestamp`, nanoseconds) and its session's source tag
+        /// (one per session, for `MIDIEventQueue.push`).
+        case midi(MIDIMessage, time: UInt64, source: UInt16)
+        /// A session's state after a change (its counters, or connected or not).
+        case session(RTPMIDIListener.Session)
+        /// A line for a log: "connected: NAME (ADDRESS)", "ended: …", "timed out: …",
+        /// "refused: NAME (ADDRESS)", "refused by ADDRESS", "no answer from ADDRESS",
+        /// "ended by ADDRESS".
+        case event(String)
+    }
+
+    /// Invitations are sent this many times, once a tick, before giving up.
+    public static let invitationAttempts = 10
+    /// Clock synchronization of the sessions this side opened, every so many nanoseconds.
+    public static let syncInterval: UInt64 = 10_000_000_000
+
+    /// The session name offered to peers.
+    public let name: String
+    /// Session names or IP addresses allowed to join; empty: anyone.
+    public let allow: [String]
+    /// A session that sends nothing (no clock sync, no data) for this long is ended.
+    public let sessionTimeout: Duration
+    /// Our synchronization source identifier, on both ports.
+    public let ssrc: UInt32
+    /// Datagrams that could not be parsed, or that came where they make no sense (dropped).
+    public internal(set) var malformedCount = 0
+
+    /// An open or opening session with a peer, by the SSRC of the peer's control port.
+    var peers: [UInt32: Peer] = [:]
+    /// Sessions this side is opening, by their token.
+    var invitations: [UInt32: Invitation] = [:]
+    /// The last source tag given to a session.
+    var nextTag: UInt16 = 0x4000
+    /// The latest time stamped on a message (stamps never go back).
+    var lastStamp: UInt64 = 0
+    var random: SplitMix64
+    let timeout: UInt64
+    var output: [Output] = []
+
+    struct Peer: Sendable {
+        var session: RTPMIDIListener.Session
+        var control: RTPMIDIAddress
+        var data: RTPMIDIAddress?
+        var token: UInt32
+        var lastSequence: UInt16?
+        var lastFeedbackSequence: UInt16?
+        var lastHeard: UInt64
+        var sounding: Set<UInt16> = []  // channel << 8 | note
+        var sustained: Set<UInt8> = []
+        var sysEx: [UInt8]?
+        var tag: UInt16
+        /// When this side opened the session: the last clock sync it started.
+        var lastSync: UInt64?
+    }
+
+    /// A session this side is opening: invited on the control port, then on the data port.
+    struct Invitation: Sendable {
+        var control: RTPMIDIAddress
+        var data: RTPMIDIAddress
+        var onData = false
+        var attempts = 1
+        var peerSSRC: UInt32 = 0
+        var peerName = ""
+    }
+
+    /// - Parameters:
+    ///   - name: the session name offered to peers.
+    ///   - allow: session names or IP addresses allowed to join (empty: anyone).
+    ///   - sessionTimeout: how long a silent session lasts.
+    ///   - seed: seeds the generator of our SSRC and invitation tokens (fixed in tests, for
+    ///     outputs that repeat; random by default).
+    public init(
+        name: String, allow: [String] = [], sessionTimeout: Duration = .seconds(60),
+        seed: UInt64 = .random(in: 0...UInt64.max)
+    ) {
+        self.name = name
+        self.allow = allow
+        self.sessionTimeout = sessionTimeout
+        let components = sessionTimeout.components
+        timeout =
+            UInt64(max(0, components.seconds)) * 1_000_000_000 + UInt64(max(0, components.attoseconds) / 1_000_000_000)
+        random = SplitMix64(seed: seed)
+        ssrc = UInt32.random(in: 1...UInt32.max, using: &random)
+    }
+
+    /// The sessions open or opening now (ended ones are gone), by SSRC.
+    public var sessions: [RTPMIDIListener.Session] { peers.values.map(\.session).sorted { $0.ssrc < $1.ssrc } }
+
+    /// Hands the outputs to `body` in order, then forgets them (keeping their storage).
+    public mutating func drain(_ body: (Output) -> Void) {
+        for item in output { body(item) }
+        output.removeAll(keepingCapacity: true)
+    }
+
+    /// The outputs so far, in order, forgotten here (for tests; a driver uses `drain(_:)`).
+    public mutating func takeOutput() -> [Output] {
+        defer { output = [] }
+        return output
+    }
+
+    /// A datagram from `address` to our control or data port, which arrived at `arrival` (a
+    /// `MIDITimestamp`): a session command (`FF FF …`) on either port, or an RTP-MIDI packet on
+    /// the data port.
+    public mutating func receive(_ bytes: [UInt8], from address: RTPMIDIAddress, on port: Port, at arrival: UInt64) {
+        if AppleMIDICommand.isCommand(bytes) {
+            do {
+                let command = try AppleMIDICommand(parsing: bytes)
+                handle(command, from: address, on: port, at: arrival)
+            } catch {
+                malformedCount += 1
+            }
+            return
+        }
+        guard port == .data else {
+            malformedCount += 1
+            return
+        }
+        do {
+            let packet = try RTPMIDIPacket(parsing: bytes)
+            handle(packet, at: arrival)
+        } catch {
+            malformedCount += 1
+        }
+    }
+
+    /// Opens a session to a peer's control port (its data port is the next one), as the initiator:
+    /// the first invitation goes out now, the others on the ticks that follow.
+    public mutating func invite(_ control: RTPMIDIAddress) {
+        var token = UInt32.random(in: 1...UInt32.max, using: &random)
+        while invitations[token] != nil { token = UInt32.random(in: 1...UInt32.max, using: &random) }
+        invitations[token] = Invitation(control: control, data: control.nextPort)
+        send(.invitation(token: token, ssrc: ssrc, name: name), to: control, from: .control)
+    }
+
+    /// What depends on time, about once a second: invitations repeated or given up, clock
+    /// synchronization of the sessions this side opened, timeouts, receiver feedback.
+    public mutating func tick(now: UInt64) {
+        for (token, invitation) in invitations {
+            if invitation.attempts >= Self.invitationAttempts {
+                invitations[token] = nil
+                output.append(.event("no answer from \(invitation.control)"))
+                continue
+            }
+            invitations[token]?.attempts += 1
+            send(
+                .invitation(token: token, ssrc: ssrc, name: name),
+                to: invitation.onData ? invitation.data : invitation.control,
+                from: invitation.onData ? .data : .control)
+        }
+        for (peerSSRC, peer) in peers {
+            guard let last = peer.lastSync, let data = peer.data, now &- last >= Self.syncInterval else { continue }
+            peers[peerSSRC]?.lastSync = now
+            startSync(with: data, at: now)
+        }
+        for (peerSSRC, peer) in peers {
+            if now &- peer.lastHeard > timeout {
+                end(peerSSRC, reason: "timed out", at: now)
+                continue
+            }
+            if let sequence = peer.lastSequence, sequence != peer.lastFeedbackSequence {
+                // The 16-bit sequence number in the upper half, as Apple's peers expect.
+                send(.receiverFeedback(ssrc: ssrc, sequence: UInt32(sequence) << 16), to: peer.control, from: .control)
+                peers[peerSSRC]?.lastFeedbackSequence = sequence
+            }
+        }
+    }
+
+    /// Ends every session (`BY` to each, their notes released) and every invitation the control
+    /// port accepted (`BY` too); invitations not answered yet are dropped.
+    public mutating func endAll(now: UInt64) {
+        for (token, invitation) in invitations where invitation.onData {
+            send(.end(token: token, ssrc: ssrc), to: invitation.control, from: .control)
+        }
+        invitations.removeAll()
+        for (peerSSRC, peer) in peers {
+            send(.end(token: peer.token, ssrc: ssrc), to: peer.control, from: .control)
+            end(peerSSRC, reason: "ended", at: now)
+        }
+    }
+
+    // MARK: Session commands
+
+    mutating func send(_ command: AppleMIDICommand, to address: RTPMIDIAddress, from port: Port) {
+        output.append(.send(bytes: command.bytes, to: address, from: port))
+    }
+
+    func allowed(name: String, address: RTPMIDIAddress) -> Bool {
+        allow.isEmpty || allow.contains(name) || allow.contains(address.host)
+    }
+
+    mutating func handle(_ command: AppleMIDICommand, from address: RTPMIDIAddress, on port: Port, at arrival: UInt64) {
+        switch command {
+        case .invitation(let token, let peerSSRC, let peerName):
+            invited(token: token, peerSSRC: peerSSRC, name: peerName, from: address, on: port, at: arrival)
+        case .end(let token, let peerSSRC):
+            // (A peer may also end a session this side is still opening.)
+            for (pending, invitation) in invitations where pending == token || invitation.peerSSRC == peerSSRC {
+                invitations[pending] = nil
+                output.append(.event("ended by \(invitation.control)"))
+            }
+            end(peerSSRC, reason: "ended", at: arrival)
+        case .clockSync(let peerSSRC, let count, let timestamps):
+            // (A peer that gives its data port an SSRC of its own, as pymidi does, is found by the
+            // address its data comes from.)
+            guard port == .data,
+                let key = peers[peerSSRC] != nil ? peerSSRC : peers.first(where: { $0.value.data == address })?.key
+            else { return }
+            peers[key]?.lastHeard = arrival
+            let clock = arrival / 100_000  // 100 µs ticks
+            if count == 0 {
+                send(.clockSync(ssrc: ssrc, count: 1, timestamps: [timestamps[0], clock, 0]), to: address, from: .data)
+            } else if count == 1 {
+                // The answer to a sync this side started: the third leg closes it.
+                send(
+                    .clockSync(ssrc: ssrc, count: 2, timestamps: [timestamps[0], timestamps[1], clock]), to: address,
+                    from: .data)
+            }
+        case .accept(let token, let peerSSRC, let peerName):
+            accepted(token: token, peerSSRC: peerSSRC, name: peerName, on: port, at: arrival)
+        case .reject(let token, _):
+            guard let invitation = invitations.removeValue(forKey: token) else { return }
+            output.append(.event("refused by \(invitation.control)"))
+        case .receiverFeedback, .bitrateLimit:
+            break
+        }
+    }
+
+    /// A peer invites us: on the control port first (the session is half open), then on the data
+    /// port (it opens).
+    mutating func invited(
+        token: UInt32, peerSSRC: UInt32, name peerName: String, from address: RTPMIDIAddress, on port: Port,
+        at arrival: UInt64
+    ) {
+        guard allowed(name: peerName, address: address) else {
+            send(.reject(token: token, ssrc: ssrc), to: address, from: port)
+            output.append(.event("refused: \(peerName) (\(address))"))
+            return
+        }
+        if port == .control {
+            if peers[peerSSRC] == nil {
+                nextTag &+= 1
+                peers[peerSSRC] = Peer(
+                    session: RTPMIDIListener.Session(
+                        name: peerName, address: address.description, ssrc: peerSSRC, isConnected: false,
+                        messageCount: 0, lastArrival: 0, lostPackets: 0),
+                    control: address, token: token, lastHeard: arrival, tag: nextTag)
+            }
+            peers[peerSSRC]?.control = address
+            peers[peerSSRC]?.token = token
+            peers[peerSSRC]?.lastHeard = arrival
+            send(.accept(token: token, ssrc: ssrc, name: name), to: address, from: .control)
+            return
+        }
+        guard var peer = peers[peerSSRC] else {
+            // A data-port invitation without the control one first.
+            send(.reject(token: token, ssrc: ssrc), to: address, from: .data)
+            return
+        }
+        peer.data = address
+        peer.lastHeard = arrival
+        let wasConnected = peer.session.isConnected
+        peer.session.isConnected = true
+        peers[peerSSRC] = peer
+        send(.accept(token: token, ssrc: ssrc, name: name), to: address, from: .data)
+        if !wasConnected { publish(peer, event: "connected: \(peer.session.name) (\(peer.session.address))") }
+    }
+
+    /// A peer accepted an invitation of ours: on to the data port, or the session is open.
+    mutating func accepted(token: UInt32, peerSSRC: UInt32, name peerName: String, on port: Port, at arrival: UInt64) {
+        guard var invitation = invitations[token], invitation.onData == (port == .data) else { return }
+        if port == .control {
+            invitation.onData = true
+            invitation.attempts = 1
+            invitation.peerSSRC = peerSSRC
+            invitation.peerName = peerName
+            invitations[token] = invitation
+            send(.invitation(token: token, ssrc: ssrc, name: name), to: invitation.data, from: .data)
+            return
+        }
+        invitations[token] = nil
+        // (Keyed by the SSRC the control port gave: Apple's peers give the same on both.)
+        let key = invitation.peerSSRC
+        if peers[key] != nil {
+            // Already a session with this peer (it invited us too): keep that one.
+            peers[key]?.lastHeard = arrival
+            return
+        }
+        nextTag &+= 1
+        let peer = Peer(
+            session: RTPMIDIListener.Session(
+                name: invitation.peerName, address: invitation.control.description, ssrc: key, isConnected: true,
+                messageCount: 0, lastArrival: 0, lostPackets: 0),
+            control: invitation.control, data: invitation.data, token: token, lastHeard: arrival, tag: nextTag,
+            lastSync: arrival)
+        peers[key] = peer
+        publish(peer, event: "connected: \(peer.session.name) (\(peer.session.address))")
+        startSync(with: invitation.data, at: arrival)
+    }
+
+    /// The first leg of a clock synchronization (count 0).
+    mutating func startSync(with data: RTPMIDIAddress, at now: UInt64) {
+        send(.clockSync(ssrc: ssrc, count: 0, timestamps: [now / 100_000, 0, 0]), to: data, from: .data)
+    }
+
+    mutating func end(_ peerSSRC: UInt32, reason: String, at now: UInt64) {
+        guard var peer = peers.removeValue(forKey: peerSSRC) else { return }
+        release(&peer, at: now)
+        peer.session.isConnected = false
+        publish(peer, event: "\(reason): \(peer.session.name) (\(peer.session.address))")
+    }
+
+    mutating func publish(_ peer: Peer, event: String?) {
+        output.append(.session(peer.session))
+        if let event { output.append(.event(event)) }
+    }
+}
+
+/// A small, fast, seedable generator (SplitMix64), so a session's SSRC and tokens can repeat in
+/// tests. Not for secrets.
+struct SplitMix64: RandomNumberGenerator, Sendable {
+    var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
