@@ -8,6 +8,11 @@ public struct RTPMIDIPacket: Equatable, Sendable {
     public struct Command: Equatable, Sendable {
         public var delta: UInt32
         public var bytes: [UInt8]
+
+        public init(delta: UInt32, bytes: [UInt8]) {
+            self.delta = delta
+            self.bytes = bytes
+        }
     }
 
     public var sequence: UInt16

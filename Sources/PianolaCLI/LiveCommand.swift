@@ -146,7 +146,6 @@ struct LiveCommand: ParsableCommand {
             keys?.restore()
             if !quiet && keys != nil { Terminal.writeError("\r\u{1B}[K") }
         }
-        var reported: [String: Bool] = [:]
         var lastSummary = Terminal.monotonicSeconds()
         while Terminal.interruptSignal == nil && keys?.read() != .quit {
             if let failure = session.failure { return failure }
@@ -156,13 +155,8 @@ struct LiveCommand: ParsableCommand {
                 for event in events { Terminal.writeError("\r\u{1B}[K\(event)\n") }
                 Terminal.writeError("\r" + Self.statusLine(session.sources, session.status()) + "\u{1B}[K")
             } else if !quiet {
-                // Without a terminal: a line when a source comes or goes, and a summary every 10 s.
+                // Without a terminal: a line when a source comes, goes or fails, and a summary every 10 s.
                 for event in events { Terminal.writeError("\(event)\n") }
-                for source in session.sources where !source.isNetwork && reported[source.address] != source.isConnected
-                {
-                    reported[source.address] = source.isConnected
-                    Terminal.writeError("\(source.isConnected ? "connected" : "disconnected"): \(source.name)\n")
-                }
                 if Terminal.monotonicSeconds() - lastSummary >= 10 {
                     lastSummary = Terminal.monotonicSeconds()
                     let status = session.status()
@@ -177,7 +171,9 @@ struct LiveCommand: ParsableCommand {
 
     static func statusLine(_ sources: [LiveSession.Source], _ status: LiveStatus) -> String {
         let now = MIDITimestamp.now()
-        let names = sources.filter(\.isConnected).map { source in
+        // Connected sources (● when playing now), and those that could not be connected (✗).
+        let names = sources.filter { $0.isConnected || $0.failure != nil }.map { source in
+            guard source.isConnected else { return "✗ " + source.name }
             let active = source.lastArrival > 0 && now &- source.lastArrival < 300_000_000
             return (active ? "● " : "○ ") + source.name
         }

@@ -165,9 +165,10 @@ public final class LiveSession {
         (sequencerInput?.sources.map(Source.init) ?? []) + (network?.sessions.map(Source.init) ?? [])
     }
 
-    /// What happened since the last call: network sessions that opened, ended or were refused.
+    /// What happened since the last call: sequencer sources that connected, disconnected or could
+    /// not be connected, network sessions that opened, ended or were refused.
     public func takeEvents() -> [Event] {
-        network?.takeEvents().map(Event.network) ?? []
+        (sequencerInput?.takeEvents().map(Event.sequencer) ?? []) + (network?.takeEvents().map(Event.network) ?? [])
     }
 
     /// The sound now; `peak` is the highest level since the last call.

@@ -23,6 +23,8 @@ extension LiveSession {
         /// Arrival time of its last message (`MIDITimestamp`), 0 if none yet.
         public var lastArrival: UInt64
         public var isNetwork: Bool
+        /// Why it could not be connected (a sequencer port whose subscription failed), or nil.
+        public var failure: String?
 
         init(_ source: ALSASequencerInput.Source) {
             name = source.name
@@ -31,6 +33,7 @@ extension LiveSession {
             messageCount = source.messageCount
             lastArrival = source.lastArrival
             isNetwork = false
+            failure = source.failure
         }
 
         init(_ session: RTPMIDIListener.Session) {
@@ -45,11 +48,15 @@ extension LiveSession {
 
     /// Something that happened to the session's inputs.
     public enum Event: Sendable, Hashable, CustomStringConvertible {
+        /// A sequencer source connected, disconnected or could not be connected ("cannot connect:
+        /// NAME (CLIENT:PORT): reason").
+        case sequencer(String)
         /// A network session opened, ended, timed out or was refused ("connected: NAME (HOST:PORT)").
         case network(String)
 
         public var description: String {
             switch self {
+            case .sequencer(let text): return "MIDI input: \(text)"
             case .network(let text): return "network MIDI: \(text)"
             }
         }

@@ -1,0 +1,222 @@
+import AudioIO
+import Foundation
+import MIDIIO
+import SMF
+import TestSupport
+import Testing
+
+@testable import Sessions
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Polls `condition` for up to `seconds`.
+private func eventually(_ seconds: Double, _ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if condition() { return true }
+        usleep(20_000)
+    }
+    return condition()
+}
+
+/// The other side of a network MIDI session, from two plain UDP sockets on loopback: it joins a
+/// session (invitations on the control port, then the data port) and sends RTP-MIDI packets.
+private final class UDPPeer {
+    let control: Int32
+    let data: Int32
+    let ssrc: UInt32 = 0x5EED_0001
+    var sequence: UInt16 = 100
+
+    init() throws {
+        control = try Self.bound()
+        data = try Self.bound()
+    }
+
+    deinit {
+        close(control)
+        close(data)
+    }
+
+    private static func bound() throws -> Int32 {
+        let descriptor = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        var timeout = timeval(tv_sec: 3, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = Self.address(port: 0)
+        let status = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard descriptor >= 0, status == 0 else { throw CocoaError(.fileWriteUnknown) }
+        return descriptor
+    }
+
+    private static func address(port: Int) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port)).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return address
+    }
+
+    func send(_ bytes: [UInt8], from descriptor: Int32, to port: Int) {
+        var address = Self.address(port: port)
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                sendto(descriptor, bytes, bytes.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+    }
+
+    /// The next command on `descriptor` (3 s at most).
+    func receive(on descriptor: Int32) -> AppleMIDICommand? {
+        var buffer = [UInt8](repeating: 0, count: 1_500)
+        let count = recv(descriptor, &buffer, buffer.count, 0)
+        guard count > 0 else { return nil }
+        return try? AppleMIDICommand(parsing: Array(buffer.prefix(count)))
+    }
+
+    /// Joins the session on `port` (control) and `port + 1` (data); true when both accepted.
+    func join(port: Int) -> Bool {
+        send(AppleMIDICommand.invitation(token: 7, ssrc: ssrc, name: "UDP Peer").bytes, from: control, to: port)
+        guard case .accept = receive(on: control) else { return false }
+        send(AppleMIDICommand.invitation(token: 7, ssrc: ssrc, name: "UDP Peer").bytes, from: data, to: port + 1)
+        guard case .accept = receive(on: data) else { return false }
+        return true
+    }
+
+    /// Sends MIDI messages (given as bytes) in one RTP-MIDI packet.
+    func play(_ messages: [[UInt8]], port: Int) {
+        sequence &+= 1
+        let commands = messages.map { RTPMIDIPacket.Command(delta: 0, bytes: $0) }
+        send(
+            RTPMIDIPacket.serialize(sequence: sequence, timestamp: 0, ssrc: ssrc, commands: commands), from: data,
+            to: port + 1)
+    }
+}
+
+@Suite("Live session: set-up, a network peer, tear-down", .serialized)
+struct LiveSessionTests {
+    /// Network MIDI on loopback, audio to ALSA's null device, recording on.
+    func configuration() -> LiveSession.Configuration {
+        var configuration = LiveSession.Configuration(
+            soundFont: bundledFontPath, device: ALSAOutput.Configuration(device: "null", periodFrames: 256))
+        var network = LiveSession.NetworkMIDI(listen: NetworkAddress(host: "127.0.0.1", port: 0))
+        network.advertises = false
+        configuration.network = network
+        configuration.recordsMIDI = true
+        configuration.programs = [LiveSession.ProgramAssignment(channel: 0, program: 4)]
+        return configuration
+    }
+
+    @Test("a session starts, takes a peer's network session, and stops: the peer told, ports closed, files written")
+    func setUpAndTearDown() throws {
+        let directory = makeTemporaryDirectory("pianola-live")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let session = try LiveSession(configuration())
+        if session.sequencerInput == nil {
+            #expect(session.notes.contains { $0.hasSuffix("network MIDI only") }, "\(session.notes)")
+        }
+        #expect(!session.output.isRunning)
+        try session.start()
+        #expect(session.output.isRunning)
+        let listener = try #require(session.network)
+        #expect(listener.port != 0)
+
+        let peer = RTPMIDIListener(host: "127.0.0.1", port: 0, name: "Peer")
+        try peer.start()
+        defer { peer.stop() }
+        try peer.invite(host: "127.0.0.1", port: listener.port)
+        #expect(eventually(5) { session.sources.contains { $0.name == "Peer (network)" && $0.isConnected } })
+        var events: [LiveSession.Event] = []
+        #expect(
+            eventually(5) {
+                events += session.takeEvents()
+                return events.contains { $0.description.hasPrefix("network MIDI: connected: Peer (127.0.0.1:") }
+            }, "\(events)")
+        #expect(session.latencyMilliseconds > 256.0 / 44.1)
+
+        let port = listener.port
+        session.stop()
+        #expect(!session.output.isRunning && !session.engine.isRunning)
+        // The peer hears BY; the ports are free again.
+        #expect(eventually(5) { peer.takeEvents().contains { $0.hasPrefix("ended: Pianola") } })
+        let again = RTPMIDIListener(host: "127.0.0.1", port: port, name: "Again")
+        try again.start()
+        again.stop()
+        session.stop()  // twice is harmless
+
+        try session.writeRecording(to: directory + "/take.mid")
+        let recorded = try MIDIFile.read(path: directory + "/take.mid")
+        #expect(recorded.diagnostics.isEmpty)
+        try session.latencyReport().write(to: directory + "/latency.json")
+        let report = try JSONDecoder().decode(
+            LatencyReport.self, from: Data(contentsOf: URL(fileURLWithPath: directory + "/latency.json")))
+        #expect(report.notes == 0 && report.periodFrames == 256 && report.sampleRate == 44_100)
+    }
+
+    @Test("notes from a network peer sound, are recorded, and are released when the session stops")
+    func networkNotes() throws {
+        let directory = makeTemporaryDirectory("pianola-live")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let session = try LiveSession(configuration())
+        try session.start()
+        let port = try #require(session.network?.port)
+        let peer = try UDPPeer()
+        #expect(peer.join(port: port))
+        peer.play([[0x90, 60, 100], [0x90, 64, 100]], port: port)
+        #expect(eventually(5) { session.status().voiceCount > 0 }, "no voice sounded")
+        #expect(eventually(5) { session.status().deliveredCount == 2 })
+        // Stopping ends the session: the two held notes are released, and so recorded.
+        session.stop()
+        var ended = false
+        while !ended, let command = peer.receive(on: peer.control) {
+            if case .end(let token, _) = command { ended = token == 7 }
+        }
+        #expect(ended, "the peer was not told the session ended (BY)")
+        try session.writeRecording(to: directory + "/take.mid")
+        let notes = try MIDIFile.read(path: directory + "/take.mid").file.tracks.flatMap { $0.notes() }
+        #expect(notes.map(\.key).sorted() == [60, 64], "\(notes)")
+        #expect(notes.allSatisfy { !$0.isUnterminated }, "a note was left sounding: \(notes)")
+    }
+
+    @Test("set-up fails with one typed error: a missing SoundFont, a peer that does not resolve, a bad device")
+    func setUpErrors() throws {
+        var missingFont = configuration()
+        missingFont.soundFont = "/nonexistent.sf2"
+        #expect {
+            try LiveSession(missingFont)
+        } throws: { error in
+            guard case .soundFont = error as? SessionError else { return false }
+            return "\(error)".contains("/nonexistent.sf2")
+        }
+        var badPeer = configuration()
+        badPeer.network?.peers = [NetworkAddress(host: "no-such-host.invalid", port: 5004)]
+        #expect {
+            try LiveSession(badPeer)
+        } throws: { error in
+            guard case .midi(.unknownHost) = error as? SessionError else { return false }
+            return true
+        }
+        var badDevice = configuration()
+        badDevice.device.device = "nosuchdevice"
+        #expect {
+            try LiveSession(badDevice)
+        } throws: { error in
+            guard case .device = error as? SessionError else { return false }
+            return "\(error)".contains("nosuchdevice")
+        }
+        if (try? ALSASequencerInput()) == nil {
+            var noInput = configuration()
+            noInput.network = nil
+            #expect {
+                try LiveSession(noInput)
+            } throws: { error in
+                guard case .midi(.sequencerUnavailable) = error as? SessionError else { return false }
+                return true
+            }
+        }
+    }
+}
