@@ -217,7 +217,7 @@ struct AudioFilePlayerNodeTests {
         let directory = makeTemporaryDirectory()
         await #expect(throws: AudioFileError.self) { try await AudioClip(contentsOf: directory + "/missing.wav") }
         let text = directory + "/notes.wav"
-        try "not audio".write(toFile: text, atomically: true, encoding: .utf8)
+        try "not audio".write(toFile: text, atomically: false, encoding: .utf8)
         do {
             _ = try await AudioClip(contentsOf: text)
             Issue.record("a text file loaded as audio")

@@ -16,7 +16,7 @@ off in all three):
 
 Usage: compare_with_fluidsynth.py PIANOLA SOUNDFONT FILE.mid...   (exit status 1 on any failure)
 """
-import os, subprocess, sys, tempfile
+import os, shutil, subprocess, sys, tempfile
 import numpy as np
 import pyloudnorm
 
@@ -63,7 +63,9 @@ def main():
             passes += ok
             failures += not ok
             print(f"{name[:34]:34} {timing:10} {correlation:10.5f} {lufs_fs:8.2f} {lufs_pn:8.2f} {delta:6.2f}  {'ok' if ok else 'FAIL':6}  {self_shift:7.5f}")
-    print(f"fluidsynth comparison: {passes} passed, {failures} failed")
+    print(f"fluidsynth comparison: {passes} passed, {failures} failed" + (f" (files kept in {work})" if failures else ""))
+    if not failures:
+        shutil.rmtree(work, ignore_errors=True)
     return 1 if failures else 0
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import struct
 import subprocess
 import sys
@@ -481,9 +482,13 @@ def main():
 
     check_live(directory)
 
-    print(f"device tests: {'all passed' if not failures else 'FAILED: ' + ', '.join(failures)}"
-          f" (results in {directory})")
-    return 1 if failures else 0
+    if failures:
+        print(f"device tests: FAILED: {', '.join(failures)} (results kept in {directory})")
+        return 1
+    if not arguments.keep:
+        shutil.rmtree(directory, ignore_errors=True)
+    print("device tests: all passed" + (f" (results in {directory})" if arguments.keep else ""))
+    return 0
 
 
 if __name__ == "__main__":

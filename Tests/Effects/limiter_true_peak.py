@@ -13,6 +13,7 @@ checks that the output is the input delayed by nothing (the latency is compensat
 limiter does not act. Prints one line per stimulus; exits non-zero if any gate fails.
 """
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -111,7 +112,10 @@ def main():
     print(f"{'PASS' if aligned else 'FAIL'} below the ceiling the output is the input, in place: largest difference {difference:.2e}")
     if not aligned:
         failures.append("alignment")
-    print(f"limiter true-peak tests: {'all passed' if not failures else 'FAILED: ' + ', '.join(failures)}")
+    print(f"limiter true-peak tests: {'all passed' if not failures else 'FAILED: ' + ', '.join(failures)}"
+          + (f" (files kept in {work})" if failures else ""))
+    if not failures:
+        shutil.rmtree(work, ignore_errors=True)
     return 1 if failures else 0
 
 

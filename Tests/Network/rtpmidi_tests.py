@@ -19,6 +19,7 @@ Prints one line per check; exits non-zero if any failed.
 import os
 import random
 import re
+import shutil
 import socket
 import struct
 import subprocess
@@ -230,15 +231,18 @@ def main():
     initiator_tests(pianola, font, work)
     mdns_tests(pianola, font, work)
 
-    print(f"network tests: {'all passed' if not failures else 'FAILED: ' + ', '.join(failures)} (files in {work})")
-    return 1 if failures else 0
+    if failures:
+        print(f"network tests: FAILED: {', '.join(failures)} (files kept in {work})")
+        return 1
+    shutil.rmtree(work, ignore_errors=True)
+    print("network tests: all passed")
+    return 0
 
 
 def mdns_tests(pianola, font, work):
     """The --rtpmidi session advertised over mDNS through avahi: browsed with avahi-browse (on a
     private D-Bus and avahi daemon, loopback only, unless the system runs avahi), withdrawn on exit;
     --no-mdns; no daemon: a note, and the session runs on."""
-    import shutil
     tools = ["dbus-daemon", "avahi-daemon", "avahi-browse", "avahi-publish-service"]
     missing = [tool for tool in tools if not shutil.which(tool)]
     if missing:

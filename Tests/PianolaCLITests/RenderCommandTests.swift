@@ -144,7 +144,7 @@ struct RenderCommandTests {
     func badInput() throws {
         let directory = try scratchDirectory()
         let notMIDI = directory + "/notes.mid"
-        try "hello".write(toFile: notMIDI, atomically: true, encoding: .utf8)
+        try "hello".write(toFile: notMIDI, atomically: false, encoding: .utf8)
         var result = try runPianola(["render", notMIDI, "-o", directory + "/x.wav", "-s", bundledFontPath])
         #expect(result.status == 1)
         #expect(result.stderr.hasSuffix("pianola: \(notMIDI): not a MIDI file: a text file\n"))

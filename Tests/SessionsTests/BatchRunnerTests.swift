@@ -118,7 +118,7 @@ struct BatchRunnerTests {
         var lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
         let last = lines.removeLast()
         try (lines.joined(separator: "\n") + "\n" + last.prefix(last.count / 2)).write(
-            toFile: path, atomically: true, encoding: .utf8)
+            toFile: path, atomically: false, encoding: .utf8)
         let (summary, _) = run(BatchRunner(plan, configuration: configuration(directory)))
         #expect((summary.rendered, summary.skipped) == (1, 2))
         try FileManager.default.removeItem(atPath: directory)
@@ -150,7 +150,7 @@ struct BatchRunnerTests {
             #"{"input": "song.mid", "output": "z.wav", "format": "mp3"}"#,
             #"[1, 2]"#,
         ]
-        try lines.joined(separator: "\n").write(toFile: directory + "/m.jsonl", atomically: true, encoding: .utf8)
+        try lines.joined(separator: "\n").write(toFile: directory + "/m.jsonl", atomically: false, encoding: .utf8)
         let plan = try BatchPlan(manifestAt: directory + "/m.jsonl")
         #expect(plan.jobs.count == 2)
         #expect(plan.jobs[0].output == directory + "/one.flac" && plan.jobs[0].encoding == .s24)

@@ -39,6 +39,7 @@ public final class BatchLedger: Sendable {
         if let data = FileManager.default.contents(atPath: path) {
             let decoder = JSONDecoder()
             for line in data.split(separator: UInt8(ascii: "\n")) {
+                // A line that does not decode was cut short by a crash: its output is not done.
                 guard let entry = try? decoder.decode(Entry.self, from: Data(line)) else { continue }
                 let fingerprint = BatchFingerprint(
                     inputSHA256: entry.inputSHA256, soundFont: entry.soundfont, options: entry.options)

@@ -57,6 +57,6 @@ public struct LatencyReport: Sendable, Codable, Hashable {
         do { text = String(decoding: try encoder.encode(self), as: UTF8.self) + "\n" } catch {
             throw .cannotWrite(path: path, reason: "\(error)")
         }
-        try TextFile.write(text, to: path)
+        do { try TextFile.write(text, to: path) } catch { throw .cannotWrite(path: path, reason: error.reason) }
     }
 }

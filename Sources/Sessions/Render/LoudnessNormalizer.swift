@@ -49,7 +49,7 @@ enum LoudnessNormalizer {
             resultRight = right.map { $0 * scale }
             // Peaks over the ceiling after scaling: limit them.
             if original.truePeak + gain > target.truePeakCeiling - ceilingMargin {
-                (resultLeft, resultRight) = limited(
+                (resultLeft, resultRight) = try limited(
                     resultLeft, resultRight, rate: audio.sampleRate, ceiling: target.truePeakCeiling - ceilingMargin)
             }
             let now = try measure(resultLeft, resultRight, rate: audio.sampleRate)
@@ -108,14 +108,18 @@ enum LoudnessNormalizer {
 
     /// The signal through the true-peak limiter (5 ms look-ahead, 100 ms release), its delay
     /// taken off.
-    private static func limited(_ left: [Float], _ right: [Float], rate: Int, ceiling: Double) -> ([Float], [Float]) {
+    private static func limited(
+        _ left: [Float], _ right: [Float], rate: Int, ceiling: Double
+    ) throws(RenderError) -> ([Float], [Float]) {
         let limiter = LimiterNode()
         limiter.truePeak = true
         limiter.ceiling = ceiling
         limiter.attack = 5
         limiter.release = 100
         let block = 4_096
-        try? limiter.prepare(format: .stereo(sampleRate: Double(rate)), maximumFrameCount: block)
+        do { try limiter.prepare(format: .stereo(sampleRate: Double(rate)), maximumFrameCount: block) } catch {
+            throw .graph("loudness normalization: the true-peak limiter cannot run at \(rate) Hz: \(error)")
+        }
         let latency = limiter.latency
         let input = AudioBuffer(channelCount: 2, frameCapacity: block)
         let output = AudioBuffer(channelCount: 2, frameCapacity: block)

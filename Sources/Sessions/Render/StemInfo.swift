@@ -80,9 +80,11 @@ public struct StemsDocument: Sendable, Encodable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         do {
-            try (try encoder.encode(self) + Data("\n".utf8)).write(to: URL(fileURLWithPath: path), options: .atomic)
+            try TextFile.write(String(decoding: try encoder.encode(self), as: UTF8.self) + "\n", to: path)
+        } catch let error as TextFile.Failure {
+            throw .cannotWrite(path: path, reason: error.reason)
         } catch {
-            throw .cannotWrite(path: path, reason: error.localizedDescription)
+            throw .cannotWrite(path: path, reason: "\(error)")
         }
     }
 }

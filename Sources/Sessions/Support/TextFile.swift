@@ -2,22 +2,26 @@
     import Glibc
 #endif
 
-/// Writing small text files whole or not at all.
+/// Writing small text files whole or not at all. (Foundation's atomic writes leave a
+/// `TemporaryDirectory.*` behind in the system's temporary folder on Linux; this does not.)
 enum TextFile {
-    /// Writes `text` to `path` through a temporary name and a rename: a reader never sees half
-    /// a file, and an interrupted write leaves the old file (or none).
-    static func write(_ text: String, to path: String) throws(SessionError) {
+    /// Why a file could not be written: the system's reason.
+    struct Failure: Error {
+        var reason: String
+    }
+
+    /// Writes `text` to `path` through a temporary name beside it and a rename: a reader never
+    /// sees half a file, and an interrupted write leaves the old file (or none).
+    static func write(_ text: String, to path: String) throws(Failure) {
         let temporary = path + ".partial"
-        guard let file = fopen(temporary, "w") else {
-            throw .cannotWrite(path: path, reason: String(cString: strerror(errno)))
-        }
+        guard let file = fopen(temporary, "w") else { throw Failure(reason: String(cString: strerror(errno))) }
         let bytes = Array(text.utf8)
         let written = fwrite(bytes, 1, bytes.count, file)
         let closed = fclose(file)
         guard written == bytes.count, closed == 0, rename(temporary, path) == 0 else {
             let reason = String(cString: strerror(errno))
             unlink(temporary)
-            throw .cannotWrite(path: path, reason: reason)
+            throw Failure(reason: reason)
         }
     }
 }
