@@ -9,7 +9,8 @@ extension ArgumentChoice {
     /// The words, as a sentence lists them: "a, b or c".
     static var choices: String {
         let words = allCases.map(\.rawValue)
-        return words.count < 2 ? words.joined() : words.dropLast().joined(separator: ", ") + " or " + words.last!
+        guard let last = words.last, words.count > 1 else { return words.joined() }
+        return words.dropLast().joined(separator: ", ") + " or " + last
     }
 
     /// A parser for `option` (its name, for the message).
@@ -68,15 +69,15 @@ enum ArgumentParsing {
     }
 
     /// [HOST:]PORT to listen on (every address by default).
-    static func listenAddress(_ text: String) throws -> NetworkAddress {
+    static func listenAddress(_ text: String) throws -> RTPMIDIAddress {
         guard let (host, port) = address(text) else {
             throw ValidationError("--rtpmidi must be PORT or ADDRESS:PORT with a port of 1…65534, got '\(text)'")
         }
-        return NetworkAddress(host: host ?? "0.0.0.0", port: port)
+        return RTPMIDIAddress(host: host ?? "0.0.0.0", port: port)
     }
 
     /// HOST:PORT of a peer (an IPv6 address in brackets is read, then refused when resolved).
-    static func peerAddress(_ text: String) throws -> NetworkAddress {
+    static func peerAddress(_ text: String) throws -> RTPMIDIAddress {
         guard let (host, port) = address(text), var host else {
             throw ValidationError("--rtpmidi-connect must be HOST:PORT with a port of 1…65534, got '\(text)'")
         }
@@ -84,7 +85,7 @@ enum ArgumentParsing {
         guard !host.isEmpty else {
             throw ValidationError("--rtpmidi-connect must be HOST:PORT with a port of 1…65534, got '\(text)'")
         }
-        return NetworkAddress(host: host, port: port)
+        return RTPMIDIAddress(host: host, port: port)
     }
 
     /// [HOST:]PORT with a port of 1…65534 (the data port is the next one); HOST may not be empty.

@@ -9,7 +9,7 @@ struct NetworkOptions: ParsableArguments {
             "Accept network MIDI sessions (RTP-MIDI, as macOS and iOS offer) on this UDP port and the next: [ADDRESS:]PORT, e.g. 5004 or 127.0.0.1:5004.",
             valueName: "[addr:]port"),
         transform: ArgumentParsing.listenAddress)
-    var listen: NetworkAddress?
+    var listen: RTPMIDIAddress?
 
     @Flag(
         name: .customLong("mdns"), inversion: .prefixedNo,
@@ -22,7 +22,7 @@ struct NetworkOptions: ParsableArguments {
             "Open a network MIDI session to a peer (a Mac's network session, rtpmidid, another pianola): HOST:PORT of its control port (repeatable).",
             valueName: "host:port"),
         transform: ArgumentParsing.peerAddress)
-    var peers: [NetworkAddress] = []
+    var peers: [RTPMIDIAddress] = []
 
     @Option(
         name: .customLong("rtpmidi-allow"),

@@ -103,7 +103,7 @@ struct LiveSessionTests {
     func configuration() -> LiveSession.Configuration {
         var configuration = LiveSession.Configuration(
             soundFont: bundledFontPath, device: ALSAOutput.Configuration(device: "null", periodFrames: 256))
-        var network = LiveSession.NetworkMIDI(listen: NetworkAddress(host: "127.0.0.1", port: 0))
+        var network = LiveSession.NetworkMIDI(listen: RTPMIDIAddress(host: "127.0.0.1", port: 0))
         network.advertises = false
         configuration.network = network
         configuration.recordsMIDI = true
@@ -193,7 +193,7 @@ struct LiveSessionTests {
             return "\(error)".contains("/nonexistent.sf2")
         }
         var badPeer = configuration()
-        badPeer.network?.peers = [NetworkAddress(host: "no-such-host.invalid", port: 5004)]
+        badPeer.network?.peers = [RTPMIDIAddress(host: "no-such-host.invalid", port: 5004)]
         #expect {
             try LiveSession(badPeer)
         } throws: { error in

@@ -1,5 +1,6 @@
 import AudioIO
 import Effects
+import MIDIIO
 
 extension LiveSession {
     /// What a live session is made of.
@@ -36,9 +37,9 @@ extension LiveSession {
     public struct NetworkMIDI: Sendable {
         /// Where to accept sessions (its control port; data is on the next), or nil to accept
         /// only the sessions this side opens (then on any free pair of ports).
-        public var listen: NetworkAddress?
+        public var listen: RTPMIDIAddress?
         /// Peers to open sessions to (their control ports).
-        public var peers: [NetworkAddress] = []
+        public var peers: [RTPMIDIAddress] = []
         /// Session names or IP addresses allowed to join; empty: anyone.
         public var allow: [String] = []
         /// A session silent for this long is ended and its notes released.
@@ -48,7 +49,7 @@ extension LiveSession {
         /// The session name offered to peers.
         public var name = "Pianola"
 
-        public init(listen: NetworkAddress? = nil, peers: [NetworkAddress] = []) {
+        public init(listen: RTPMIDIAddress? = nil, peers: [RTPMIDIAddress] = []) {
             self.listen = listen
             self.peers = peers
         }
@@ -66,17 +67,4 @@ extension LiveSession {
             self.program = program
         }
     }
-}
-
-/// A host and UDP port.
-public struct NetworkAddress: Sendable, Hashable, CustomStringConvertible {
-    public var host: String
-    public var port: Int
-
-    public init(host: String, port: Int) {
-        self.host = host
-        self.port = port
-    }
-
-    public var description: String { "\(host):\(port)" }
 }

@@ -63,12 +63,8 @@ public final class LiveSession {
         } catch { throw .midi(error) }
         self.network = network.map(Self.listener)
 
-        var settings = SamplerNode.Settings()
-        settings.sampleRate = Double(configuration.device.sampleRate)
-        do {
-            sampler = try SamplerNode(settings: settings)
-            try sampler.loadSoundFont(at: configuration.soundFont)
-        } catch { throw .soundFont(error) }
+        sampler = try SamplerNode.loaded(
+            soundFont: configuration.soundFont, sampleRate: configuration.device.sampleRate)
         for assignment in configuration.programs {
             sampler.sendProgramChange(assignment.program, onChannel: assignment.channel)
         }

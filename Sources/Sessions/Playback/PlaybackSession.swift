@@ -53,12 +53,8 @@ public final class PlaybackSession {
 
     /// Loads the SoundFont and opens the device (nothing plays until `play`).
     public init(_ configuration: Configuration) throws(SessionError) {
-        var settings = SamplerNode.Settings()
-        settings.sampleRate = Double(configuration.device.sampleRate)
-        do {
-            sampler = try SamplerNode(settings: settings)
-            try sampler.loadSoundFont(at: configuration.soundFont)
-        } catch { throw .soundFont(error) }
+        sampler = try SamplerNode.loaded(
+            soundFont: configuration.soundFont, sampleRate: configuration.device.sampleRate)
         engine = AudioEngine()
         engine.attach(sampler)
         try engine.connect(sampler, throughEffects: configuration.effects)
