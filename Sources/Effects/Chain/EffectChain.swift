@@ -74,7 +74,7 @@ public final class EffectChain {
                 nodes.append(limiter)
                 index += 1
             default:
-                throw EffectSpecError("\(spec.name): this effect is not built yet")
+                throw EffectSpecError("unknown effect '\(spec.name)' (see `pianola fx list`)")
             }
         }
         return nodes

@@ -3,8 +3,6 @@ public struct EffectDescription: Sendable {
     public let name: String
     public let summary: String
     public let parameters: [EffectParameter]
-    /// Whether this build has it (the others are announced but not built yet).
-    public let isAvailable: Bool
 
     /// The Q range of `eq` and `filter`: the bands' bandwidth range, 0.05 … 5 octaves, as Q (rounded
     /// inward; a wider Q would be clamped silently).

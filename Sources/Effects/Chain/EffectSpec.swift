@@ -24,17 +24,17 @@ public struct EffectSpec: Hashable, Sendable {
                 EffectParameter("band", "band number in the EQ", range: 1...16, default: 1, unit: .number),
                 EffectParameter("global", "global gain of the EQ", range: -96...24, default: 0, unit: .decibels),
                 EffectDescription.matched,
-            ], isAvailable: true),
+            ]),
         EffectDescription(
             name: "filter", summary: "one filter band (default: low-pass)",
-            parameters: FilterNode.parameters + [EffectDescription.q, EffectDescription.matched], isAvailable: true),
+            parameters: FilterNode.parameters + [EffectDescription.q, EffectDescription.matched]),
         EffectDescription(
             name: "reverb",
             summary: "room, hall, chamber, plate and cathedral reverb (a 16-line feedback delay network)",
-            parameters: ReverbNode.parameters, isAvailable: true),
+            parameters: ReverbNode.parameters),
         EffectDescription(
             name: "limiter", summary: "look-ahead peak limiter with a ceiling and a true-peak mode",
-            parameters: LimiterNode.parameters, isAvailable: true),
+            parameters: LimiterNode.parameters),
     ]
 
     /// Parses `NAME[:key=value,...]`.
@@ -61,7 +61,6 @@ public struct EffectSpec: Hashable, Sendable {
                 "unknown effect '\(name)' (known: \(catalog.map(\.name).joined(separator: ", ")); see `pianola fx list`)"
             )
         }
-        guard effect.isAvailable else { throw EffectSpecError("\(name): this effect is not built yet") }
         var spec = EffectSpec(name: name)
         for (key, text) in pairs {
             guard let parameter = effect.parameters.first(where: { $0.identifier == key }) else {
