@@ -8,26 +8,23 @@ public final class AudioBuffer: @unchecked Sendable {
     public let frameCapacity: Int
     /// Frames of valid audio (at most `frameCapacity`).
     public var frameLength: Int
-    private let storage: UnsafeMutablePointer<Float>
+    private let storage: RealTimeBuffer<Float>
 
     public init(channelCount: Int, frameCapacity: Int) {
         precondition(channelCount > 0 && frameCapacity > 0, "an audio buffer needs channels and frames")
         self.channelCount = channelCount
         self.frameCapacity = frameCapacity
         self.frameLength = frameCapacity
-        storage = .allocate(capacity: channelCount * frameCapacity)
-        storage.initialize(repeating: 0, count: channelCount * frameCapacity)
+        storage = RealTimeBuffer(capacity: channelCount * frameCapacity)
     }
 
     public convenience init(format: AudioFormat, frameCapacity: Int) {
         self.init(channelCount: format.channelCount, frameCapacity: frameCapacity)
     }
 
-    deinit { storage.deallocate() }
-
     /// The samples of one channel (`frameCapacity` of them).
     @inline(__always)
-    public func channel(_ index: Int) -> UnsafeMutablePointer<Float> { storage + index * frameCapacity }
+    public func channel(_ index: Int) -> UnsafeMutablePointer<Float> { storage.base + index * frameCapacity }
 
     /// Sets the first `frames` frames of every channel to zero.
     public func clear(frames: Int) {

@@ -42,7 +42,7 @@ public final class LiveMIDIScheduler: RenderObserver, @unchecked Sendable {
     /// before the stream starts (AudioIO's `ALSAOutput` is one).
     public var presentationClock: (any AudioPresentationClock)?
     private static let latencyCapacity = 1 << 17
-    private let latencies = UnsafeMutablePointer<Float>.allocate(capacity: LiveMIDIScheduler.latencyCapacity)
+    private let latencies = RealTimeBuffer<Float>(capacity: LiveMIDIScheduler.latencyCapacity)
     private let latencyCount = Atomic<Int>(0)
 
     // Audio-thread state.
@@ -51,8 +51,8 @@ public final class LiveMIDIScheduler: RenderObserver, @unchecked Sendable {
     private var envelope = 0.0
     private static let window = 1.0
     private static let windowMask = 16_383
-    private let windowTimes = UnsafeMutablePointer<Double>.allocate(capacity: LiveMIDIScheduler.windowMask + 1)
-    private let windowValues = UnsafeMutablePointer<Double>.allocate(capacity: LiveMIDIScheduler.windowMask + 1)
+    private let windowTimes = RealTimeBuffer<Double>(capacity: LiveMIDIScheduler.windowMask + 1)
+    private let windowValues = RealTimeBuffer<Double>(capacity: LiveMIDIScheduler.windowMask + 1)
     private var windowStart = 0
     private var windowCount = 0
     private var lastSampleTime: Int64 = 0
@@ -197,12 +197,6 @@ public final class LiveMIDIScheduler: RenderObserver, @unchecked Sendable {
     public var noteLatencies: [Double] {
         let count = latencyCount.load(ordering: .acquiring)
         return (0..<count).map { Double(latencies[$0]) }
-    }
-
-    deinit {
-        latencies.deallocate()
-        windowTimes.deallocate()
-        windowValues.deallocate()
     }
 
     /// The frame an event arriving at `arrival` is placed at.

@@ -1,3 +1,4 @@
+import AudioGraph
 import CSampleRate
 import Synchronization
 
@@ -25,7 +26,7 @@ public final class AudioClip: @unchecked Sendable {
     /// Where the clip came from (a path, or a name given to samples), for messages.
     public let name: String
     /// Planar: channel `c` starts at `storage + c * frameCount`. Never written after `init`.
-    let storage: UnsafeMutablePointer<Float>
+    let storage: RealTimeBuffer<Float>
     private let conversions = Mutex<[ConversionKey: AudioClip]>([:])
 
     /// The clip's duration in seconds.
@@ -48,10 +49,10 @@ public final class AudioClip: @unchecked Sendable {
         self.channelCount = channels.count
         self.frameCount = frames
         self.name = name
-        storage = .allocate(capacity: max(1, frames * channels.count))
+        storage = RealTimeBuffer(capacity: max(1, frames * channels.count))
         for (index, channel) in channels.enumerated() where frames > 0 {
             channel.withUnsafeBufferPointer {
-                (storage + index * frames).initialize(from: $0.baseAddress!, count: frames)
+                (storage.base + index * frames).update(from: $0.baseAddress!, count: frames)
             }
         }
     }
@@ -80,8 +81,6 @@ public final class AudioClip: @unchecked Sendable {
         try self.init(result.get(), name: path)
     }
 
-    deinit { storage.deallocate() }
-
     /// The samples of `channel` (0 or 1; a mono clip's channel 1 is its channel 0).
     public func samples(channel: Int) -> [Float] {
         Array(UnsafeBufferPointer(start: channelPointer(channel), count: frameCount))
@@ -89,7 +88,7 @@ public final class AudioClip: @unchecked Sendable {
 
     @inline(__always)
     func channelPointer(_ channel: Int) -> UnsafeMutablePointer<Float> {
-        storage + min(channel, channelCount - 1) * frameCount
+        storage.base + min(channel, channelCount - 1) * frameCount
     }
 
     /// How finely a clip is converted to another sample rate (libsamplerate's sinc converters).

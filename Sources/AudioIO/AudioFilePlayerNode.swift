@@ -246,7 +246,7 @@ public final class AudioFilePlayerNode: AudioNode, @unchecked Sendable {
             frame = Int(min(Int64(frameCount), start - time.sampleTime))
             silence(left, right, frame)
         }
-        let entries = snapshot.takeUnretainedValue().entries
+        let entries = snapshot.takeUnretainedValue().entries.buffer
         while frame < frameCount {
             while index < entries.count && entries[index].id < currentID { index += 1 }
             guard index < entries.count else { break }
@@ -320,7 +320,7 @@ public final class AudioFilePlayerNode: AudioNode, @unchecked Sendable {
             currentID = value.firstID
         }
         // The newest clip that interrupts, if it is after the one playing, cuts in now.
-        var cut = value.entries.count - 1
+        var cut = value.entries.capacity - 1
         while cut >= 0 && !value.entries[cut].options.contains(.interrupts) { cut -= 1 }
         if cut >= 0, value.entries[cut].id > currentID {
             completedThrough.store(value.entries[cut].id - 1, ordering: .releasing)
@@ -429,7 +429,7 @@ private final class Snapshot: @unchecked Sendable {
     let epoch: Int
     /// The first identifier of the snapshot's epoch (clips scheduled after its stop()).
     let firstID: Int
-    let entries: UnsafeMutableBufferPointer<Entry>
+    let entries: RealTimeBuffer<Entry>
     /// Keeps the samples the entries point into alive.
     let clips: [AudioClip]
 
@@ -437,10 +437,7 @@ private final class Snapshot: @unchecked Sendable {
         self.generation = generation
         self.epoch = epoch
         self.firstID = firstID
-        self.entries = .allocate(capacity: entries.count)
-        _ = self.entries.initialize(from: entries)
+        self.entries = RealTimeBuffer(copying: entries)
         self.clips = clips
     }
-
-    deinit { entries.deallocate() }
 }

@@ -1,5 +1,13 @@
 // Effects: EQ, filter, reverb and limiter nodes, each with a parameter table. Pure DSP on top of
-// AudioGraph: `EQNode` and `FilterNode` (cookbook or matched biquads, gliding parameters),
-// `ReverbNode` (feedback delay network with input diffusion; Dattorro's plate), `LimiterNode`
-// (look-ahead, sample or true peak), and `EffectChain` (the `--fx` specs as nodes).
+// AudioGraph, in folders by family, each node beside the render kernels it runs:
+//   Chain/     `EffectChain` (the `--fx` specs as nodes), `EffectSpec`, `EffectDescription` and
+//              `EffectParameter` (the tables `pianola fx list` prints).
+//   Biquad/    a band's settings (`FilterType`, `FilterBand`, `FilterDesign`) and its coefficients:
+//              the Audio EQ Cookbook and the matched designs (`BiquadCoefficients`,
+//              `BandCoefficients`, the settled design's `CorrectionFit`).
+//   EQ/        `EQNode` and `FilterNode` (gliding parameters), their bands and biquad kernels.
+//   Reverb/    `ReverbNode`: `PreDelay`, `InputDiffuser` and a 16-line `FeedbackDelayNetwork`, or
+//              Dattorro's plate (`DattorroPlate`).
+//   Dynamics/  `LimiterNode` (look-ahead, sample or true peak) and its `LookAheadLimiter`.
+// Render state lives in `RealTimeBuffer`s, allocated when a node is prepared and freed with it.
 import AudioGraph

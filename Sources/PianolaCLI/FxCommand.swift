@@ -24,7 +24,6 @@ struct FxListCommand: ParsableCommand {
             let entries = EffectSpec.catalog.map { effect in
                 JSONValue.object([
                     "name": .string(effect.name), "summary": .string(effect.summary),
-                    "available": .bool(effect.isAvailable),
                     "parameters": .array(effect.parameters.map(Self.json)),
                 ])
             }

@@ -47,13 +47,13 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
     private var currentInterpolation: Interpolation
     // Render-thread event list for the coming quantum.
     private let eventCapacity = 8_192
-    private let eventOffsets: UnsafeMutablePointer<Int>
-    private let eventMessages: UnsafeMutablePointer<MIDIMessage>
+    private let eventOffsets: RealTimeBuffer<Int>
+    private let eventMessages: RealTimeBuffer<MIDIMessage>
     /// SysEx given as raw bytes (live input): copied here, so the audio thread builds no array.
     /// An event whose `eventSysExLengths` entry is ≥ 0 is the bytes at its `eventSysExStarts`.
-    private let eventSysExStarts: UnsafeMutablePointer<Int>
-    private let eventSysExLengths: UnsafeMutablePointer<Int>
-    private let sysExArena: UnsafeMutablePointer<UInt8>
+    private let eventSysExStarts: RealTimeBuffer<Int>
+    private let eventSysExLengths: RealTimeBuffer<Int>
+    private let sysExArena: RealTimeBuffer<UInt8>
     private let sysExArenaCapacity = 16_384
     private var sysExArenaUsed = 0
     private var eventCount = 0
@@ -75,13 +75,11 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
         for channel in 0..<16 {
             fluid_synth_set_interp_method(synth.synth, Int32(channel), settings.interpolation.rawValue)
         }
-        eventOffsets = .allocate(capacity: eventCapacity)
-        eventMessages = .allocate(capacity: eventCapacity)
-        eventMessages.initialize(repeating: .tuneRequest, count: eventCapacity)
-        eventSysExStarts = .allocate(capacity: eventCapacity)
-        eventSysExLengths = .allocate(capacity: eventCapacity)
-        eventSysExLengths.initialize(repeating: -1, count: eventCapacity)
-        sysExArena = .allocate(capacity: sysExArenaCapacity)
+        eventOffsets = RealTimeBuffer(capacity: eventCapacity)
+        eventMessages = RealTimeBuffer(capacity: eventCapacity, repeating: .tuneRequest)
+        eventSysExStarts = RealTimeBuffer(capacity: eventCapacity)
+        eventSysExLengths = RealTimeBuffer(capacity: eventCapacity, repeating: -1)
+        sysExArena = RealTimeBuffer(capacity: sysExArenaCapacity)
         super.init(name: name)
     }
 
@@ -114,15 +112,6 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
         for (identifier, fontID) in owner.fonts.sorted(by: { $0.value < $1.value }) {
             if let newID = synth.share(font: fontID, from: owner.synth) { fonts[identifier] = newID }
         }
-    }
-
-    deinit {
-        eventMessages.deinitialize(count: eventCapacity)
-        eventMessages.deallocate()
-        eventSysExStarts.deallocate()
-        eventSysExLengths.deallocate()
-        sysExArena.deallocate()
-        eventOffsets.deallocate()
     }
 
     public override func outputChannelCount(inputChannelCounts: [Int]) -> Int { 2 }
@@ -314,7 +303,7 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
             return
         }
         if let base = payload.baseAddress {
-            (sysExArena + sysExArenaUsed).update(from: base, count: payload.count)
+            (sysExArena.base + sysExArenaUsed).update(from: base, count: payload.count)
         }
         eventOffsets[eventCount] = frameOffset
         eventSysExStarts[eventCount] = sysExArenaUsed
@@ -335,7 +324,8 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
             }
             if eventSysExLengths[index] >= 0 {
                 applySystemExclusive(
-                    UnsafeBufferPointer(start: sysExArena + eventSysExStarts[index], count: eventSysExLengths[index]))
+                    UnsafeBufferPointer(
+                        start: sysExArena.base + eventSysExStarts[index], count: eventSysExLengths[index]))
             } else {
                 apply(eventMessages[index])
             }

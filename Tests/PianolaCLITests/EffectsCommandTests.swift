@@ -63,7 +63,6 @@ struct EffectsCommandTests {
         let parameters = try #require(filter["parameters"] as? [[String: Any]])
         let type = try #require(parameters.first { $0["key"] as? String == "type" })
         #expect((type["choices"] as? [String])?.contains("resonantHighShelf") == true)
-        #expect(filter["available"] as? Bool == true)
     }
 
     @Test("process applies the chain: an impulse through --fx eq comes out as the band's response")

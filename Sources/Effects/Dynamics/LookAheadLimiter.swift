@@ -1,105 +1,34 @@
 import AudioGraph
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
-/// A look-ahead peak limiter, the counterpart of AUPeakLimiter, with a ceiling and a true-peak
-/// mode. The output never exceeds the ceiling.
+/// The render state of `LimiterNode` and its three passes over each block of frames: detection
+/// (the delay line's input and the gain each frame needs), the gain's recursion (a sliding
+/// minimum over the look-ahead, smoothed by a moving average, and the release), and the gain
+/// applied to the delayed signal. Render-thread code: all memory is allocated in `init`, and
+/// freed with the limiter.
 ///
-/// The signal (after `preGain`) is delayed by the attack time; a detector looks at it ahead of
-/// the delay: each sample's (or, in true-peak mode, each 4× interpolated point's) absolute value
-/// gives the gain that would bring it to the ceiling. A sliding minimum of that gain over the
-/// look-ahead, smoothed by a moving average of the same length, reaches the needed gain exactly
-/// when the peak leaves the delay, ramping down over the attack time; the gain then recovers with
-/// the release time constant. A final clamp at the ceiling catches rounding. True-peak detection
-/// oversamples 4× as ITU-R BS.1770 describes, with a 128-tap interpolator (32 taps per phase,
-/// windowed sinc), and adds its 16 samples of delay. `latency` reports the delay.
-///
-/// Stereo channels are linked (one gain). Changing the attack or true-peak mode restarts the
-/// look-ahead; the other parameters change smoothly.
-public final class LimiterNode: AudioNode, @unchecked Sendable {
-    /// Look-ahead and attack, ms, 1 … 30.
-    public var attack: Double {
-        get { load(attackBits) }
-        set { store(attackBits, min(max(newValue, 1), 30)) }
-    }
-    /// Release time constant, ms, 1 … 1000.
-    public var release: Double {
-        get { load(releaseBits) }
-        set { store(releaseBits, min(max(newValue, 1), 1_000)) }
-    }
-    /// Gain before limiting, dB, −40 … +40.
-    public var preGain: Double {
-        get { load(preGainBits) }
-        set { store(preGainBits, min(max(newValue, -40), 40)) }
-    }
-    /// The ceiling, dBFS (dBTP in true-peak mode), −40 … 0.
-    public var ceiling: Double {
-        get { load(ceilingBits) }
-        set { store(ceilingBits, min(max(newValue, -40), 0)) }
-    }
-    /// Detect peaks between samples (4× oversampled).
-    public var truePeak: Bool {
-        get { truePeakFlag.load(ordering: .relaxed) }
-        set { truePeakFlag.store(newValue, ordering: .relaxed) }
-    }
-    /// The delay the limiter adds, in frames (look-ahead, plus the interpolator's in true-peak mode).
-    public var latency: Int { latencyFrames.load(ordering: .relaxed) }
-    /// The deepest gain reduction of the last quantum, in dB (0 or negative).
-    public var gainReduction: Double { Double(Float(bitPattern: reductionBits.load(ordering: .relaxed))) }
-
-    public static let parameters: [EffectParameter] = [
-        EffectParameter("attack", "attack (look-ahead)", range: 1...30, default: 5, unit: .milliseconds),
-        EffectParameter("release", "release", range: 1...1_000, default: 100, unit: .milliseconds),
-        EffectParameter("preGain", "gain before limiting", range: -40...40, default: 0, unit: .decibels),
-        EffectParameter("ceiling", "ceiling", range: -40...0, default: -1, unit: .decibels),
-        EffectParameter("truePeak", "true-peak detection (4× oversampled)", range: 0...1, default: 0, unit: .boolean),
-    ]
-
-    private let attackBits = Atomic<UInt64>(5.0.bitPattern)
-    private let releaseBits = Atomic<UInt64>(100.0.bitPattern)
-    private let preGainBits = Atomic<UInt64>(0.0.bitPattern)
-    private let ceilingBits = Atomic<UInt64>((-1.0).bitPattern)
-    private let truePeakFlag = Atomic<Bool>(false)
-    private let latencyFrames = Atomic<Int>(0)
-    private let reductionBits = Atomic<UInt32>(Float(0).bitPattern)
-
-    private func load(_ atomic: borrowing Atomic<UInt64>) -> Double {
-        Double(bitPattern: atomic.load(ordering: .relaxed))
-    }
-    private func store(_ atomic: borrowing Atomic<UInt64>, _ value: Double) {
-        atomic.store(value.bitPattern, ordering: .relaxed)
-    }
-
-    // Render state, sized in prepare for the longest look-ahead.
-    private var sampleRate = 44_100.0
-    private var capacity = 0
-    private var delay: UnsafeMutablePointer<Float> = .allocate(capacity: 1)  // 2 channels interleaved
-    private var minimumIndex: UnsafeMutablePointer<Int> = .allocate(capacity: 1)
-    private var minimumValue: UnsafeMutablePointer<Double> = .allocate(capacity: 1)
-    private var boxRing: UnsafeMutablePointer<Double> = .allocate(capacity: 1)
+/// (A class, where the reverb's kernels are noncopyable structs: as a struct's mutating methods,
+/// the gain's recursion, a loop bound by latency, compiled to code 8 % slower.)
+final class LookAheadLimiter {
+    /// Frames of the delay line, of the sliding minimum's queue and of the moving average's ring.
+    private let capacity: Int
+    private let delay: RealTimeBuffer<Float>  // 2 channels interleaved
+    private let minimumIndex: RealTimeBuffer<Int>
+    private let minimumValue: RealTimeBuffer<Double>
+    private let boxRing: RealTimeBuffer<Double>
     /// Per-frame scratch of one pass to the next (`scratchCapacity` frames).
-    private var targets: UnsafeMutablePointer<Double> = .allocate(capacity: 1)
-    private var limits: UnsafeMutablePointer<Float> = .allocate(capacity: 1)
-    private var gains: UnsafeMutablePointer<Float> = .allocate(capacity: 1)
-    private var scratchCapacity = 1
+    private let targets: RealTimeBuffer<Double>
+    private let limits: RealTimeBuffer<Float>
+    private let gains: RealTimeBuffer<Float>
+    private let scratchCapacity: Int
     /// True-peak interpolator input: per channel a ring of `taps` samples stored twice (so the
     /// window is always contiguous), and the interpolator's 4 phases × `taps` coefficients.
-    static let taps = 32
-    private let history = UnsafeMutablePointer<Float>.allocate(capacity: 4 * LimiterNode.taps)
+    private let history = RealTimeBuffer<Float>(capacity: 4 * TruePeakInterpolator.taps)
     private var historyPosition = 0
-    private let phases: UnsafeMutablePointer<Float> = {
-        let coefficients = UnsafeMutablePointer<Float>.allocate(capacity: 4 * LimiterNode.taps)
-        for (phase, values) in LimiterNode.interpolator().enumerated() {
-            // Points between samples read 0.1 dB high: the limiter aims that much under the
-            // ceiling there, the accuracy of the interpolator near Nyquist and of BS.1770 meters.
-            let margin: Float = phase == 0 ? 1 : 1.011_579  // +0.1 dB
-            for (tap, value) in values.enumerated() { coefficients[phase * LimiterNode.taps + tap] = value * margin }
-        }
-        return coefficients
-    }()
+    private let phases = TruePeakInterpolator.coefficients()
     private var position = 0
     private var dequeStart = 0
     private var dequeCount = 0
@@ -113,63 +42,37 @@ public final class LimiterNode: AudioNode, @unchecked Sendable {
     private var unityRun = 0
     private var lookAhead = 0
     private var detectorDelay = 0
-    private var configuredAttack = -1.0
-    private var configuredTruePeak = false
+    private var truePeak = false
     private var preGainNow = 1.0
     private var ceilingNow = 1.0
 
-    public init() {
-        history.initialize(repeating: 0, count: 4 * LimiterNode.taps)
-        super.init(name: "limiter")
+    /// A limiter whose delay holds `capacity` frames (the look-ahead, the interpolator's delay and a
+    /// block), working in blocks of at most `scratchCapacity` frames.
+    init(capacity: Int, scratchCapacity: Int) {
+        self.capacity = capacity
+        self.scratchCapacity = scratchCapacity
+        delay = RealTimeBuffer(capacity: 2 * capacity)
+        minimumIndex = RealTimeBuffer(capacity: capacity)
+        minimumValue = RealTimeBuffer(capacity: capacity)
+        boxRing = RealTimeBuffer(capacity: capacity)
+        targets = RealTimeBuffer(capacity: scratchCapacity)
+        limits = RealTimeBuffer(capacity: scratchCapacity)
+        gains = RealTimeBuffer(capacity: scratchCapacity)
     }
 
-    deinit {
-        history.deallocate()
-        phases.deallocate()
-        delay.deallocate()
-        minimumIndex.deallocate()
-        minimumValue.deallocate()
-        boxRing.deallocate()
-        targets.deallocate()
-        limits.deallocate()
-        gains.deallocate()
-    }
+    /// The delay the limiter adds, in frames (look-ahead, plus the interpolator's in true-peak mode).
+    var latency: Int { lookAhead + detectorDelay }
 
-    public override var inputBusCount: Int { 1 }
-    public override func outputChannelCount(inputChannelCounts: [Int]) -> Int { inputChannelCounts.first ?? 2 }
-
-    public override func prepare(format: AudioFormat, maximumFrameCount: Int) throws {
-        sampleRate = format.sampleRate
-        scratchCapacity = max(1, min(maximumFrameCount, 4_096))
-        // The delay holds the longest look-ahead behind a whole pass's writes.
-        capacity = Int((0.030 * sampleRate).rounded(.up)) + Self.taps / 2 + scratchCapacity
-        delay.deallocate()
-        minimumIndex.deallocate()
-        minimumValue.deallocate()
-        boxRing.deallocate()
-        targets.deallocate()
-        limits.deallocate()
-        gains.deallocate()
-        delay = .allocate(capacity: 2 * capacity)
-        minimumIndex = .allocate(capacity: capacity)
-        minimumValue = .allocate(capacity: capacity)
-        boxRing = .allocate(capacity: capacity)
-        targets = .allocate(capacity: scratchCapacity)
-        limits = .allocate(capacity: scratchCapacity)
-        gains = .allocate(capacity: scratchCapacity)
-        reset()
-    }
-
-    /// Clears the look-ahead and the gain (control thread, or the render thread on a change of
+    /// Clears the look-ahead and the gain, for a look-ahead of `lookAhead` frames, sample or true
+    /// peaks, and a pre-gain and ceiling (dB) taken at once (the render thread on a change of
     /// attack or mode: it only touches preallocated memory).
-    public override func reset() {
-        lookAhead = max(1, Int((attack / 1_000 * sampleRate).rounded()))
-        detectorDelay = truePeak ? Self.taps / 2 : 0
-        configuredAttack = attack
-        configuredTruePeak = truePeak
-        delay.initialize(repeating: 0, count: 2 * capacity)
-        boxRing.initialize(repeating: 1, count: capacity)
-        history.update(repeating: 0, count: 4 * Self.taps)
+    func reset(lookAhead: Int, truePeak: Bool, preGainDecibels: Double, ceilingDecibels: Double) {
+        self.lookAhead = lookAhead
+        detectorDelay = truePeak ? TruePeakInterpolator.taps / 2 : 0
+        self.truePeak = truePeak
+        delay.clear()
+        boxRing.update(repeating: 1)
+        history.clear()
         historyPosition = 0
         position = 0
         boxSlot = 0
@@ -180,71 +83,56 @@ public final class LimiterNode: AudioNode, @unchecked Sendable {
         boxCount = 0
         gain = 1
         unityRun = Self.settled
-        preGainNow = pow(10, preGain / 20)
-        ceilingNow = pow(10, ceiling / 20)
-        latencyFrames.store(lookAhead + detectorDelay, ordering: .relaxed)
+        preGainNow = pow(10, preGainDecibels / 20)
+        ceilingNow = pow(10, ceilingDecibels / 20)
     }
 
-    /// The 4 phases × 32 taps of the interpolator: a Hann-windowed sinc, each phase normalized to
-    /// unit gain at DC (within 0.11 dB of the ideal up to 0.45 × the sample rate). Phase p gives
-    /// the signal p/4 of a sample after the point 16 samples before the newest input (phase 0 is
-    /// that sample itself).
-    static func interpolator() -> [[Float]] {
-        let half = Double(taps / 2)
-        return (0..<4).map { phase in
-            let offset = Double(phase) / 4
-            var taps = (0..<Self.taps).map { tap -> Double in
-                // Tap k holds x[n − 31 + k]; the point interpolated is at n − 16 + offset.
-                let u = Double(tap) - Double(Self.taps - 1) + half - offset
-                let sinc = u == 0 ? 1 : sin(Double.pi * u) / (Double.pi * u)
-                let window = abs(u) < half + 0.5 ? 0.5 * (1 + cos(Double.pi * u / (half + 0.5))) : 0
-                return sinc * window
-            }
-            let sum = taps.reduce(0, +)
-            taps = taps.map { $0 / sum }
-            return taps.map(Float.init)
-        }
-    }
-
-    public override func render(into output: AudioBuffer, inputs: RenderInputs, frameCount: Int, time: AudioTime) {
-        guard let input = inputs[0] else {
-            output.clear(frames: frameCount)
-            return
-        }
-        if attack != configuredAttack || truePeak != configuredTruePeak { reset() }
+    /// Limits `frameCount` frames of `input` into `output`, block by block; returns the deepest
+    /// gain. Pre-gain and ceiling glide to the values given, the gain recovers with the release
+    /// time constant given.
+    func process(
+        _ input: AudioBuffer, into output: AudioBuffer, frameCount: Int, preGainDecibels: Double,
+        ceilingDecibels: Double, releaseMilliseconds: Double, sampleRate: Double
+    ) -> Double {
         var deepest = 1.0
         var done = 0
         while done < frameCount {
             let count = min(scratchCapacity, frameCount - done)
-            detect(input, from: done, count: count)
-            deepest = min(deepest, followGain(count: count))
+            detect(
+                input, from: done, count: count, preGainDecibels: preGainDecibels, ceilingDecibels: ceilingDecibels,
+                sampleRate: sampleRate)
+            deepest = min(
+                deepest, followGain(count: count, releaseMilliseconds: releaseMilliseconds, sampleRate: sampleRate))
             apply(to: output, from: done, count: count)
             done += count
         }
-        reductionBits.store(Float(20 * log10(max(deepest, 1e-9))).bitPattern, ordering: .relaxed)
+        return deepest
     }
 
     /// Pass 1: the input after pre-gain into the delay line, and per frame the gain that would
     /// bring the detector's peak to the ceiling (`targets`) and the ceiling itself (`limits`;
     /// pre-gain and ceiling glide over 10 ms when they change).
-    private func detect(_ input: AudioBuffer, from start: Int, count: Int) {
+    private func detect(
+        _ input: AudioBuffer, from start: Int, count: Int, preGainDecibels: Double, ceilingDecibels: Double,
+        sampleRate: Double
+    ) {
         let stereo = input.channelCount > 1
         let left = input.channel(0) + start
         let right = input.channel(stereo ? 1 : 0) + start
-        let preTarget = pow(10, preGain / 20)
-        let ceilingTarget = pow(10, ceiling / 20)
+        let preTarget = pow(10, preGainDecibels / 20)
+        let ceilingTarget = pow(10, ceilingDecibels / 20)
         let smoothing = 1 - exp(-1 / (0.010 * sampleRate))
-        // The loops work on locals (no per-sample access checks on the node's properties).
-        let (targets, limits, delay, capacity) = (self.targets, self.limits, self.delay, self.capacity)
+        // The loops work on locals (no per-sample access checks on the limiter's properties).
+        let (targets, limits, delay, capacity) = (self.targets.base, self.limits.base, self.delay.base, self.capacity)
         var preGainNow = self.preGainNow
         var ceilingNow = self.ceilingNow
         var preGain = Float(preGainNow)
         var limit = Float(ceilingNow)
         var slot = delaySlot
-        let truePeak = configuredTruePeak
-        let history = self.history
-        let phases = self.phases
-        let taps = Self.taps
+        let truePeak = self.truePeak
+        let history = self.history.base
+        let phases = self.phases.base
+        let taps = TruePeakInterpolator.taps
         var historyPosition = self.historyPosition
         if !truePeak && preGainNow == preTarget && ceilingNow == ceilingTarget {
             // Sample peaks, pre-gain and ceiling settled: runs up to the ring's end, which
@@ -333,7 +221,7 @@ public final class LimiterNode: AudioNode, @unchecked Sendable {
     /// Pass 2, the one recursion: per frame, the minimum of `targets` over the look-ahead (a
     /// monotonic queue), its moving average over the same length, and the gain that follows it
     /// down at once and up with the release time constant, into `gains`. Returns the deepest gain.
-    private func followGain(count: Int) -> Double {
+    private func followGain(count: Int, releaseMilliseconds: Double, sampleRate: Double) -> Double {
         // (The queue's window is lookAhead + 1 frames; the moving average's, lookAhead.)
         if unityRun >= (lookAhead + 1) + lookAhead && Float(gain) == 1 {
             var lowest = 1.0
@@ -343,12 +231,12 @@ public final class LimiterNode: AudioNode, @unchecked Sendable {
                 return 1
             }
         }
-        let releaseCoefficient = 1 - exp(-1 / (release / 1_000 * sampleRate))
+        let releaseCoefficient = 1 - exp(-1 / (releaseMilliseconds / 1_000 * sampleRate))
         let hold = 1 - releaseCoefficient
         let window = lookAhead + 1
         let inverseLookAhead = 1 / Double(lookAhead)
-        let (targets, gains, capacity, lookAhead) = (self.targets, self.gains, self.capacity, self.lookAhead)
-        let (minimumIndex, minimumValue, boxRing) = (self.minimumIndex, self.minimumValue, self.boxRing)
+        let (targets, gains, capacity, lookAhead) = (self.targets.base, self.gains.base, self.capacity, self.lookAhead)
+        let (minimumIndex, minimumValue, boxRing) = (self.minimumIndex.base, self.minimumValue.base, self.boxRing.base)
         var dequeStart = self.dequeStart
         var dequeCount = self.dequeCount
         var boxSum = self.boxSum
@@ -426,7 +314,7 @@ public final class LimiterNode: AudioNode, @unchecked Sendable {
     /// it is applied as), and the block's targets are all 1. The state is set to what the frame
     /// by frame recursion would leave (the running sum exact, as a refresh would make it).
     private func restAtUnity(count: Int) {
-        gains.update(repeating: 1, count: count)
+        gains.base.update(repeating: 1, count: count)
         position += count
         dequeStart = 0
         dequeCount = 1
@@ -451,7 +339,7 @@ public final class LimiterNode: AudioNode, @unchecked Sendable {
 
     /// Pass 3: the delayed signal times the gain, clamped at the ceiling.
     private func apply(to output: AudioBuffer, from start: Int, count: Int) {
-        let (gains, limits, delay, capacity) = (self.gains, self.limits, self.delay, self.capacity)
+        let (gains, limits, delay, capacity) = (self.gains.base, self.limits.base, self.delay.base, self.capacity)
         let outLeft = output.channel(0) + start
         let outRight = output.channelCount > 1 ? output.channel(1) + start : nil
         // Frame i was written `lookAhead + detectorDelay` slots before the delay's write position.

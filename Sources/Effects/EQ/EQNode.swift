@@ -5,77 +5,6 @@ import Synchronization
     import Glibc
 #endif
 
-/// One band of an `EQNode` (or a `FilterNode`). Its properties may be set from any thread while
-/// audio runs; the node glides to new values (no zipper noise).
-public final class EQBand: Sendable {
-    private let typeIndex: Atomic<Int>
-    private let frequencyBits: Atomic<UInt64>
-    private let gainBits: Atomic<UInt64>
-    private let bandwidthBits: Atomic<UInt64>
-    private let bypassed: Atomic<Bool>
-
-    init(_ band: FilterBand, bypass: Bool) {
-        typeIndex = Atomic(FilterType.allCases.firstIndex(of: band.type)!)
-        frequencyBits = Atomic(Self.clamp(band.frequency, Self.frequencyRange, else: 1_000).bitPattern)
-        gainBits = Atomic(Self.clamp(band.gain, Self.gainRange, else: 0).bitPattern)
-        bandwidthBits = Atomic(Self.clamp(band.bandwidth, Self.bandwidthRange, else: 1).bitPattern)
-        bypassed = Atomic(bypass)
-    }
-
-    static let frequencyRange = 10.0...22_050
-    static let gainRange = -96.0...24
-    static let bandwidthRange = 0.05...5.0
-
-    /// `value` within `range`; `fallback` for NaN.
-    static func clamp(_ value: Double, _ range: ClosedRange<Double>, else fallback: Double) -> Double {
-        value.isNaN ? fallback : min(max(value, range.lowerBound), range.upperBound)
-    }
-
-    /// The shape (default parametric).
-    public var filterType: FilterType {
-        // `allCases` builds a new array on every call: the render thread reads a stored table.
-        get { FilterType.table[typeIndex.load(ordering: .relaxed)] }
-        set { typeIndex.store(FilterType.table.firstIndex(of: newValue)!, ordering: .relaxed) }
-    }
-    /// Hz, 10 … 22 050 (kept below Nyquist when rendering; NaN is ignored).
-    public var frequency: Double {
-        get { Double(bitPattern: frequencyBits.load(ordering: .relaxed)) }
-        set { Self.store(newValue, Self.frequencyRange, frequencyBits) }
-    }
-    /// dB, −96 … +24 (NaN is ignored).
-    public var gain: Double {
-        get { Double(bitPattern: gainBits.load(ordering: .relaxed)) }
-        set { Self.store(newValue, Self.gainRange, gainBits) }
-    }
-    /// Octaves, 0.05 … 5 (NaN is ignored).
-    public var bandwidth: Double {
-        get { Double(bitPattern: bandwidthBits.load(ordering: .relaxed)) }
-        set { Self.store(newValue, Self.bandwidthRange, bandwidthBits) }
-    }
-
-    /// Stores `value` clamped to `range`, unless it is NaN.
-    static func store(_ value: Double, _ range: ClosedRange<Double>, _ bits: borrowing Atomic<UInt64>) {
-        guard !value.isNaN else { return }
-        bits.store(min(max(value, range.lowerBound), range.upperBound).bitPattern, ordering: .relaxed)
-    }
-    /// A bypassed band passes its input unchanged (bit for bit once the fade is over).
-    public var bypass: Bool {
-        get { bypassed.load(ordering: .relaxed) }
-        set { bypassed.store(newValue, ordering: .relaxed) }
-    }
-
-    /// All settings at once.
-    public var settings: FilterBand {
-        get { FilterBand(type: filterType, frequency: frequency, gain: gain, bandwidth: bandwidth) }
-        set {
-            filterType = newValue.type
-            frequency = newValue.frequency
-            gain = newValue.gain
-            bandwidth = newValue.bandwidth
-        }
-    }
-}
-
 /// A multi-band equalizer, the counterpart of AVAudioUnitEQ: 1 to 16 bands of any `FilterType`
 /// and a global gain. Mono or stereo in, the same out.
 ///
@@ -115,9 +44,9 @@ public final class EQNode: AudioNode, @unchecked Sendable {
 
     private let designIndex = Atomic<Int>(0)
     private let globalGainBits = Atomic<UInt64>(0.0.bitPattern)
-    private var runtime: UnsafeMutablePointer<BandRuntime>
+    private let runtime: RealTimeBuffer<BandRuntime>
     /// Two filter sections per band: band i's main section at 2i, its correction at 2i + 1.
-    private var sections: UnsafeMutablePointer<SectionRuntime>
+    private let sections: RealTimeBuffer<SectionRuntime>
     private var sampleRate = 44_100.0
     private var gainNow = 1.0
     /// How many settled matched designs (tens of microseconds each) this quantum may still compute: one
@@ -135,25 +64,16 @@ public final class EQNode: AudioNode, @unchecked Sendable {
     public init(numberOfBands: Int = 1) {
         let count = min(max(numberOfBands, 1), 16)
         bands = (0..<count).map { _ in EQBand(FilterBand(type: .parametric, frequency: 1_000), bypass: true) }
-        runtime = .allocate(capacity: count)
-        runtime.initialize(repeating: BandRuntime(), count: count)
-        sections = .allocate(capacity: 2 * count)
-        sections.initialize(repeating: SectionRuntime(), count: 2 * count)
+        runtime = RealTimeBuffer(capacity: count, repeating: BandRuntime())
+        sections = RealTimeBuffer(capacity: 2 * count, repeating: SectionRuntime())
         super.init(name: "EQ")
     }
 
     init(band: FilterBand, name: String) {
         bands = [EQBand(band, bypass: false)]
-        runtime = .allocate(capacity: 1)
-        runtime.initialize(repeating: BandRuntime(), count: 1)
-        sections = .allocate(capacity: 2)
-        sections.initialize(repeating: SectionRuntime(), count: 2)
+        runtime = RealTimeBuffer(capacity: 1, repeating: BandRuntime())
+        sections = RealTimeBuffer(capacity: 2, repeating: SectionRuntime())
         super.init(name: name)
-    }
-
-    deinit {
-        runtime.deallocate()
-        sections.deallocate()
     }
 
     public override var inputBusCount: Int { 1 }
@@ -456,173 +376,5 @@ public final class EQNode: AudioNode, @unchecked Sendable {
             main.history = BiquadHistory()
             correction.history = BiquadHistory()
         }
-    }
-}
-
-/// A biquad whose coefficients move linearly, one step per sample, both channels in one vector.
-struct GlidingSection {
-    var b0, b1, b2, a1, a2: SIMD2<Double>
-    let db0, db1, db2, da1, da2: SIMD2<Double>
-
-    /// From `c` toward `next`, reaching it after 1/`step` samples.
-    @inline(__always)
-    init(from c: BiquadCoefficients, to next: BiquadCoefficients, step: Double) {
-        (b0, b1, b2) = (SIMD2(repeating: c.b0), SIMD2(repeating: c.b1), SIMD2(repeating: c.b2))
-        (a1, a2) = (SIMD2(repeating: c.a1), SIMD2(repeating: c.a2))
-        (db0, db1, db2) = (
-            SIMD2(repeating: (next.b0 - c.b0) * step), SIMD2(repeating: (next.b1 - c.b1) * step),
-            SIMD2(repeating: (next.b2 - c.b2) * step)
-        )
-        (da1, da2) = (SIMD2(repeating: (next.a1 - c.a1) * step), SIMD2(repeating: (next.a2 - c.a2) * step))
-    }
-
-    /// Moves the coefficients one step, then filters one frame (direct form I) after history `h`.
-    @inline(__always)
-    mutating func step(_ x: SIMD2<Double>, _ h: inout BiquadHistory) -> SIMD2<Double> {
-        b0 += db0
-        b1 += db1
-        b2 += db2
-        a1 += da1
-        a2 += da2
-        let y = ((b0 * x + b1 * h.x1) + (b2 * h.x2 - a2 * h.y2)) - a1 * h.y1
-        (h.x2, h.x1, h.y2, h.y1) = (h.x1, x, h.y1, y)
-        return y
-    }
-}
-
-/// The last two inputs and outputs of a band, left channel in `.x`, right in `.y`.
-struct BiquadHistory {
-    var x1 = SIMD2<Double>.zero
-    var x2 = SIMD2<Double>.zero
-    var y1 = SIMD2<Double>.zero
-    var y2 = SIMD2<Double>.zero
-
-    /// Denormal-range values set to zero: a long silence must not leave subnormal states.
-    @inline(__always)
-    func flushed() -> BiquadHistory {
-        func flush(_ value: SIMD2<Double>) -> SIMD2<Double> {
-            // (A non-finite value, which no stable section produces, is cleared too: it would
-            // otherwise stay for good.)
-            let tiny = (value .< 1e-20) .& (value .> -1e-20)
-            let bounded = (value .< 1e30) .& (value .> -1e30)
-            return value.replacing(with: 0, where: tiny .| .!bounded)
-        }
-        return BiquadHistory(x1: flush(x1), x2: flush(x2), y1: flush(y1), y2: flush(y2))
-    }
-}
-
-/// Render-thread state of one band.
-struct BandRuntime {
-    var target = FilterBand(type: .parametric, frequency: 1_000)
-    var smoothed = FilterBand(type: .parametric, frequency: 1_000)
-    var design = FilterDesign.cookbook
-    var current = BandCoefficients(main: .identity)
-    var needsCoefficients = false
-    /// Whether `current` is (or moves toward) the settled two-section matched design.
-    var refined = false
-    /// A cross-fade between the two families of designs: the coefficients at its start, and its step
-    /// (1 … `familyRamp`; 0 when none runs).
-    var rampFrom = BandCoefficients(main: .identity)
-    var rampStep = 0
-    /// The settled matched design of `settledFor`, computed once.
-    var settled = BandCoefficients(main: .identity)
-    var settledFor: FilterBand?
-    var mix = 1.0
-}
-
-/// Render-thread state of one filter section: its history and the four-sample kernel of its
-/// coefficients.
-struct SectionRuntime {
-    var history = BiquadHistory()
-    var block = BiquadBlock4()
-
-    /// The four-sample kernel of `coefficients` (computed again only when they change).
-    @inline(__always)
-    mutating func kernel(_ coefficients: BiquadCoefficients) -> BiquadBlock4 {
-        if block.source != coefficients { block = BiquadBlock4(coefficients) }
-        return block
-    }
-}
-
-/// A settled biquad run four samples at a time, both channels at once (left in `.x`, right in
-/// `.y`). Each of the four outputs is written directly in terms of the four inputs and the last
-/// two inputs and outputs before them: the same filter as the direct form I, but its recursion
-/// (one multiply and one add per sample there) advances once per four samples, so the
-/// processor's pipelines overlap the rest.
-struct BiquadBlock4 {
-    var source: BiquadCoefficients
-    // kKJ: the weight of input J in output K; xN: this block's inputs, m1/m2: the previous
-    // block's last two inputs, y1/y2: its last two outputs.
-    let k0x0, k0m1, k0m2, k0y1, k0y2: SIMD2<Double>
-    let k1x0, k1x1, k1m1, k1m2, k1y1, k1y2: SIMD2<Double>
-    let k2x0, k2x1, k2x2, k2m1, k2m2, k2y1, k2y2: SIMD2<Double>
-    let k3x0, k3x1, k3x2, k3x3, k3m1, k3m2, k3y1, k3y2: SIMD2<Double>
-
-    init(_ c: BiquadCoefficients = .identity) {
-        source = c
-        // The outputs for a unit value in one input (all others zero), by the recursion itself.
-        func respond(
-            _ x0: Double, _ x1: Double, _ x2: Double, _ x3: Double, m1: Double, m2: Double, y1: Double,
-            y2: Double
-        ) -> (Double, Double, Double, Double) {
-            let o0 = c.b0 * x0 + c.b1 * m1 + c.b2 * m2 - c.a1 * y1 - c.a2 * y2
-            let o1 = c.b0 * x1 + c.b1 * x0 + c.b2 * m1 - c.a1 * o0 - c.a2 * y1
-            let o2 = c.b0 * x2 + c.b1 * x1 + c.b2 * x0 - c.a1 * o1 - c.a2 * o0
-            let o3 = c.b0 * x3 + c.b1 * x2 + c.b2 * x1 - c.a1 * o2 - c.a2 * o1
-            return (o0, o1, o2, o3)
-        }
-        let e0 = respond(1, 0, 0, 0, m1: 0, m2: 0, y1: 0, y2: 0)
-        let e1 = respond(0, 1, 0, 0, m1: 0, m2: 0, y1: 0, y2: 0)
-        let e2 = respond(0, 0, 1, 0, m1: 0, m2: 0, y1: 0, y2: 0)
-        let e3 = respond(0, 0, 0, 1, m1: 0, m2: 0, y1: 0, y2: 0)
-        let m1 = respond(0, 0, 0, 0, m1: 1, m2: 0, y1: 0, y2: 0)
-        let m2 = respond(0, 0, 0, 0, m1: 0, m2: 1, y1: 0, y2: 0)
-        let y1 = respond(0, 0, 0, 0, m1: 0, m2: 0, y1: 1, y2: 0)
-        let y2 = respond(0, 0, 0, 0, m1: 0, m2: 0, y1: 0, y2: 1)
-        func v(_ value: Double) -> SIMD2<Double> { SIMD2(repeating: value) }
-        (k0x0, k0m1, k0m2, k0y1, k0y2) = (v(e0.0), v(m1.0), v(m2.0), v(y1.0), v(y2.0))
-        (k1x0, k1x1, k1m1, k1m2, k1y1, k1y2) = (v(e0.1), v(e1.1), v(m1.1), v(m2.1), v(y1.1), v(y2.1))
-        (k2x0, k2x1, k2x2, k2m1, k2m2) = (v(e0.2), v(e1.2), v(e2.2), v(m1.2), v(m2.2))
-        (k2y1, k2y2) = (v(y1.2), v(y2.2))
-        (k3x0, k3x1, k3x2, k3x3, k3m1, k3m2) = (v(e0.3), v(e1.3), v(e2.3), v(e3.3), v(m1.3), v(m2.3))
-        (k3y1, k3y2) = (v(y1.3), v(y2.3))
-    }
-
-    /// One frame by the direct form I (a quantum's last few frames).
-    @inline(__always)
-    func step(_ x: SIMD2<Double>, _ h: inout BiquadHistory) -> SIMD2<Double> {
-        let c = source
-        let y = ((c.b0 * x + c.b1 * h.x1) + (c.b2 * h.x2 - c.a2 * h.y2)) - c.a1 * h.y1
-        (h.x2, h.x1, h.y2, h.y1) = (h.x1, x, h.y1, y)
-        return y
-    }
-
-    /// The four frames at `left` and `right`, filtered after history `h`, which advances.
-    @inline(__always)
-    func run(
-        _ left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>, _ h: inout BiquadHistory
-    ) -> (SIMD2<Double>, SIMD2<Double>, SIMD2<Double>, SIMD2<Double>) {
-        run(
-            SIMD2(Double(left[0]), Double(right[0])), SIMD2(Double(left[1]), Double(right[1])),
-            SIMD2(Double(left[2]), Double(right[2])), SIMD2(Double(left[3]), Double(right[3])), &h)
-    }
-
-    /// Filters four frames `x0`…`x3` after history `h`; returns the outputs and advances `h`.
-    @inline(__always)
-    func run(
-        _ x0: SIMD2<Double>, _ x1: SIMD2<Double>, _ x2: SIMD2<Double>, _ x3: SIMD2<Double>,
-        _ h: inout BiquadHistory
-    ) -> (SIMD2<Double>, SIMD2<Double>, SIMD2<Double>, SIMD2<Double>) {
-        // The input terms first (they do not wait for the last block), the previous outputs last.
-        let u0 = k0x0 * x0 + (k0m1 * h.x1 + k0m2 * h.x2)
-        let u1 = (k1x0 * x0 + k1x1 * x1) + (k1m1 * h.x1 + k1m2 * h.x2)
-        let u2 = (k2x0 * x0 + k2x1 * x1) + (k2x2 * x2 + (k2m1 * h.x1 + k2m2 * h.x2))
-        let u3 = ((k3x0 * x0 + k3x1 * x1) + (k3x2 * x2 + k3x3 * x3)) + (k3m1 * h.x1 + k3m2 * h.x2)
-        let o0 = (u0 + k0y2 * h.y2) + k0y1 * h.y1
-        let o1 = (u1 + k1y2 * h.y2) + k1y1 * h.y1
-        let o2 = (u2 + k2y2 * h.y2) + k2y1 * h.y1
-        let o3 = (u3 + k3y2 * h.y2) + k3y1 * h.y1
-        h = BiquadHistory(x1: x3, x2: x2, y1: o3, y2: o2)
-        return (o0, o1, o2, o3)
     }
 }

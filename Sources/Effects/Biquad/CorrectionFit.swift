@@ -1,129 +1,14 @@
 #if canImport(Glibc)
     import Glibc
-#elseif canImport(Darwin)
-    import Darwin
 #endif
 
-// The settled matched design: two biquads in cascade. The first maps the analog prototype's poles and
-// zeros by impulse invariance; the second corrects the first's magnitude, a smooth curve, toward the
-// prototype's. Real-time safe: no heap allocation (fixed-size `InlineArray` and `SIMD3` storage on the
-// stack), no locks, bounded work.
-
-extension BandCoefficients {
-    /// The matched design of a settled band, for every type (nil for a non-finite input or sample rate,
-    /// below about 90 Hz sampling, for 0 dB gain, or if the fit fails; the caller then takes the closed
-    /// form).
-    ///
-    /// 1. **Structure** (`BiquadCoefficients.structure`): the analog poles and zeros mapped by impulse
-    ///    invariance (z = e^{sT}). Near a pole the map is exact to first order, so the structure has the
-    ///    prototype's resonances at the right frequencies, heights relative to their surroundings and
-    ///    widths, however narrow; zeros the prototype has at DC or on the jω axis stay exact.
-    /// 2. **Correction**: what the structure still gets wrong, C = |H_analog| / |H_structure| in dB, is
-    ///    smooth: the mapped conjugate poles and the sine-shaped frequency axis bend it gently (by up to
-    ///    about 14 dB across the band near Nyquist), with no resonance left in it. A second biquad is
-    ///    fitted to C, as |N|²/|D|² with N, D quadratics in x = sin²(ω/2), D(0) = 1: a linear
-    ///    least-squares start (equation error), then Levenberg–Marquardt on the dB error with Lawson
-    ///    reweighting toward the minimax solution, and a feasibility check (N, D > 0 on the whole unit
-    ///    circle, so both factor into minimum-phase quadratics) on every step. The fit points are 40
-    ///    log-spaced from 20 Hz to 0.45 × rate, 13 across the resonance (a resonant shelf: 6 across its
-    ///    peak and 6 across its dip) and 5 between 0.46 × rate and Nyquist, weighted 0.3, which keep
-    ///    the response near the prototype's there too.
-    /// A parametric or shelf cut is the exact inverse of the boost of the same size, as in the analog
-    /// domain. The first section carries the correction's mean level, so that neither section's gain
-    /// is far from the band's. For the audio thread: no heap allocation, bounded work (at most 64
-    /// trial evaluations of at most 64 points).
-    static func matched(
-        _ type: FilterType, _ f0: Double, _ gain: Double, _ bw: Double, _ rate: Double
-    ) -> BandCoefficients? {
-        // (`f0` and `bw` come clamped by the caller: below Nyquist, at least 0.001 octave.)
-        let gain = type.usesGain ? gain : 0
-        guard rate.isFinite, rate > 0, f0.isFinite, gain.isFinite, bw.isFinite || !type.usesBandwidth else {
-            return nil
-        }
-        // Below ~90 Hz sampling the 20 Hz…0.45 × rate grid is empty.
-        guard 0.45 * rate > 40 else { return nil }
-        // At 0 dB the closed form is exact (its poles and zeros cancel) and what a gliding band uses.
-        if type.usesGain && gain == 0 { return nil }
-        if gain < 0 {
-            // The analog cut is the inverse of the analog boost: so is the digital one.
-            guard let boost = matched(type, f0, -gain, bw, rate), let main = boost.main.inverse,
-                let correction = boost.correction.inverse
-            else { return nil }
-            return BandCoefficients(main: main, correction: correction)
-        }
-        let structure = BiquadCoefficients.structure(type, f0, gain, bw, rate)
-        guard structure.isFiniteAndStable else { return nil }
-        var fit = CorrectionFit(type, f0, gain, bw, rate, structure: structure)
-        guard let correction = fit.run(), correction.isFiniteAndStable else { return nil }
-        let scale = pow(10, fit.meanLevel(of: correction) / 20)
-        guard scale.isFinite, scale > 0 else { return nil }
-        return BandCoefficients(main: structure.scaled(by: scale), correction: correction.scaled(by: 1 / scale))
-    }
-}
-
-extension BiquadCoefficients {
-    /// The analog prototype's poles and zeros mapped by impulse invariance (z = e^{sT}), b0 = 1: the
-    /// first section of the matched design (before its gain is set). High-pass keeps a double zero at
-    /// DC, band-pass one, the notch its zeros on the unit circle at the frequency; low-pass has none. A pole or zero pair
-    /// whose frequency lies at or above Nyquist (a shelf's, far enough up) is left out: the correction
-    /// takes its smooth skirt below Nyquist.
-    static func structure(
-        _ type: FilterType, _ f0: Double, _ gain: Double, _ bw: Double, _ rate: Double
-    ) -> BiquadCoefficients {
-        let q = type.prototypeQ(bandwidth: bw)
-        let w0 = 2 * Double.pi * f0 / rate
-        let zeta = 1 / (2 * q)
-        func pair(_ w: Double, _ zeta: Double) -> (Double, Double) {
-            guard w * max(0, 1 - zeta * zeta).squareRoot() < Double.pi else { return (0, 0) }
-            return impulseInvariant(w, zeta: zeta)
-        }
-        let poles: (Double, Double)
-        let zeros: (Double, Double)
-        switch type {
-        case .lowPass, .resonantLowPass: (poles, zeros) = (pair(w0, zeta), (0, 0))
-        case .highPass, .resonantHighPass: (poles, zeros) = (pair(w0, zeta), (-2, 1))
-        case .bandPass: (poles, zeros) = (pair(w0, zeta), (-1, 0))
-        case .bandStop: (poles, zeros) = (pair(w0, zeta), (-2 * cos(w0), 1))
-        case .parametric:
-            // (s² + s·A/Q + 1)/(s² + s/(A·Q) + 1).
-            let amplitude = pow(10, gain / 40)
-            (poles, zeros) = (pair(w0, zeta / amplitude), pair(w0, zeta * amplitude))
-        case .lowShelf, .resonantLowShelf, .highShelf, .resonantHighShelf:
-            // Low shelf A·(s² + (√A/Q)s + A)/(A s² + (√A/Q)s + 1): poles at f0/√A, zeros at f0·√A, both
-            // damped by 1/(2Q); the high shelf the other way round.
-            let root = pow(10, gain / 80)
-            let isLow = type == .lowShelf || type == .resonantLowShelf
-            (poles, zeros) = (pair(isLow ? w0 / root : w0 * root, zeta), pair(isLow ? w0 * root : w0 / root, zeta))
-        }
-        return BiquadCoefficients(b0: 1, b1: zeros.0, b2: zeros.1, a1: poles.0, a2: poles.1)
-    }
-
-    /// The filter times `gain` (the numerator scaled).
-    func scaled(by gain: Double) -> BiquadCoefficients {
-        BiquadCoefficients(b0: b0 * gain, b1: b1 * gain, b2: b2 * gain, a1: a1, a2: a2)
-    }
-
-    /// The reciprocal filter 1/H (nil unless it is finite and stable: H's zeros inside the unit circle).
-    var inverse: BiquadCoefficients? {
-        guard b0 != 0 else { return nil }
-        let inverse = BiquadCoefficients(b0: 1 / b0, b1: a1 / b0, b2: a2 / b0, a1: b1 / b0, a2: b2 / b0)
-        return inverse.isFiniteAndStable ? inverse : nil
-    }
-
-    /// All coefficients finite and both poles inside the unit circle, with a margin (the stability
-    /// triangle |a2| < 1, |a1| < 1 + a2, each by 1e-12: legitimate designs down to 1 Hz at 192 kHz keep
-    /// 1 + a1 + a2 ≈ ω0² > 1e-9).
-    var isFiniteAndStable: Bool {
-        b0.isFinite && b1.isFinite && b2.isFinite && a1.isFinite && a2.isFinite && abs(a2) < 1 - 1e-12
-            && abs(a1) < 1 + a2 - 1e-12
-    }
-}
-
-/// The correction's fit: its grid and working storage, of fixed capacity so that it lives on the stack.
+/// The fit of the settled matched design's second section (`BandCoefficients.matched`): its grid and
+/// working storage, of fixed capacity so that it lives on the stack (no heap allocation: it runs on the
+/// audio thread).
 ///
 /// The correction's squared magnitude is N(x)/D(x), x = sin²(ω/2), with N = n0 + n1 x + n2 x² and
 /// D = 1 + d1 x + d2 x².
-private struct CorrectionFit {
+struct CorrectionFit {
     typealias Buffer = InlineArray<64, Double>
     /// Decibels per neper of power, 10/ln 10.
     static let decibelsPerNeper = 4.342_944_819_032_518

@@ -1,3 +1,5 @@
+import AudioGraph
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -11,8 +13,8 @@
 /// Delay lengths and taps are the paper's (at its 29 761 Hz), scaled to the sample rate, the tank's
 /// and its taps by a further quarter (`size`); the
 /// decay coefficient is computed from the target reverberation time (at 1 kHz) and the tank's
-/// loop length. Render-thread code: all memory is allocated in `init`.
-struct DattorroPlate {
+/// loop length. Render-thread code: all memory is allocated in `init` and freed with the plate.
+struct DattorroPlate: ~Copyable {
     /// The paper's sample rate.
     private static let referenceRate = 29_761.0
     /// Input diffusers: (length, coefficient).
@@ -27,7 +29,7 @@ struct DattorroPlate {
     /// (echo density 0.9; the paper's full size reaches 0.58 there).
     private static let size = 0.25
 
-    /// A ring of a power-of-two size in the shared storage, read at delays from the write point.
+    /// A ring of a power-of-two size in the plate's storage, read at delays from the write point.
     private struct Ring {
         var base: UnsafeMutablePointer<Float>
         var mask: Int
@@ -44,15 +46,15 @@ struct DattorroPlate {
         }
     }
 
-    private let storage: UnsafeMutablePointer<Float>
-    private let storageCount: Int
+    /// Every ring, one after another.
+    private let storage: RealTimeBuffer<Float>
     private var diffusers: (Ring, Ring, Ring, Ring)
     private var diffuserLengths: (Int, Int, Int, Int)
     /// Left half: modulated allpass, delay, allpass, delay; then the right half.
     private var tank: (Ring, Ring, Ring, Ring, Ring, Ring, Ring, Ring)
     private var lengths: (Int, Int, Int, Int, Int, Int, Int, Int)
     /// Output taps: (ring index in `tank`, delay, sign) × 7 per channel.
-    private let taps: UnsafeMutablePointer<(Int, Int, Float)>
+    private let taps: RealTimeBuffer<(Int, Int, Float)>
     private let excursion: Float
     private let lfoStep: (Float, Float)
     private var lfo: (Float, Float) = (1, 0)
@@ -67,7 +69,7 @@ struct DattorroPlate {
         let scale = sampleRate / Self.referenceRate
         func samples(_ reference: Double) -> Int { max(1, Int((reference * scale).rounded())) }
         func tankSamples(_ reference: Double) -> Int { samples(reference * Self.size) }
-        func size(_ length: Int) -> Int { 1 << (Int.bitWidth - (length + 2).leadingZeroBitCount) }
+        func size(_ length: Int) -> Int { 1 << DelayRing.bits(above: length + 2) }
         let extra = Int((Self.excursion * scale).rounded(.up)) + 2
         let diffuserLengths = Self.inputDiffusers.map { samples($0.0) }
         let tankLengths = [
@@ -76,15 +78,14 @@ struct DattorroPlate {
             tankSamples(Self.rightTank.2), tankSamples(Self.rightTank.3),
         ]
         let sizes = diffuserLengths.map(size) + tankLengths.enumerated().map { size($1 + ($0 % 4 == 0 ? extra : 0)) }
-        storageCount = sizes.reduce(0, +)
-        storage = .allocate(capacity: storageCount)
-        storage.initialize(repeating: 0, count: storageCount)
+        let storage = RealTimeBuffer<Float>(capacity: sizes.reduce(0, +))
         var offset = 0
         var rings: [Ring] = []
         for ringSize in sizes {
-            rings.append(Ring(base: storage + offset, mask: ringSize - 1))
+            rings.append(Ring(base: storage.base + offset, mask: ringSize - 1))
             offset += ringSize
         }
+        self.storage = storage
         diffusers = (rings[0], rings[1], rings[2], rings[3])
         self.diffuserLengths = (diffuserLengths[0], diffuserLengths[1], diffuserLengths[2], diffuserLengths[3])
         tank = (rings[4], rings[5], rings[6], rings[7], rings[8], rings[9], rings[10], rings[11])
@@ -97,17 +98,10 @@ struct DattorroPlate {
             (5, 266, 1), (5, 2_974, 1), (6, 1_913, -1), (7, 1_996, 1), (1, 1_990, -1), (2, 187, -1), (3, 1_066, -1),
             (1, 353, 1), (1, 3_627, 1), (2, 1_228, -1), (3, 2_673, 1), (5, 2_111, -1), (6, 335, -1), (7, 121, -1),
         ]
-        taps = .allocate(capacity: table.count)
-        for (index, tap) in table.enumerated() { taps[index] = (tap.0, tankSamples(tap.1), tap.2) }
+        taps = RealTimeBuffer(copying: table.map { ($0.0, tankSamples($0.1), $0.2) })
         excursion = Float(Self.excursion * scale)
         let step = 2 * Double.pi * Self.lfoHertz / sampleRate
         lfoStep = (Float(cos(step)), Float(sin(step)))
-    }
-
-    /// Frees the memory (the owner calls it once).
-    func deallocate() {
-        storage.deallocate()
-        taps.deallocate()
     }
 
     /// Sets the decay for a reverberation time at 1 kHz and clears the tank.
@@ -122,7 +116,7 @@ struct DattorroPlate {
         let dampingDecibels = 20 * log10((1 - d) / (1 - 2 * d * cos(omega) + d * d).squareRoot())
         let decibelsPerLoop = -60 * loop / reverberationTime
         decay = Float(pow(10, (decibelsPerLoop - 2 * dampingDecibels) / 80))
-        storage.update(repeating: 0, count: storageCount)
+        storage.clear()
         counter = 0
         bandwidthState = 0
         dampingState = (0, 0)
@@ -133,9 +127,14 @@ struct DattorroPlate {
     @inline(__always)
     private static func flushed(_ value: Float) -> Float { abs(value) < 0x1p-50 ? 0 : value }
 
+    /// Replaces `count` frames of input in `left` and `right` with the plate's wet output.
+    mutating func process(_ left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>, count: Int) {
+        for frame in 0..<count { (left[frame], right[frame]) = process(left[frame], right[frame]) }
+    }
+
     /// One stereo frame in, the wet stereo frame out.
     @inline(__always)
-    mutating func process(_ left: Float, _ right: Float) -> (Float, Float) {
+    private mutating func process(_ left: Float, _ right: Float) -> (Float, Float) {
         let n = counter
         // Input: mono, band-limited, four allpasses.
         bandwidthState = Self.flushed(bandwidthState + bandwidth * ((left + right) * 0.5 - bandwidthState))

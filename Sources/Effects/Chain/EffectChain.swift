@@ -1,0 +1,110 @@
+import AudioGraph
+
+/// An ordered chain of effect nodes that processes stereo audio outside an engine (offline
+/// renders, `pianola process`). Consecutive `eq` specs form one multi-band `EQNode`.
+public final class EffectChain {
+    public let nodes: [AudioNode]
+    private var scratch: AudioBuffer
+    private var sampleTime: Int64 = 0
+    private let sampleRate: Double
+
+    /// Builds and prepares the chain for `channelCount` channels at `sampleRate`.
+    public init(
+        _ specs: [EffectSpec], sampleRate: Double, channelCount: Int = 2, maximumFrameCount: Int = 4_096
+    )
+        throws(EffectSpecError)
+    {
+        let nodes = try Self.makeNodes(specs)
+        self.nodes = nodes
+        self.sampleRate = sampleRate
+        scratch = AudioBuffer(channelCount: channelCount, frameCapacity: maximumFrameCount)
+        let format = AudioFormat(sampleRate: sampleRate, channelCount: channelCount)
+        for node in nodes {
+            do { try node.prepare(format: format, maximumFrameCount: maximumFrameCount) } catch {
+                throw EffectSpecError("\(node.name): \(error)")
+            }
+        }
+    }
+
+    /// The nodes of a chain, not yet prepared: to connect in an engine, in order.
+    public static func makeNodes(_ specs: [EffectSpec]) throws(EffectSpecError) -> [AudioNode] {
+        var nodes: [AudioNode] = []
+        var index = 0
+        while index < specs.count {
+            let spec = specs[index]
+            switch spec.name {
+            case "eq":
+                var run = [spec]
+                while index + run.count < specs.count, specs[index + run.count].name == "eq" {
+                    run.append(specs[index + run.count])
+                }
+                let count = run.map { Int($0.values["band"] ?? 0) }.max().map { max($0, run.count) } ?? run.count
+                let eq = EQNode(numberOfBands: min(16, count))
+                var next = 0
+                for item in run {
+                    let bandIndex = item.values["band"].map { Int($0) - 1 } ?? next
+                    guard bandIndex < eq.bands.count else { throw EffectSpecError("eq: more than 16 bands") }
+                    eq.bands[bandIndex].settings = item.band(defaultType: .parametric)
+                    eq.bands[bandIndex].bypass = (item.values["bypass"] ?? 0) == 1
+                    if let global = item.values["global"] { eq.globalGain = global }
+                    if item.values["matched"] == 1 { eq.design = .matched }
+                    next = bandIndex + 1
+                }
+                nodes.append(eq)
+                index += run.count
+            case "filter":
+                let band = spec.band(defaultType: .lowPass)
+                let filter = FilterNode(
+                    type: band.type, frequency: band.frequency, gain: band.gain, bandwidth: band.bandwidth)
+                if spec.values["matched"] == 1 { filter.design = .matched }
+                nodes.append(filter)
+                index += 1
+            case "reverb":
+                let reverb = ReverbNode(
+                    preset: ReverbPreset.table[Int(spec.values["preset"] ?? 3)], wetDryMix: spec.values["mix"] ?? 50)
+                nodes.append(reverb)
+                index += 1
+            case "limiter":
+                let limiter = LimiterNode()
+                limiter.attack = spec.values["attack"] ?? 5
+                limiter.release = spec.values["release"] ?? 100
+                limiter.preGain = spec.values["preGain"] ?? 0
+                limiter.ceiling = spec.values["ceiling"] ?? -1
+                limiter.truePeak = spec.values["truePeak"] == 1
+                nodes.append(limiter)
+                index += 1
+            default:
+                throw EffectSpecError("unknown effect '\(spec.name)' (see `pianola fx list`)")
+            }
+        }
+        return nodes
+    }
+
+    /// The delay the chain adds, in frames (a limiter's look-ahead).
+    public var latency: Int {
+        nodes.reduce(0) { $0 + (($1 as? LimiterNode)?.latency ?? 0) }
+    }
+
+    /// How long the chain rings on after its input stops: a reverb's fall to −90 dB (1.5 × its
+    /// reverberation time).
+    public var tailSeconds: Double {
+        nodes.compactMap { ($0 as? ReverbNode).map { 1.5 * $0.preset.reverberationTime } }.max() ?? 0
+    }
+
+    /// Processes `frameCount` frames of `buffer` in place (at most the maximum frame count).
+    public func process(_ buffer: AudioBuffer, frameCount: Int) {
+        let time = AudioTime(sampleTime: sampleTime, sampleRate: sampleRate)
+        // Back and forth between the buffer and the scratch; one copy at the end at most.
+        var (source, target) = (buffer, scratch)
+        for node in nodes {
+            node.process(source, into: target, frameCount: frameCount, time: time)
+            swap(&source, &target)
+        }
+        if source !== buffer {
+            for channel in 0..<min(buffer.channelCount, source.channelCount) {
+                buffer.channel(channel).update(from: source.channel(channel), count: frameCount)
+            }
+        }
+        sampleTime += Int64(frameCount)
+    }
+}

@@ -1,0 +1,17 @@
+/// What an effect is and what it takes: its entry in `pianola fx list`.
+public struct EffectDescription: Sendable {
+    public let name: String
+    public let summary: String
+    public let parameters: [EffectParameter]
+
+    /// The Q range of `eq` and `filter`: the bands' bandwidth range, 0.05 … 5 octaves, as Q (rounded
+    /// inward; a wider Q would be clamped silently).
+    static let qRange: ClosedRange<Double> = 0.19...28.8
+    /// `q` of `eq` and `filter`: the bandwidth as a quality factor.
+    static let q = EffectParameter(
+        "q", "quality factor (instead of bw)", range: qRange, default: 0.707, unit: .number)
+    /// `matched` of `eq` and `filter`: the design.
+    static let matched = EffectParameter(
+        "matched", "matched design (follows the analog prototype up to Nyquist) instead of the cookbook",
+        range: 0...1, default: 0, unit: .boolean)
+}

@@ -1,0 +1,119 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One effect of a chain as the command line and chain files give it: a name and parameter values
+/// (`eq:type=highShelf,freq=8000,gain=-6`). Values are checked against the effect's parameter table.
+public struct EffectSpec: Hashable, Sendable {
+    public var name: String
+    /// Values by parameter key; choices are stored as their index, booleans as 0 or 1.
+    public var values: [String: Double]
+
+    public init(name: String, values: [String: Double] = [:]) {
+        self.name = name
+        self.values = values
+    }
+
+    /// Every effect, with its parameter table.
+    public static let catalog: [EffectDescription] = [
+        EffectDescription(
+            name: "eq",
+            summary: "equalizer band (several `eq` in a row, or band=N, make one multi-band EQ)",
+            parameters: EQNode.bandParameters + [
+                EffectDescription.q,
+                EffectParameter("band", "band number in the EQ", range: 1...16, default: 1, unit: .number),
+                EffectParameter("global", "global gain of the EQ", range: -96...24, default: 0, unit: .decibels),
+                EffectDescription.matched,
+            ]),
+        EffectDescription(
+            name: "filter", summary: "one filter band (default: low-pass)",
+            parameters: FilterNode.parameters + [EffectDescription.q, EffectDescription.matched]),
+        EffectDescription(
+            name: "reverb",
+            summary: "room, hall, chamber, plate and cathedral reverb (a 16-line feedback delay network)",
+            parameters: ReverbNode.parameters),
+        EffectDescription(
+            name: "limiter", summary: "look-ahead peak limiter with a ceiling and a true-peak mode",
+            parameters: LimiterNode.parameters),
+    ]
+
+    /// Parses `NAME[:key=value,...]`.
+    public static func parse(_ text: String) throws(EffectSpecError) -> EffectSpec {
+        let parts = text.split(separator: ":", maxSplits: 1)
+        let name = parts.first.map(String.init) ?? ""
+        var pairs: [(String, String)] = []
+        if parts.count == 2 {
+            for item in parts[1].split(separator: ",") {
+                let keyValue = item.split(separator: "=", maxSplits: 1)
+                guard keyValue.count == 2 else {
+                    throw EffectSpecError("\(name): '\(item)' is not key=value")
+                }
+                pairs.append((String(keyValue[0]), String(keyValue[1])))
+            }
+        }
+        return try make(name: name, pairs)
+    }
+
+    /// Builds a spec from key/value text pairs (the command line, or a chain file's object).
+    public static func make(name: String, _ pairs: [(String, String)]) throws(EffectSpecError) -> EffectSpec {
+        guard let effect = catalog.first(where: { $0.name == name }) else {
+            throw EffectSpecError(
+                "unknown effect '\(name)' (known: \(catalog.map(\.name).joined(separator: ", ")); see `pianola fx list`)"
+            )
+        }
+        var spec = EffectSpec(name: name)
+        for (key, text) in pairs {
+            guard let parameter = effect.parameters.first(where: { $0.identifier == key }) else {
+                throw EffectSpecError(
+                    "\(name): unknown parameter '\(key)' (\(name) takes \(effect.parameters.map(\.identifier).joined(separator: ", ")))"
+                )
+            }
+            spec.values[key] = try value(text, for: parameter, of: name)
+        }
+        return spec
+    }
+
+    static func value(
+        _ text: String, for parameter: EffectParameter, of effect: String
+    ) throws(EffectSpecError) -> Double {
+        let key = parameter.identifier
+        if !parameter.choices.isEmpty {
+            if let index = parameter.choices.firstIndex(where: { $0.lowercased() == text.lowercased() }) {
+                return Double(index)
+            }
+            throw EffectSpecError(
+                "\(effect): \(key)=\(text) is not one of \(parameter.choices.joined(separator: ", "))")
+        }
+        if parameter.unit == .boolean {
+            switch text.lowercased() {
+            case "on", "true", "yes", "1": return 1
+            case "off", "false", "no", "0": return 0
+            default: throw EffectSpecError("\(effect): \(key)=\(text) must be on or off")
+            }
+        }
+        guard let number = Double(text), number.isFinite else {
+            throw EffectSpecError("\(effect): \(key)=\(text) is not a number")
+        }
+        guard parameter.range.contains(number) else {
+            let unit = parameter.unit.rawValue.isEmpty ? "" : " \(parameter.unit.rawValue)"
+            throw EffectSpecError(
+                "\(effect): \(key)=\(text) is out of range \(format(parameter.range.lowerBound))…\(format(parameter.range.upperBound))\(unit)"
+            )
+        }
+        return number
+    }
+
+    /// A number as the parameter tables print it (no ".0" on whole numbers).
+    public static func format(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(value)
+    }
+
+    /// The band an `eq` or `filter` spec describes.
+    func band(defaultType: FilterType) -> FilterBand {
+        let type = values["type"].map { FilterType.allCases[Int($0)] } ?? defaultType
+        var bandwidth = values["bw"] ?? 1
+        if let q = values["q"] { bandwidth = 2 * asinh(1 / (2 * q)) / log(2) }
+        return FilterBand(
+            type: type, frequency: values["freq"] ?? 1_000, gain: values["gain"] ?? 0, bandwidth: bandwidth)
+    }
+}

@@ -1,0 +1,224 @@
+import AudioGraph
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The reverb's delay network (Jot): sixteen delay lines, each with a damping filter that sets
+/// its loop gain for the preset's decay time (and a faster decay of high frequencies), fed back
+/// through a Hadamard matrix. The input enters every line; two orthogonal sign patterns over the
+/// lines make decorrelated left and right outputs.
+///
+/// Every line is a ring of a power-of-two size indexed by the running sample counter
+/// (`counter & mask`), so the loop never wraps positions one by one; the sixteen lines are
+/// processed as one SIMD16 vector. Render-thread code: all memory is allocated in `init`, and
+/// freed with the network.
+struct FeedbackDelayNetwork: ~Copyable {
+    static let lines = 16
+    /// Base line lengths in ms (mutually prime once in samples), scaled by the preset's size.
+    static let baseLengths: [Double] = [
+        23.1, 26.9, 29.3, 31.9, 34.7, 37.3, 39.7, 42.1, 44.9, 47.3, 50.9, 53.3, 56.9, 59.3, 63.1, 67.9,
+    ]
+    static let maximumBlock = 128
+
+    /// Line k's ring starts at `lineRings.base + k * lineStride`: a power-of-two ring plus a pad that
+    /// keeps the sixteen read positions out of one another's cache sets.
+    private let lineRings: RealTimeBuffer<Float>
+    private let lineBits: Int
+    private let lineStride: Int
+    /// A block of frames by sixteen lines, frame-major, 64-byte aligned: the lines' outputs are
+    /// gathered here, and what they take in is scattered from here.
+    private let matrix = RealTimeBuffer<Float>(capacity: FeedbackDelayNetwork.maximumBlock * 16, alignment: 64)
+    /// Frames per block: `maximumBlock`, or fewer if the shortest line is shorter.
+    private var blockCapacity = 1
+    private let lineDelays = RealTimeBuffer<Int>(capacity: FeedbackDelayNetwork.lines, repeating: 1)
+    /// Per-line loop gain and damping pole (loaded as vectors per block; set element by element
+    /// in memory, since a SIMD subscript setter is a generic call in unoptimized builds).
+    private let lineGains = RealTimeBuffer<Float>(capacity: FeedbackDelayNetwork.lines)
+    private let lineDamping = RealTimeBuffer<Float>(capacity: FeedbackDelayNetwork.lines)
+    private var lineFilters = SIMD16<Float>.zero
+
+    /// A network with room for the largest preset at `sampleRate`.
+    init(sampleRate: Double) {
+        let longest = ReverbPreset.table.map(\.size).max()!
+        lineBits = DelayRing.bits(above: Int(Self.baseLengths.max()! / 1_000 * longest * sampleRate) + 2)
+        lineStride = (1 << lineBits) + 16 + 3
+        lineRings = RealTimeBuffer(capacity: Self.lines * lineStride)
+    }
+
+    /// Sets the lines up for `preset` and clears them (render thread on a preset change: only
+    /// preallocated memory is touched).
+    mutating func configure(_ preset: ReverbPreset, sampleRate: Double) {
+        let mid = preset.reverberationTime
+        let high = mid * preset.highDecayRatio
+        let omega = 2 * Double.pi * 1_000 / sampleRate
+        for line in 0..<Self.lines {
+            // Odd lengths: fewer shared factors.
+            let length = Int(Self.baseLengths[line] / 1_000 * preset.size * sampleRate) | 1
+            lineDelays[line] = length
+            // Damping: a one-pole low-pass whose gain at Nyquist gives the high decay; its gain at
+            // DC is set so that the loop's gain at 1 kHz gives the mid decay exactly.
+            let seconds = Double(length) / sampleRate
+            let gainMid = pow(10, -3 * seconds / mid)
+            let gainHigh = pow(10, -3 * seconds / high)
+            var gainDC = gainMid
+            var pole = 0.0
+            for _ in 0..<4 {
+                pole = (gainDC - gainHigh) / (gainDC + gainHigh)
+                let response = (1 - pole) / ((1 - 2 * pole * cos(omega) + pole * pole).squareRoot())
+                gainDC = gainMid / response
+            }
+            lineGains[line] = Float(gainDC * (1 - pole))
+            lineDamping[line] = Float(pole)
+        }
+        var shortest = Int.max
+        for line in 0..<Self.lines { shortest = min(shortest, lineDelays[line]) }
+        blockCapacity = max(1, min(Self.maximumBlock, shortest))
+        lineFilters = .zero
+        lineRings.clear()
+    }
+
+    /// Replaces `count` frames of diffused input in `left` and `right`, from sample `start` on,
+    /// with the network's wet output, in blocks of at most `blockCapacity` frames.
+    mutating func process(
+        _ left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>, count: Int, from start: Int
+    ) {
+        var done = 0
+        while done < count {
+            let block = min(blockCapacity, count - done)
+            run(block, left + done, right + done, counter: start &+ done)
+            done += block
+        }
+    }
+
+    /// The network over `count` frames (at most `blockCapacity`, so at most the shortest line's
+    /// delay: every line's output for the block is already in its ring) from sample `counter` on.
+    /// Three passes: each line's output stretch copied into a frame-major matrix; the network's one
+    /// recursion (damping, Hadamard feedback, input) frame by frame on whole 16-line vectors; each
+    /// line's input stretch copied from the matrix back into its ring.
+    @inline(__always)
+    private mutating func run(
+        _ count: Int, _ inLeft: UnsafeMutablePointer<Float>, _ inRight: UnsafeMutablePointer<Float>, counter: Int
+    ) {
+        let lines = lineRings.base
+        let lineMask = (1 << lineBits) - 1
+        let lineStride = self.lineStride
+        let matrix = self.matrix.base
+        // Pass 1: line k's outputs for the block are `count` samples from `counter - delay`; four
+        // lines by four frames at a time, transposed in registers.
+        let ringSize = lineMask &+ 1
+        let whole = count & ~3
+        for group in stride(from: 0, to: Self.lines, by: 4) {
+            let starts = SIMD4(
+                (counter &- lineDelays[group]) & lineMask, (counter &- lineDelays[group &+ 1]) & lineMask,
+                (counter &- lineDelays[group &+ 2]) & lineMask, (counter &- lineDelays[group &+ 3]) & lineMask)
+            var frame = 0
+            if (starts &+ count).max() <= ringSize {
+                let a = UnsafeRawPointer(lines + (group &* lineStride &+ starts[0]))
+                let b = UnsafeRawPointer(lines + ((group &+ 1) &* lineStride &+ starts[1]))
+                let c = UnsafeRawPointer(lines + ((group &+ 2) &* lineStride &+ starts[2]))
+                let d = UnsafeRawPointer(lines + ((group &+ 3) &* lineStride &+ starts[3]))
+                let target = UnsafeMutableRawPointer(matrix + group)
+                while frame < whole {
+                    let bytes = frame &<< 2
+                    let rows = Self.transposed(
+                        a.loadUnaligned(fromByteOffset: bytes, as: SIMD4<Float>.self),
+                        b.loadUnaligned(fromByteOffset: bytes, as: SIMD4<Float>.self),
+                        c.loadUnaligned(fromByteOffset: bytes, as: SIMD4<Float>.self),
+                        d.loadUnaligned(fromByteOffset: bytes, as: SIMD4<Float>.self))
+                    let row = target + frame &<< 6
+                    row.storeBytes(of: rows.0, as: SIMD4<Float>.self)
+                    row.storeBytes(of: rows.1, toByteOffset: 64, as: SIMD4<Float>.self)
+                    row.storeBytes(of: rows.2, toByteOffset: 128, as: SIMD4<Float>.self)
+                    row.storeBytes(of: rows.3, toByteOffset: 192, as: SIMD4<Float>.self)
+                    frame &+= 4
+                }
+            }
+            // The rest (and a stretch that wraps around its ring) one by one.
+            for line in group..<group &+ 4 {
+                let ring = lines + line &* lineStride
+                let column = matrix + line
+                let start = starts[line &- group]
+                for rest in frame..<count { column[rest &<< 4] = ring[(start &+ rest) & lineMask] }
+            }
+        }
+        // Pass 2: the recursion. Row `frame` of the matrix is read, then overwritten with what
+        // the lines take in; the wet outputs replace the input in `inLeft` and `inRight`. The rings
+        // hold four times the signal (the Hadamard transform's gain, not normalized away: the
+        // 1/4 is in the loop gains, exactly, being a power of two).
+        let gains = UnsafeRawPointer(lineGains.base).loadUnaligned(as: SIMD16<Float>.self) * 0.25
+        let damping = UnsafeRawPointer(lineDamping.base).loadUnaligned(as: SIMD16<Float>.self)
+        var filters = lineFilters
+        let rows = UnsafeMutableRawPointer(matrix)
+        for frame in 0..<count {
+            let row = rows + frame &<< 6
+            let outputs = row.load(as: SIMD16<Float>.self)
+            filters = Subnormals.flushed(gains * outputs + damping * filters)
+            // Hadamard feedback (orthonormal with the 1/4). Its rows 1 and 2 are two orthogonal
+            // sign patterns over the lines: the decorrelated left and right outputs. The input
+            // enters every line, the left channel with one sign, the right with alternating signs
+            // (the Hadamard image of lines 0 and 1).
+            let mixed = Self.hadamard(filters)
+            let (x, y) = (inLeft[frame], inRight[frame])
+            let pair = SIMD4(x + y, x - y, x + y, x - y)
+            let quad = SIMD8(lowHalf: pair, highHalf: pair)
+            // (Not flushed, and never subnormal: the filters are 0 or above 2⁻⁵⁰ in magnitude, and so
+            // are the diffusers' states, so every sum here is 0 or a multiple of 2⁻⁷⁶. Once the
+            // filters have decayed to zero and the input is silent, the lines take in zeros.)
+            row.storeBytes(of: mixed + SIMD16(lowHalf: quad, highHalf: quad), as: SIMD16<Float>.self)
+            inLeft[frame] = mixed[1] * 0.25
+            inRight[frame] = mixed[2] * 0.25
+        }
+        lineFilters = filters
+        // Pass 3: line k takes in column k at `counter` (transposed back, four by four).
+        let write = counter & lineMask
+        var frame = 0
+        if write &+ count <= ringSize {
+            let source = UnsafeRawPointer(matrix)
+            while frame < whole {
+                let row = source + frame &<< 6
+                for group in stride(from: 0, to: Self.lines, by: 4) {
+                    let columns = Self.transposed(
+                        row.load(fromByteOffset: group &<< 2, as: SIMD4<Float>.self),
+                        row.load(fromByteOffset: 64 &+ group &<< 2, as: SIMD4<Float>.self),
+                        row.load(fromByteOffset: 128 &+ group &<< 2, as: SIMD4<Float>.self),
+                        row.load(fromByteOffset: 192 &+ group &<< 2, as: SIMD4<Float>.self))
+                    let target = lines + (group &* lineStride &+ write &+ frame)
+                    UnsafeMutableRawPointer(target).storeBytes(of: columns.0, as: SIMD4<Float>.self)
+                    UnsafeMutableRawPointer(target + lineStride).storeBytes(of: columns.1, as: SIMD4<Float>.self)
+                    UnsafeMutableRawPointer(target + 2 &* lineStride).storeBytes(of: columns.2, as: SIMD4<Float>.self)
+                    UnsafeMutableRawPointer(target + 3 &* lineStride).storeBytes(of: columns.3, as: SIMD4<Float>.self)
+                }
+                frame &+= 4
+            }
+        }
+        for line in 0..<Self.lines {
+            let ring = lines + line &* lineStride
+            let column = matrix + line
+            for rest in frame..<count { ring[(write &+ rest) & lineMask] = column[rest &<< 4] }
+        }
+    }
+
+    /// Sylvester's 16-point Hadamard transform (unnormalized: its gain is 4) as four perfect-shuffle
+    /// butterflies.
+    @inline(__always)
+    private static func hadamard(_ v: SIMD16<Float>) -> SIMD16<Float> {
+        var v = v
+        for _ in 0..<4 {
+            let (even, odd) = (v.evenHalf, v.oddHalf)
+            v = SIMD16(lowHalf: even + odd, highHalf: even - odd)
+        }
+        return v
+    }
+
+    /// A 4 × 4 matrix given by rows, returned by columns.
+    @inline(__always)
+    private static func transposed(
+        _ a: SIMD4<Float>, _ b: SIMD4<Float>, _ c: SIMD4<Float>, _ d: SIMD4<Float>
+    ) -> (SIMD4<Float>, SIMD4<Float>, SIMD4<Float>, SIMD4<Float>) {
+        (
+            SIMD4(a[0], b[0], c[0], d[0]), SIMD4(a[1], b[1], c[1], d[1]), SIMD4(a[2], b[2], c[2], d[2]),
+            SIMD4(a[3], b[3], c[3], d[3])
+        )
+    }
+}
