@@ -2,8 +2,9 @@
 //
 // Pianola: a MIDI sequencer and SoundFont sampler for Linux.
 // Module boundaries follow ARCHITECTURE.md (in the shared notes); dependencies point one way:
-//   MIDICore ← SMF ← Sequencer → AudioGraph ← Effects / Sampler / AudioIO
-//   MIDICore ← MIDIIO;   the building blocks ← Sessions;   everything ← Pianola ← PianolaCLI (`pianola`)
+//   MIDICore ← SMF ← Sequencer → AudioGraph ← Effects / Sampler / AudioIO;   Sequencer ← Sampler
+//   (for FluidSynth's player timing, a policy the sequencer is given);   MIDICore ← MIDIIO;
+//   the building blocks ← Sessions;   everything ← Pianola ← PianolaCLI (`pianola`)
 import PackageDescription
 
 // `PIANOLA_WERROR=1` (set by scripts/test and CI) turns every warning in our own targets into an error.

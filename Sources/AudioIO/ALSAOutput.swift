@@ -71,6 +71,8 @@ public final class ALSAOutput: AudioOutputDevice, AudioPresentationClock, @unche
     private let schedulingDecided = Atomic<Bool>(false)
     private let fatalError = Mutex<ALSAPCMError?>(nil)
     private var thread: pthread_t?
+    /// Set by `close()`: the PCM is closed and the output cannot start again.
+    private var isClosed = false
 
     /// Opens and configures the device; throws with the device's name and ALSA's reason.
     public init(engine: AudioEngine, configuration: Configuration = Configuration()) throws(ALSAPCMError) {
@@ -125,8 +127,7 @@ public final class ALSAOutput: AudioOutputDevice, AudioPresentationClock, @unche
     }
 
     deinit {
-        stop()
-        snd_pcm_close(pcm)
+        close()
         interleaved.deallocate()
     }
 
@@ -197,6 +198,7 @@ public final class ALSAOutput: AudioOutputDevice, AudioPresentationClock, @unche
     /// Prepares the engine for the device's period and starts the audio thread.
     public func start() throws {
         guard !running.load(ordering: .relaxed) else { return }
+        guard !isClosed else { throw ALSAPCMError.unsupportedConfiguration(device: device, reason: "closed") }
         try engine.prepare(format: .stereo(sampleRate: Double(sampleRate)), maximumFrameCount: periodFrames)
         snd_pcm_prepare(pcm)
         running.store(true, ordering: .relaxed)
@@ -228,6 +230,18 @@ public final class ALSAOutput: AudioOutputDevice, AudioPresentationClock, @unche
             snd_pcm_drain(pcm)
         }
     }
+
+    /// Stops (as `stop()`) and closes the device, so that another program or output can open it.
+    /// The output cannot start again; closing twice is harmless.
+    public func close() {
+        stop()
+        guard !isClosed else { return }
+        isClosed = true
+        snd_pcm_close(pcm)
+    }
+
+    /// Whether the device is open (until `close()`).
+    public var isOpen: Bool { !isClosed }
 
     /// The audio thread: render a period, convert, write; recover from underruns.
     private func runAudioThread() {

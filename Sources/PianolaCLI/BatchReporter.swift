@@ -15,6 +15,8 @@ struct BatchReporter {
     let quiet: Bool
     private var progress: ProgressReporter?
     private var progressJob: BatchJob?
+    /// Whether a job's interruption was shown ("… was not written").
+    private(set) var reportedCancellation = false
 
     init(style: Style, quiet: Bool) {
         self.style = style
@@ -35,6 +37,7 @@ struct BatchReporter {
                 "warning: \(job.input): \(count) defects recovered (pianola info \(job.input) lists them)\n")
         case .loudnessOutOfReach(let job, let target, let measured):
             guard style != .corpus else { return }
+            endProgress()
             Terminal.writeError(
                 "warning: \(job.output): \(String(format1: target.integrated)) LUFS is out of reach under "
                     + "\(String(format1: target.truePeakCeiling)) dBTP; got \(String(format1: measured)) LUFS\n")
@@ -56,7 +59,7 @@ struct BatchReporter {
         progressJob = nil
     }
 
-    private func showFile(_ job: BatchJob, _ outcome: BatchOutcome, _ counts: BatchSummary) {
+    private mutating func showFile(_ job: BatchJob, _ outcome: BatchOutcome, _ counts: BatchSummary) {
         switch outcome {
         case .rendered(let summary, let elapsed):
             guard !quiet else { return }
@@ -65,6 +68,7 @@ struct BatchReporter {
         case .failed(let reason):
             printError("pianola: \(Self.place(job)): \(reason)")
         case .cancelled:
+            reportedCancellation = true
             printError("pianola: interrupted; \(job.output) was not written")
         case .skipped:
             break

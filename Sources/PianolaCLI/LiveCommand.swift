@@ -91,10 +91,11 @@ struct LiveCommand: ParsableCommand {
             deviceOptions.describe(font, output, latency: latency)
             for note in session.notes { Terminal.writeError("note: \(note)\n") }
         }
-        let earlierNotes = session.notes.count
         try session.start()
         if !quiet {
-            for note in session.notes.dropFirst(earlierNotes) { Terminal.writeError("note: \(note)\n") }
+            if session.notes.contains(.realTimeRefused) {
+                Terminal.writeError("note: \(LiveSession.Note.realTimeRefused)\n")
+            }
             announceInputs(of: session)
         }
         let failure = follow(session)
@@ -131,6 +132,9 @@ struct LiveCommand: ParsableCommand {
         }
         if let name = session.advertisement?.registeredName {
             Terminal.writeError("MIDI input: advertised over mDNS as '\(name)' (_apple-midi._udp)\n")
+        }
+        for case .notAdvertised(let reason) in session.notes {
+            Terminal.writeError("note: \(LiveSession.Note.notAdvertised(reason: reason))\n")
         }
         for peer in network.peers {
             Terminal.writeError(

@@ -120,12 +120,21 @@ struct RenderCommand: ParsableCommand {
         var configuration = BatchRunner.Configuration(soundFont: font, options: options)
         configuration.createsFolders = !single
         configuration.longestFirst = false
-        configuration.reportsProgress = jobs == 1 && !quiet
+        let workers = min(jobs, plan.jobs.count)
+        configuration.reportsProgress = workers == 1 && !quiet
         let runner = BatchRunner(plan, configuration: configuration)
         try runner.loadSoundFont()
-        var reporter = BatchReporter(style: jobs == 1 ? .oneAtATime : .numbered, quiet: quiet)
-        let summary = runner.run(workers: jobs, isCancelled: { Terminal.interruptSignal != nil }) { reporter.show($0) }
-        if summary.cancelled { throw ExitCode(130) }
+        var reporter = BatchReporter(style: workers == 1 ? .oneAtATime : .numbered, quiet: quiet)
+        let summary = runner.run(workers: workers, isCancelled: { Terminal.interruptSignal != nil }) {
+            reporter.show($0)
+        }
+        if summary.cancelled {
+            // Interrupted between files: say what was left undone.
+            if !reporter.reportedCancellation {
+                printError("pianola: interrupted; \(summary.total - summary.finished) files were not rendered")
+            }
+            throw ExitCode(130)
+        }
         if summary.failed > 0 { throw ExitCode(1) }
     }
 
@@ -140,7 +149,7 @@ struct RenderCommand: ParsableCommand {
             let output = self.output ?? "."
             for input in inputs {
                 if Self.isFolder(input) {
-                    plan.jobs += BatchPlan(folder: input, output: output, fileExtension: ext).jobs
+                    plan.jobs += BatchPlan(midiFilesUnder: input, intoFolder: output, fileExtension: ext).jobs
                 } else {
                     let name = output + "/" + BatchPlan.baseName(of: input) + "." + ext
                     plan.jobs.append(BatchJob(input: input, output: name))
@@ -175,6 +184,9 @@ struct RenderCommand: ParsableCommand {
     /// Stems of one file into the -o folder, with stems.json.
     private func renderStems(mode: StemMode, font: String, options: RenderOptions) throws {
         let folder = output ?? "."
+        do { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) } catch {
+            throw CLIError("cannot create output folder \(folder): \(error.localizedDescription)")
+        }
         let input = inputs[0]
         let file: MIDIFile
         do { file = try MIDIFile.read(path: input).file } catch { throw CLIError("\(input): \(error.description)") }

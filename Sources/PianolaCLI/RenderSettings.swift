@@ -8,7 +8,7 @@ struct RenderSettings: ParsableArguments {
     var rate = 44_100
 
     @Option(
-        help: ArgumentHelp("Sample format: s16, s24 or f32.", valueName: "format"),
+        help: ArgumentHelp("Sample format: s16, s24 or f32 (default: s16).", valueName: "format"),
         transform: AudioFile.Encoding.parser(for: "--format"))
     var format: AudioFile.Encoding = .s16
 
@@ -16,18 +16,21 @@ struct RenderSettings: ParsableArguments {
     var gain = 0.0
 
     @Option(
-        name: .customLong("synth-reverb"), help: ArgumentHelp("FluidSynth's reverb: on or off.", valueName: "on|off"),
+        name: .customLong("synth-reverb"),
+        help: ArgumentHelp("FluidSynth's reverb: on or off (default: on).", valueName: "on|off"),
         transform: Switch.parser(for: "--synth-reverb"))
     var synthReverb: Switch = .on
 
     @Option(
-        name: .customLong("synth-chorus"), help: ArgumentHelp("FluidSynth's chorus: on or off.", valueName: "on|off"),
+        name: .customLong("synth-chorus"),
+        help: ArgumentHelp("FluidSynth's chorus: on or off (default: on).", valueName: "on|off"),
         transform: Switch.parser(for: "--synth-chorus"))
     var synthChorus: Switch = .on
 
     @Option(
         help: ArgumentHelp(
-            "Tail after the last event: auto (until below −90 dBFS) or seconds.", valueName: "auto|seconds"),
+            "Tail after the last event: auto (until below −90 dBFS, the default) or seconds.",
+            valueName: "auto|seconds"),
         transform: ArgumentParsing.tail)
     var tail: RenderOptions.Tail = .automatic
 

@@ -8,10 +8,11 @@ import AudioGraph
 /// destination. A policy plays from the start at the player's rate of 1; it does not take part in
 /// loops, rate changes or seeks (the player's transport still pauses, mutes and transposes).
 public protocol EventTimingPolicy: Sendable {
-    /// Whether messages pass to the destination (when the policy schedules the sequence) as the file has them: a note-on for a key that
-    /// is already sounding goes as it is (the destination retriggers), and a note-off for a key
-    /// that is not sounding is sent too. When false, the player pairs notes itself (a repeated
-    /// key ends the previous note first; stray note-offs are dropped).
+    /// Whether messages pass to the destination as the file has them (when the policy schedules
+    /// the sequence): a note-on for a key that is already sounding goes as it is (the destination
+    /// retriggers), and a note-off for a key that is not sounding is sent too. When false, the
+    /// player pairs notes itself (a repeated key ends the previous note first; stray note-offs
+    /// are dropped).
     var passesNotesThrough: Bool { get }
 
     /// The render-thread state for one player of `sequence` at `sampleRate`, or nil when the

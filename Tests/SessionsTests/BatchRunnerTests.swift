@@ -64,7 +64,7 @@ struct BatchRunnerTests {
         try write(songBytes(key: 62), to: folder + "/b.mid")
         try write(songBytes(key: 64), to: folder + "/deep/c.mid")
         try write(Array("not MIDI".utf8), to: folder + "/deep/broken.mid")
-        return BatchPlan(folder: folder, output: directory + "/out", fileExtension: "wav")
+        return BatchPlan(midiFilesUnder: folder, intoFolder: directory + "/out", fileExtension: "wav")
     }
 
     func configuration(_ directory: String, options: RenderOptions = RenderOptions()) -> BatchRunner.Configuration {

@@ -1,3 +1,4 @@
+import AudioGraph
 import AudioIO
 import Foundation
 import MIDIIO
@@ -117,7 +118,7 @@ struct LiveSessionTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let session = try LiveSession(configuration())
         if session.sequencerInput == nil {
-            #expect(session.notes.contains { $0.hasSuffix("network MIDI only") }, "\(session.notes)")
+            #expect(session.notes.contains { $0.description.hasSuffix("network MIDI only") }, "\(session.notes)")
         }
         #expect(!session.output.isRunning)
         try session.start()
@@ -180,6 +181,26 @@ struct LiveSessionTests {
         let notes = try MIDIFile.read(path: directory + "/take.mid").file.tracks.flatMap { $0.notes() }
         #expect(notes.map(\.key).sorted() == [60, 64], "\(notes)")
         #expect(notes.allSatisfy { !$0.isUnterminated }, "a note was left sounding: \(notes)")
+    }
+
+    @Test("a session lets go of its device: stopped, or released without a stop, the output closes and is freed")
+    func releasesDevice() throws {
+        weak var engine: AudioEngine?
+        weak var output: ALSAOutput?
+        do {
+            let session = try LiveSession(configuration())
+            try session.start()
+            (engine, output) = (session.engine, session.output)
+            session.stop()
+            #expect(!session.output.isOpen)
+        }
+        #expect(engine == nil && output == nil, "the engine and the device keep each other alive")
+        do {
+            let session = try LiveSession(configuration())
+            try session.start()
+            output = session.output
+        }
+        #expect(output == nil, "a session released while running keeps its device")
     }
 
     @Test("set-up fails with one typed error: a missing SoundFont, a peer that does not resolve, a bad device")

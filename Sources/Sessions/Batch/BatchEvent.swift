@@ -29,7 +29,9 @@ public enum BatchOutcome: Sendable {
 public struct BatchSummary: Sendable, Hashable {
     /// The jobs of the batch, including manifest lines that could not become jobs.
     public var total = 0
+    /// Jobs over, however they ended.
     public var finished = 0
+    /// Jobs rendered, skipped as already done (by the ledger), and failed.
     public var rendered = 0
     public var skipped = 0
     public var failed = 0

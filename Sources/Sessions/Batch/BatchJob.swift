@@ -26,7 +26,6 @@ public struct BatchJob: Sendable, Hashable {
     /// The ranges a job's settings must be in (the command line's own).
     public static let sampleRates = 22_050...192_000
     public static let gains = -60.0...40
-    public static let tailSeconds = 0.0...600
     public static let loudnessTargets = -70.0...0
     public static let truePeakCeilings = -20.0...0
 

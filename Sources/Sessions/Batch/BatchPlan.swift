@@ -67,7 +67,7 @@ public struct BatchPlan: Sendable {
 
     /// The MIDI files under `folder` (recursively, sorted), each rendered to the same relative
     /// path under `output` with the extension `fileExtension`.
-    public init(folder: String, output: String, fileExtension: String) {
+    public init(midiFilesUnder folder: String, intoFolder output: String, fileExtension: String) {
         let root = folder.hasSuffix("/") ? String(folder.dropLast()) : folder
         let outputRoot = output.hasSuffix("/") ? String(output.dropLast()) : output
         var relatives: [String] = []

@@ -72,13 +72,14 @@ public final class BatchRunner: Sendable {
 
     /// Runs every job on `workers` threads and returns when all are done, or when `isCancelled`
     /// turns true (the jobs in flight stop and write nothing). `handle` receives the events, on
-    /// this thread.
+    /// this thread. A runner runs its batch once.
     public func run(
         workers: Int, isCancelled: @escaping @Sendable () -> Bool = { false }, events handle: (BatchEvent) -> Void
     ) -> BatchSummary {
-        let jobCount = state.withLock {
-            $0.started = Self.monotonicSeconds()
-            return $0.pending.count
+        let jobCount = state.withLock { state in
+            precondition(state.started == 0, "a BatchRunner runs its batch once")
+            state.started = Self.monotonicSeconds()
+            return state.pending.count
         }
         for problem in problems {
             let job = BatchJob(input: problem.input, output: problem.output, origin: problem.origin)
@@ -106,8 +107,6 @@ public final class BatchRunner: Sendable {
             for event in events { handle(event) }
             if done { break }
         }
-        // Whatever came with the last wake-ups.
-        for event in state.withLock({ $0.events }) { handle(event) }
         return state.withLock { state in
             state.summary.elapsedSeconds = Self.monotonicSeconds() - state.started
             return state.summary
@@ -120,8 +119,10 @@ public final class BatchRunner: Sendable {
     }
 
     private func next(isCancelled: () -> Bool) -> BatchJob? {
-        state.withLock { state in
-            if isCancelled() {
+        let cancelled = isCancelled()
+        return state.withLock { state in
+            guard !state.pending.isEmpty else { return nil }
+            if cancelled {
                 state.summary.cancelled = true
                 return nil
             }

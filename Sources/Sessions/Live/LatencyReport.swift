@@ -4,27 +4,41 @@ import Foundation
 /// Each live note's latency (from its arrival to the output playing it, by the device's own
 /// account): percentiles, jitter and a histogram, as `pianola live --latency-report` writes it.
 public struct LatencyReport: Sendable, Codable, Hashable {
+    /// Percentiles of the latency, in milliseconds.
     public struct Summary: Sendable, Codable, Hashable {
         public var min, p1, p50, p99, max, mean: Double
     }
 
     /// A 0.1 ms bin of the histogram.
     public struct Bin: Sendable, Codable, Hashable {
-        public var ms: Double
+        /// The bin's lower edge.
+        public var milliseconds: Double
         public var count: Int
+
+        private enum CodingKeys: String, CodingKey {
+            case milliseconds = "ms", count
+        }
     }
 
+    /// The notes measured.
     public var notes: Int
     public var sampleRate: Int
     public var periodFrames: Int
     public var periods: Int
-    public var bufferMs: Double
-    public var delayMs: Double
+    /// The output buffer and the fixed delay, which the latency is made of.
+    public var bufferMilliseconds: Double
+    public var delayMilliseconds: Double
     public var underruns: Int
-    public var latencyMs: Summary
+    public var latency: Summary
     /// p99 − p1.
-    public var jitterMs: Double
+    public var jitterMilliseconds: Double
     public var histogram: [Bin]
+
+    private enum CodingKeys: String, CodingKey {
+        case notes, sampleRate, periodFrames, periods, underruns, histogram
+        case bufferMilliseconds = "bufferMs", delayMilliseconds = "delayMs", latency = "latencyMs"
+        case jitterMilliseconds = "jitterMs"
+    }
 
     /// The report of `latencies` (milliseconds) played on `output` with `delay` ms added.
     public init(latencies: [Double], output: ALSAOutput, delayMilliseconds delay: Double) {
@@ -39,14 +53,14 @@ public struct LatencyReport: Sendable, Codable, Hashable {
         sampleRate = output.sampleRate
         periodFrames = output.periodFrames
         periods = output.periodCount
-        bufferMs = output.bufferLatency * 1000
-        delayMs = delay
+        bufferMilliseconds = output.bufferLatency * 1000
+        delayMilliseconds = delay
         underruns = output.xrunCount
-        latencyMs = Summary(
+        latency = Summary(
             min: sorted.first ?? 0, p1: percentile(1), p50: percentile(50), p99: percentile(99), max: sorted.last ?? 0,
             mean: sorted.isEmpty ? 0 : sorted.reduce(0, +) / Double(sorted.count))
-        jitterMs = percentile(99) - percentile(1)
-        histogram = bins.keys.sorted().map { Bin(ms: Double($0) / 10, count: bins[$0, default: 0]) }
+        jitterMilliseconds = percentile(99) - percentile(1)
+        histogram = bins.keys.sorted().map { Bin(milliseconds: Double($0) / 10, count: bins[$0, default: 0]) }
     }
 
     /// Writes the report as JSON (through a temporary name and a rename).

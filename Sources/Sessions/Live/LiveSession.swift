@@ -37,9 +37,8 @@ public final class LiveSession {
     public let recorder: MIDIRecorder?
     /// The listening session's mDNS advertisement, once started (avahi may be missing).
     public private(set) var advertisement: RTPMIDIAdvertisement?
-    /// Things the user should know that are not errors ("no sequencer: network MIDI only", "not
-    /// advertised over mDNS: …", real-time scheduling refused); new ones appear with `start`.
-    public private(set) var notes: [String] = []
+    /// Things the user should know that are not errors; new ones appear with `start`.
+    public private(set) var notes: [Note] = []
     private var isRunning = false
 
     /// Sets up input, synthesis and output; nothing sounds and no port opens before `start`.
@@ -53,7 +52,7 @@ public final class LiveSession {
             guard network != nil, configuration.sources.isEmpty, !configuration.autoconnect else {
                 throw .midi(error)
             }
-            notes.append("\(error.description); network MIDI only")
+            notes.append(.networkOnly(reason: error.description))
             sequencerInput = nil
         }
         sequencerInput?.autoconnect = configuration.autoconnect
@@ -117,8 +116,7 @@ public final class LiveSession {
         do { try engine.start() } catch { throw SessionError(error) }
         isRunning = true
         if !output.isRealTimeScheduled {
-            notes.append(
-                "real-time scheduling (SCHED_FIFO) is not permitted here; the audio thread runs at normal priority")
+            notes.append(.realTimeRefused)
         }
         sequencerInput?.start()
         guard let network else { return }
@@ -136,7 +134,7 @@ public final class LiveSession {
     private func advertise(_ network: RTPMIDIListener) {
         guard let settings = configuration.network, settings.listen != nil, settings.advertises else { return }
         guard !network.host.hasPrefix("127.") else {
-            notes.append("network MIDI: not advertised over mDNS: the session listens on loopback only")
+            notes.append(.notAdvertised(reason: "the session listens on loopback only"))
             return
         }
         let candidate = RTPMIDIAdvertisement(name: network.name, port: network.port)
@@ -144,7 +142,11 @@ public final class LiveSession {
             try candidate.start()
             advertisement = candidate
         } catch {
-            notes.append(error.description)
+            if case .advertisementUnavailable(let reason) = error {
+                notes.append(.notAdvertised(reason: reason))
+            } else {
+                notes.append(.notAdvertised(reason: error.description))
+            }
         }
     }
 
@@ -175,20 +177,27 @@ public final class LiveSession {
             deliveredCount: scheduler.deliveredCount, lateCount: scheduler.lateCount)
     }
 
-    /// Ends every input, releases every note, lets the device play out and stops it. The
-    /// recording and the latencies stay readable.
+    /// Ends every input, releases every note, lets the device play out, stops and closes it (the
+    /// device is free for others once this returns). The recording and the latencies stay
+    /// readable. Stopping twice is harmless; a session that is released stops itself.
     public func stop() {
         sequencerInput?.stop()
         advertisement?.stop()
         advertisement = nil
         network?.stop()
-        guard isRunning else { return }
-        isRunning = false
-        sampler.allNotesOff()
-        usleep(UInt32(output.bufferLatency * 2_000_000 + delayMilliseconds * 1000))
-        engine.stop()
+        if isRunning {
+            isRunning = false
+            sampler.allNotesOff()
+            usleep(UInt32(output.bufferLatency * 2_000_000 + delayMilliseconds * 1000))
+            engine.stop()
+        }
+        // The engine, the device and the scheduler's clock hold each other: let go.
+        output.close()
+        scheduler.presentationClock = nil
         engine.outputDevice = nil
     }
+
+    deinit { stop() }
 
     /// Writes what was played as a MIDI file (tempo 120).
     public func writeRecording(to path: String) throws(SessionError) {

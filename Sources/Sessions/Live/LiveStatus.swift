@@ -46,6 +46,27 @@ extension LiveSession {
         }
     }
 
+    /// Something the user should know that is not an error.
+    public enum Note: Sendable, Hashable, CustomStringConvertible {
+        /// There is no ALSA sequencer (the reason): network MIDI serves alone.
+        case networkOnly(reason: String)
+        /// Real-time scheduling is not permitted: the audio thread runs at normal priority.
+        case realTimeRefused
+        /// The listening network session is not advertised over mDNS (avahi missing, not
+        /// running, or the session on loopback only).
+        case notAdvertised(reason: String)
+
+        public var description: String {
+            switch self {
+            case .networkOnly(let reason): return "\(reason); network MIDI only"
+            case .realTimeRefused:
+                return
+                    "real-time scheduling (SCHED_FIFO) is not permitted here; the audio thread runs at normal priority"
+            case .notAdvertised(let reason): return "network MIDI: not advertised over mDNS: \(reason)"
+            }
+        }
+    }
+
     /// Something that happened to the session's inputs.
     public enum Event: Sendable, Hashable, CustomStringConvertible {
         /// A sequencer source connected, disconnected or could not be connected ("cannot connect:

@@ -133,11 +133,18 @@ public final class PlaybackSession {
             underruns: output.xrunCount)
     }
 
-    /// Ends playback: notes released, the device drained and stopped.
+    /// Ends playback: notes released, the device drained, stopped and closed (free for others
+    /// once this returns). Finishing twice is harmless; a session that is released finishes itself.
     public func finish() {
         endSong()
-        sampler.allNotesOff()
-        usleep(UInt32(output.bufferLatency * 2_000_000))
-        output.stop()
+        if output.isRunning {
+            sampler.allNotesOff()
+            usleep(UInt32(output.bufferLatency * 2_000_000))
+        }
+        // The engine and the device hold each other: let go.
+        output.close()
+        engine.outputDevice = nil
     }
+
+    deinit { finish() }
 }

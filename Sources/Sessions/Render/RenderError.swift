@@ -13,7 +13,7 @@ public enum RenderError: Error, Sendable, CustomStringConvertible {
         case .cancelled: return "interrupted; no output was written"
         case .audio(let error): return error.description
         case .graph(let reason): return reason
-        case .cannotWrite(let path, let reason): return "cannot write \(path): \(reason)"
+        case .cannotWrite(let path, let reason): return "\(path): cannot write it (\(reason))"
         }
     }
 }

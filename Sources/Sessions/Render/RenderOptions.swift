@@ -11,11 +11,14 @@ public struct RenderOptions: Sendable, Hashable {
         case automatic
         case seconds(Double)
 
+        /// The seconds a fixed tail may have.
+        public static let secondsRange = 0.0...600
+
         /// "auto", or a number of seconds from 0 to 600.
         public init?(_ text: String) {
             if text == "auto" {
                 self = .automatic
-            } else if let seconds = Double(text), (0...600).contains(seconds) {
+            } else if let seconds = Double(text), Self.secondsRange.contains(seconds) {
                 self = .seconds(seconds)
             } else {
                 return nil
@@ -76,7 +79,8 @@ public struct RenderOptions: Sendable, Hashable {
         let target = loudness.map { "\($0.integrated)/\($0.truePeakCeiling)" } ?? "none"
         return "reverb=\(isSynthReverbEnabled ? "on" : "off");chorus=\(isSynthChorusEnabled ? "on" : "off");"
             + "timing=\(timing.rawValue);threads=\(threads);truePeak=\(loudness?.truePeakCeiling ?? -1);fx=\(effects);"
-            + "rate=\(sampleRate);format=\(encoding.rawValue);gain=\(gainDecibels);tail=\(tail.text);loudness=\(target)"
+            + "rate=\(sampleRate);format=\(encoding.rawValue);gain=\(gainDecibels);tail=\(tail.text);loudness=\(target);"
+            + "polyphony=\(polyphony);maximumTail=\(maximumTailSeconds);quantum=\(quantumFrames)"
     }
 
     /// The level under which the automatic tail ends.
