@@ -21,7 +21,7 @@ let device = arguments.count > 2 ? arguments[2] : "default"
 do {
     let font = try SoundFontDiscovery().resolve(explicit: arguments.count > 3 ? arguments[3] : nil)
     var configuration = LiveSession.Configuration(
-        soundFont: font.path, device: .init(device: device, periodFrames: 128, periodCount: 2))
+        soundFonts: [font.path], device: .init(device: device, periodFrames: 128, periodCount: 2))
     configuration.clientName = "Live Keyboard"
     if source == "auto" {
         configuration.autoconnect = true

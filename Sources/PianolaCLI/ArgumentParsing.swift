@@ -23,16 +23,34 @@ enum ArgumentParsing {
         return seconds
     }
 
-    /// CHANNEL:PROGRAM, channel 1…16 (as musicians count), program 0…127.
-    static func program(_ text: String) throws -> LiveSession.ProgramAssignment {
-        let parts = text.split(separator: ":")
-        guard parts.count == 2, let channel = Int(parts[0]), let program = Int(parts[1]), (1...16).contains(channel),
-            (0...127).contains(program)
+    /// CHANNEL:[BANK:]PROGRAM, channel 1…16 (as musicians count), bank 0…16383 (128: drum kits),
+    /// program 0…127.
+    static func program(_ text: String) throws -> SamplerNode.ProgramOverride {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false).map { Int($0) }
+        guard parts.count == 2 || parts.count == 3, let channel = parts[0], let program = parts[parts.count - 1],
+            (1...16).contains(channel), (0...127).contains(program)
         else {
             throw ValidationError(
-                "--program must be CHANNEL:PROGRAM with channel 1…16 and program 0…127, got '\(text)'")
+                "--program must be CHANNEL:[BANK:]PROGRAM with channel 1…16, bank 0…16383 and program 0…127, got '\(text)'"
+            )
         }
-        return LiveSession.ProgramAssignment(channel: UInt8(channel - 1), program: UInt8(program))
+        let bank = parts.count == 3 ? parts[1] : 0
+        guard let bank, (0...16_383).contains(bank) else {
+            throw ValidationError(
+                "--program must be CHANNEL:[BANK:]PROGRAM with channel 1…16, bank 0…16383 and program 0…127, got '\(text)'"
+            )
+        }
+        return SamplerNode.ProgramOverride(channel: channel - 1, bank: bank, program: program)
+    }
+
+    /// A MIDI channel as musicians count, 1…16 (0-based in the result).
+    static func channel(option: String) -> @Sendable (String) throws -> Int {
+        { text in
+            guard let channel = Int(text), (1...16).contains(channel) else {
+                throw ValidationError("\(option) must be a MIDI channel, 1…16, got '\(text)'")
+            }
+            return channel - 1
+        }
     }
 
     /// [HOST:]PORT to listen on (every address by default).

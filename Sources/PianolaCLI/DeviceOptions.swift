@@ -1,23 +1,23 @@
 import ArgumentParser
 import Pianola
 
-/// The SoundFont and the ALSA output, shared by play and live (each gives its own default period).
+/// The ALSA output, shared by play and live (each gives its own default period).
 struct DeviceOptions: ParsableArguments {
-    @Option(name: .shortAndLong, help: ArgumentHelp("SoundFont (.sf2/.sf3).", valueName: "file"))
-    var soundfont: String?
-
     @Option(name: .shortAndLong, help: ArgumentHelp("ALSA device (see `pianola devices`).", valueName: "name"))
     var device = "default"
 
     @Option(
+        parsing: .unconditional,
         help: ArgumentHelp(
             "Frames per period, 32…8192 (default: 256 for play, 128 for live).", valueName: "frames"))
     var period: Int?
 
-    @Option(help: ArgumentHelp("Periods in the device buffer, 2…16.", valueName: "count"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Periods in the device buffer, 2…16.", valueName: "count"))
     var periods = 2
 
-    @Option(help: ArgumentHelp("Sample rate in Hz.", valueName: "hz"))
+    @Option(
+        name: [.customShort("r"), .long], parsing: .unconditional,
+        help: ArgumentHelp("Sample rate in Hz, 8000…192000.", valueName: "hz"))
     var rate = 44_100
 
     func validate() throws {
@@ -27,14 +27,9 @@ struct DeviceOptions: ParsableArguments {
         guard (2...16).contains(periods) else {
             throw ValidationError("--periods must be between 2 and 16, got \(periods)")
         }
-        guard (8_000...192_000).contains(rate) else {
+        guard BatchJob.sampleRates.contains(rate) else {
             throw ValidationError("--rate must be between 8000 and 192000 Hz, got \(rate)")
         }
-    }
-
-    /// The chosen (or discovered) SoundFont.
-    func resolveSoundFont() throws(SoundFontError) -> SoundFontDiscovery.Resolution {
-        try SoundFontDiscovery().resolve(explicit: soundfont)
     }
 
     /// The device as the options give it.
@@ -43,9 +38,8 @@ struct DeviceOptions: ParsableArguments {
             device: device, sampleRate: rate, periodFrames: period ?? defaultPeriod, periodCount: periods)
     }
 
-    /// The "SoundFont: …" and "Device: …" lines.
-    func describe(_ font: SoundFontDiscovery.Resolution, _ output: ALSAOutput, latency: String? = nil) {
-        Terminal.writeError("SoundFont: \(font.path) (\(font.source.explanation))\n")
+    /// The "Device: …" line.
+    func describe(_ output: ALSAOutput, latency: String? = nil) {
         let buffer = "\(output.periodFrames) × \(output.periodCount) frames"
         Terminal.writeError(
             "Device: \(device), \(output.sampleFormat.rawValue), \(buffer)"

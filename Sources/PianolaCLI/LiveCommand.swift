@@ -27,7 +27,11 @@ struct LiveCommand: ParsableCommand {
               pianola live --rtpmidi-connect mac.local:5004  # or join its session
             """)
 
+    @OptionGroup var soundFonts: SoundFontOptions
+
     @OptionGroup var deviceOptions: DeviceOptions
+
+    @OptionGroup var synth: SynthOptions
 
     @Option(
         name: .customLong("connect"),
@@ -41,18 +45,12 @@ struct LiveCommand: ParsableCommand {
 
     @OptionGroup var network: NetworkOptions
 
-    @Option(
-        name: .customLong("program"),
-        help: ArgumentHelp(
-            "Start a channel (1…16) on a General MIDI program (0…127), e.g. 1:4 (repeatable).",
-            valueName: "ch:prog"),
-        transform: ArgumentParsing.program)
-    var programs: [LiveSession.ProgramAssignment] = []
-
     @Option(help: ArgumentHelp("Write what is played to this MIDI file (tempo 120) on exit.", valueName: "file.mid"))
     var record: String?
 
-    @Option(help: ArgumentHelp("Fixed delay from arrival to sound, in ms, on top of the buffer.", valueName: "ms"))
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp("Fixed delay from arrival to sound, in ms, on top of the buffer (0…100).", valueName: "ms"))
     var delay = 1.0
 
     @Option(
@@ -72,13 +70,14 @@ struct LiveCommand: ParsableCommand {
 
     func run() throws {
         Terminal.trapInterrupts()
-        let font = try deviceOptions.resolveSoundFont()
+        let fonts = try soundFonts.resolve()
         var configuration = LiveSession.Configuration(
-            soundFont: font.path, device: deviceOptions.configuration(defaultPeriod: 128))
+            soundFonts: fonts.map(\.path), device: deviceOptions.configuration(defaultPeriod: 128))
+        configuration.sampler = synth.settings
+        configuration.gainDecibels = synth.gain
         configuration.sources = connections
         configuration.autoconnect = autoconnect
         configuration.network = network.configuration
-        configuration.programs = programs
         configuration.delay = .microseconds(Int64((delay * 1000).rounded()))
         configuration.effects = try effectOptions.specs()
         configuration.recordsMIDI = record != nil
@@ -88,7 +87,8 @@ struct LiveCommand: ParsableCommand {
             let latency =
                 "; latency \(String(format1: session.latencyMilliseconds)) ms (buffer "
                 + "\(String(format1: output.bufferLatency * 1000)) + delay \(String(format1: delay)))"
-            deviceOptions.describe(font, output, latency: latency)
+            SoundFontOptions.describe(fonts)
+            deviceOptions.describe(output, latency: latency)
             for note in session.notes { Terminal.writeError("note: \(note)\n") }
         }
         try session.start()

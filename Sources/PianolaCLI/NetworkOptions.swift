@@ -4,7 +4,7 @@ import Pianola
 /// Network MIDI (RTP-MIDI) for `live`: sessions peers open, and sessions this side opens.
 struct NetworkOptions: ParsableArguments {
     @Option(
-        name: .customLong("rtpmidi"),
+        name: .customLong("rtpmidi"), parsing: .unconditional,
         help: ArgumentHelp(
             "Accept network MIDI sessions (RTP-MIDI, as macOS and iOS offer) on this UDP port and the next: [ADDRESS:]PORT, e.g. 5004 or 127.0.0.1:5004.",
             valueName: "[addr:]port"),
@@ -32,7 +32,7 @@ struct NetworkOptions: ParsableArguments {
     var allow: [String] = []
 
     @Option(
-        name: .customLong("rtpmidi-timeout"),
+        name: .customLong("rtpmidi-timeout"), parsing: .unconditional,
         help: ArgumentHelp(
             "End a network session after this many seconds without clock sync or data (its notes released).",
             valueName: "seconds"))

@@ -27,18 +27,13 @@ struct PlayCommand: ParsableCommand {
     @Argument(help: ArgumentHelp("MIDI files to play, in order.", valueName: "midi-file"))
     var files: [String]
 
+    @OptionGroup var soundFonts: SoundFontOptions
+
     @OptionGroup var deviceOptions: DeviceOptions
 
-    @Option(help: ArgumentHelp("Tempo factor (0.25…4).", valueName: "factor"))
-    var speed = 1.0
+    @OptionGroup var synth: SynthOptions
 
-    @Option(
-        help: ArgumentHelp("Start at this time (seconds, or m:ss).", valueName: "time"), transform: ArgumentParsing.time
-    )
-    var start: Double?
-
-    @Option(help: ArgumentHelp("Semitones to transpose (drums excluded).", valueName: "n"))
-    var transpose = 0
+    @OptionGroup var song: SongOptions
 
     @Flag(help: "Loop each file.")
     var loop = false
@@ -48,32 +43,30 @@ struct PlayCommand: ParsableCommand {
     @Flag(name: .shortAndLong, help: "Print nothing but errors.")
     var quiet = false
 
-    func validate() throws {
-        guard PlaybackSession.speeds.contains(speed) else {
-            throw ValidationError("--speed must be between 0.25 and 4, got \(speed)")
-        }
-        guard (-48...48).contains(transpose) else { throw ValidationError("--transpose must be between -48 and 48") }
-    }
-
     /// What ends a song's playing.
     private enum Next { case next, previous, quit }
 
     func run() throws {
         Terminal.trapInterrupts()
-        let font = try deviceOptions.resolveSoundFont()
+        let fonts = try soundFonts.resolve()
         var configuration = PlaybackSession.Configuration(
-            soundFont: font.path, device: deviceOptions.configuration(defaultPeriod: 256))
+            soundFonts: fonts.map(\.path), device: deviceOptions.configuration(defaultPeriod: 256))
+        configuration.sampler = synth.settings
+        configuration.gainDecibels = synth.gain
         configuration.effects = try effectOptions.specs()
-        configuration.speed = speed
-        configuration.transpose = transpose
+        configuration.speed = song.speed
+        configuration.transpose = song.transpose
         configuration.loops = loop
         let session = try PlaybackSession(configuration)
-        if !quiet { deviceOptions.describe(font, session.output) }
+        if !quiet {
+            SoundFontOptions.describe(fonts)
+            deviceOptions.describe(session.output)
+        }
         let keys = Terminal.isInteractive && isatty(0) == 1 ? KeyReader() : nil
         defer { keys?.restore() }
         var index = 0
         var failures = 0
-        var startAt = start
+        var startAt = song.start
         while index < files.count {
             let sequence: MusicSequence
             do { sequence = try MusicSequence(path: files[index]) } catch {

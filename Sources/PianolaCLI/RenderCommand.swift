@@ -50,17 +50,19 @@ struct RenderCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Where corpus jobs that fail are reported.", valueName: "file.jsonl"))
     var failures: String?
 
-    @Option(
-        name: .shortAndLong, help: ArgumentHelp("SoundFont (.sf2/.sf3); see `pianola soundfont`.", valueName: "file"))
-    var soundfont: String?
+    @OptionGroup var soundFonts: SoundFontOptions
 
     @OptionGroup var settings: RenderSettings
+
+    @OptionGroup var synth: SynthOptions
+
+    @OptionGroup var song: SongOptions
 
     @Option(help: ArgumentHelp("Output extension when -o is a folder.", valueName: "ext"))
     var ext = "wav"
 
     @Option(
-        name: .shortAndLong,
+        name: .shortAndLong, parsing: .unconditional,
         help: ArgumentHelp(
             "Render this many files at once (each with its own synthesizer; one copy of the SoundFont for all).",
             valueName: "n"))
@@ -80,6 +82,9 @@ struct RenderCommand: ParsableCommand {
 
     func validate() throws {
         guard (1...64).contains(jobs) else { throw ValidationError("--jobs must be between 1 and 64, got \(jobs)") }
+        if settings.timing == .fluidSynth && (song.speed != 1 || song.start != nil) {
+            throw ValidationError("--timing fluidsynth plays from the start at speed 1: no --speed or --start with it")
+        }
         if stems != nil {
             guard manifest == nil, inputs.count == 1 else { throw ValidationError("--stems renders one MIDI file") }
             guard settings.loudness == nil else {
@@ -97,33 +102,34 @@ struct RenderCommand: ParsableCommand {
 
     func run() throws {
         Terminal.trapInterrupts()
-        let font = try SoundFontDiscovery().resolve(explicit: soundfont)
-        let options = settings.options(effects: try effectOptions.specs())
-        if !quiet { Terminal.writeError("SoundFont: \(font.path) (\(font.source.explanation))\n") }
+        let fonts = try soundFonts.resolve()
+        let options = settings.options(synth: synth, song: song, effects: try effectOptions.specs())
+        if !quiet { SoundFontOptions.describe(fonts) }
+        let paths = fonts.map(\.path)
         if let stems {
-            try renderStems(mode: stems, font: font.path, options: options)
+            try renderStems(mode: stems, fonts: paths, options: options)
         } else if manifest != nil || inputs.contains(where: Self.isFolder) {
-            try renderCorpus(font: font.path, options: options)
+            try renderCorpus(fonts: paths, options: options)
         } else {
-            try renderFiles(font: font.path, options: options)
+            try renderFiles(fonts: paths, options: options)
         }
     }
 
     /// Files to a file, or to a folder of renders named after them.
-    private func renderFiles(font: String, options: RenderOptions) throws {
+    private func renderFiles(fonts: [String], options: RenderOptions) throws {
         let output = self.output ?? "."
         let single = inputs.count == 1 && !Self.isFolder(output) && !output.hasSuffix("/")
         let plan =
             single
             ? BatchPlan(jobs: [BatchJob(input: inputs[0], output: output)])
             : BatchPlan(files: inputs, intoFolder: output, fileExtension: ext)
-        var configuration = BatchRunner.Configuration(soundFont: font, options: options)
+        var configuration = BatchRunner.Configuration(soundFonts: fonts, options: options)
         configuration.createsFolders = !single
         configuration.longestFirst = false
         let workers = min(jobs, plan.jobs.count)
         configuration.reportsProgress = workers == 1 && !quiet
         let runner = BatchRunner(plan, configuration: configuration)
-        try runner.loadSoundFont()
+        try runner.loadSoundFonts()
         var reporter = BatchReporter(style: workers == 1 ? .oneAtATime : .numbered, quiet: quiet)
         let summary = runner.run(workers: workers, isCancelled: { Terminal.interruptSignal != nil }) {
             reporter.show($0)
@@ -139,7 +145,7 @@ struct RenderCommand: ParsableCommand {
     }
 
     /// A manifest or folder trees, resumable through the ledger.
-    private func renderCorpus(font: String, options: RenderOptions) throws {
+    private func renderCorpus(fonts: [String], options: RenderOptions) throws {
         var plan = BatchPlan()
         let ledgerPath: String
         if let manifest {
@@ -166,7 +172,7 @@ struct RenderCommand: ParsableCommand {
             path: failures ?? (ledgerPath as NSString).deletingLastPathComponent.appendingPathComponent(failuresName))
         // This run's failures (a failure is retried on the next run: it is not in the ledger).
         failureLog.clear()
-        var configuration = BatchRunner.Configuration(soundFont: font, options: options)
+        var configuration = BatchRunner.Configuration(soundFonts: fonts, options: options)
         configuration.ledger = BatchLedger(path: ledgerPath)
         configuration.failureLog = failureLog
         var reporter = BatchReporter(style: .corpus, quiet: quiet)
@@ -182,7 +188,7 @@ struct RenderCommand: ParsableCommand {
     }
 
     /// Stems of one file into the -o folder, with stems.json.
-    private func renderStems(mode: StemMode, font: String, options: RenderOptions) throws {
+    private func renderStems(mode: StemMode, fonts: [String], options: RenderOptions) throws {
         let folder = output ?? "."
         do { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) } catch {
             throw CLIError("cannot create output folder \(folder): \(error.localizedDescription)")
@@ -190,7 +196,7 @@ struct RenderCommand: ParsableCommand {
         let input = inputs[0]
         let file: MIDIFile
         do { file = try MIDIFile.read(path: input).file } catch { throw CLIError("\(input): \(error.description)") }
-        let renderer = try OfflineRenderer(soundFont: font, options: options)
+        let renderer = try OfflineRenderer(soundFonts: fonts, options: options)
         var progress = ProgressReporter(label: fileName(input), total: file.durationSeconds)
         let started = Terminal.monotonicSeconds()
         let result: (mix: RenderSummary, stems: [StemInfo])

@@ -1,10 +1,12 @@
 import ArgumentParser
 import Pianola
 
-/// How `render` synthesizes: rate, format, gain, FluidSynth's effects, tail, timing, threads and
-/// loudness.
+/// How `render` writes: rate, format, tail, timing, threads and loudness (the synthesizer's
+/// settings are `SynthOptions`, the song's `SongOptions`).
 struct RenderSettings: ParsableArguments {
-    @Option(help: ArgumentHelp("Sample rate in Hz, 22050…192000.", valueName: "hz"))
+    @Option(
+        name: [.customShort("r"), .long], parsing: .unconditional,
+        help: ArgumentHelp("Sample rate in Hz, 8000…192000.", valueName: "hz"))
     var rate = 44_100
 
     @Option(
@@ -12,22 +14,8 @@ struct RenderSettings: ParsableArguments {
         transform: AudioFile.Encoding.parser(for: "--format"))
     var format: AudioFile.Encoding = .s16
 
-    @Option(help: ArgumentHelp("Output gain in dB (FluidSynth's own gain stays at 0.2).", valueName: "db"))
-    var gain = 0.0
-
     @Option(
-        name: .customLong("synth-reverb"),
-        help: ArgumentHelp("FluidSynth's reverb: on or off (default: on).", valueName: "on|off"),
-        transform: Switch.parser(for: "--synth-reverb"))
-    var synthReverb: Switch = .on
-
-    @Option(
-        name: .customLong("synth-chorus"),
-        help: ArgumentHelp("FluidSynth's chorus: on or off (default: on).", valueName: "on|off"),
-        transform: Switch.parser(for: "--synth-chorus"))
-    var synthChorus: Switch = .on
-
-    @Option(
+        parsing: .unconditional,
         help: ArgumentHelp(
             "Tail after the last event: auto (until below −90 dBFS, the default) or seconds.",
             valueName: "auto|seconds"),
@@ -35,6 +23,7 @@ struct RenderSettings: ParsableArguments {
     var tail: RenderOptions.Tail = .automatic
 
     @Option(
+        parsing: .unconditional,
         help: ArgumentHelp(
             "Threads to render one file with: its channels split over that many synthesizers whose outputs sum (FluidSynth's multi-core voice rendering when the channels cannot be split evenly). They share one copy of the SoundFont.",
             valueName: "n"))
@@ -63,9 +52,8 @@ struct RenderSettings: ParsableArguments {
 
     func validate() throws {
         guard BatchJob.sampleRates.contains(rate) else {
-            throw ValidationError("--rate must be between 22050 and 192000 Hz, got \(rate)")
+            throw ValidationError("--rate must be between 8000 and 192000 Hz, got \(rate)")
         }
-        guard BatchJob.gains.contains(gain) else { throw ValidationError("--gain must be between -60 and 40 dB") }
         guard (1...64).contains(threads) else {
             throw ValidationError("--threads must be between 1 and 64, got \(threads)")
         }
@@ -77,19 +65,27 @@ struct RenderSettings: ParsableArguments {
         }
     }
 
-    /// The render options these settings give, with `effects` on the mix.
-    func options(effects: [EffectSpec]) -> RenderOptions {
+    /// The render options these settings give, with the synthesizer's and the song's, and
+    /// `effects` on the mix.
+    func options(synth: SynthOptions, song: SongOptions, effects: [EffectSpec]) -> RenderOptions {
         var options = RenderOptions()
         options.sampleRate = rate
         options.encoding = format
-        options.gainDecibels = gain
-        options.isSynthReverbEnabled = synthReverb.isOn
-        options.isSynthChorusEnabled = synthChorus.isOn
         options.tail = tail
         options.threads = threads
         options.effects = effects
         options.timing = timing
         options.loudness = loudness.map { LoudnessTarget(integrated: $0, truePeakCeiling: truePeak) }
+        options.gainDecibels = synth.gain
+        options.isSynthReverbEnabled = synth.synthReverb.isOn
+        options.isSynthChorusEnabled = synth.synthChorus.isOn
+        options.polyphony = synth.polyphony
+        options.interpolation = synth.interpolation.method
+        options.programOverrides = synth.programs
+        options.mutedChannels = synth.mutedChannels
+        options.speed = song.speed
+        options.transpose = song.transpose
+        options.startSeconds = song.start ?? 0
         return options
     }
 }

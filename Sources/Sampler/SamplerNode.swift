@@ -35,7 +35,27 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
         /// Cores FluidSynth may use to render voices (its `synth.cpu-cores`); 1 renders on the
         /// calling thread only.
         public var cpuCores = 1
+        /// Channels that play these programs whatever the MIDI selects (its bank selects and
+        /// program changes on them are ignored; resets keep them).
+        public var programOverrides: [ProgramOverride] = []
+        /// Channels (0–15) whose notes do not sound (note-ons dropped; everything else applies).
+        public var mutedChannels: Set<Int> = []
         public init() {}
+    }
+
+    /// A channel's bank and program, fixed whatever the MIDI selects.
+    public struct ProgramOverride: Sendable, Hashable {
+        /// 0–15 (channel 10, drums, is 9).
+        public var channel: Int
+        /// The bank (128 for drum kits in General MIDI fonts) and program (0–127).
+        public var bank: Int
+        public var program: Int
+
+        public init(channel: Int, bank: Int = 0, program: Int) {
+            self.channel = channel
+            self.bank = bank
+            self.program = program
+        }
     }
 
     public let settings: Settings
@@ -58,6 +78,9 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
     private var sysExArenaUsed = 0
     private var eventCount = 0
     private let renderedVoiceCount = Atomic<Int>(0)
+    /// Bit n set: channel n's program is overridden / its notes are muted (from the settings).
+    private let overriddenChannels: UInt16
+    private let mutedChannelMask: UInt16
     /// Events dropped because more than `eventCapacity` arrived in one quantum.
     public private(set) var droppedEventCount = 0
 
@@ -68,6 +91,8 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
             sampleRate: settings.sampleRate, polyphony: settings.polyphony, reverb: settings.isReverbEnabled,
             chorus: settings.isChorusEnabled, cpuCores: settings.cpuCores)
         baseGain = settings.gain
+        overriddenChannels = settings.programOverrides.reduce(0) { $0 | 1 << UInt16($1.channel & 15) }
+        mutedChannelMask = settings.mutedChannels.reduce(0) { $0 | 1 << UInt16($1 & 15) }
         reverbEnabled = settings.isReverbEnabled
         chorusEnabled = settings.isChorusEnabled
         currentInterpolation = settings.interpolation
@@ -99,6 +124,7 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
             if newID >= 0 { fonts[identifier] = newID }
         }
         other.fonts.removeAll()
+        applyProgramOverrides()
     }
 
     /// A new sampler that plays `owner`'s SoundFonts without loading or copying them: one copy of
@@ -112,6 +138,7 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
         for (identifier, fontID) in owner.fonts.sorted(by: { $0.value < $1.value }) {
             if let newID = synth.share(font: fontID, from: owner.synth) { fonts[identifier] = newID }
         }
+        applyProgramOverrides()
     }
 
     public override func outputChannelCount(inputChannelCounts: [Int]) -> Int { 2 }
@@ -145,7 +172,17 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
         let (id, _) = try synth.loadSoundFont(at: path)
         let identifier = SoundFontID(rawValue: Int(id))
         fonts[identifier] = id
+        // Loading selects the new font's presets on every channel: the overrides again.
+        applyProgramOverrides()
         return identifier
+    }
+
+    /// Selects every overridden channel's bank and program (through the whole font stack).
+    private func applyProgramOverrides() {
+        for override in settings.programOverrides {
+            fluid_synth_bank_select(synth.synth, Int32(override.channel), Int32(override.bank))
+            fluid_synth_program_change(synth.synth, Int32(override.channel), Int32(override.program))
+        }
     }
 
     /// Selects bank and program on a channel; throws when no loaded font has that preset.
@@ -199,7 +236,10 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
     public func allSoundOff() { for channel in 0..<16 { fluid_synth_all_sounds_off(synth.synth, Int32(channel)) } }
 
     /// Resets every channel as a GM reset does.
-    public func systemReset() { fluid_synth_system_reset(synth.synth) }
+    public func systemReset() {
+        fluid_synth_system_reset(synth.synth)
+        applyProgramOverrides()
+    }
 
     /// Master gain (FluidSynth's; 0.2 is its default).
     public var gain: Float {
@@ -351,9 +391,14 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
         case .noteOn(let channel, let note, let velocity):
             if velocity == 0 {
                 fluid_synth_noteoff(handle, Int32(channel), Int32(note))
-            } else {
+            } else if mutedChannelMask & 1 << UInt16(channel & 15) == 0 {
                 fluid_synth_noteon(handle, Int32(channel), Int32(note), Int32(velocity))
             }
+        case .controlChange(let channel, let controller, _)
+        where (controller == 0 || controller == 32) && overriddenChannels & 1 << UInt16(channel & 15) != 0:
+            break  // the override's bank stays
+        case .programChange(let channel, _) where overriddenChannels & 1 << UInt16(channel & 15) != 0:
+            break
         case .noteOff(let channel, let note, _):
             fluid_synth_noteoff(handle, Int32(channel), Int32(note))
         case .controlChange(let channel, let controller, let value):
@@ -370,6 +415,7 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
             applySystemExclusive(data)
         case .systemReset:
             fluid_synth_system_reset(handle)
+            applyProgramOverrides()
         default:
             break
         }
@@ -402,10 +448,15 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
         if isGSReset || isXGSystemOn {
             fluid_synth_system_reset(synth.synth)
             fluid_synth_set_gain(synth.synth, baseGain)
+            applyProgramOverrides()
             return
         }
         data.withMemoryRebound(to: CChar.self) { chars in
             _ = fluid_synth_sysex(synth.synth, chars.baseAddress, Int32(chars.count), nil, nil, nil, 0)
+        }
+        // GM (GM2) System On resets every channel's program inside FluidSynth.
+        if data.count == 4, data[0] == 0x7E, data[2] == 0x09, data[3] == 0x01 || data[3] == 0x03 {
+            applyProgramOverrides()
         }
     }
 }

@@ -74,7 +74,7 @@ struct PlayCommandTests {
         #expect(result.status == 1)
         #expect(result.stderr == "pianola: ALSA sequencer: cannot open /dev/snd/seq: No such file or directory\n")
         let bad = try runPianola(["live", "--program", "17:3"])
-        #expect(bad.status != 0 && bad.stderr.contains("--program must be CHANNEL:PROGRAM"))
+        #expect(bad.status != 0 && bad.stderr.contains("--program must be CHANNEL:[BANK:]PROGRAM"))
         let badPeer = try runPianola(["live", "--rtpmidi-connect", "studio-mac"])
         #expect(badPeer.status != 0 && badPeer.stderr.contains("--rtpmidi-connect must be HOST:PORT"))
         let unknownPeer = try runPianola(

@@ -159,7 +159,7 @@ struct RenderCommandTests {
         #expect(result.stderr.contains("use a .wav, .flac, .ogg or .aiff extension"))
         result = try runPianola(["render", demoSong, "-o", directory + "/x.wav", "--rate", "1000"])
         #expect(result.status != 0)
-        #expect(result.stderr.contains("--rate must be between 22050 and 192000"))
+        #expect(result.stderr.contains("--rate must be between 8000 and 192000"))
         #expect(!FileManager.default.fileExists(atPath: directory + "/x.wav"))
     }
 

@@ -70,7 +70,7 @@ struct BatchRunnerTests {
     func configuration(_ directory: String, options: RenderOptions = RenderOptions()) -> BatchRunner.Configuration {
         var options = options
         options.tail = .seconds(0.2)
-        var configuration = BatchRunner.Configuration(soundFont: bundledFontPath, options: options)
+        var configuration = BatchRunner.Configuration(soundFonts: [bundledFontPath], options: options)
         configuration.ledger = BatchLedger(path: directory + "/ledger.jsonl")
         configuration.failureLog = BatchFailureLog(path: directory + "/failures.jsonl")
         return configuration

@@ -3,6 +3,7 @@ import AudioIO
 import Foundation
 import MIDIIO
 import SMF
+import Sampler
 import TestSupport
 import Testing
 
@@ -103,12 +104,12 @@ struct LiveSessionTests {
     /// Network MIDI on loopback, audio to ALSA's null device, recording on.
     func configuration() -> LiveSession.Configuration {
         var configuration = LiveSession.Configuration(
-            soundFont: bundledFontPath, device: ALSAOutput.Configuration(device: "null", periodFrames: 256))
+            soundFonts: [bundledFontPath], device: ALSAOutput.Configuration(device: "null", periodFrames: 256))
         var network = LiveSession.NetworkMIDI(listen: RTPMIDIAddress(host: "127.0.0.1", port: 0))
         network.advertises = false
         configuration.network = network
         configuration.recordsMIDI = true
-        configuration.programs = [LiveSession.ProgramAssignment(channel: 0, program: 4)]
+        configuration.sampler.programOverrides = [SamplerNode.ProgramOverride(channel: 0, program: 4)]
         return configuration
     }
 
@@ -206,7 +207,7 @@ struct LiveSessionTests {
     @Test("set-up fails with one typed error: a missing SoundFont, a peer that does not resolve, a bad device")
     func setUpErrors() throws {
         var missingFont = configuration()
-        missingFont.soundFont = "/nonexistent.sf2"
+        missingFont.soundFonts = ["/nonexistent.sf2"]
         #expect {
             try LiveSession(missingFont)
         } throws: { error in

@@ -34,7 +34,7 @@ struct PlaybackSessionTests {
 
     func session(loops: Bool = false) throws -> PlaybackSession {
         var configuration = PlaybackSession.Configuration(
-            soundFont: bundledFontPath, device: ALSAOutput.Configuration(device: "null", periodFrames: 256))
+            soundFonts: [bundledFontPath], device: ALSAOutput.Configuration(device: "null", periodFrames: 256))
         configuration.loops = loops
         configuration.speed = 2
         return try PlaybackSession(configuration)

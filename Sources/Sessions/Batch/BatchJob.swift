@@ -24,7 +24,7 @@ public struct BatchJob: Sendable, Hashable {
     }
 
     /// The ranges a job's settings must be in (the command line's own).
-    public static let sampleRates = 22_050...192_000
+    public static let sampleRates = 8_000...192_000
     public static let gains = -60.0...40
     public static let loudnessTargets = -70.0...0
     public static let truePeakCeilings = -20.0...0
@@ -34,7 +34,7 @@ public struct BatchJob: Sendable, Hashable {
         var options = base
         if let sampleRate {
             guard Self.sampleRates.contains(sampleRate) else {
-                throw .invalidSettings("rate \(sampleRate) is outside 22050…192000")
+                throw .invalidSettings("rate \(sampleRate) is outside 8000…192000")
             }
             options.sampleRate = sampleRate
         }

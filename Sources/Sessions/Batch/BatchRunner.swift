@@ -14,8 +14,8 @@ import Synchronization
 public final class BatchRunner: Sendable {
     /// How a batch runs.
     public struct Configuration: Sendable {
-        /// The SoundFont of jobs that name none.
-        public var soundFont: String
+        /// The SoundFonts of jobs that name none, stacked (the last one's presets come first).
+        public var soundFonts: [String]
         /// The settings of every job (a manifest line may change some for its job).
         public var options: RenderOptions
         public var ledger: BatchLedger?
@@ -28,8 +28,8 @@ public final class BatchRunner: Sendable {
         /// Whether jobs report their render's progress (`BatchEvent.progress`).
         public var reportsProgress = false
 
-        public init(soundFont: String, options: RenderOptions = RenderOptions()) {
-            self.soundFont = soundFont
+        public init(soundFonts: [String], options: RenderOptions = RenderOptions()) {
+            self.soundFonts = soundFonts
             self.options = options
         }
     }
@@ -37,7 +37,8 @@ public final class BatchRunner: Sendable {
     public let configuration: Configuration
     private let problems: [BatchProblem]
     private let state: Mutex<State>
-    private let fonts = Mutex<[String: OfflineRenderer]>([:])
+    /// The loaded font stacks, by their paths.
+    private let fonts = Mutex<[[String]: OfflineRenderer]>([:])
     private let wake = DispatchSemaphore(value: 0)
 
     private struct State {
@@ -64,10 +65,10 @@ public final class BatchRunner: Sendable {
         state = Mutex(initial)
     }
 
-    /// Loads a SoundFont (by default the batch's) now rather than with the first job that uses
-    /// it, so that a font that cannot be loaded is one error before anything starts.
-    public func loadSoundFont(_ path: String? = nil) throws(SoundFontError) {
-        _ = try renderer(font: path ?? configuration.soundFont, options: configuration.options)
+    /// Loads the batch's SoundFonts now rather than with the first job that uses them, so that a
+    /// font that cannot be loaded is one error before anything starts.
+    public func loadSoundFonts() throws(SoundFontError) {
+        _ = try renderer(fonts: configuration.soundFonts, options: configuration.options)
     }
 
     /// Runs every job on `workers` threads and returns when all are done, or when `isCancelled`
@@ -131,7 +132,7 @@ public final class BatchRunner: Sendable {
     }
 
     private func perform(_ job: BatchJob, isCancelled: @escaping @Sendable () -> Bool) {
-        let font = job.soundFont ?? configuration.soundFont
+        let fonts = job.soundFont.map { [$0] } ?? configuration.soundFonts
         let options: RenderOptions
         let bytes: [UInt8]
         do throws(BatchError) { options = try job.options(over: configuration.options) } catch {
@@ -142,13 +143,14 @@ public final class BatchRunner: Sendable {
         }
         let fingerprint = configuration.ledger.map { _ in
             BatchFingerprint(
-                inputSHA256: SHA256.hex(bytes), soundFont: Self.identity(ofFont: font), options: options.fingerprint)
+                inputSHA256: SHA256.hex(bytes), soundFont: fonts.map(Self.identity(ofFont:)).joined(separator: ";"),
+                options: options.fingerprint)
         }
         if let ledger = configuration.ledger, let fingerprint, ledger.isDone(job.output, fingerprint) {
             return finish(job, .skipped)
         }
         let renderer: OfflineRenderer
-        do { renderer = try self.renderer(font: font, options: options) } catch {
+        do { renderer = try self.renderer(fonts: fonts, options: options) } catch {
             return finish(job, .failed(reason: error.description))
         }
         if configuration.createsFolders {
@@ -228,12 +230,12 @@ public final class BatchRunner: Sendable {
         wake.signal()
     }
 
-    /// A renderer for `font` with `options`, sharing the font's one loaded copy.
-    private func renderer(font: String, options: RenderOptions) throws(SoundFontError) -> OfflineRenderer {
+    /// A renderer for the font stack `fonts` with `options`, sharing the stack's one loaded copy.
+    private func renderer(fonts paths: [String], options: RenderOptions) throws(SoundFontError) -> OfflineRenderer {
         try fonts.withLock { loaded throws(SoundFontError) in
-            if let renderer = loaded[font] { return OfflineRenderer(sharingSoundFontOf: renderer, options: options) }
-            let renderer = try OfflineRenderer(soundFont: font, options: options)
-            loaded[font] = renderer
+            if let renderer = loaded[paths] { return OfflineRenderer(sharingSoundFontOf: renderer, options: options) }
+            let renderer = try OfflineRenderer(soundFonts: paths, options: options)
+            loaded[paths] = renderer
             return renderer
         }
     }

@@ -1,12 +1,13 @@
 import AudioIO
 import Effects
 import MIDIIO
+import Sampler
 
 extension LiveSession {
     /// What a live session is made of.
     public struct Configuration: Sendable {
-        /// The SoundFont (.sf2/.sf3).
-        public var soundFont: String
+        /// The SoundFonts (.sf2/.sf3), stacked: a preset of a later font hides an earlier one's.
+        public var soundFonts: [String]
         /// The ALSA device, its rate and buffer (a small buffer: the latency).
         public var device: ALSAOutput.Configuration
         /// The name under which the ALSA sequencer lists this session's client.
@@ -17,8 +18,12 @@ extension LiveSession {
         public var autoconnect = false
         /// Network MIDI (RTP-MIDI sessions), if any.
         public var network: NetworkMIDI?
-        /// Programs to start channels on.
-        public var programs: [ProgramAssignment] = []
+        /// The synthesizer: polyphony, interpolation, reverb and chorus, program overrides (a
+        /// channel keeps its program whatever a keyboard selects), muted channels (its sample rate
+        /// is the device's).
+        public var sampler = SamplerNode.Settings()
+        /// Output gain in dB, at the main mixer.
+        public var gainDecibels = 0.0
         /// The fixed delay from a message's arrival to its sound, on top of the output buffer.
         public var delay: Duration = .milliseconds(1)
         /// Effects on the sampler's output, in order.
@@ -26,8 +31,10 @@ extension LiveSession {
         /// Whether what is played is recorded (`LiveSession.writeRecording(to:)`).
         public var recordsMIDI = false
 
-        public init(soundFont: String, device: ALSAOutput.Configuration = ALSAOutput.Configuration(periodFrames: 128)) {
-            self.soundFont = soundFont
+        public init(
+            soundFonts: [String], device: ALSAOutput.Configuration = ALSAOutput.Configuration(periodFrames: 128)
+        ) {
+            self.soundFonts = soundFonts
             self.device = device
         }
     }
@@ -52,19 +59,6 @@ extension LiveSession {
         public init(listen: RTPMIDIAddress? = nil, peers: [RTPMIDIAddress] = []) {
             self.listen = listen
             self.peers = peers
-        }
-    }
-
-    /// A channel's program at the start.
-    public struct ProgramAssignment: Sendable, Hashable {
-        /// 0…15.
-        public var channel: UInt8
-        /// 0…127.
-        public var program: UInt8
-
-        public init(channel: UInt8, program: UInt8) {
-            self.channel = channel
-            self.program = program
         }
     }
 }

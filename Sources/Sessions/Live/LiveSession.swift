@@ -63,13 +63,12 @@ public final class LiveSession {
         self.network = network.map(Self.listener)
 
         sampler = try SamplerNode.loaded(
-            soundFont: configuration.soundFont, sampleRate: configuration.device.sampleRate)
-        for assignment in configuration.programs {
-            sampler.sendProgramChange(assignment.program, onChannel: assignment.channel)
-        }
+            soundFonts: configuration.soundFonts, settings: configuration.sampler,
+            sampleRate: configuration.device.sampleRate)
         engine = AudioEngine()
         engine.attach(sampler)
         try engine.connect(sampler, throughEffects: configuration.effects)
+        engine.mainMixerNode.outputVolume = Float(pow(10, configuration.gainDecibels / 20))
         scheduler = LiveMIDIScheduler(
             queues: [sequencerInput?.queue, self.network?.queue].compactMap { $0 }, destination: sampler,
             delay: configuration.delay)

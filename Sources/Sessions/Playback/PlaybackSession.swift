@@ -17,10 +17,15 @@ import Sequencer
 public final class PlaybackSession {
     /// What a playback session is made of.
     public struct Configuration: Sendable {
-        /// The SoundFont (.sf2/.sf3).
-        public var soundFont: String
+        /// The SoundFonts (.sf2/.sf3), stacked: a preset of a later font hides an earlier one's.
+        public var soundFonts: [String]
         /// The ALSA device, its rate and buffer.
         public var device: ALSAOutput.Configuration
+        /// The synthesizer: polyphony, interpolation, reverb and chorus, program overrides, muted
+        /// channels (its sample rate is the device's).
+        public var sampler = SamplerNode.Settings()
+        /// Output gain in dB, at the main mixer.
+        public var gainDecibels = 0.0
         /// Effects on the sampler's output, in order.
         public var effects: [EffectSpec] = []
         /// Tempo factor, 0.25…4.
@@ -30,8 +35,8 @@ public final class PlaybackSession {
         /// Whether each song loops.
         public var loops = false
 
-        public init(soundFont: String, device: ALSAOutput.Configuration = ALSAOutput.Configuration()) {
-            self.soundFont = soundFont
+        public init(soundFonts: [String], device: ALSAOutput.Configuration = ALSAOutput.Configuration()) {
+            self.soundFonts = soundFonts
             self.device = device
         }
     }
@@ -54,10 +59,12 @@ public final class PlaybackSession {
     /// Loads the SoundFont and opens the device (nothing plays until `play`).
     public init(_ configuration: Configuration) throws(SessionError) {
         sampler = try SamplerNode.loaded(
-            soundFont: configuration.soundFont, sampleRate: configuration.device.sampleRate)
+            soundFonts: configuration.soundFonts, settings: configuration.sampler,
+            sampleRate: configuration.device.sampleRate)
         engine = AudioEngine()
         engine.attach(sampler)
         try engine.connect(sampler, throughEffects: configuration.effects)
+        engine.mainMixerNode.outputVolume = Float(pow(10, configuration.gainDecibels / 20))
         do {
             try engine.installTap(on: engine.mainMixerNode, meter)
             output = try engine.connectOutput(toDevice: configuration.device)

@@ -19,6 +19,7 @@ extension OfflineRenderer {
         _ file: MIDIFile, toFolder folder: String, mode: StemMode, fileExtension: String = "wav",
         progress: (Double, Double) -> Bool = { _, _ in true }
     ) throws(RenderError) -> (mix: RenderSummary, stems: [StemInfo]) {
+        try checkTiming()
         let sequence = MusicSequence(file: file)
         let plan = StemPlan(sequence, mode: mode, fileExtension: fileExtension).stems
         guard !plan.isEmpty else { throw .graph("the file plays no notes: there is nothing to split") }
@@ -126,7 +127,7 @@ extension OfflineRenderer {
                         draining = latency
                     }
                 }
-                if !progress(Double(frames) / rate, sequence.durationSeconds) { throw RenderError.cancelled }
+                if !progress(Double(frames) / rate, options.musicSeconds(of: sequence)) { throw RenderError.cancelled }
             }
             for writer in writers { try writer.finish() }
         } catch let error as RenderError {

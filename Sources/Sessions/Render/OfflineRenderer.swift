@@ -21,28 +21,43 @@ import Synchronization
 /// are linear. A song whose playing is on one channel, or too unevenly spread, uses FluidSynth's
 /// own multi-core voice rendering instead.
 ///
-/// One renderer holds its loaded SoundFont (one copy per synthesizer); reuse it for many files.
+/// One renderer holds its loaded SoundFonts (one copy in memory); reuse it for many files.
 public final class OfflineRenderer: Sendable {
     public let options: RenderOptions
-    public let soundFontPath: String
-    /// The sampler holding the loaded SoundFont. It never renders: every render plays the font
-    /// from fresh synthesizers that share it (no reload, no copy; pristine reverb, chorus and LFO
-    /// state for every file), however many split lanes or renderers use it at once.
+    /// The SoundFonts, in the order they were stacked (the last one's presets come first).
+    public let soundFontPaths: [String]
+    /// The sampler holding the loaded SoundFonts. It never renders: every render plays the fonts
+    /// from fresh synthesizers that share them (no reload, no copy; pristine reverb, chorus and
+    /// LFO state for every file), however many split lanes or renderers use them at once.
     let fontOwner: SamplerNode
 
-    public init(soundFont path: String, options: RenderOptions = RenderOptions()) throws(SoundFontError) {
+    /// A renderer with the SoundFonts at `paths` stacked: a preset of a later font hides the same
+    /// bank and program of an earlier one (a drum kit over a General MIDI bank, say).
+    public init(soundFonts paths: [String], options: RenderOptions = RenderOptions()) throws(SoundFontError) {
         self.options = options
-        soundFontPath = path
+        soundFontPaths = paths
         fontOwner = try SamplerNode(settings: Self.samplerSettings(options))
-        try fontOwner.loadSoundFont(at: path)
+        for path in paths { try fontOwner.loadSoundFont(at: path) }
     }
 
-    /// A renderer that shares `other`'s loaded SoundFont (one copy in memory for both), with its
-    /// own options: for rendering several files at once on several threads.
+    /// A renderer with one SoundFont.
+    public convenience init(soundFont path: String, options: RenderOptions = RenderOptions()) throws(SoundFontError) {
+        try self.init(soundFonts: [path], options: options)
+    }
+
+    /// A renderer that shares `other`'s loaded SoundFonts (one copy in memory for both), with
+    /// its own options: for rendering several files at once on several threads.
     public init(sharingSoundFontOf other: OfflineRenderer, options: RenderOptions? = nil) {
         self.options = options ?? other.options
-        soundFontPath = other.soundFontPath
+        soundFontPaths = other.soundFontPaths
         fontOwner = other.fontOwner
+    }
+
+    /// FluidSynth's player timing plays from the start at speed 1.
+    func checkTiming() throws(RenderError) {
+        guard options.timing == .exact || (options.speed == 1 && options.startSeconds == 0) else {
+            throw .graph("FluidSynth's player timing plays from the start at speed 1: no start or speed with it")
+        }
     }
 
     /// Serializes the voice probes on font owners (renderers on several threads share one).
@@ -54,6 +69,9 @@ public final class OfflineRenderer: Sendable {
         settings.polyphony = options.polyphony
         settings.isReverbEnabled = options.isSynthReverbEnabled
         settings.isChorusEnabled = options.isSynthChorusEnabled
+        settings.interpolation = options.interpolation
+        settings.programOverrides = options.programOverrides
+        settings.mutedChannels = options.mutedChannels
         return settings
     }
 
@@ -96,6 +114,7 @@ public final class OfflineRenderer: Sendable {
     private func synthesize(
         _ file: MIDIFile, to outputPath: String, encoding: AudioFile.Encoding, progress: (Double, Double) -> Bool
     ) throws(RenderError) -> RenderSummary {
+        try checkTiming()
         let sequence = MusicSequence(file: file)
         let rate = Double(options.sampleRate)
         let quantum = options.quantumFrames
@@ -154,7 +173,7 @@ public final class OfflineRenderer: Sendable {
         var skipping = latency
         var draining: Int?
         var quietFrames = 0
-        let music = sequence.durationSeconds
+        let music = options.musicSeconds(of: sequence)
         do {
             rendering: while true {
                 lanes[0].render(into: chunk)

@@ -21,6 +21,9 @@ final class RenderLane: @unchecked Sendable {
         buffer = AudioBuffer(channelCount: 2, frameCapacity: quantum)
         let rate = Double(options.sampleRate)
         player = MusicPlayer(sequence: sequence, destination: sampler, sampleRate: rate, timing: options.timing.policy)
+        player.rate = options.speed
+        player.transpose = options.transpose
+        if options.startSeconds > 0 { player.seek(toSeconds: options.startSeconds) }
         engine.attach(sampler)
         try engine.connect(sampler, to: engine.mainMixerNode)
         try engine.addRenderObserver(player)

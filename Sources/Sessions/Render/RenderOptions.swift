@@ -41,6 +41,18 @@ public struct RenderOptions: Sendable, Hashable {
     public var isSynthReverbEnabled = true
     public var isSynthChorusEnabled = true
     public var polyphony = 256
+    /// FluidSynth's sample interpolation.
+    public var interpolation: SamplerNode.Interpolation = .fourthOrder
+    /// Channels that play a fixed bank and program whatever the song selects.
+    public var programOverrides: [SamplerNode.ProgramOverride] = []
+    /// Channels (0–15) whose notes are left out.
+    public var mutedChannels: Set<Int> = []
+    /// Tempo factor (2 plays twice as fast), from 0.25 to 4.
+    public var speed = 1.0
+    /// Semitones added to every note outside the drum channel.
+    public var transpose = 0
+    /// Where in the song the render starts, in seconds (programs and controllers chased).
+    public var startSeconds = 0.0
     /// Threads that render one file: its channels split over that many synthesizers, or
     /// FluidSynth's multi-core voice rendering when the channels cannot be split evenly.
     public var threads = 1
@@ -77,10 +89,18 @@ public struct RenderOptions: Sendable, Hashable {
     var fingerprint: String {
         let effects = effects.map { "\($0.name)\($0.values.sorted { $0.key < $1.key })" }.joined(separator: "+")
         let target = loudness.map { "\($0.integrated)/\($0.truePeakCeiling)" } ?? "none"
+        let overrides = programOverrides.map { "\($0.channel):\($0.bank):\($0.program)" }.joined(separator: ",")
         return "reverb=\(isSynthReverbEnabled ? "on" : "off");chorus=\(isSynthChorusEnabled ? "on" : "off");"
             + "timing=\(timing.rawValue);threads=\(threads);truePeak=\(loudness?.truePeakCeiling ?? -1);fx=\(effects);"
             + "rate=\(sampleRate);format=\(encoding.rawValue);gain=\(gainDecibels);tail=\(tail.text);loudness=\(target);"
-            + "polyphony=\(polyphony);maximumTail=\(maximumTailSeconds);quantum=\(quantumFrames)"
+            + "polyphony=\(polyphony);maximumTail=\(maximumTailSeconds);quantum=\(quantumFrames);"
+            + "interpolation=\(interpolation.rawValue);programs=\(overrides);muted=\(mutedChannels.sorted());"
+            + "speed=\(speed);transpose=\(transpose);start=\(startSeconds)"
+    }
+
+    /// The song's length once rendered from `startSeconds` at `speed`.
+    func musicSeconds(of sequence: MusicSequence) -> Double {
+        max(0, sequence.durationSeconds - startSeconds) / speed
     }
 
     /// The level under which the automatic tail ends.

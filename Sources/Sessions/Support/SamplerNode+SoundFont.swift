@@ -1,14 +1,16 @@
 import Sampler
 
 extension SamplerNode {
-    /// A sampler at `sampleRate` with the SoundFont at `path` loaded: what a playback or live
-    /// session plays through.
-    static func loaded(soundFont path: String, sampleRate: Int) throws(SessionError) -> SamplerNode {
-        var settings = SamplerNode.Settings()
+    /// A sampler with `settings` at `sampleRate` and the SoundFonts at `paths` stacked: what a
+    /// playback or live session plays through.
+    static func loaded(
+        soundFonts paths: [String], settings: Settings, sampleRate: Int
+    ) throws(SessionError) -> SamplerNode {
+        var settings = settings
         settings.sampleRate = Double(sampleRate)
         do {
             let sampler = try SamplerNode(settings: settings)
-            try sampler.loadSoundFont(at: path)
+            for path in paths { try sampler.loadSoundFont(at: path) }
             return sampler
         } catch { throw .soundFont(error) }
     }
