@@ -16,3 +16,8 @@ extension AudioFile {
         }
     }
 }
+
+extension AudioFile {
+    /// The libsndfile in use, as it names itself ("libsndfile-1.2.0").
+    public static var libraryVersion: String { String(cString: sf_version_string()) }
+}

@@ -81,7 +81,16 @@ struct LiveCommand: ParsableCommand {
         configuration.delay = .microseconds(Int64((delay * 1000).rounded()))
         configuration.effects = try effectOptions.specs()
         configuration.recordsMIDI = record != nil
-        let session = try LiveSession(configuration)
+        let session: LiveSession
+        do { session = try LiveSession(configuration) } catch {
+            switch error {
+            case .device: throw CLIError("\(error); \(Hints.devices)")
+            case .midi(.sequencerUnavailable):
+                throw CLIError(
+                    "\(error); network MIDI works without it: --rtpmidi PORT, or --rtpmidi-connect HOST:PORT")
+            default: throw error
+            }
+        }
         if !quiet {
             let output = session.output
             let latency =

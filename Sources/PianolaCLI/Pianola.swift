@@ -11,29 +11,43 @@ struct PianolaCommand: ParsableCommand {
         commandName: "pianola",
         abstract: "A MIDI sequencer and SoundFont sampler for Linux.",
         discussion: """
-            Pianola plays and renders Standard MIDI Files through SoundFonts (FluidSynth), and plays \
-            live MIDI from ALSA and the network.
-
-            SoundFont choice, for every command: --soundfont FILE, else $PIANOLA_SOUNDFONT, else the \
-            system's General MIDI font (/usr/share/sounds/sf2/default-GM.sf2 and the usual folders), \
-            else the General MIDI font bundled with Pianola.
+            Pianola plays and renders Standard MIDI Files through SoundFonts (FluidSynth), and \
+            plays live MIDI from ALSA and the network.
 
             Examples:
-              pianola info song.mid                describe a MIDI file (--json for pipelines)
-              pianola soundfont                    show which SoundFont would be used
-              pianola soundfont --presets -s FILE  list the presets of a SoundFont
+              pianola play song.mid               play it on the sound device
+              pianola render song.mid -o out.wav  write a WAV, FLAC, Ogg or AIFF file
+              pianola live --autoconnect          play a MIDI keyboard through a font
+              pianola info song.mid               describe a MIDI file (--json: JSON)
+              pianola soundfont --presets         the SoundFont in use, its presets
+
+            SoundFont, for every command: --soundfont FILE (repeat to stack fonts), else \
+            $PIANOLA_SOUNDFONT, else the system's General MIDI font \
+            (/usr/share/sounds/sf2/default-GM.sf2 and the usual folders), else the General MIDI \
+            font bundled with Pianola.
+
+            `pianola help COMMAND` (or `pianola COMMAND --help`) explains a command.
             """,
-        version: "0.1.0",
+        version: versionText,
         subcommands: [
             PlayCommand.self, LiveCommand.self, RenderCommand.self, ProcessCommand.self, FxCommand.self,
             InfoCommand.self, DevicesCommand.self, SoundFontCommand.self,
         ]
     )
 
+    /// Pianola's version and the libraries it plays with.
+    static var versionText: String {
+        "0.1.0 (FluidSynth \(SamplerNode.fluidSynthVersion), \(AudioFile.libraryVersion))"
+    }
+
     /// Runs the tool. Every error is shown here, in one place: the argument parser's own (usage,
     /// help, exit codes) as it shows them; the library's typed errors and `CLIError` (each
     /// describes itself) as one line, `pianola: <what and where>`, with exit status 1.
     static func main() {
+        if let mistake = Mistakes.explain(Array(CommandLine.arguments.dropFirst())) {
+            printError("pianola: " + mistake)
+            Glibc.exit(ExitCode.validationFailure.rawValue)
+        }
         var command: any ParsableCommand
         do { command = try parseAsRoot() } catch { exit(withError: error) }
         do { try command.run() } catch {

@@ -57,7 +57,11 @@ struct PlayCommand: ParsableCommand {
         configuration.speed = song.speed
         configuration.transpose = song.transpose
         configuration.loops = loop
-        let session = try PlaybackSession(configuration)
+        let session: PlaybackSession
+        do { session = try PlaybackSession(configuration) } catch {
+            guard case .device = error else { throw error }
+            throw CLIError("\(error); \(Hints.devices), or `pianola render` writes a file instead")
+        }
         if !quiet {
             SoundFontOptions.describe(fonts)
             deviceOptions.describe(session.output)

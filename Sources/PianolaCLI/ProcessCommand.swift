@@ -11,7 +11,8 @@ struct ProcessCommand: ParsableCommand {
             complete.
 
             Examples:
-              pianola process take.wav -o bright.wav --fx eq:type=highShelf,freq=8000,gain=4
+              pianola process take.wav -o bright.wav \\
+                  --fx eq:type=highShelf,freq=8000,gain=4
               pianola process mix.flac -o mix-eq.flac --fx-chain master.json --format s24
             """)
 

@@ -5,7 +5,7 @@ import Pianola
 struct RenderCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "render",
-        abstract: "Render MIDI files to WAV, FLAC or Ogg through a SoundFont, faster than real time.",
+        abstract: "Render MIDI files to WAV, FLAC, Ogg or AIFF through a SoundFont, faster than real time.",
         discussion: """
             The output format follows the extension of -o (.wav, .flac, .ogg, .aiff). With several \
             input files, -o names a folder and each file is rendered to NAME.wav in it (--ext \
@@ -27,7 +27,7 @@ struct RenderCommand: ParsableCommand {
 
             Examples:
               pianola render song.mid -o song.wav
-              pianola render song.mid -o song.flac --rate 48000 --format s24 --soundfont FluidR3_GM.sf2
+              pianola render song.mid -o song.flac -r 48000 --format s24 -s FluidR3_GM.sf2
               pianola render *.mid -o renders/ --ext flac --synth-reverb off
               pianola render corpus/ -o renders/ --jobs 2
               pianola render --manifest corpus.jsonl --jobs 2
@@ -96,7 +96,15 @@ struct RenderCommand: ParsableCommand {
             guard inputs.isEmpty else { throw ValidationError("--manifest takes the inputs from the manifest") }
         } else {
             guard !inputs.isEmpty else { throw ValidationError("name MIDI files to render, or a --manifest") }
-            guard output != nil else { throw ValidationError("-o/--output is needed") }
+            guard let output else { throw ValidationError("-o/--output is needed") }
+            let audioExtensions: Set<String> = ["wav", "flac", "ogg", "oga", "aiff", "aif"]
+            if inputs.count > 1 || inputs.contains(where: Self.isFolder), !Self.isFolder(output),
+                audioExtensions.contains((output as NSString).pathExtension.lowercased())
+            {
+                throw ValidationError(
+                    "-o \(output) names a file, but several MIDI files (or a folder) render into a folder: give one, e.g. -o renders/"
+                )
+            }
         }
     }
 

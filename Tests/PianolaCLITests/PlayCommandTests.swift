@@ -47,7 +47,8 @@ struct PlayCommandTests {
     func badDevice() throws {
         var result = try runPianola(["play", demoSong, "-d", "nosuchdevice", "-s", bundledFontPath])
         #expect(result.status == 1)
-        #expect(result.stderr == "pianola: audio device 'nosuchdevice': cannot open: No such file or directory\n")
+        #expect(result.stderr.hasPrefix("pianola: audio device 'nosuchdevice': cannot open: No such file or directory"))
+        #expect(result.stderr.split(separator: "\n").count == 1)
         result = try runPianola(["play", demoSong, "--period", "10"])
         #expect(result.status != 0)
         #expect(result.stderr.contains("--period must be between 32 and 8192 frames"))
@@ -72,7 +73,8 @@ struct PlayCommandTests {
     func liveWithoutSequencer() throws {
         let result = try runPianola(["live", "-d", "null", "-s", bundledFontPath])
         #expect(result.status == 1)
-        #expect(result.stderr == "pianola: ALSA sequencer: cannot open /dev/snd/seq: No such file or directory\n")
+        #expect(result.stderr.hasPrefix("pianola: ALSA sequencer: cannot open /dev/snd/seq: No such file or directory"))
+        #expect(result.stderr.split(separator: "\n").count == 1)
         let bad = try runPianola(["live", "--program", "17:3"])
         #expect(bad.status != 0 && bad.stderr.contains("--program must be CHANNEL:[BANK:]PROGRAM"))
         let badPeer = try runPianola(["live", "--rtpmidi-connect", "studio-mac"])

@@ -1,0 +1,52 @@
+import ArgumentParser
+import Foundation
+
+/// The first argument when it is not a command: a MIDI file given to `pianola` itself, or a
+/// misspelt command. Each gets a way out, in one line.
+enum Mistakes {
+    /// The commands, by name (and `help`).
+    static var commandNames: [String] {
+        PianolaCommand.configuration.subcommands.compactMap { $0.configuration.commandName } + ["help"]
+    }
+
+    /// What is wrong with `arguments` (pianola's, without the program name) and what to type
+    /// instead, or nil when the first argument is an option or a command.
+    static func explain(_ arguments: [String]) -> String? {
+        guard let first = arguments.first, !first.hasPrefix("-"), !commandNames.contains(first) else { return nil }
+        let extensions: Set<String> = ["mid", "midi", "kar", "rmi", "smf"]
+        if extensions.contains((first as NSString).pathExtension.lowercased())
+            || FileManager.default.fileExists(atPath: first)
+        {
+            let quoted = arguments.map(quote).joined(separator: " ")
+            return "'\(first)' is not a command; did you mean `pianola play \(quoted)`? "
+                + "(`pianola render \(quote(first)) -o out.wav` writes a file)"
+        }
+        let nearest = commandNames.min { distance(first, $0) < distance(first, $1) }
+        if let nearest, distance(first, nearest) <= max(2, first.count / 3) {
+            return
+                "unknown command '\(first)'; did you mean `pianola \(nearest)`? (`pianola --help` lists the commands)"
+        }
+        return "unknown command '\(first)' (`pianola --help` lists the commands)"
+    }
+
+    /// An argument as a shell would need it.
+    static func quote(_ argument: String) -> String {
+        let plain = argument.allSatisfy { $0.isLetter || $0.isNumber || "-_./:=+,".contains($0) }
+        return plain && !argument.isEmpty ? argument : "'" + argument.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+
+    /// Levenshtein distance.
+    static func distance(_ a: String, _ b: String) -> Int {
+        let a = Array(a.lowercased())
+        let b = Array(b.lowercased())
+        var previous = Array(0...b.count)
+        for (i, x) in a.enumerated() {
+            var current = [i + 1] + [Int](repeating: 0, count: b.count)
+            for (j, y) in b.enumerated() {
+                current[j + 1] = min(previous[j + 1] + 1, current[j] + 1, previous[j] + (x == y ? 0 : 1))
+            }
+            previous = current
+        }
+        return previous[b.count]
+    }
+}

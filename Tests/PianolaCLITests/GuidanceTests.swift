@@ -1,0 +1,61 @@
+import Foundation
+import TestSupport
+import Testing
+
+@Suite("Mistakes get a way out; help that fits", .serialized)
+struct GuidanceTests {
+    @Test("a MIDI file given to pianola itself, or a misspelt command, gets the command meant (exit 64)")
+    func commandMistakes() throws {
+        var result = try runPianola(["song.mid", "--loop"])
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("did you mean `pianola play song.mid --loop`?"), "\(result.stderr)")
+        #expect(result.stderr.contains("pianola render song.mid -o out.wav"))
+        result = try runPianola(["rendr", "a.mid"])
+        #expect(result.status == 64 && result.stderr.contains("did you mean `pianola render`?"), "\(result.stderr)")
+        result = try runPianola(["frobnicate"])
+        #expect(result.status == 64 && result.stderr.contains("unknown command 'frobnicate'"))
+        #expect(try runPianola(["help", "render"]).stdout.contains("OVERVIEW: Render MIDI files"))
+    }
+
+    @Test("no sound device: play names `pianola devices`, --device and render; live without a sequencer, --rtpmidi")
+    func deviceAndSequencerHints() throws {
+        let play = try runPianola(["play", demoSong, "-d", "nosuchdevice", "-s", bundledFontPath])
+        #expect(play.status == 1)
+        for hint in ["`pianola devices`", "--device", "`pianola render`"] {
+            #expect(play.stderr.contains(hint), "\(play.stderr)")
+        }
+        let live = try runPianola(["live", "-d", "null", "-s", bundledFontPath])
+        #expect(live.status == 1 && live.stderr.contains("--rtpmidi PORT"), "\(live.stderr)")
+    }
+
+    @Test("render of several files or a folder into a file name is an error, not a folder called out.wav")
+    func manyIntoOneFile() throws {
+        let directory = makeTemporaryDirectory("pianola-guidance")
+        for arguments in [[demoSong, demoSong], [checkout + "/Examples"]] {
+            let result = try runPianola(["render"] + arguments + ["-o", directory + "/out.wav", "-s", bundledFontPath])
+            #expect(result.status == 64 && result.stderr.contains("names a file"), "\(result.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: directory + "/out.wav"))
+        }
+    }
+
+    @Test("help: the main jobs' examples first, nothing wrapped at 80 columns, every format named, versions")
+    func help() throws {
+        let root = try runPianola(["--help"]).stdout
+        let examples = root.split(separator: "\n").filter { $0.hasPrefix("  pianola ") }.map {
+            $0.split(separator: " ")[1]
+        }
+        #expect(Array(examples.prefix(3)) == ["play", "render", "live"], "\(examples)")
+        for command in [[], ["play"], ["live"], ["render"], ["process"], ["fx"], ["info"], ["devices"], ["soundfont"]] {
+            let lines = try runPianola(command + ["--help"]).stdout.split(
+                separator: "\n", omittingEmptySubsequences: false)
+            for (index, line) in lines.enumerated().dropLast() where line.hasPrefix("  pianola ") {
+                let next = lines[index + 1]
+                #expect(next.isEmpty || next.hasPrefix(" "), "\(command): an example wraps: \(line) | \(next)")
+            }
+        }
+        #expect(root.contains("WAV, FLAC, Ogg or AIFF"))
+        #expect(try runPianola(["render", "--help"]).stdout.contains("WAV, FLAC, Ogg or AIFF"))
+        let version = try runPianola(["--version"]).stdout
+        #expect(version.contains("FluidSynth 2.") && version.contains("libsndfile"), "\(version)")
+    }
+}
