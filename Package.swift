@@ -159,7 +159,8 @@ let package = Package(
         .testTarget(
             name: "PianolaCLITests",
             dependencies: [
-                "PianolaCLI", "TestSupport", "make-demo-song", "render-to-file", "play-midi-file", "reverb-player",
+                "PianolaCLI", "TestSupport", "SMF", "make-demo-song", "render-to-file", "play-midi-file",
+                "reverb-player",
             ],
             swiftSettings: strictSettings),
     ]

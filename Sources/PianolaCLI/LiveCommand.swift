@@ -191,8 +191,8 @@ struct LiveCommand: ParsableCommand {
             return (active ? "● " : "○ ") + source.name
         }
         let inputs = names.isEmpty ? "no MIDI source connected" : names.joined(separator: ", ")
-        return
+        return Terminal.fit(
             "\(inputs)  \(status.voiceCount) voices  \(String(decibels: status.peak)) dB  "
-            + "\(String(format1: status.latencyMilliseconds)) ms  \(status.underruns) xruns"
+                + "\(String(format1: status.latencyMilliseconds)) ms  \(status.underruns) xruns")
     }
 }

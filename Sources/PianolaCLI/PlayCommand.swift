@@ -142,12 +142,17 @@ struct PlayCommand: ParsableCommand {
         return .next
     }
 
+    /// One terminal line: state, name, position, bar:beat, tempo, voices, level, underruns,
+    /// then as much of the lyric line as fits (its end: the syllables just sung).
     static func statusLine(_ status: PlaybackStatus, name: String) -> String {
         let state = status.isPlaying ? "▶" : "⏸"
         let time = "\(Terminal.clock(status.positionSeconds))/\(Terminal.clock(status.durationSeconds))"
-        return
+        let line =
             "\(state) \(name) \(time)  \(status.bar):\(status.beat)  \(Int(status.beatsPerMinute.rounded())) BPM  "
-            + "\(status.voiceCount) voices  \(String(decibels: status.peak)) dB  \(status.underruns) xruns  "
-            + status.lyricLine
+            + "\(status.voiceCount) voices  \(String(decibels: status.peak)) dB  \(status.underruns) xruns"
+        let room = Terminal.width - 1 - line.count - 2
+        guard room > 3, !status.lyricLine.isEmpty else { return Terminal.fit(line) }
+        let lyric = status.lyricLine.count <= room ? status.lyricLine : "…" + status.lyricLine.suffix(room - 1)
+        return line + "  " + lyric
     }
 }

@@ -205,13 +205,16 @@ struct RenderCommand: ParsableCommand {
         let file: MIDIFile
         do { file = try MIDIFile.read(path: input).file } catch { throw CLIError("\(input): \(error.description)") }
         let renderer = try OfflineRenderer(soundFonts: fonts, options: options)
-        var progress = ProgressReporter(label: fileName(input), total: file.durationSeconds)
+        var progress: ProgressReporter?
         let started = Terminal.monotonicSeconds()
         let result: (mix: RenderSummary, stems: [StemInfo])
         do {
-            defer { if !quiet { progress.finish() } }
-            result = try renderer.renderStems(file, toFolder: folder, mode: mode, fileExtension: ext) { done, _ in
-                if !quiet { progress.update(done: done) }
+            defer { progress?.finish() }
+            result = try renderer.renderStems(file, toFolder: folder, mode: mode, fileExtension: ext) { done, music in
+                if !quiet {
+                    if progress == nil { progress = ProgressReporter(label: fileName(input), total: music) }
+                    progress?.update(done: done)
+                }
                 return Terminal.interruptSignal == nil
             }
         } catch .cancelled {

@@ -8,6 +8,20 @@ import Synchronization
 enum Terminal {
     static var isInteractive: Bool { isatty(2) == 1 }
 
+    /// The terminal's width in columns (standard error's), else $COLUMNS, else 80.
+    static var width: Int {
+        var size = winsize()
+        if ioctl(2, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
+        if let columns = getenv("COLUMNS").flatMap({ Int(String(cString: $0)) }), columns > 0 { return columns }
+        return 80
+    }
+
+    /// `line` cut to fit one terminal line (one column spare, so the cursor never wraps).
+    static func fit(_ line: String) -> String {
+        let room = max(10, width - 1)
+        return line.count <= room ? line : String(line.prefix(room - 1)) + "…"
+    }
+
     /// Set by SIGINT/SIGTERM; long operations poll it and clean up.
     static let interrupted = Atomic<Int32>(0)
 
@@ -52,47 +66,5 @@ enum Terminal {
         var spec = timespec()
         clock_gettime(CLOCK_MONOTONIC, &spec)
         return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
-    }
-}
-
-/// A one-line progress bar on a terminal, or a plain line every 10 % otherwise.
-struct ProgressReporter {
-    let label: String
-    let total: Double
-    private var lastDecile = -1
-    private var lastDraw = 0.0
-    private let started = Terminal.monotonicSeconds()
-
-    init(label: String, total: Double) {
-        self.label = label
-        self.total = max(total, 0.001)
-    }
-
-    mutating func update(done: Double, suffix: String = "") {
-        let fraction = min(1, max(0, done / total))
-        let now = Terminal.monotonicSeconds()
-        let speed = done / max(now - started, 1e-6)
-        if Terminal.isInteractive {
-            guard now - lastDraw > 0.1 || fraction >= 1 else { return }
-            lastDraw = now
-            let width = 30
-            let filled = Int(fraction * Double(width))
-            let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
-            let percent = Int(fraction * 100)
-            Terminal.writeError(
-                "\r\(label) \(bar) \(percent)% \(Terminal.clock(done))/\(Terminal.clock(total)) \(Int(speed))× \(suffix)\u{1B}[K"
-            )
-        } else {
-            let decile = Int(fraction * 10)
-            guard decile > lastDecile else { return }
-            lastDecile = decile
-            Terminal.writeError(
-                "\(label): \(decile * 10)% (\(Terminal.clock(done)) of \(Terminal.clock(total)), \(Int(speed))× real time)\n"
-            )
-        }
-    }
-
-    func finish() {
-        if Terminal.isInteractive { Terminal.writeError("\r\u{1B}[K") }
     }
 }

@@ -182,7 +182,8 @@ public final class BatchRunner: Sendable {
                 if configuration.reportsProgress {
                     // A few times a second, and at every tenth of the song.
                     let now = Self.monotonicSeconds()
-                    let decile = Int(rendered / max(music, 0.001) * 10)
+                    // (Past the music, in the tail, the decile stays at 10.)
+                    let decile = min(10, Int(rendered / max(music, 0.001) * 10))
                     if now - lastReport >= 0.1 || decile != lastDecile {
                         lastReport = now
                         lastDecile = decile
