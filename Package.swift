@@ -90,7 +90,7 @@ let package = Package(
             name: "PianolaCLI",
             dependencies: ["Pianola", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strictSettings),
-        .target(name: "SoundFontGenerator", swiftSettings: strictSettings),
+        .target(name: "SoundFontGenerator", dependencies: ["MIDICore"], swiftSettings: strictSettings),
         .executableTarget(
             name: "generate-soundfont", dependencies: ["SoundFontGenerator"],
             swiftSettings: strictSettings),

@@ -13,6 +13,9 @@ extension ArgumentChoice {
         return words.dropLast().joined(separator: ", ") + " or " + last
     }
 
+    /// The words, for shell completion.
+    static var completion: CompletionKind { .list(allCases.map(\.rawValue)) }
+
     /// A parser for `option` (its name, for the message).
     static func parser(for option: String) -> @Sendable (String) throws -> Self {
         { text in

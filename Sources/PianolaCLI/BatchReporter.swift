@@ -1,5 +1,9 @@
 import Pianola
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Prints what a batch render does, in one of the three ways `render` shows it.
 struct BatchReporter {
     enum Style {
@@ -13,6 +17,10 @@ struct BatchReporter {
 
     let style: Style
     let quiet: Bool
+    /// JSON Lines on standard output, one object per output, instead of the summary lines.
+    var json = false
+    /// The SoundFonts of the batch, for the JSON objects.
+    var soundFonts: [String] = []
     private var progress: ProgressReporter?
     private var progressJob: BatchJob?
     /// Whether a job's interruption was shown ("… was not written").
@@ -43,6 +51,10 @@ struct BatchReporter {
                     + "\(String(format1: target.truePeakCeiling)) dBTP; got \(String(format1: measured)) LUFS\n")
         case .finished(let job, let outcome, let counts):
             endProgress()
+            if json {
+                print(Self.json(job, outcome, soundFonts: job.soundFont.map { [$0] } ?? soundFonts).serialized())
+            }
+            if case .rendered(let summary, _) = outcome, style != .corpus { Self.warnIfClipped(summary) }
             if style == .corpus {
                 showCorpus(job, outcome, counts)
             } else {
@@ -62,7 +74,7 @@ struct BatchReporter {
     private mutating func showFile(_ job: BatchJob, _ outcome: BatchOutcome, _ counts: BatchSummary) {
         switch outcome {
         case .rendered(let summary, let elapsed):
-            guard !quiet else { return }
+            guard !quiet, !json else { return }
             let line = Self.summaryLine(summary, elapsed: elapsed)
             print(style == .numbered ? "[\(counts.finished)/\(counts.total)] \(line)" : line)
         case .failed(let reason):
@@ -116,16 +128,64 @@ struct BatchReporter {
         job.origin == job.input ? job.input : job.origin + " (" + job.input + ")"
     }
 
-    /// "song.wav: 1:05.3 (1:02.0 music + 3.3 s tail), peak -3.1 dBFS, 120× real time".
+    /// "song.wav: 1:05.3 (1:02.0 music + 3.3 s tail), peak -3.1 dBFS, -18.2 LUFS, 120× real time".
     static func summaryLine(_ summary: RenderSummary, elapsed: Double) -> String {
         let loudness =
-            summary.loudness.map { ", \(String(format1: $0)) LUFS, \(String(format1: summary.truePeak ?? 0)) dBTP" }
-            ?? ""
+            (summary.loudness.map { ", \(String(format1: $0)) LUFS" } ?? "")
+            + (summary.truePeak.map { ", \(String(format1: $0)) dBTP" } ?? "")
         let length =
             "\(Terminal.clock(summary.seconds)) (\(Terminal.clock(summary.musicSeconds)) music + "
             + "\(String(format1: summary.tailSeconds)) s tail)"
         return
             "\(summary.outputPath): \(length), peak \(String(decibels: summary.peak)) dBFS\(loudness), "
             + "\(Int(summary.seconds / max(elapsed, 1e-6)))× real time"
+    }
+
+    /// "warning: OUT: N samples clipped …: use --gain or --loudness", when the output went over
+    /// full scale.
+    static func warnIfClipped(_ summary: RenderSummary) {
+        let count = summary.samplesOverFullScale
+        guard count > 0 else { return }
+        let what =
+            summary.encoding == .f32
+            ? "\(count) samples above 0 dBFS (they clip wherever the file is turned into integers)"
+            : "\(count) samples clipped"
+        Terminal.writeError(
+            "warning: \(summary.outputPath): \(what), peak \(String(decibels: summary.peak)) dBFS: use --gain or --loudness\n"
+        )
+    }
+
+    /// One output as a JSON object, for `render --json`.
+    static func json(_ job: BatchJob, _ outcome: BatchOutcome, soundFonts: [String]) -> JSONValue {
+        var object: [String: JSONValue] = ["input": .string(job.input), "output": .string(job.output)]
+        func decibels(_ value: Double?) -> JSONValue {
+            guard let value, value.isFinite else { return .null }
+            return .number((value * 100).rounded() / 100)
+        }
+        func seconds(_ value: Double) -> JSONValue { .number((value * 1000).rounded() / 1000) }
+        switch outcome {
+        case .rendered(let summary, let elapsed):
+            object["status"] = .string("rendered")
+            object["seconds"] = seconds(summary.seconds)
+            object["musicSeconds"] = seconds(summary.musicSeconds)
+            object["tailSeconds"] = seconds(summary.tailSeconds)
+            object["sampleRate"] = .number(Double(summary.sampleRate))
+            object["format"] = .string(summary.encoding.rawValue)
+            object["peakDecibels"] = decibels(summary.peak > 0 ? 20 * log10(Double(summary.peak)) : nil)
+            object["loudness"] = decibels(summary.loudness)
+            object["truePeak"] = decibels(summary.truePeak)
+            object["samplesOverFullScale"] = .number(Double(summary.samplesOverFullScale))
+            object["soundFonts"] = .array(soundFonts.map(JSONValue.string))
+            object["elapsedSeconds"] = seconds(elapsed)
+        case .skipped:
+            object["status"] = .string("skipped")
+        case .failed(let reason):
+            object["status"] = .string("failed")
+            object["origin"] = .string(job.origin)
+            object["error"] = .string(reason)
+        case .cancelled:
+            object["status"] = .string("cancelled")
+        }
+        return .object(object)
     }
 }

@@ -7,14 +7,16 @@ struct EffectOptions: ParsableArguments {
         name: .customLong("fx"),
         help: ArgumentHelp(
             "An effect, in order (repeatable): NAME[:key=value,...], e.g. eq:type=highShelf,freq=8000,gain=-6 or filter:type=lowPass,freq=1000,q=0.707; see `pianola fx list`.",
-            valueName: "effect"))
+            valueName: "effect"),
+        completion: .list(EffectSpec.catalog.map(\.name)))
     var effects: [String] = []
 
     @Option(
         name: .customLong("fx-chain"),
         help: ArgumentHelp(
             "Effects from a JSON file: an array of objects like {\"effect\": \"eq\", \"type\": \"highShelf\", \"freq\": 8000}, applied before any --fx.",
-            valueName: "file.json"))
+            valueName: "file.json"),
+        completion: .file(extensions: ["json"]))
     var chainFile: String?
 
     /// The chain: the file's effects, then the --fx ones; one clear line on the first bad one.

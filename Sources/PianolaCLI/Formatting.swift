@@ -23,6 +23,9 @@ extension String {
     }
 }
 
+/// The extensions of MIDI files (for shell completion).
+let midiFileExtensions = ["mid", "midi", "kar", "rmi", "smf"]
+
 /// The last part of a path.
 func fileName(_ path: String) -> String { path.split(separator: "/").last.map(String.init) ?? path }
 

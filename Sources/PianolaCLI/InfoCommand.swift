@@ -19,7 +19,9 @@ struct InfoCommand: ParsableCommand {
               pianola info --strict song.mid     treat any defect as an error
             """)
 
-    @Argument(help: ArgumentHelp("MIDI files (.mid, .midi, .kar, .rmi).", valueName: "file"))
+    @Argument(
+        help: ArgumentHelp("MIDI files (.mid, .midi, .kar, .rmi).", valueName: "file"),
+        completion: .file(extensions: midiFileExtensions))
     var files: [String]
 
     @Flag(help: "Print a JSON array with one object per file.")
@@ -86,7 +88,11 @@ struct InfoCommand: ParsableCommand {
                 track.channels.isEmpty ? "" : "  ch " + track.channels.map { String($0 + 1) }.joined(separator: ",")
             let programs =
                 track.programs.isEmpty
-                ? "" : "  prog " + track.programs.map { String($0.program) }.joined(separator: ",")
+                ? ""
+                : "  prog "
+                    + track.programs.map {
+                        "\($0.program) (\(GeneralMIDI.instrumentName(program: Int($0.program), channel: Int($0.channel))))"
+                    }.joined(separator: ", ")
             print("    \(Self.pad(String(track.index), 3)) \(name)\(channels)\(programs)  \(track.noteCount) notes")
         }
         if summary.lyricCount > 0 || summary.markerCount > 0 {
@@ -161,6 +167,8 @@ struct InfoCommand: ParsableCommand {
                             track.programs.map {
                                 .object([
                                     "channel": .number(Double($0.channel + 1)), "program": .number(Double($0.program)),
+                                    "name": .string(
+                                        GeneralMIDI.instrumentName(program: Int($0.program), channel: Int($0.channel))),
                                 ])
                             }),
                         "noteCount": .number(Double(track.noteCount)), "eventCount": .number(Double(track.eventCount)),

@@ -24,7 +24,9 @@ struct PlayCommand: ParsableCommand {
               pianola play song.kar --speed 0.8 --transpose -2 --loop
             """)
 
-    @Argument(help: ArgumentHelp("MIDI files to play, in order.", valueName: "midi-file"))
+    @Argument(
+        help: ArgumentHelp("MIDI files to play, in order.", valueName: "midi-file"),
+        completion: .file(extensions: midiFileExtensions))
     var files: [String]
 
     @OptionGroup var soundFonts: SoundFontOptions

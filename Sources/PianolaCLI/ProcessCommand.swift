@@ -26,7 +26,7 @@ struct ProcessCommand: ParsableCommand {
 
     @Option(
         help: ArgumentHelp("Sample format: s16, s24 or f32 (default: the input's).", valueName: "format"),
-        transform: AudioFile.Encoding.parser(for: "--format"))
+        completion: AudioFile.Encoding.completion, transform: AudioFile.Encoding.parser(for: "--format"))
     var format: AudioFile.Encoding?
 
     @Flag(name: .shortAndLong, help: "Print nothing but errors.")

@@ -22,7 +22,9 @@ struct ProgressReporter {
             lastDraw = now
             let position = "\(Terminal.clock(min(done, total)))/\(Terminal.clock(total))"
             let tail = done > total ? " + tail \(String(format1: done - total)) s" : ""
-            let figures = "\(Int(fraction * 100))% \(position)\(tail) \(Int(speed))×"
+            // (The speed means something once the work has run a little.)
+            let speedText = now - started >= 0.1 ? " \(Int(speed))×" : ""
+            let figures = "\(Int(fraction * 100))% \(position)\(tail)\(speedText)"
             // The bar takes what the terminal leaves, up to 30 columns.
             let width = max(5, min(30, Terminal.width - 3 - label.count - figures.count))
             let filled = Int(fraction * Double(width))
@@ -33,8 +35,8 @@ struct ProgressReporter {
             guard decile > lastDecile else { return }
             lastDecile = decile
             Terminal.writeError(
-                "\(label): \(decile * 10)% (\(Terminal.clock(min(done, total))) of \(Terminal.clock(total)), "
-                    + "\(Int(speed))× real time)\n")
+                "\(label): \(decile * 10)% (\(Terminal.clock(min(done, total))) of \(Terminal.clock(total))"
+                    + (now - started >= 0.1 ? ", \(Int(speed))× real time)\n" : ")\n"))
         }
     }
 

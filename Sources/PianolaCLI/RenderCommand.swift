@@ -33,7 +33,9 @@ struct RenderCommand: ParsableCommand {
               pianola render --manifest corpus.jsonl --jobs 2
             """)
 
-    @Argument(help: ArgumentHelp("MIDI files (or folders of them) to render.", valueName: "midi-file"))
+    @Argument(
+        help: ArgumentHelp("MIDI files (or folders of them) to render.", valueName: "midi-file"),
+        completion: .file(extensions: midiFileExtensions))
     var inputs: [String] = []
 
     @Option(
@@ -74,8 +76,14 @@ struct RenderCommand: ParsableCommand {
         help: ArgumentHelp(
             "Also write stems, in one pass: one file per track, MIDI channel or GM instrument family (program), with mix.EXT and stems.json in the -o folder. Effects act on the mix only.",
             valueName: "track|channel|program"),
-        transform: StemMode.parser(for: "--stems"))
+        completion: StemMode.completion, transform: StemMode.parser(for: "--stems"))
     var stems: StemMode?
+
+    @Flag(
+        help:
+            "Print one JSON object per output on standard output (input, output, status, seconds, peak, loudness, SoundFonts, error), for pipelines."
+    )
+    var json = false
 
     @Flag(name: .shortAndLong, help: "Print nothing but errors.")
     var quiet = false
@@ -111,7 +119,9 @@ struct RenderCommand: ParsableCommand {
     func run() throws {
         Terminal.trapInterrupts()
         let fonts = try soundFonts.resolve()
-        let options = settings.options(synth: synth, song: song, effects: try effectOptions.specs())
+        var options = settings.options(synth: synth, song: song, effects: try effectOptions.specs())
+        // The loudness is measured where it is shown: summary lines and JSON.
+        options.measuresLoudness = json || (!quiet && manifest == nil && !inputs.contains(where: Self.isFolder))
         if !quiet { SoundFontOptions.describe(fonts) }
         let paths = fonts.map(\.path)
         if let stems {
@@ -139,6 +149,8 @@ struct RenderCommand: ParsableCommand {
         let runner = BatchRunner(plan, configuration: configuration)
         try runner.loadSoundFonts()
         var reporter = BatchReporter(style: workers == 1 ? .oneAtATime : .numbered, quiet: quiet)
+        reporter.json = json
+        reporter.soundFonts = fonts
         let summary = runner.run(workers: workers, isCancelled: { Terminal.interruptSignal != nil }) {
             reporter.show($0)
         }
@@ -184,6 +196,8 @@ struct RenderCommand: ParsableCommand {
         configuration.ledger = BatchLedger(path: ledgerPath)
         configuration.failureLog = failureLog
         var reporter = BatchReporter(style: .corpus, quiet: quiet)
+        reporter.json = json
+        reporter.soundFonts = fonts
         let summary = BatchRunner(plan, configuration: configuration).run(
             workers: jobs, isCancelled: { Terminal.interruptSignal != nil }
         ) { reporter.show($0) }
@@ -226,6 +240,20 @@ struct RenderCommand: ParsableCommand {
         try StemsDocument(
             input: input, mode: mode, sampleRate: options.sampleRate, frames: result.mix.frames, stems: result.stems
         ).write(toFolder: folder)
+        BatchReporter.warnIfClipped(result.mix)
+        if json {
+            for stem in result.stems {
+                print(
+                    JSONValue.object([
+                        "input": .string(input), "output": .string(folder + "/" + stem.file),
+                        "status": .string("rendered"),
+                        "kind": .string(stem.kind), "name": .string(stem.name), "notes": .number(Double(stem.notes)),
+                        "loudness": stem.loudness.isFinite ? .number((stem.loudness * 100).rounded() / 100) : .null,
+                        "soundFonts": .array(fonts.map(JSONValue.string)),
+                    ]).serialized())
+            }
+            return
+        }
         guard !quiet else { return }
         let speed = Int(result.mix.seconds / max(Terminal.monotonicSeconds() - started, 1e-6))
         print(

@@ -11,7 +11,7 @@ struct RenderSettings: ParsableArguments {
 
     @Option(
         help: ArgumentHelp("Sample format: s16, s24 or f32 (default: s16).", valueName: "format"),
-        transform: AudioFile.Encoding.parser(for: "--format"))
+        completion: AudioFile.Encoding.completion, transform: AudioFile.Encoding.parser(for: "--format"))
     var format: AudioFile.Encoding = .s16
 
     @Option(
@@ -33,7 +33,7 @@ struct RenderSettings: ParsableArguments {
         help: ArgumentHelp(
             "Event timing: exact (every event at its sample, the default) or fluidsynth (as FluidSynth's player places them, for renders that match `fluidsynth -F`).",
             valueName: "exact|fluidsynth"),
-        transform: RenderTiming.parser(for: "--timing"))
+        completion: RenderTiming.completion, transform: RenderTiming.parser(for: "--timing"))
     var timing: RenderTiming = .exact
 
     @Option(

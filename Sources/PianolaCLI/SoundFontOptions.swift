@@ -7,7 +7,8 @@ struct SoundFontOptions: ParsableArguments {
         name: .shortAndLong,
         help: ArgumentHelp(
             "SoundFont (.sf2/.sf3); repeat to stack fonts (a later font's presets hide an earlier one's); see `pianola soundfont`.",
-            valueName: "file"))
+            valueName: "file"),
+        completion: .file(extensions: ["sf2", "sf3"]))
     var soundfont: [String] = []
 
     /// The fonts given (each must exist), or the discovered one.

@@ -12,13 +12,13 @@ struct SynthOptions: ParsableArguments {
     @Option(
         name: .customLong("synth-reverb"),
         help: ArgumentHelp("FluidSynth's reverb: on or off (default: on).", valueName: "on|off"),
-        transform: Switch.parser(for: "--synth-reverb"))
+        completion: Switch.completion, transform: Switch.parser(for: "--synth-reverb"))
     var synthReverb: Switch = .on
 
     @Option(
         name: .customLong("synth-chorus"),
         help: ArgumentHelp("FluidSynth's chorus: on or off (default: on).", valueName: "on|off"),
-        transform: Switch.parser(for: "--synth-chorus"))
+        completion: Switch.completion, transform: Switch.parser(for: "--synth-chorus"))
     var synthChorus: Switch = .on
 
     @Option(
@@ -29,7 +29,7 @@ struct SynthOptions: ParsableArguments {
     @Option(
         help: ArgumentHelp(
             "Sample interpolation: none, linear, 4th or 7th (order; default: 4th).", valueName: "method"),
-        transform: Interpolation.parser(for: "--interpolation"))
+        completion: Interpolation.completion, transform: Interpolation.parser(for: "--interpolation"))
     var interpolation: Interpolation = .fourth
 
     @Option(

@@ -1,3 +1,5 @@
+import MIDICore
+
 /// Builds Pianola's own General MIDI SoundFont: 128 melodic presets (bank 0) and a drum kit
 /// (bank 128, program 0, notes 35-81), every sample synthesized here and deterministic, so the
 /// same source always yields the same bytes.
@@ -41,7 +43,7 @@ public enum GeneralMIDISoundFont {
                     zones.append(SoundFont2Bank.Zone(keyRange: range, generators: generators, target: samples[zone]))
                 }
             }
-            let name = GeneralMIDIPatches.names[program]
+            let name = GeneralMIDI.programNames[program]
             bank.instruments.append(SoundFont2Bank.Instrument(name: name, zones: zones))
             bank.presets.append(
                 SoundFont2Bank.Preset(

@@ -40,7 +40,7 @@ struct InfoCommandTests {
         #expect(result.stdout.contains("format 1, 96 ticks per quarter note, 1 tracks"))
         #expect(result.stdout.contains("8 notes"))
         #expect(result.stdout.contains("tempo 100 BPM, time 3/4"))
-        #expect(result.stdout.contains("\"Lead\"  ch 1  prog 5  8 notes"))
+        #expect(result.stdout.contains("\"Lead\"  ch 1  prog 5 (Electric Piano 2)  8 notes"), "\(result.stdout)")
         #expect(result.stdout.contains("no defects"))
     }
 

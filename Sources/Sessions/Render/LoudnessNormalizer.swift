@@ -16,6 +16,7 @@ enum LoudnessNormalizer {
         var loudness: Double
         var truePeak: Double
         var peak: Float
+        var samplesOverFullScale = 0
     }
 
     /// The limiter's ceiling sits this far under the requested one: its own margin and the
@@ -68,10 +69,13 @@ enum LoudnessNormalizer {
         (resultLeft, resultRight) = (best.left, best.right)
         var interleaved = [Float](repeating: 0, count: frames * 2)
         var peak: Float = 0
+        var overFullScale = 0
         for frame in 0..<frames {
             interleaved[2 * frame] = resultLeft[frame]
             interleaved[2 * frame + 1] = resultRight[frame]
             peak = max(peak, abs(resultLeft[frame]), abs(resultRight[frame]))
+            if abs(resultLeft[frame]) > 1 { overFullScale += 1 }
+            if abs(resultRight[frame]) > 1 { overFullScale += 1 }
         }
         do {
             try AudioFile.write(
@@ -86,7 +90,9 @@ enum LoudnessNormalizer {
             throw .audio(error)
         }
         written.samples.withUnsafeBufferPointer { meter.add(interleaved: $0) }
-        return Measured(loudness: meter.integratedLoudness, truePeak: meter.truePeak, peak: peak)
+        return Measured(
+            loudness: meter.integratedLoudness, truePeak: meter.truePeak, peak: peak,
+            samplesOverFullScale: overFullScale)
     }
 
     private static func measure(_ left: [Float], _ right: [Float], rate: Int) throws(RenderError) -> Measured {

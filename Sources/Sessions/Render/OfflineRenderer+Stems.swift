@@ -74,7 +74,7 @@ extension OfflineRenderer {
         var frames = 0
         var musicFrames = 0
         var quietFrames = 0
-        var peak: Float = 0
+        let mixLevel = try OutputMeter(sampleRate: options.sampleRate, measuresLoudness: false)
         let mixWriter = writers[plan.count]
         let mixMeter = meters[plan.count]
         do {
@@ -99,7 +99,6 @@ extension OfflineRenderer {
                     let samples = mix.audio.channel(channel)
                     for frame in 0..<quantum { quantumPeak = max(quantumPeak, abs(samples[frame])) }
                 }
-                peak = max(peak, quantumPeak)
                 // The mix, its chain's latency taken off the start and rendered past the end.
                 let skip = min(skipping, quantum)
                 skipping -= skip
@@ -107,6 +106,7 @@ extension OfflineRenderer {
                 if let left = draining { count = min(left, quantum) }
                 if count > 0 {
                     try mixWriter.write(mix.audio, from: skip, frameCount: count)
+                    mixLevel.add(mix.audio, from: skip, frameCount: count, peak: quantumPeak)
                     mixMeter.add(
                         left: mix.audio.channel(0) + skip, right: mix.audio.channel(1) + skip, frameCount: count)
                 }
@@ -150,8 +150,10 @@ extension OfflineRenderer {
         mixInfo.truePeak = mixMeter.truePeak
         let summary = RenderSummary(
             outputPath: folder + "/" + mixInfo.file, frames: frames, sampleRate: options.sampleRate,
-            musicSeconds: Double(musicFrames) / rate, tailSeconds: Double(frames - musicFrames) / rate, peak: peak,
-            loudness: mixInfo.loudness, truePeak: mixInfo.truePeak)
+            musicSeconds: Double(musicFrames) / rate, tailSeconds: Double(frames - musicFrames) / rate,
+            peak: mixLevel.peak, loudness: mixInfo.loudness, truePeak: mixInfo.truePeak,
+            samplesOverFullScale: mixLevel.samplesOverFullScale
+        ).encoded(options.encoding)
         return (summary, [mixInfo] + stems)
     }
 

@@ -105,9 +105,11 @@ public final class OfflineRenderer: Sendable {
         let measured = try LoudnessNormalizer.normalize(
             intermediate, to: outputPath, target: target, encoding: options.encoding)
         summary.outputPath = outputPath
+        summary.encoding = options.encoding
         summary.loudness = measured.loudness
         summary.truePeak = measured.truePeak
         summary.peak = measured.peak
+        summary.samplesOverFullScale = measured.samplesOverFullScale
         return summary
     }
 
@@ -165,7 +167,7 @@ public final class OfflineRenderer: Sendable {
         defer { for worker in workers { worker.stop() } }
 
         var frames = 0
-        var peak: Float = 0
+        let meter = try OutputMeter(sampleRate: options.sampleRate, measuresLoudness: options.measuresLoudness)
         var musicFrames = 0
         // The chain's latency (a limiter's look-ahead) comes off the start of the file, and is
         // rendered again at the end: the output stays aligned with the music.
@@ -189,19 +191,22 @@ public final class OfflineRenderer: Sendable {
                         let samples = chunk.audio.channel(channel) + start
                         for frame in 0..<quantum { quantumPeak = max(quantumPeak, abs(samples[frame])) }
                     }
-                    peak = max(peak, quantumPeak)
                     let skip = min(skipping, quantum)
                     skipping -= skip
                     if let left = draining {
                         // After the end: only the chain's delayed last frames.
                         let count = min(left, quantum)
                         try writer.write(chunk.audio, from: start, frameCount: count)
+                        meter.add(chunk.audio, from: start, frameCount: count, peak: quantumPeak)
                         frames += count
                         draining = left - count
                         if left - count == 0 { break rendering }
                         continue
                     }
-                    if skip < quantum { try writer.write(chunk.audio, from: start + skip, frameCount: quantum - skip) }
+                    if skip < quantum {
+                        try writer.write(chunk.audio, from: start + skip, frameCount: quantum - skip)
+                        meter.add(chunk.audio, from: start + skip, frameCount: quantum - skip, peak: quantumPeak)
+                    }
                     frames += quantum
                     if !chunk.isFinished[index] {
                         musicFrames = frames
@@ -231,6 +236,9 @@ public final class OfflineRenderer: Sendable {
         return RenderSummary(
             outputPath: outputPath, frames: frames - latency, sampleRate: options.sampleRate,
             musicSeconds: Double(musicFrames) / rate,
-            tailSeconds: Double(frames - latency - musicFrames) / rate, peak: peak)
+            tailSeconds: Double(frames - latency - musicFrames) / rate, peak: meter.peak,
+            loudness: meter.integratedLoudness, samplesOverFullScale: meter.samplesOverFullScale
+        )
+        .encoded(encoding)
     }
 }

@@ -1,3 +1,5 @@
+import AudioIO
+
 /// What a finished render produced.
 public struct RenderSummary: Sendable {
     /// The file written.
@@ -13,8 +15,38 @@ public struct RenderSummary: Sendable {
     public var peak: Float
     /// The file's length in seconds.
     public var seconds: Double { Double(frames) / Double(sampleRate) }
-    /// Integrated loudness (LUFS) and true peak (dBTP) of the file written, when a loudness
-    /// target was set (BS.1770 / EBU R 128, measured by libebur128).
+    /// Integrated loudness of the file written (LUFS, BS.1770 / EBU R 128, by libebur128; −∞
+    /// for silence).
     public var loudness: Double?
+    /// True peak (dBTP), measured when a loudness target was set.
     public var truePeak: Double?
+    /// Samples above full scale: they clip in an integer file (s16, s24, FLAC), and wherever a
+    /// float file is turned into integers.
+    public var samplesOverFullScale = 0
+    /// The file's sample format.
+    public var encoding: AudioFile.Encoding = .s16
+
+    public init(
+        outputPath: String, frames: Int, sampleRate: Int, musicSeconds: Double, tailSeconds: Double, peak: Float,
+        loudness: Double? = nil, truePeak: Double? = nil, samplesOverFullScale: Int = 0
+    ) {
+        self.outputPath = outputPath
+        self.frames = frames
+        self.sampleRate = sampleRate
+        self.musicSeconds = musicSeconds
+        self.tailSeconds = tailSeconds
+        self.peak = peak
+        self.loudness = loudness
+        self.truePeak = truePeak
+        self.samplesOverFullScale = samplesOverFullScale
+    }
+}
+
+extension RenderSummary {
+    /// The summary of a file in `encoding`.
+    func encoded(_ encoding: AudioFile.Encoding) -> RenderSummary {
+        var summary = self
+        summary.encoding = encoding
+        return summary
+    }
 }

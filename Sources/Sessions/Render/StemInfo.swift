@@ -88,9 +88,3 @@ public struct StemsDocument: Sendable, Encodable {
         }
     }
 }
-
-/// The General MIDI instrument families (program / 8).
-public let generalMIDIFamilies = [
-    "piano", "chromatic percussion", "organ", "guitar", "bass", "strings", "ensemble", "brass", "reed", "pipe",
-    "synth lead", "synth pad", "synth effects", "ethnic", "percussive", "sound effects",
-]

@@ -1,3 +1,4 @@
+import MIDICore
 import Sequencer
 
 /// The stems a sequence splits into, each with what it holds and the sequence its synthesizer
@@ -37,11 +38,12 @@ struct StemPlan {
                 name = "channel \(key + 1)"
             case .program:
                 kind = "family"
-                name = key == 16 ? "drums" : generalMIDIFamilies[key]
+                name = key == 16 ? "drums" : GeneralMIDI.familyNames[key]
                 family = name
             }
             if mode != .program, channels.count == 1 {
-                family = channels == [10] ? "drums" : programs.count == 1 ? generalMIDIFamilies[programs[0] / 8] : nil
+                family =
+                    channels == [10] ? "drums" : programs.count == 1 ? GeneralMIDI.familyNames[programs[0] / 8] : nil
             }
             let stem = key + 1 < 10 ? "0\(key + 1)" : "\(key + 1)"
             let slug = Self.safeName(name)
