@@ -26,7 +26,8 @@ let package = Package(
     targets: [
         // MARK: C libraries (each imported by exactly one Swift module, re-exported by none)
         // fluidsynth.pc lists its static dependencies' flags (glib, SDL, -pthread), which SwiftPM
-        // rejects with a warning; the header needs none of them, so the module map links directly.
+        // rejects with a warning; the header needs none of them, so the module map links directly,
+        // and the shim header names the Debian package when the headers are missing.
         .systemLibrary(name: "CFluidSynth"),
         // Keeps libfluidsynth's single-thread OpenMP regions off libgomp's allocator (see the file).
         .target(name: "CFluidSynthRealtime", linkerSettings: [.linkedLibrary("dl")]),

@@ -129,7 +129,7 @@ func inRender(song: String, font: String, runs: Int, fx: [String]) throws {
     _ = try owner.loadSoundFont(at: font)
     for _ in 0..<runs {
         let sampler = try SamplerNode(settings: settings, sharingSoundFontsWith: owner)
-        let player = MusicPlayer(sequence: MusicSequence(file: file), destination: sampler, sampleRate: rate)
+        let player = MusicPlayer(sequence: MusicSequence(file: file), destination: sampler)
         let engine = AudioEngine()
         engine.attach(sampler)
         try engine.connect(sampler, to: engine.mainMixerNode)

@@ -23,7 +23,7 @@ do {
     let engine = AudioEngine()
     engine.attach(sampler)
     try engine.connect(sampler, to: engine.mainMixerNode)
-    let player = MusicPlayer(sequence: sequence, destination: sampler, sampleRate: 44_100)
+    let player = MusicPlayer(sequence: sequence, destination: sampler)
     try engine.addRenderObserver(player)
 
     // The engine plays through the device it is connected to; the player is driven by the

@@ -24,7 +24,7 @@ try sampler.loadSoundFont(at: font.path)
 let engine = AudioEngine()
 engine.attach(sampler)
 try engine.connect(sampler, to: engine.mainMixerNode)
-let player = MusicPlayer(sequence: sequence, destination: sampler, sampleRate: 44_100)
+let player = MusicPlayer(sequence: sequence, destination: sampler)
 try engine.addRenderObserver(player)
 try engine.enableManualRenderingMode(format: .stereo(sampleRate: 44_100), maximumFrameCount: 512)
 

@@ -23,6 +23,8 @@ public final class AudioEngine: @unchecked Sendable {
 
     private struct GraphState {
         var nodes: [ObjectIdentifier: AudioNode] = [:]
+        /// The nodes in the order they were attached.
+        var attachOrder: [ObjectIdentifier] = []
         /// destination node → bus → source
         var inputs: [ObjectIdentifier: [Int: Connection]] = [:]
         var taps: [ObjectIdentifier: [AudioTap]] = [:]
@@ -49,7 +51,10 @@ public final class AudioEngine: @unchecked Sendable {
     private var sampleTime: Int64 = 0
 
     public init() {
-        state.withLock { $0.nodes[ObjectIdentifier(outputNode)] = outputNode }
+        state.withLock {
+            $0.nodes[ObjectIdentifier(outputNode)] = outputNode
+            $0.attachOrder.append(ObjectIdentifier(outputNode))
+        }
         outputNode.engine = self
     }
 
@@ -67,8 +72,17 @@ public final class AudioEngine: @unchecked Sendable {
 
     /// Adds a node to the engine (it renders once something connects it to the output).
     public func attach(_ node: AudioNode) {
-        state.withLock { $0.nodes[ObjectIdentifier(node)] = node }
+        state.withLock {
+            let key = ObjectIdentifier(node)
+            if $0.nodes.updateValue(node, forKey: key) == nil { $0.attachOrder.append(key) }
+        }
         node.engine = self
+    }
+
+    /// The attached nodes, in the order they were attached (the output node and the main mixer
+    /// among them).
+    public var attachedNodes: [AudioNode] {
+        state.withLock { state in state.attachOrder.compactMap { state.nodes[$0] } }
     }
 
     /// Removes a node and all its connections.
@@ -81,6 +95,7 @@ public final class AudioEngine: @unchecked Sendable {
                 graph.inputs[destination] = buses.filter { $0.value.source != id }
             }
             graph.nodes[id] = nil
+            graph.attachOrder.removeAll { $0 == id }
             graph.taps[id] = nil
             graph.preparedNodes.remove(id)
             graph.buffers[id] = nil

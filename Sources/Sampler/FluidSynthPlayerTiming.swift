@@ -18,9 +18,9 @@ public struct FluidSynthPlayerTiming: EventTimingPolicy {
 
     /// A scheduler for files timed in ticks per quarter note; SMPTE-timed files play with the
     /// player's own timing.
-    public func makeScheduler(for sequence: MusicSequence, sampleRate: Double) -> (any EventScheduler)? {
+    public func makeScheduler(for sequence: MusicSequence) -> (any EventScheduler)? {
         guard let ticks = sequence.tempoMap.division.ticksPerQuarterNote else { return nil }
-        return Scheduler(sequence: sequence, sampleRate: sampleRate, ticksPerQuarterNote: ticks)
+        return Scheduler(sequence: sequence, ticksPerQuarterNote: ticks)
     }
 
     /// FluidSynth keeps milliseconds per tick in single precision: `(float)tempo / division / 1000.0`
@@ -35,16 +35,14 @@ public struct FluidSynthPlayerTiming: EventTimingPolicy {
     /// The player's clock and tempo anchor (render thread).
     final class Scheduler: EventScheduler {
         let sequence: MusicSequence
-        let sampleRate: Double
         let ticksPerQuarterNote: Int
         var startMilliseconds = 0
         var startTicks = 0
         var millisecondsPerTick: Double
         var tempoCursor = 0
 
-        init(sequence: MusicSequence, sampleRate: Double, ticksPerQuarterNote: Int) {
+        init(sequence: MusicSequence, ticksPerQuarterNote: Int) {
             self.sequence = sequence
-            self.sampleRate = sampleRate
             self.ticksPerQuarterNote = ticksPerQuarterNote
             millisecondsPerTick = FluidSynthPlayerTiming.millisecondsPerTick(
                 tempo: 500_000, ticksPerQuarterNote: ticksPerQuarterNote)
@@ -53,6 +51,7 @@ public struct FluidSynthPlayerTiming: EventTimingPolicy {
         func schedule(frameCount: Int, at time: AudioTime, through playhead: SequencePlayhead) -> ScheduledQuantum {
             let blockSize = FluidSynthPlayerTiming.blockFrames
             let tempos = sequence.tempoMap.tempoChanges
+            let sampleRate = time.sampleRate
             let quantumStart = time.sampleTime
             let quantumEnd = time.sampleTime + Int64(frameCount)
             let position = Double(quantumEnd) / sampleRate

@@ -15,9 +15,10 @@ public protocol EventTimingPolicy: Sendable {
     /// are dropped).
     var passesNotesThrough: Bool { get }
 
-    /// The render-thread state for one player of `sequence` at `sampleRate`, or nil when the
-    /// policy leaves this sequence to the player's own sample-accurate scheduling.
-    func makeScheduler(for sequence: MusicSequence, sampleRate: Double) -> (any EventScheduler)?
+    /// The render-thread state for one player of `sequence`, or nil when the policy leaves this
+    /// sequence to the player's own sample-accurate scheduling. (The sample rate is the render's:
+    /// each quantum's `AudioTime` carries it.)
+    func makeScheduler(for sequence: MusicSequence) -> (any EventScheduler)?
 }
 
 /// The render-thread half of an `EventTimingPolicy`, one per player.

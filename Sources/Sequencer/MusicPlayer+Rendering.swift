@@ -6,6 +6,13 @@ import MIDICore
 // locks (the mailbox is only try-locked) or blocks.
 extension MusicPlayer {
     public func willRender(frameCount: Int, at time: AudioTime) {
+        if time.sampleRate != sampleRate && time.sampleRate > 0 {
+            // The render's rate (the first quantum's, or a new one): the position stays put.
+            let now = secondsAt(sample: time.sampleTime)
+            sampleRate = time.sampleRate
+            anchorSample = time.sampleTime
+            anchorSeconds = now
+        }
         takeMail(at: time)
         guard renderPlaying else { return }
         if let scheduler {

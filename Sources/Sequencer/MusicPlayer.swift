@@ -17,7 +17,6 @@ import Synchronization
 /// instance as FluidSynth's own player times them) is given an `EventTimingPolicy`.
 public final class MusicPlayer: RenderObserver, @unchecked Sendable {
     public let sequence: MusicSequence
-    let sampleRate: Double
 
     // MARK: Control → render mailbox (the render thread only ever try-locks it)
 
@@ -63,6 +62,8 @@ public final class MusicPlayer: RenderObserver, @unchecked Sendable {
     var anchorSample: Int64 = 0
     var anchorSeconds = 0.0
     var renderRate = 1.0
+    /// The render's sample rate, from the last quantum's time.
+    var sampleRate = 44_100.0
     var loop: LoopSetting?
     var loopsRemaining = 0
     var heldSeek: SeekPlan?
@@ -72,18 +73,17 @@ public final class MusicPlayer: RenderObserver, @unchecked Sendable {
     /// How events are placed in time: nil for the player's own sample-accurate scheduling.
     public let timing: (any EventTimingPolicy)?
 
-    /// A player for `sequence`; tracks without a destination play into `destination`.
+    /// A player for `sequence`; tracks without a destination play into `destination`. It plays at
+    /// the rate the engine renders at, which each quantum's time carries: no rate to give, and
+    /// none to get wrong. Add it to the engine's render (`addRenderObserver`), or use an
+    /// `AudioSequencer`, which does that itself.
     ///
     /// - Parameter timing: how events are placed in time. By default every event plays at its
     ///   exact frame (the synthesizer may still start voices at its own block boundary).
-    public init(
-        sequence: MusicSequence, destination: any MIDIReceivingNode, sampleRate: Double,
-        timing: (any EventTimingPolicy)? = nil
-    ) {
+    public init(sequence: MusicSequence, destination: any MIDIReceivingNode, timing: (any EventTimingPolicy)? = nil) {
         self.timing = timing
         self.sequence = sequence
-        self.sampleRate = sampleRate
-        let scheduler = timing?.makeScheduler(for: sequence, sampleRate: sampleRate)
+        let scheduler = timing?.makeScheduler(for: sequence)
         self.scheduler = scheduler
         playhead = SequencePlayhead(
             sequence: sequence, destination: destination,
@@ -92,6 +92,15 @@ public final class MusicPlayer: RenderObserver, @unchecked Sendable {
             $0.muted = [Bool](repeating: false, count: sequence.tracks.count)
             $0.soloed = [Bool](repeating: false, count: sequence.tracks.count)
         }
+    }
+
+    /// A player for `sequence`. `sampleRate` is not used: the player takes the render's rate.
+    @available(*, deprecated, message: "the player plays at the rate the engine renders at; leave sampleRate out")
+    public convenience init(
+        sequence: MusicSequence, destination: any MIDIReceivingNode, sampleRate: Double,
+        timing: (any EventTimingPolicy)? = nil
+    ) {
+        self.init(sequence: sequence, destination: destination, timing: timing)
     }
 
     // MARK: Transport (any thread)

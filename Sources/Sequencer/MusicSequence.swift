@@ -226,6 +226,26 @@ public final class MusicSequence: @unchecked Sendable {
     }
 
     public var durationSeconds: Double { tempoMap.seconds(forTick: lengthInTicks) }
+
+    /// The tempo at the start, in beats per minute (120 when the file sets none).
+    public var tempo: Double { 60_000_000 / Double(tempoMap.microsecondsPerQuarterNote(atTick: 0)) }
+
+    /// Every tempo of the song, with where it starts: seconds and beats per minute.
+    public var tempos: [(seconds: Double, beatsPerMinute: Double)] {
+        let changes = tempoMap.tempoChanges
+        guard !changes.isEmpty else { return [(0, tempo)] }
+        return changes.map {
+            (tempoMap.seconds(forTick: Double($0.tick)), 60_000_000 / Double($0.microsecondsPerQuarterNote))
+        }
+    }
+
+    /// The notes the song plays (note-ons with a velocity).
+    public var noteCount: Int {
+        tracks.reduce(0) { count, track in count + track.events.filter(\.message.isNoteStart).count }
+    }
+
+    /// Each track's name, in order (nil for a track without one).
+    public var trackNames: [String?] { tracks.map(\.name) }
     public var lengthInBeats: Double { tempoMap.beats(forTick: Double(lengthInTicks)) }
 
     public func seconds(forBeats beats: Double) -> Double {

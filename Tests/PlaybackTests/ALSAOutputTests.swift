@@ -18,7 +18,7 @@ func demoGraph(effects: Bool = true) throws -> (AudioEngine, MusicPlayer) {
     engine.attach(sampler)
     try engine.connect(sampler, to: engine.mainMixerNode)
     let sequence = try MusicSequence(path: checkoutRoot + "/Examples/demo-song.mid")
-    let player = MusicPlayer(sequence: sequence, destination: sampler, sampleRate: 44_100)
+    let player = MusicPlayer(sequence: sequence, destination: sampler)
     try engine.addRenderObserver(player)
     return (engine, player)
 }

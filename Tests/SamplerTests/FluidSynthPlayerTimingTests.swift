@@ -14,7 +14,7 @@ struct FluidSynthPlayerTimingTests {
         let recorder = RecordingNode()
         let engine = AudioEngine()
         let player = MusicPlayer(
-            sequence: MusicSequence(file: file), destination: recorder, sampleRate: 44_100,
+            sequence: MusicSequence(file: file), destination: recorder,
             timing: FluidSynthPlayerTiming())
         engine.attach(recorder)
         try engine.connect(recorder, to: engine.mainMixerNode)

@@ -12,7 +12,7 @@ struct Harness {
     let player: MusicPlayer
     let rate = 48_000.0
     init(_ file: MIDIFile, quantum: Int = 256) throws {
-        player = MusicPlayer(sequence: MusicSequence(file: file), destination: recorder, sampleRate: rate)
+        player = MusicPlayer(sequence: MusicSequence(file: file), destination: recorder)
         engine.attach(recorder)
         try engine.connect(recorder, to: engine.mainMixerNode)
         try engine.addRenderObserver(player)

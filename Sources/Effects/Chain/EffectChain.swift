@@ -9,12 +9,22 @@ public final class EffectChain {
     private let sampleRate: Double
 
     /// Builds and prepares the chain for `channelCount` channels at `sampleRate`.
-    public init(
+    public convenience init(
         _ specs: [EffectSpec], sampleRate: Double, channelCount: Int = 2, maximumFrameCount: Int = 4_096
     )
         throws(EffectSpecError)
     {
-        let nodes = try Self.makeNodes(specs)
+        try self.init(
+            nodes: try Self.makeNodes(specs), sampleRate: sampleRate, channelCount: channelCount,
+            maximumFrameCount: maximumFrameCount)
+    }
+
+    /// A chain of effect nodes made elsewhere (an `EQNode` with bands set in code, say), prepared
+    /// here for `channelCount` channels at `sampleRate`. The chain owns their render: do not
+    /// render them in an engine at the same time.
+    public init(
+        nodes: [AudioNode], sampleRate: Double, channelCount: Int = 2, maximumFrameCount: Int = 4_096
+    ) throws(EffectSpecError) {
         self.nodes = nodes
         self.sampleRate = sampleRate
         scratch = AudioBuffer(channelCount: channelCount, frameCapacity: maximumFrameCount)

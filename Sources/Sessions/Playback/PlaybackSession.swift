@@ -78,7 +78,7 @@ public final class PlaybackSession {
     /// starts the device on the first song.
     public func play(_ sequence: MusicSequence, from start: Double? = nil) throws(SessionError) {
         endSong()
-        let player = MusicPlayer(sequence: sequence, destination: sampler, sampleRate: Double(output.sampleRate))
+        let player = MusicPlayer(sequence: sequence, destination: sampler)
         do { try engine.addRenderObserver(player) } catch { throw SessionError(error) }
         player.rate = speed
         player.transpose = transpose

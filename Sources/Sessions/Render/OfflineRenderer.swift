@@ -91,8 +91,22 @@ public final class OfflineRenderer: Sendable {
     public func render(
         _ file: MIDIFile, to outputPath: String, progress: (Double, Double) -> Bool = { _, _ in true }
     ) throws(RenderError) -> RenderSummary {
+        try render(MusicSequence(file: file), to: outputPath, progress: progress)
+    }
+
+    /// Renders `sequence` to `outputPath`, through `effects` (nodes made in code, for this render
+    /// only) when given, else through the options' effect specs.
+    public func render(
+        _ sequence: MusicSequence, to outputPath: String, effects: [AudioNode]? = nil,
+        progress: (Double, Double) -> Bool = { _, _ in true }
+    ) throws(RenderError) -> RenderSummary {
+        var effectNodes = effects ?? []
+        if effects == nil {
+            do { effectNodes = try EffectChain.makeNodes(options.effects) } catch { throw .graph(error.description) }
+        }
         guard let target = options.loudness else {
-            return try synthesize(file, to: outputPath, encoding: options.encoding, progress: progress)
+            return try synthesize(
+                sequence, effects: effectNodes, to: outputPath, encoding: options.encoding, progress: progress)
         }
         // Loudness: the mix goes to a float file first, then is measured, scaled and (if its
         // peaks need it) limited into the output.
@@ -101,7 +115,8 @@ public final class OfflineRenderer: Sendable {
         let name = slash.map { String(outputPath[outputPath.index(after: $0)...]) } ?? outputPath
         let intermediate = folder + ".\(name).unnormalized-\(getpid()).wav"
         defer { unlink(intermediate) }
-        var summary = try synthesize(file, to: intermediate, encoding: .f32, progress: progress)
+        var summary = try synthesize(
+            sequence, effects: effectNodes, to: intermediate, encoding: .f32, progress: progress)
         let measured = try LoudnessNormalizer.normalize(
             intermediate, to: outputPath, target: target, encoding: options.encoding)
         summary.outputPath = outputPath
@@ -114,10 +129,10 @@ public final class OfflineRenderer: Sendable {
     }
 
     private func synthesize(
-        _ file: MIDIFile, to outputPath: String, encoding: AudioFile.Encoding, progress: (Double, Double) -> Bool
+        _ sequence: MusicSequence, effects: [AudioNode], to outputPath: String, encoding: AudioFile.Encoding,
+        progress: (Double, Double) -> Bool
     ) throws(RenderError) -> RenderSummary {
         try checkTiming()
-        let sequence = MusicSequence(file: file)
         let rate = Double(options.sampleRate)
         let quantum = options.quantumFrames
         // The probe plays notes on the shared font owner: one renderer at a time.
@@ -155,10 +170,10 @@ public final class OfflineRenderer: Sendable {
         let chain: EffectChain?
         do {
             chain =
-                options.effects.isEmpty
+                effects.isEmpty
                 ? nil
                 : try EffectChain(
-                    options.effects, sampleRate: rate, channelCount: 2, maximumFrameCount: quantum * quantaPerChunk)
+                    nodes: effects, sampleRate: rate, channelCount: 2, maximumFrameCount: quantum * quantaPerChunk)
         } catch {
             throw .graph(error.description)
         }

@@ -20,7 +20,7 @@ final class RenderLane: @unchecked Sendable {
         quantum = options.quantumFrames
         buffer = AudioBuffer(channelCount: 2, frameCapacity: quantum)
         let rate = Double(options.sampleRate)
-        player = MusicPlayer(sequence: sequence, destination: sampler, sampleRate: rate, timing: options.timing.policy)
+        player = MusicPlayer(sequence: sequence, destination: sampler, timing: options.timing.policy)
         player.rate = options.speed
         player.transpose = options.transpose
         if options.startSeconds > 0 { player.seek(toSeconds: options.startSeconds) }
