@@ -131,7 +131,7 @@ func inRender(song: String, font: String, runs: Int, fx: [String]) throws {
         let sampler = try SamplerNode(settings: settings, sharingSoundFontsWith: owner)
         let player = MusicPlayer(sequence: MusicSequence(file: file), destination: sampler)
         let engine = AudioEngine()
-        engine.attach(sampler)
+        try engine.attach(sampler)
         try engine.connect(sampler, to: engine.mainMixerNode)
         try engine.addRenderObserver(player)
         try engine.enableManualRenderingMode(format: .stereo(sampleRate: rate), maximumFrameCount: quantum)

@@ -21,7 +21,7 @@ do {
     try sampler.loadSoundFont(at: font.path)
 
     let engine = AudioEngine()
-    engine.attach(sampler)
+    try engine.attach(sampler)
     try engine.connect(sampler, to: engine.mainMixerNode)
     let player = MusicPlayer(sequence: sequence, destination: sampler)
     try engine.addRenderObserver(player)

@@ -22,7 +22,7 @@ try sampler.loadSoundFont(at: font.path)
 
 // 3. The graph: sampler → main mixer → output, rendered by hand.
 let engine = AudioEngine()
-engine.attach(sampler)
+try engine.attach(sampler)
 try engine.connect(sampler, to: engine.mainMixerNode)
 let player = MusicPlayer(sequence: sequence, destination: sampler)
 try engine.addRenderObserver(player)

@@ -43,7 +43,8 @@ func writeDrumLoop() throws -> String {
     }
     let path = FileManager.default.temporaryDirectory.appendingPathComponent("pianola-drum-loop.wav").path
     try AudioFile.write(
-        AudioFile.Buffer(samples: zip(left, right).flatMap { [$0, $1] }, channelCount: 2, sampleRate: rate), to: path)
+        AudioFile.Buffer(samples: zip(left, right).flatMap { [$0, $1] }, channelCount: 2, sampleRate: Double(rate)),
+        to: path)
     return path
 }
 
@@ -67,8 +68,8 @@ do {
     let engine = AudioEngine()
     let player = AudioFilePlayerNode()
     let reverb = ReverbNode(preset: .mediumHall, wetDryMix: 50)
-    engine.attach(player)
-    engine.attach(reverb)
+    try engine.attach(player)
+    try engine.attach(reverb)
     try engine.connect(player, to: reverb)
     try engine.connect(reverb, to: engine.mainMixerNode)
 

@@ -64,14 +64,20 @@ public final class AudioEngine: @unchecked Sendable {
     public var mainMixerNode: MixerNode {
         if let mixer = state.withLock({ $0.mainMixer }) { return mixer }
         let mixer = MixerNode(name: "main mixer")
-        attach(mixer)
+        insert(mixer)
         try? connect(mixer, to: outputNode)  // cannot fail: both attached, no cycle possible
         state.withLock { $0.mainMixer = mixer }
         return mixer
     }
 
-    /// Adds a node to the engine (it renders once something connects it to the output).
-    public func attach(_ node: AudioNode) {
+    /// Adds a node to the engine (it renders once something connects it to the output). A node
+    /// belongs to one engine at a time: one that another engine holds is refused.
+    public func attach(_ node: AudioNode) throws(AudioGraphError) {
+        if let owner = node.engine, owner !== self { throw .nodeAttachedElsewhere(node.name) }
+        insert(node)
+    }
+
+    private func insert(_ node: AudioNode) {
         state.withLock {
             let key = ObjectIdentifier(node)
             if $0.nodes.updateValue(node, forKey: key) == nil { $0.attachOrder.append(key) }
@@ -316,7 +322,7 @@ public final class AudioEngine: @unchecked Sendable {
         let maximum = maximumFrameCount
         guard maximum > 0 else { throw AudioGraphError.notPrepared }
         guard frameCount <= buffer.frameCapacity else {
-            throw AudioGraphError.frameCountTooLarge(requested: frameCount, maximum: buffer.frameCapacity)
+            throw AudioGraphError.bufferTooSmall(requested: frameCount, capacity: buffer.frameCapacity)
         }
         guard currentPlanOutputConnected() else { throw AudioGraphError.outputNotConnected }
         if frameCount <= maximum {

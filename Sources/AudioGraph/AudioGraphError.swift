@@ -14,6 +14,10 @@ public enum AudioGraphError: Error, Hashable, Sendable, CustomStringConvertible 
     case notPrepared
     /// More frames than the engine was prepared for in one call.
     case frameCountTooLarge(requested: Int, maximum: Int)
+    /// The buffer given to render into holds fewer frames than asked for.
+    case bufferTooSmall(requested: Int, capacity: Int)
+    /// The node is attached to another engine (detach it there first).
+    case nodeAttachedElsewhere(String)
     /// `start()` was called with no output device set.
     case noOutputDevice
 
@@ -28,6 +32,10 @@ public enum AudioGraphError: Error, Hashable, Sendable, CustomStringConvertible 
         case .frameCountTooLarge(let requested, let maximum):
             return "\(requested) frames requested, the engine renders at most \(maximum) per call"
         case .noOutputDevice: return "the engine has no output device to start (connect one, e.g. an ALSA device)"
+        case .bufferTooSmall(let requested, let capacity):
+            return "\(requested) frames requested, the buffer holds \(capacity) (make it at least that large)"
+        case .nodeAttachedElsewhere(let node):
+            return "\(node) is attached to another engine (detach it there first)"
         }
     }
 }

@@ -22,13 +22,14 @@ public final class ALSAOutput: AudioOutputDevice, AudioPresentationClock, @unche
     public struct Configuration: Sendable, Hashable {
         /// ALSA PCM name: `default`, `hw:0,0`, `plughw:1`, or a plugin such as `file:FILE=out.raw`.
         public var device = "default"
-        public var sampleRate = 44_100
+        public var sampleRate = 44_100.0
         /// Frames per period (32…8192) and periods in the device buffer (2…16).
         public var periodFrames = 256
         public var periodCount = 2
 
-        public init(device: String = "default", sampleRate: Int = 44_100, periodFrames: Int = 256, periodCount: Int = 2)
-        {
+        public init(
+            device: String = "default", sampleRate: Double = 44_100, periodFrames: Int = 256, periodCount: Int = 2
+        ) {
             self.device = device
             self.sampleRate = sampleRate
             self.periodFrames = periodFrames
@@ -51,7 +52,7 @@ public final class ALSAOutput: AudioOutputDevice, AudioPresentationClock, @unche
 
     public let engine: AudioEngine
     public let device: String
-    public let sampleRate: Int
+    public let sampleRate: Double
     public private(set) var periodFrames: Int
     public private(set) var periodCount: Int
     public private(set) var sampleFormat: SampleFormat
@@ -158,9 +159,9 @@ public final class ALSAOutput: AudioOutputDevice, AudioPresentationClock, @unche
         }
         try check(snd_pcm_hw_params_set_format(pcm, hardware, format.alsa), "sample format")
         try check(snd_pcm_hw_params_set_channels(pcm, hardware, 2), "stereo")
-        if snd_pcm_hw_params_set_rate(pcm, hardware, UInt32(configuration.sampleRate), 0) < 0 {
+        if snd_pcm_hw_params_set_rate(pcm, hardware, UInt32(configuration.sampleRate.rounded()), 0) < 0 {
             throw .unsupportedConfiguration(
-                device: device, reason: "sample rate \(configuration.sampleRate) Hz is not supported")
+                device: device, reason: "sample rate \(Int(configuration.sampleRate)) Hz is not supported")
         }
         var period = snd_pcm_uframes_t(configuration.periodFrames)
         var direction: Int32 = 0
@@ -193,13 +194,13 @@ public final class ALSAOutput: AudioOutputDevice, AudioPresentationClock, @unche
     /// The error that stopped the stream (device lost), if any.
     public var failure: ALSAPCMError? { fatalError.withLock { $0 } }
     /// Output latency of the device buffer, in seconds.
-    public var bufferLatency: Double { Double(periodFrames * periodCount) / Double(sampleRate) }
+    public var bufferLatency: Double { Double(periodFrames * periodCount) / sampleRate }
 
     /// Prepares the engine for the device's period and starts the audio thread.
     public func start() throws {
         guard !running.load(ordering: .relaxed) else { return }
         guard !isClosed else { throw ALSAPCMError.unsupportedConfiguration(device: device, reason: "closed") }
-        try engine.prepare(format: .stereo(sampleRate: Double(sampleRate)), maximumFrameCount: periodFrames)
+        try engine.prepare(format: .stereo(sampleRate: sampleRate), maximumFrameCount: periodFrames)
         snd_pcm_prepare(pcm)
         running.store(true, ordering: .relaxed)
         var newThread = pthread_t()
@@ -320,7 +321,7 @@ public final class ALSAOutput: AudioOutputDevice, AudioPresentationClock, @unche
             guard timingVersion.load(ordering: .sequentiallyConsistent) == before else { continue }
             // At `time`, the frame at end − delay was being played.
             let frames = Double(sampleTime - (end - delay))
-            return UInt64(max(0, Int64(time) + Int64(frames / Double(sampleRate) * 1e9)))
+            return UInt64(max(0, Int64(time) + Int64(frames / sampleRate * 1e9)))
         }
     }
 

@@ -15,10 +15,10 @@ public enum AudioFile {
     public struct Buffer: Sendable, Equatable {
         public var samples: [Float]
         public var channelCount: Int
-        public var sampleRate: Int
+        public var sampleRate: Double
         public var frameCount: Int { channelCount == 0 ? 0 : samples.count / channelCount }
 
-        public init(samples: [Float], channelCount: Int, sampleRate: Int) {
+        public init(samples: [Float], channelCount: Int, sampleRate: Double) {
             self.samples = samples
             self.channelCount = channelCount
             self.sampleRate = sampleRate
@@ -63,6 +63,6 @@ public enum AudioFile {
         var samples = [Float](repeating: 0, count: Int(info.frames) * Int(info.channels))
         let frames = samples.withUnsafeMutableBufferPointer { sf_readf_float(file, $0.baseAddress, info.frames) }
         guard frames == info.frames else { throw .readFailed(path: path, reason: String(cString: sf_strerror(file))) }
-        return Buffer(samples: samples, channelCount: Int(info.channels), sampleRate: Int(info.samplerate))
+        return Buffer(samples: samples, channelCount: Int(info.channels), sampleRate: Double(info.samplerate))
     }
 }

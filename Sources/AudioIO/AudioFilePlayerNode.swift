@@ -8,7 +8,7 @@ import Synchronization
 ///
 /// ```swift
 /// let player = AudioFilePlayerNode()
-/// engine.attach(player)
+/// try engine.attach(player)
 /// try engine.connect(player, to: engine.mainMixerNode)
 /// let loop = try await AudioClip(contentsOf: "drums.wav")
 /// try player.schedule(loop, options: .loops)

@@ -18,15 +18,15 @@ public final class AudioFileWriter {
 
     /// Opens the temporary file; the format follows `path`'s extension (.wav, .flac, .ogg, .aiff).
     public init(
-        path: String, sampleRate: Int, channelCount: Int = 2, encoding: AudioFile.Encoding = .s16
+        path: String, sampleRate: Double, channelCount: Int = 2, encoding: AudioFile.Encoding = .s16
     ) throws(AudioFileError) {
         let major = try AudioFile.majorFormat(forPath: path)
         var info = SF_INFO()
-        info.samplerate = Int32(sampleRate)
+        info.samplerate = Int32(sampleRate.rounded())
         info.channels = Int32(channelCount)
         info.format = major | AudioFile.subtype(major: major, encoding: encoding)
         guard sf_format_check(&info) != 0 else {
-            throw .unsupportedFormat(path: path, reason: "\(encoding.rawValue) at \(sampleRate) Hz")
+            throw .unsupportedFormat(path: path, reason: "\(encoding.rawValue) at \(Int(sampleRate)) Hz")
         }
         let slash = path.lastIndex(of: "/")
         let directory = slash.map { String(path[...$0]) } ?? ""

@@ -16,12 +16,13 @@ public final class LoudnessMeter {
     /// Failures are only possible for unsupported layouts (channels 1…2, rates 8 kHz…384 kHz).
     /// Without `measuresTruePeakAndRange`, only the integrated loudness is measured (cheaper):
     /// `truePeak` and `loudnessRange` are then not available.
-    public init(channelCount: Int, sampleRate: Int, measuresTruePeakAndRange: Bool = true) throws(AudioFileError) {
+    public init(channelCount: Int, sampleRate: Double, measuresTruePeakAndRange: Bool = true) throws(AudioFileError) {
         let modes =
             measuresTruePeakAndRange
             ? EBUR128_MODE_I.rawValue | EBUR128_MODE_LRA.rawValue | EBUR128_MODE_TRUE_PEAK.rawValue
             : EBUR128_MODE_I.rawValue
         guard (1...2).contains(channelCount), (8_000...384_000).contains(sampleRate),
+            sampleRate == sampleRate.rounded(),
             let state = ebur128_init(UInt32(channelCount), UInt(sampleRate), Int32(modes))
         else {
             throw .unsupportedFormat(

@@ -44,8 +44,8 @@ public enum GeneralMIDI {
     ]
 
     /// What a program selects on `channel` (0–15): an instrument, or on channel 10 (9) a drum kit.
-    public static func instrumentName(program: Int, channel: Int) -> String {
-        guard channel != 9 else { return drumKitNames[program] ?? "Drum Kit \(program)" }
-        return programNames.indices.contains(program) ? programNames[program] : "Program \(program)"
+    public static func instrumentName(program: UInt8, channel: UInt8) -> String {
+        guard channel != 9 else { return drumKitNames[Int(program)] ?? "Drum Kit \(program)" }
+        return Int(program) < programNames.count ? programNames[Int(program)] : "Program \(program)"
     }
 }

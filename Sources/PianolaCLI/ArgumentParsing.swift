@@ -40,13 +40,13 @@ enum ArgumentParsing {
                 "--program must be CHANNEL:[BANK:]PROGRAM with channel 1…16, bank 0…16383 and program 0…127, got '\(text)'"
             )
         }
-        return SamplerNode.ProgramOverride(channel: channel - 1, bank: bank, program: program)
+        return SamplerNode.ProgramOverride(channel: UInt8(channel - 1), bank: UInt16(bank), program: UInt8(program))
     }
 
     /// A MIDI channel as musicians count, 1…16 (0-based in the result).
-    static func channel(option: String) -> @Sendable (String) throws -> Int {
+    static func channel(option: String) -> @Sendable (String) throws -> UInt8 {
         { text in
-            guard let channel = Int(text), (1...16).contains(channel) else {
+            guard let channel = UInt8(text), (1...16).contains(channel) else {
                 throw ValidationError("\(option) must be a MIDI channel, 1…16, got '\(text)'")
             }
             return channel - 1

@@ -27,7 +27,7 @@ struct DeviceOptions: ParsableArguments {
         guard (2...16).contains(periods) else {
             throw ValidationError("--periods must be between 2 and 16, got \(periods)")
         }
-        guard BatchJob.sampleRates.contains(rate) else {
+        guard BatchJob.sampleRates.contains(Double(rate)) else {
             throw ValidationError("--rate must be between 8000 and 192000 Hz, got \(rate)")
         }
     }
@@ -35,7 +35,7 @@ struct DeviceOptions: ParsableArguments {
     /// The device as the options give it.
     func configuration(defaultPeriod: Int) -> ALSAOutput.Configuration {
         ALSAOutput.Configuration(
-            device: device, sampleRate: rate, periodFrames: period ?? defaultPeriod, periodCount: periods)
+            device: device, sampleRate: Double(rate), periodFrames: period ?? defaultPeriod, periodCount: periods)
     }
 
     /// The "Device: …" line.

@@ -91,7 +91,7 @@ struct InfoCommand: ParsableCommand {
                 ? ""
                 : "  prog "
                     + track.programs.map {
-                        "\($0.program) (\(GeneralMIDI.instrumentName(program: Int($0.program), channel: Int($0.channel))))"
+                        "\($0.program) (\(GeneralMIDI.instrumentName(program: $0.program, channel: $0.channel)))"
                     }.joined(separator: ", ")
             print("    \(Self.pad(String(track.index), 3)) \(name)\(channels)\(programs)  \(track.noteCount) notes")
         }
@@ -168,7 +168,7 @@ struct InfoCommand: ParsableCommand {
                                 .object([
                                     "channel": .number(Double($0.channel + 1)), "program": .number(Double($0.program)),
                                     "name": .string(
-                                        GeneralMIDI.instrumentName(program: Int($0.program), channel: Int($0.channel))),
+                                        GeneralMIDI.instrumentName(program: $0.program, channel: $0.channel)),
                                 ])
                             }),
                         "noteCount": .number(Double(track.noteCount)), "eventCount": .number(Double(track.eventCount)),

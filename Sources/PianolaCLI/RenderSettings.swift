@@ -51,7 +51,7 @@ struct RenderSettings: ParsableArguments {
     var truePeak = -1.0
 
     func validate() throws {
-        guard BatchJob.sampleRates.contains(rate) else {
+        guard BatchJob.sampleRates.contains(Double(rate)) else {
             throw ValidationError("--rate must be between 8000 and 192000 Hz, got \(rate)")
         }
         guard (1...64).contains(threads) else {
@@ -69,7 +69,7 @@ struct RenderSettings: ParsableArguments {
     /// `effects` on the mix.
     func options(synth: SynthOptions, song: SongOptions, effects: [EffectSpec]) -> RenderOptions {
         var options = RenderOptions()
-        options.sampleRate = rate
+        options.sampleRate = Double(rate)
         options.encoding = format
         options.tail = tail
         options.threads = threads

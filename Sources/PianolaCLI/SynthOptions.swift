@@ -43,12 +43,12 @@ struct SynthOptions: ParsableArguments {
     @Option(
         help: ArgumentHelp("Silence a MIDI channel, 1…16 (repeatable).", valueName: "channel"),
         transform: ArgumentParsing.channel(option: "--mute"))
-    var mute: [Int] = []
+    var mute: [UInt8] = []
 
     @Option(
         help: ArgumentHelp("Play only this MIDI channel, 1…16 (repeatable: only these).", valueName: "channel"),
         transform: ArgumentParsing.channel(option: "--solo"))
-    var solo: [Int] = []
+    var solo: [UInt8] = []
 
     /// FluidSynth's interpolation methods, by their order.
     enum Interpolation: String, ArgumentChoice {
@@ -76,7 +76,7 @@ struct SynthOptions: ParsableArguments {
     }
 
     /// The channels left out: the muted ones, and with --solo every channel not soloed.
-    var mutedChannels: Set<Int> {
+    var mutedChannels: Set<UInt8> {
         Set(mute).union(solo.isEmpty ? [] : Set(0..<16).subtracting(solo))
     }
 

@@ -6,9 +6,9 @@ public struct MIDIFileSummary: Sendable {
         public var index: Int
         public var name: String?
         /// Channels (0-15) that carry messages in this track.
-        public var channels: [Int]
+        public var channels: [UInt8]
         /// Program changes as (channel, program), in order of first appearance.
-        public var programs: [(channel: Int, program: Int)]
+        public var programs: [(channel: UInt8, program: UInt8)]
         public var noteCount: Int
         public var eventCount: Int
     }
@@ -49,18 +49,18 @@ public struct MIDIFileSummary: Sendable {
             }
         }
         for (index, track) in file.tracks.enumerated() {
-            var channels = Set<Int>()
-            var programs: [(Int, Int)] = []
+            var channels = Set<UInt8>()
+            var programs: [(UInt8, UInt8)] = []
             var notes = 0
             for event in track.events {
                 switch event.payload {
                 case .channel(let message):
-                    if let channel = message.channel { channels.insert(Int(channel)) }
+                    if let channel = message.channel { channels.insert(channel) }
                     if message.isNoteStart { notes += 1 }
                     if case .programChange(let channel, let program) = message,
-                        !programs.contains(where: { $0 == (Int(channel), Int(program)) })
+                        !programs.contains(where: { $0 == (channel, program) })
                     {
-                        programs.append((Int(channel), Int(program)))
+                        programs.append((channel, program))
                     }
                 case .meta(.timeSignature(let numerator, let power, _, _)):
                     signatures.append((event.tick, Int(numerator), power < 31 ? 1 << Int(power) : 0))

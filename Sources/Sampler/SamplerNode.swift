@@ -39,19 +39,19 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
         /// program changes on them are ignored; resets keep them).
         public var programOverrides: [ProgramOverride] = []
         /// Channels (0–15) whose notes do not sound (note-ons dropped; everything else applies).
-        public var mutedChannels: Set<Int> = []
+        public var mutedChannels: Set<UInt8> = []
         public init() {}
     }
 
     /// A channel's bank and program, fixed whatever the MIDI selects.
     public struct ProgramOverride: Sendable, Hashable {
         /// 0–15 (channel 10, drums, is 9).
-        public var channel: Int
-        /// The bank (128 for drum kits in General MIDI fonts) and program (0–127).
-        public var bank: Int
-        public var program: Int
+        public var channel: UInt8
+        /// The bank, 0–16383 (128 for drum kits in General MIDI fonts), and the program (0–127).
+        public var bank: UInt16
+        public var program: UInt8
 
-        public init(channel: Int, bank: Int = 0, program: Int) {
+        public init(channel: UInt8, bank: UInt16 = 0, program: UInt8) {
             self.channel = channel
             self.bank = bank
             self.program = program
@@ -187,11 +187,11 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
 
     /// Selects bank and program on a channel; throws when no loaded font has that preset.
     public func selectProgram(
-        _ program: Int, bank: Int = 0, onChannel channel: Int, in font: SoundFontID? = nil
+        _ program: UInt8, bank: UInt16 = 0, onChannel channel: UInt8, in font: SoundFontID? = nil
     ) throws(SoundFontError) {
         let fontID = font.flatMap { fonts[$0] } ?? fonts.values.max() ?? -1
         guard fontID >= 0 else { throw .notFound(path: "") }
-        try synth.select(channel: channel, font: fontID, bank: bank, program: program)
+        try synth.select(channel: Int(channel), font: fontID, bank: Int(bank), program: Int(program))
     }
 
     // MARK: Note API (applies at once)
@@ -284,14 +284,14 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
     }
 
     /// The bank and program selected on `channel`, as FluidSynth resolved them.
-    public func program(onChannel channel: Int) -> (bank: Int, program: Int)? {
+    public func program(onChannel channel: UInt8) -> (bank: UInt16, program: UInt8)? {
         var font: Int32 = 0
         var bank: Int32 = 0
         var program: Int32 = 0
         guard fluid_synth_get_program(synth.synth, Int32(channel), &font, &bank, &program) == FLUID_OK else {
             return nil
         }
-        return (Int(bank), Int(program))
+        return (UInt16(clamping: bank), UInt8(clamping: program))
     }
 
     /// What a note-on starts with `bank` and `program` on `channel`: for each voice (each zone

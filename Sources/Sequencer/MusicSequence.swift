@@ -146,9 +146,9 @@ public final class MusicSequence: @unchecked Sendable {
     /// A copy that keeps only the channel messages on `channels` (0-based); SysEx, the tempo map,
     /// the lyrics and the length stay as they are, so the copy ends when the original does. A
     /// render can then split a song's channels over several synthesizers whose outputs sum.
-    public func keepingChannels(_ channels: Set<Int>) -> MusicSequence {
+    public func keepingChannels(_ channels: Set<UInt8>) -> MusicSequence {
         let tracks = tracks.map { track in
-            track.filter { event in event.message.channel.map { channels.contains(Int($0)) } ?? true }
+            track.filter { event in event.message.channel.map { channels.contains($0) } ?? true }
         }
         return MusicSequence(tracks: tracks, tempoMap: tempoMap, lengthInTicks: lengthInTicks, lyrics: lyrics)
     }
@@ -158,10 +158,10 @@ public final class MusicSequence: @unchecked Sendable {
         /// The index of the note's track.
         public var track: Int
         /// 0-based.
-        public var channel: Int
+        public var channel: UInt8
         /// The channel's program when the note starts (0 until a program change).
-        public var program: Int
-        public var key: Int
+        public var program: UInt8
+        public var key: UInt8
     }
 
     /// A copy that keeps only the notes `isIncluded` accepts, and every other event (programs,
@@ -177,7 +177,7 @@ public final class MusicSequence: @unchecked Sendable {
             }
         }
         order.sort { ($0.tick, $0.rank, $0.track, $0.index) < ($1.tick, $1.rank, $1.track, $1.index) }
-        var program = [Int](repeating: 0, count: 16)
+        var program = [UInt8](repeating: 0, count: 16)
         // Per channel and key, the decisions of the notes sounding (a key may be struck again
         // before its end: first in, first out).
         var sounding = [[Bool]](repeating: [], count: 16 * 128)
@@ -185,12 +185,12 @@ public final class MusicSequence: @unchecked Sendable {
         for entry in order {
             switch tracks[entry.track].events[entry.index].message {
             case .programChange(let channel, let value):
-                program[Int(channel & 0x0F)] = Int(value)
+                program[Int(channel & 0x0F)] = value
             case .noteOn(let channel, let note, let velocity) where velocity > 0:
-                let channel = Int(channel & 0x0F)
+                let channel = channel & 0x0F
                 let keep = isIncluded(
-                    NoteContext(track: entry.track, channel: channel, program: program[channel], key: Int(note)))
-                sounding[channel * 128 + Int(note)].append(keep)
+                    NoteContext(track: entry.track, channel: channel, program: program[Int(channel)], key: note))
+                sounding[Int(channel) * 128 + Int(note)].append(keep)
                 dropped[entry.track][entry.index] = !keep
             case .noteOn(let channel, let note, _), .noteOff(let channel, let note, _):
                 let slot = Int(channel & 0x0F) * 128 + Int(note)

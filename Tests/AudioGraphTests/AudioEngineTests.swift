@@ -54,7 +54,7 @@ struct AudioEngineTests {
     func sourceToOutput() throws {
         let engine = AudioEngine()
         let source = ConstantNode(0.5)
-        engine.attach(source)
+        try engine.attach(source)
         try engine.connect(source, to: engine.mainMixerNode)
         try engine.enableManualRenderingMode(format: format, maximumFrameCount: 256)
         _ = try render(engine, frames: 256)  // the first quantum ramps the new input in
@@ -68,8 +68,8 @@ struct AudioEngineTests {
         let engine = AudioEngine()
         let stereo = ConstantNode(0.5)
         let mono = ConstantNode(1, channels: 1, name: "mono")
-        engine.attach(stereo)
-        engine.attach(mono)
+        try engine.attach(stereo)
+        try engine.attach(mono)
         let mixer = engine.mainMixerNode
         try engine.connect(stereo, to: mixer, toBus: 0)
         try engine.connect(mono, to: mixer, toBus: 1)
@@ -88,7 +88,7 @@ struct AudioEngineTests {
     func volumeRamp() throws {
         let engine = AudioEngine()
         let source = ConstantNode(1)
-        engine.attach(source)
+        try engine.attach(source)
         try engine.connect(source, to: engine.mainMixerNode)
         try engine.enableManualRenderingMode(format: format, maximumFrameCount: 100)
         _ = try render(engine, frames: 100)
@@ -105,8 +105,8 @@ struct AudioEngineTests {
         let engine = AudioEngine()
         let first = ConstantNode(1)
         let second = ConstantNode(1)
-        engine.attach(first)
-        engine.attach(second)
+        try engine.attach(first)
+        try engine.attach(second)
         try engine.connect(first, to: engine.mainMixerNode)
         try engine.enableManualRenderingMode(format: format, maximumFrameCount: 64)
         _ = try render(engine, frames: 64)
@@ -130,8 +130,8 @@ struct AudioEngineTests {
         let engine = AudioEngine()
         let source = ConstantNode(0.25)
         let gain = GainNode(4)
-        engine.attach(source)
-        engine.attach(gain)
+        try engine.attach(source)
+        try engine.attach(gain)
         try engine.connect(source, to: gain)
         try engine.connect(gain, to: engine.mainMixerNode)
         try engine.enableManualRenderingMode(format: format, maximumFrameCount: 32)
@@ -145,8 +145,8 @@ struct AudioEngineTests {
         let a = GainNode(1)
         let b = GainNode(1)
         let stranger = ConstantNode(1)
-        engine.attach(a)
-        engine.attach(b)
+        try engine.attach(a)
+        try engine.attach(b)
         try engine.connect(a, to: b)
         #expect(throws: AudioGraphError.cycle("gain → gain → … → gain")) { try engine.connect(b, to: a) }
         #expect(throws: AudioGraphError.self) { try engine.connect(a, to: a) }
@@ -154,9 +154,9 @@ struct AudioEngineTests {
             try engine.connect(stranger, to: engine.mainMixerNode)
         }
         #expect(throws: AudioGraphError.invalidBus(node: "gain", bus: 3)) {
-            try engine.connect(ConstantNodeAttached(engine), to: a, toBus: 3)
+            try engine.connect(try ConstantNodeAttached(engine), to: a, toBus: 3)
         }
-        let source = ConstantNodeAttached(engine)
+        let source = try ConstantNodeAttached(engine)
         #expect(throws: AudioGraphError.self) {
             try engine.connect(
                 source, to: engine.mainMixerNode, format: AudioFormat(sampleRate: 48_000, channelCount: 3))
@@ -173,7 +173,7 @@ struct AudioEngineTests {
         }
         // A declared format that disagrees with what the source produces.
         let mono = ConstantNode(1, channels: 1)
-        engine.attach(mono)
+        try engine.attach(mono)
         #expect(throws: AudioGraphError.self) {
             try engine.connect(mono, to: engine.mainMixerNode, format: AudioFormat(sampleRate: 48_000, channelCount: 2))
         }
@@ -188,7 +188,7 @@ struct AudioEngineTests {
         let engine = AudioEngine()
         let recorder = QuantumRecorder()
         let source = ConstantNode(0.1)
-        engine.attach(source)
+        try engine.attach(source)
         try engine.connect(source, to: engine.mainMixerNode)
         try engine.addRenderObserver(recorder)
         try engine.enableManualRenderingMode(format: format, maximumFrameCount: 100)
@@ -203,7 +203,7 @@ struct AudioEngineTests {
         let engine = AudioEngine()
         let source = ConstantNode(0.5)
         let meter = LevelMeter()
-        engine.attach(source)
+        try engine.attach(source)
         try engine.connect(source, to: engine.mainMixerNode)
         try engine.installTap(on: engine.mainMixerNode, meter)
         try engine.enableManualRenderingMode(format: format, maximumFrameCount: 64)
@@ -213,11 +213,45 @@ struct AudioEngineTests {
         #expect(abs(meter.rms[0] - 0.5) < 1e-6)
         #expect(meter.frameCount == 128)
     }
+
+    @Test("a node belongs to one engine: attaching it to a second is an error until it is detached")
+    func nodeAttachedToTwoEngines() throws {
+        let first = AudioEngine()
+        let second = AudioEngine()
+        let node = GainNode(1)
+        try first.attach(node)
+        try first.attach(node)  // attaching again to the same engine is harmless
+        #expect(throws: AudioGraphError.nodeAttachedElsewhere("gain")) { try second.attach(node) }
+        #expect(!second.attachedNodes.contains { $0 === node })
+        try first.detach(node)
+        try second.attach(node)
+        #expect(second.attachedNodes.contains { $0 === node })
+        #expect(
+            AudioGraphError.nodeAttachedElsewhere("gain").description
+                == "gain is attached to another engine (detach it there first)")
+    }
+
+    @Test("rendering into a buffer too small for the frames asked names the buffer, not the engine")
+    func bufferTooSmall() throws {
+        let engine = AudioEngine()
+        let source = ConstantNode(0.5)
+        try engine.attach(source)
+        try engine.connect(source, to: engine.mainMixerNode)
+        try engine.enableManualRenderingMode(format: .stereo(sampleRate: 48_000), maximumFrameCount: 4096)
+        let buffer = AudioBuffer(channelCount: 2, frameCapacity: 256)
+        #expect(throws: AudioGraphError.bufferTooSmall(requested: 512, capacity: 256)) {
+            try engine.renderOffline(frameCount: 512, into: buffer)
+        }
+        #expect(
+            AudioGraphError.bufferTooSmall(requested: 512, capacity: 256).description.contains("the buffer holds 256"))
+        try engine.renderOffline(frameCount: 256, into: buffer)
+        #expect(buffer.channel(0)[255] == 0.5)
+    }
 }
 
 @discardableResult
-func ConstantNodeAttached(_ engine: AudioEngine) -> ConstantNode {
+func ConstantNodeAttached(_ engine: AudioEngine) throws -> ConstantNode {
     let node = ConstantNode(1)
-    engine.attach(node)
+    try engine.attach(node)
     return node
 }

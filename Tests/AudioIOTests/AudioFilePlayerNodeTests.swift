@@ -192,7 +192,7 @@ struct AudioFilePlayerNodeTests {
             interleaved += [value, value * 0.5]
         }
         let path = makeTemporaryDirectory() + "/clip." + ext
-        try AudioFile.write(AudioFile.Buffer(samples: interleaved, channelCount: 2, sampleRate: rate), to: path)
+        try AudioFile.write(AudioFile.Buffer(samples: interleaved, channelCount: 2, sampleRate: Double(rate)), to: path)
         let player = AudioFilePlayerNode()
         try player.prepare(format: .stereo(sampleRate: 48_000), maximumFrameCount: 512)
         let clip = try await player.scheduleFile(path)
@@ -247,17 +247,18 @@ struct LoudnessMeterTests {
     func reference() throws {
         let rate = 48_000
         let amplitude = Float(pow(10, -23.0 / 20))
-        let meter = try LoudnessMeter(channelCount: 2, sampleRate: rate)
+        let meter = try LoudnessMeter(channelCount: 2, sampleRate: Double(rate))
         let sine = (0..<rate * 20).map { amplitude * Float(sin(2 * Double.pi * 1_000 * Double($0) / Double(rate))) }
         sine.withUnsafeBufferPointer {
             meter.add(left: $0.baseAddress!, right: $0.baseAddress!, frameCount: sine.count)
         }
         #expect(abs(meter.integratedLoudness - -23) < 0.1, "\(meter.integratedLoudness) LUFS")
-        let peaky = try LoudnessMeter(channelCount: 1, sampleRate: rate)
+        let peaky = try LoudnessMeter(channelCount: 1, sampleRate: Double(rate))
         let quarter = (0..<rate).map { Float(0.5 * sin(Double.pi / 2 * Double($0) + Double.pi / 4)) }
         quarter.withUnsafeBufferPointer { peaky.add(interleaved: $0) }
         // Samples reach 0.354 (−9.0 dBFS); the wave itself 0.5 (−6.0 dBTP).
         #expect(abs(peaky.truePeak - -6.02) < 0.3, "\(peaky.truePeak) dBTP")
-        #expect(try LoudnessMeter(channelCount: 2, sampleRate: rate).integratedLoudness == -.infinity, "silence")
+        #expect(
+            try LoudnessMeter(channelCount: 2, sampleRate: Double(rate)).integratedLoudness == -.infinity, "silence")
     }
 }

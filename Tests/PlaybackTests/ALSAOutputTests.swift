@@ -15,7 +15,7 @@ func demoGraph(effects: Bool = true) throws -> (AudioEngine, MusicPlayer) {
     settings.isChorusEnabled = effects
     let sampler = try SamplerNode(settings: settings)
     try sampler.loadSoundFont(at: checkoutRoot + "/SoundFonts/PianolaGM.sf2")
-    engine.attach(sampler)
+    try engine.attach(sampler)
     try engine.connect(sampler, to: engine.mainMixerNode)
     let sequence = try MusicSequence(path: checkoutRoot + "/Examples/demo-song.mid")
     let player = MusicPlayer(sequence: sequence, destination: sampler)

@@ -62,7 +62,7 @@ struct RenderAllocationTests {
         let engine = AudioEngine()
         let sampler = try SamplerNode()
         try sampler.loadSoundFont(at: fontPath)
-        engine.attach(sampler)
+        try engine.attach(sampler)
         try engine.connect(sampler, to: engine.mainMixerNode)
         try engine.installTap(on: engine.mainMixerNode, LevelMeter())
         let player = MusicPlayer(sequence: MusicSequence(file: denseFile()), destination: sampler)
@@ -99,7 +99,7 @@ struct RenderAllocationTests {
         let engine = AudioEngine()
         let sampler = try SamplerNode()
         try sampler.loadSoundFont(at: fontPath)
-        engine.attach(sampler)
+        try engine.attach(sampler)
         try engine.connect(sampler, to: engine.mainMixerNode)
         let queues = [MIDIEventQueue(), MIDIEventQueue()]
         let scheduler = LiveMIDIScheduler(queues: queues, destination: sampler, delay: .zero)
@@ -152,7 +152,7 @@ struct RenderAllocationTests {
         let reverb = ReverbNode(preset: .largeHall, wetDryMix: 40)
         // And a sample-peak limiter after it: its settled detection and its rest at unity.
         let peakLimiter = LimiterNode()
-        for node in [sampler, eq, reverb, limiter, peakLimiter] as [AudioNode] { engine.attach(node) }
+        for node in [sampler, eq, reverb, limiter, peakLimiter] as [AudioNode] { try engine.attach(node) }
         try engine.connect(sampler, to: eq)
         try engine.connect(eq, to: reverb)
         try engine.connect(reverb, to: limiter)
@@ -187,7 +187,7 @@ struct RenderAllocationTests {
         let engine = AudioEngine()
         let player = AudioFilePlayerNode()
         let reverb = ReverbNode(preset: .mediumHall, wetDryMix: 50)
-        for node in [player, reverb] as [AudioNode] { engine.attach(node) }
+        for node in [player, reverb] as [AudioNode] { try engine.attach(node) }
         try engine.connect(player, to: reverb)
         try engine.connect(reverb, to: engine.mainMixerNode)
         try engine.enableManualRenderingMode(format: .stereo(sampleRate: 48_000), maximumFrameCount: 256)

@@ -16,7 +16,7 @@ struct FluidSynthPlayerTimingTests {
         let player = MusicPlayer(
             sequence: MusicSequence(file: file), destination: recorder,
             timing: FluidSynthPlayerTiming())
-        engine.attach(recorder)
+        try engine.attach(recorder)
         try engine.connect(recorder, to: engine.mainMixerNode)
         try engine.addRenderObserver(player)
         try engine.enableManualRenderingMode(format: .stereo(sampleRate: 44_100), maximumFrameCount: 1024)

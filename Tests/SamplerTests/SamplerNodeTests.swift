@@ -153,7 +153,7 @@ struct SamplerNodeTests {
         try second.loadSoundFont(at: bundledFont)
         try second.selectProgram(80, onChannel: 0)
         for sampler in [first, second] {
-            engine.attach(sampler)
+            try engine.attach(sampler)
             try engine.connect(sampler, to: engine.mainMixerNode)
         }
         engine.mainMixerNode.setPan(-1, forInputBus: 0)
@@ -169,7 +169,7 @@ struct SamplerNodeTests {
         var settings = SamplerNode.Settings()
         settings.sampleRate = 48_000
         let wrongRate = try SamplerNode(settings: settings)
-        engine.attach(wrongRate)
+        try engine.attach(wrongRate)
         #expect(throws: AudioGraphError.self) { try engine.connect(wrongRate, to: engine.mainMixerNode) }
     }
 }

@@ -16,7 +16,7 @@ struct AudioSequencerTests {
         for rate in [32_000.0, 48_000.0] {
             let engine = AudioEngine()
             let recorder = RecordingNode()
-            engine.attach(recorder)
+            try engine.attach(recorder)
             try engine.connect(recorder, to: engine.mainMixerNode)
             let sequencer = AudioSequencer(audioEngine: engine)
             sequencer.load(noteAtOneSecond)
@@ -37,7 +37,7 @@ struct AudioSequencerTests {
     func playerTakesTheRenderRate() throws {
         let engine = AudioEngine()
         let recorder = RecordingNode()
-        engine.attach(recorder)
+        try engine.attach(recorder)
         try engine.connect(recorder, to: engine.mainMixerNode)
         let player = MusicPlayer(sequence: noteAtOneSecond, destination: recorder)
         try engine.addRenderObserver(player)
@@ -59,7 +59,7 @@ struct AudioSequencerTests {
         sequencer.rate = 2
         sequencer.currentPositionInSeconds = 0.5
         let recorder = RecordingNode()
-        engine.attach(recorder)
+        try engine.attach(recorder)
         try sequencer.prepareToPlay()
         #expect(sequencer.player?.rate == 2 && sequencer.currentPositionInSeconds == 0.5)
     }

@@ -13,7 +13,7 @@ struct Harness {
     let rate = 48_000.0
     init(_ file: MIDIFile, quantum: Int = 256) throws {
         player = MusicPlayer(sequence: MusicSequence(file: file), destination: recorder)
-        engine.attach(recorder)
+        try engine.attach(recorder)
         try engine.connect(recorder, to: engine.mainMixerNode)
         try engine.addRenderObserver(player)
         try engine.enableManualRenderingMode(format: .stereo(sampleRate: rate), maximumFrameCount: quantum)

@@ -1,4 +1,5 @@
 import AudioGraph
+import AudioIO
 import Effects
 import Foundation
 import MIDICore
@@ -51,5 +52,64 @@ struct LibraryAnswersTests {
         #expect(specs == (try readFloatWAV(directory + "/nodes.wav")))
         #expect(specs != (try readFloatWAV(directory + "/plain.wav")))
         #expect(plain.frames > 0 && plain.loudness == nil)
+    }
+
+    @Test("file locations: every path-taking call also takes a file URL, and refuses other URLs by name")
+    func fileURLs() async throws {
+        let directory = URL(fileURLWithPath: makeTemporaryDirectory("pianola-urls"))
+        let song = directory.appendingPathComponent("my song #1.mid")
+        try makeFile(tracks: [[(0, on(60)), (960, off(60))]]).write(to: song)
+        #expect(try MIDIFile.read(contentsOf: song).file.tracks.count == 2)
+        #expect(try MusicSequence(contentsOf: song).noteCount == 1)
+        let sequencer = AudioSequencer(audioEngine: AudioEngine())
+        try sequencer.load(from: song)
+        #expect(sequencer.sequence?.noteCount == 1)
+
+        let font = URL(fileURLWithPath: bundledFontPath)
+        let sampler = try SamplerNode()
+        let loadNow: () throws -> Void = { try sampler.loadSoundFont(at: font) }  // the synchronous call
+        try loadNow()
+        try await sampler.loadSoundFont(at: font)
+        #expect(try SoundFontInfo.load(url: font).presets.isEmpty == false)
+
+        var options = RenderOptions()
+        options.encoding = .f32
+        options.tail = .seconds(0.2)
+        let renderer = try OfflineRenderer(soundFonts: [font], options: options)
+        let output = directory.appendingPathComponent("my song #1.wav")
+        let summary = try renderer.render(try MusicSequence(contentsOf: song), to: output)
+        #expect(summary.outputPath == output.path(percentEncoded: false))
+        let audio = try AudioFile.read(from: output)
+        #expect(audio.samples == (try readFloatWAV(output.path(percentEncoded: false))))
+        let copy = directory.appendingPathComponent("copy.wav")
+        try AudioFile.write(audio, to: copy, encoding: .f32)
+        #expect(try AudioFile.read(from: copy).samples == audio.samples)
+
+        let remote = try #require(URL(string: "https://example.com/song.mid"))
+        #expect(throws: MIDIFileError.unreadable(path: "https://example.com/song.mid", reason: URL.notAFileReason)) {
+            try MusicSequence(contentsOf: remote)
+        }
+        await #expect(throws: SoundFontError.self) { try await sampler.loadSoundFont(at: remote) }
+        #expect(throws: AudioFileError.self) { try AudioFile.read(from: remote) }
+        #expect(throws: RenderError.self) { try renderer.render(try MusicSequence(contentsOf: song), to: remote) }
+    }
+
+    @Test("one type per quantity: channels are UInt8 and rates Double across sampler, writer and engine")
+    func consistentTypes() throws {
+        let channel: UInt8 = 9
+        let sampler = try SamplerNode()
+        try sampler.loadDefaultSoundFont()
+        try sampler.selectProgram(0, bank: 128, onChannel: channel)
+        sampler.startNote(36, withVelocity: 100, onChannel: channel)
+        #expect(sampler.program(onChannel: channel)?.bank == 128)
+        let format = AudioFormat.stereo(sampleRate: 44_100)
+        let path = makeTemporaryDirectory("pianola-types") + "/rate.wav"
+        let writer = try AudioFileWriter(path: path, sampleRate: format.sampleRate)
+        try writer.finish()
+        #expect(try AudioFile.read(from: path).sampleRate == format.sampleRate)
+        var options = RenderOptions()
+        options.sampleRate = format.sampleRate
+        options.mutedChannels = [channel]
+        #expect(options.sampleRate == 44_100)
     }
 }

@@ -1,4 +1,5 @@
 import AudioIO
+import Effects
 
 /// One render of a batch: a MIDI file, where its audio goes, and what differs from the batch's
 /// settings (from a manifest line; nil keeps the batch's).
@@ -9,7 +10,7 @@ public struct BatchJob: Sendable, Hashable {
     public var origin: String
     /// A SoundFont for this job only.
     public var soundFont: String?
-    public var sampleRate: Int?
+    public var sampleRate: Double?
     public var encoding: AudioFile.Encoding?
     public var gainDecibels: Double?
     public var tail: RenderOptions.Tail?
@@ -24,7 +25,7 @@ public struct BatchJob: Sendable, Hashable {
     }
 
     /// The ranges a job's settings must be in (the command line's own).
-    public static let sampleRates = 8_000...192_000
+    public static let sampleRates = 8_000.0...192_000
     public static let gains = -60.0...40
     public static let loudnessTargets = -70.0...0
     public static let truePeakCeilings = -20.0...0
@@ -34,7 +35,7 @@ public struct BatchJob: Sendable, Hashable {
         var options = base
         if let sampleRate {
             guard Self.sampleRates.contains(sampleRate) else {
-                throw .invalidSettings("rate \(sampleRate) is outside 8000…192000")
+                throw .invalidSettings("rate \(EffectSpec.format(sampleRate)) is outside 8000…192000")
             }
             options.sampleRate = sampleRate
         }

@@ -6,7 +6,7 @@ struct ManifestLine: Decodable {
     var input: String
     var output: String
     var soundFont: String?
-    var sampleRate: Int?
+    var sampleRate: Double?
     var encoding: AudioFile.Encoding?
     var gainDecibels: Double?
     var tail: RenderOptions.Tail?
@@ -54,7 +54,7 @@ struct ManifestLine: Decodable {
         self.input = input
         self.output = output
         soundFont = try value("soundfont", String.self, "a path")
-        sampleRate = try value("rate", Int.self, "a whole number of Hz")
+        sampleRate = try value("rate", Double.self, "a number of Hz")
         gainDecibels = try value("gain", Double.self, "a number of dB")
         loudness = try value("loudness", Double.self, "a number of LUFS")
         truePeak = try value("truePeak", Double.self, "a number of dBTP")

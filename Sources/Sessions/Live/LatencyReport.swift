@@ -22,7 +22,7 @@ public struct LatencyReport: Sendable, Codable, Hashable {
 
     /// The notes measured.
     public var notes: Int
-    public var sampleRate: Int
+    public var sampleRate: Double
     public var periodFrames: Int
     public var periods: Int
     /// The output buffer and the fixed delay, which the latency is made of.

@@ -66,7 +66,7 @@ public final class LiveSession {
             soundFonts: configuration.soundFonts, settings: configuration.sampler,
             sampleRate: configuration.device.sampleRate)
         engine = AudioEngine()
-        engine.attach(sampler)
+        do { try engine.attach(sampler) } catch { throw .graph(error) }
         try engine.connect(sampler, throughEffects: configuration.effects)
         engine.mainMixerNode.outputVolume = Float(pow(10, configuration.gainDecibels / 20))
         scheduler = LiveMIDIScheduler(

@@ -62,7 +62,7 @@ public final class PlaybackSession {
             soundFonts: configuration.soundFonts, settings: configuration.sampler,
             sampleRate: configuration.device.sampleRate)
         engine = AudioEngine()
-        engine.attach(sampler)
+        do { try engine.attach(sampler) } catch { throw .graph(error) }
         try engine.connect(sampler, throughEffects: configuration.effects)
         engine.mainMixerNode.outputVolume = Float(pow(10, configuration.gainDecibels / 20))
         do {

@@ -11,7 +11,7 @@ public struct AudioFileProcessor: Sendable {
     public struct Result: Sendable, Hashable {
         /// The input's length (the output adds any effect tail).
         public var inputFrames: Int
-        public var sampleRate: Int
+        public var sampleRate: Double
         public var encoding: AudioFile.Encoding
         public var inputSeconds: Double { Double(inputFrames) / Double(sampleRate) }
     }

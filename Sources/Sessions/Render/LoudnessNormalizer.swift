@@ -95,7 +95,7 @@ enum LoudnessNormalizer {
             samplesOverFullScale: overFullScale)
     }
 
-    private static func measure(_ left: [Float], _ right: [Float], rate: Int) throws(RenderError) -> Measured {
+    private static func measure(_ left: [Float], _ right: [Float], rate: Double) throws(RenderError) -> Measured {
         let meter: LoudnessMeter
         do { meter = try LoudnessMeter(channelCount: 2, sampleRate: rate) } catch { throw .audio(error) }
         let chunk = 65_536
@@ -115,7 +115,7 @@ enum LoudnessNormalizer {
     /// The signal through the true-peak limiter (5 ms look-ahead, 100 ms release), its delay
     /// taken off.
     private static func limited(
-        _ left: [Float], _ right: [Float], rate: Int, ceiling: Double
+        _ left: [Float], _ right: [Float], rate: Double, ceiling: Double
     ) throws(RenderError) -> ([Float], [Float]) {
         let limiter = LimiterNode()
         limiter.truePeak = true

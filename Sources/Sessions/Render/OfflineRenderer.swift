@@ -147,7 +147,7 @@ public final class OfflineRenderer: Sendable {
             settings.cpuCores = split == nil ? options.threads : 1
             do {
                 let sampler = try SamplerNode(settings: settings, sharingSoundFontsWith: fontOwner)
-                let laneSequence = channels.map { sequence.keepingChannels($0) } ?? sequence
+                let laneSequence = channels.map { sequence.keepingChannels(Set($0.map { UInt8($0) })) } ?? sequence
                 lanes.append(try RenderLane(sampler: sampler, sequence: laneSequence, options: options))
             } catch {
                 throw .graph("\(error)")

@@ -9,7 +9,7 @@ final class OutputMeter {
     private let loudness: LoudnessMeter?
 
     /// Without `measuresLoudness`, only the peak and the samples over full scale.
-    init(sampleRate: Int, measuresLoudness: Bool = true) throws(RenderError) {
+    init(sampleRate: Double, measuresLoudness: Bool = true) throws(RenderError) {
         do {
             loudness =
                 measuresLoudness

@@ -24,7 +24,7 @@ final class RenderLane: @unchecked Sendable {
         player.rate = options.speed
         player.transpose = options.transpose
         if options.startSeconds > 0 { player.seek(toSeconds: options.startSeconds) }
-        engine.attach(sampler)
+        try engine.attach(sampler)
         try engine.connect(sampler, to: engine.mainMixerNode)
         try engine.addRenderObserver(player)
         try engine.enableManualRenderingMode(format: .stereo(sampleRate: rate), maximumFrameCount: quantum)

@@ -34,7 +34,7 @@ public struct RenderOptions: Sendable, Hashable {
         }
     }
 
-    public var sampleRate = 44_100
+    public var sampleRate = 44_100.0
     public var encoding: AudioFile.Encoding = .s16
     /// Output gain in dB, applied at the main mixer (FluidSynth's own gain stays at its default).
     public var gainDecibels = 0.0
@@ -46,7 +46,7 @@ public struct RenderOptions: Sendable, Hashable {
     /// Channels that play a fixed bank and program whatever the song selects.
     public var programOverrides: [SamplerNode.ProgramOverride] = []
     /// Channels (0–15) whose notes are left out.
-    public var mutedChannels: Set<Int> = []
+    public var mutedChannels: Set<UInt8> = []
     /// Tempo factor (2 plays twice as fast), from 0.25 to 4.
     public var speed = 1.0
     /// Semitones added to every note outside the drum channel.

@@ -6,7 +6,7 @@ public struct RenderSummary: Sendable {
     public var outputPath: String
     /// Its length in frames (music, then tail).
     public var frames: Int
-    public var sampleRate: Int
+    public var sampleRate: Double
     /// How long the song plays, to its last event.
     public var musicSeconds: Double
     /// What was rendered after it (releases and reverb).
@@ -27,7 +27,7 @@ public struct RenderSummary: Sendable {
     public var encoding: AudioFile.Encoding = .s16
 
     public init(
-        outputPath: String, frames: Int, sampleRate: Int, musicSeconds: Double, tailSeconds: Double, peak: Float,
+        outputPath: String, frames: Int, sampleRate: Double, musicSeconds: Double, tailSeconds: Double, peak: Float,
         loudness: Double? = nil, truePeak: Double? = nil, samplesOverFullScale: Int = 0
     ) {
         self.outputPath = outputPath

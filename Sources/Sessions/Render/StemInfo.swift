@@ -60,13 +60,13 @@ public struct StemsDocument: Sendable, Encodable {
     /// The MIDI file.
     public var input: String
     public var mode: StemMode
-    public var sampleRate: Int
+    public var sampleRate: Double
     /// The length of every stem (they all start on the same frame).
     public var frames: Int
     /// The mix first, then one entry per stem.
     public var stems: [StemInfo]
 
-    public init(input: String, mode: StemMode, sampleRate: Int, frames: Int, stems: [StemInfo]) {
+    public init(input: String, mode: StemMode, sampleRate: Double, frames: Int, stems: [StemInfo]) {
         self.input = input
         self.mode = mode
         self.sampleRate = sampleRate

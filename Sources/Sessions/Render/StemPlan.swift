@@ -13,8 +13,8 @@ struct StemPlan {
             let key: Int
             switch mode {
             case .track: key = context.track
-            case .channel: key = context.channel
-            case .program: key = context.channel == 9 ? 16 : context.program / 8
+            case .channel: key = Int(context.channel)
+            case .program: key = context.channel == 9 ? 16 : Int(context.program / 8)
             }
             notes.append((key, context))
             return false
@@ -24,8 +24,8 @@ struct StemPlan {
             let mine = notes.filter { $0.key == key }.map(\.context)
             let tracks = Array(Set(mine.map(\.track))).sorted()
             let trackNames = tracks.compactMap { sequence.tracks[$0].name }.filter { !$0.isEmpty }
-            let channels = Array(Set(mine.map { $0.channel + 1 })).sorted()
-            let programs = Array(Set(mine.map(\.program))).sorted()
+            let channels = Array(Set(mine.map { Int($0.channel) + 1 })).sorted()
+            let programs = Array(Set(mine.map { Int($0.program) })).sorted()
             let name: String
             let kind: String
             var family: String?
@@ -59,8 +59,8 @@ struct StemPlan {
             let filtered = sequence.keepingNotes { context in
                 switch mode {
                 case .track: return context.track == key
-                case .channel: return context.channel == key
-                case .program: return (context.channel == 9 ? 16 : context.program / 8) == key
+                case .channel: return Int(context.channel) == key
+                case .program: return (context.channel == 9 ? 16 : Int(context.program / 8)) == key
                 }
             }
             plan.append((info, filtered))

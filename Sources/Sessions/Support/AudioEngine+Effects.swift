@@ -7,7 +7,7 @@ extension AudioEngine {
         do {
             var previous = source
             for node in try EffectChain.makeNodes(specs) {
-                attach(node)
+                try attach(node)
                 try connect(previous, to: node)
                 previous = node
             }
