@@ -4,12 +4,16 @@
 /// It is a reference type so that nodes can hold their buffers without copying; it is not
 /// synchronized: one thread writes it at a time (the render thread while rendering).
 public final class AudioBuffer: @unchecked Sendable {
+    /// The number of channels, fixed at creation (at least 1).
     public let channelCount: Int
+    /// The frames each channel holds, fixed at creation (at least 1).
     public let frameCapacity: Int
     /// Frames of valid audio (at most `frameCapacity`).
     public var frameLength: Int
     private let storage: RealTimeBuffer<Float>
 
+    /// A zeroed buffer of `channelCount` channels of `frameCapacity` frames, `frameLength` at full capacity.
+    /// Allocates (control thread); traps unless both counts are positive.
     public init(channelCount: Int, frameCapacity: Int) {
         precondition(channelCount > 0 && frameCapacity > 0, "an audio buffer needs channels and frames")
         self.channelCount = channelCount
@@ -18,6 +22,8 @@ public final class AudioBuffer: @unchecked Sendable {
         storage = RealTimeBuffer(capacity: channelCount * frameCapacity)
     }
 
+    /// A zeroed buffer with `format`'s channel count (the sample rate is not kept), as
+    /// `init(channelCount:frameCapacity:)` makes it.
     public convenience init(format: AudioFormat, frameCapacity: Int) {
         self.init(channelCount: format.channelCount, frameCapacity: frameCapacity)
     }

@@ -50,6 +50,10 @@ public final class AudioEngine: @unchecked Sendable {
     private var fadeTarget = 0
     private var sampleTime: Int64 = 0
 
+    /// An empty engine: only `outputNode` is attached, and the main mixer is made on first use of
+    /// `mainMixerNode`. Nothing renders until the engine is prepared
+    /// (`enableManualRenderingMode(format:maximumFrameCount:)`, or a device output) and something is
+    /// connected to the output.
     public init() {
         state.withLock {
             $0.nodes[ObjectIdentifier(outputNode)] = outputNode
@@ -178,6 +182,9 @@ public final class AudioEngine: @unchecked Sendable {
         }
     }
 
+    /// Removes every tap installed on `node`; nothing happens if it has none or is not attached. A quantum
+    /// already rendering may still call them. Throws only if recompiling the prepared graph fails (the graph
+    /// is then left as it was).
     public func removeTaps(on node: AudioNode) throws {
         try mutate { graph in graph.taps[ObjectIdentifier(node)] = nil }
     }
@@ -187,6 +194,9 @@ public final class AudioEngine: @unchecked Sendable {
         try mutate { graph in graph.observers.append(observer) }
     }
 
+    /// Stops calling `observer` (matched by identity; nothing happens if it is not registered). A quantum
+    /// already rendering may still call it. Throws only if recompiling the prepared graph fails (the graph is
+    /// then left as it was).
     public func removeRenderObserver(_ observer: RenderObserver) throws {
         try mutate { graph in graph.observers.removeAll { $0 === observer } }
     }

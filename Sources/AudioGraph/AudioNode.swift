@@ -14,6 +14,8 @@ open class AudioNode: @unchecked Sendable, CustomStringConvertible {
     weak var engine: AudioEngine?
     let identifier = NodeIdentifier()
 
+    /// A node called `name` (for messages and `description`), attached to no engine. Subclasses call it from
+    /// their initializers.
     public init(name: String) { self.name = name }
 
     /// How many input buses the node has (0 for sources). `Int.max` for mixers, which grow.

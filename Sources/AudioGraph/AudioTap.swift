@@ -3,6 +3,9 @@ import Synchronization
 /// Something that watches a node's output on the render thread (meters, capture for tests).
 /// `process` must not allocate, lock or block.
 public protocol AudioTap: AnyObject, Sendable {
+    /// Called on the render thread each quantum, right after the tapped node renders: `buffer` is its output,
+    /// `frameCount` the frames rendered and `time` the quantum's start on the engine's clock. The nodes
+    /// downstream read the buffer afterwards, so a tap only reads it. Must not allocate, lock or block.
     func process(_ buffer: AudioBuffer, frameCount: Int, time: AudioTime)
 }
 
@@ -17,8 +20,12 @@ public final class LevelMeter: AudioTap, @unchecked Sendable {
     private let rmsRight = Atomic<UInt32>(0)
     private let framesSeen = Atomic<Int>(0)
 
+    /// A meter with every level at zero. Install it with `AudioEngine.installTap(on:_:)`.
     public init() {}
 
+    /// Measures one quantum (render thread; lock-free, allocates nothing): raises each channel's held peak,
+    /// replaces its RMS and adds `frameCount` to the frames seen. Only the first two channels are measured; a
+    /// mono buffer updates the left one only.
     public func process(_ buffer: AudioBuffer, frameCount: Int, time: AudioTime) {
         for channel in 0..<min(2, buffer.channelCount) {
             let samples = buffer.channel(channel)

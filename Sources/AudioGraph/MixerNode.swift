@@ -32,6 +32,8 @@ public final class MixerNode: AudioNode, @unchecked Sendable {
     private var currentOutputVolume: Float = 1
     private var hasRendered = false
 
+    /// A mixer named `name` with every input at volume 1 and centred, and output volume 1 (the state of all
+    /// `maximumInputCount` inputs is allocated here).
     public override init(name: String = "mixer") { super.init(name: name) }
 
     public override var inputBusCount: Int { MixerNode.maximumInputCount }
@@ -44,10 +46,15 @@ public final class MixerNode: AudioNode, @unchecked Sendable {
 
     /// Linear gain of input `bus`.
     public func volume(forInputBus bus: Int) -> Float { inputStates[bus].volume.load() }
+    /// Sets the linear gain of input `bus` (1 by default; negative values become 0, no upper limit). Any
+    /// thread: the render thread ramps to it over its next quantum. Traps unless `bus` is in
+    /// 0..<`maximumInputCount`.
     public func setVolume(_ volume: Float, forInputBus bus: Int) { inputStates[bus].volume.store(max(0, volume)) }
 
     /// Pan of input `bus`, −1 (left) … 1 (right).
     public func pan(forInputBus bus: Int) -> Float { inputStates[bus].pan.load() }
+    /// Sets the pan of input `bus`, clamped to −1 (left) … 1 (right), 0 by default. Any thread: the render
+    /// thread ramps to it over its next quantum. Traps unless `bus` is in 0..<`maximumInputCount`.
     public func setPan(_ pan: Float, forInputBus bus: Int) { inputStates[bus].pan.store(min(1, max(-1, pan))) }
 
     public override func reset() {
@@ -134,6 +141,8 @@ public final class MixerNode: AudioNode, @unchecked Sendable {
 
 /// The engine's sink: whatever reaches its single input is what the engine renders.
 public final class OutputNode: AudioNode, @unchecked Sendable {
+    /// An output node named `name`. Only an engine's own `outputNode` is its sink: another instance in a
+    /// graph renders silence.
     public override init(name: String = "output") { super.init(name: name) }
     public override var inputBusCount: Int { 1 }
     public override func outputChannelCount(inputChannelCounts: [Int]) -> Int { inputChannelCounts.first ?? 2 }

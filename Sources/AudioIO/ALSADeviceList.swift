@@ -6,11 +6,18 @@ import CALSA
 
 /// The ALSA PCM devices that can play, as ALSA's name hints list them (names usable as `--device`).
 public enum ALSADeviceList {
+    /// One PCM device from ALSA's name hints.
     public struct Device: Sendable, Hashable {
+        /// The PCM name to open (`default`, `sysdefault:CARD=PCH`, `hw:CARD=PCH,DEV=0`), as
+        /// `ALSAOutput.Configuration.device` and `--device` take it.
         public var name: String
+        /// ALSA's description of it, its lines joined with " — "; empty when ALSA gives none.
         public var description: String
     }
 
+    /// The devices that can play (those for both directions included, capture-only ones left out), in
+    /// ALSA's order; empty when ALSA cannot list them. A listed device may still fail to open (busy,
+    /// or a hint for hardware that is not there).
     public static func playbackDevices() -> [Device] {
         var hints: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
         guard snd_device_name_hint(-1, "pcm", &hints) == 0, let hints else { return [] }

@@ -19,14 +19,21 @@ import Synchronization
 /// (`presentationTime(ofSampleTime:)`). The audio thread allocates nothing and blocks only on the
 /// PCM.
 public final class ALSAOutput: AudioOutputDevice, AudioPresentationClock, @unchecked Sendable {
+    /// What to open and how: the PCM device, the sample rate and the device buffer's shape. The
+    /// device may grant a period size and count near those asked for (`ALSAOutput.periodFrames`,
+    /// `ALSAOutput.periodCount` hold what it granted); out-of-range values make `init` throw.
     public struct Configuration: Sendable, Hashable {
         /// ALSA PCM name: `default`, `hw:0,0`, `plughw:1`, or a plugin such as `file:FILE=out.raw`.
         public var device = "default"
+        /// The sample rate in Hz (44 100 by default), rounded to whole Hz for the device, which must
+        /// accept it exactly (a `plughw:` device converts); the engine renders at this rate.
         public var sampleRate = 44_100.0
         /// Frames per period (32…8192) and periods in the device buffer (2…16).
         public var periodFrames = 256
+        /// Periods in the device buffer (2…16, 2 by default); more periods: fewer underruns, more latency.
         public var periodCount = 2
 
+        /// Makes a configuration; the ranges are checked when `ALSAOutput` opens the device.
         public init(
             device: String = "default", sampleRate: Double = 44_100, periodFrames: Int = 256, periodCount: Int = 2
         ) {
@@ -39,6 +46,8 @@ public final class ALSAOutput: AudioOutputDevice, AudioPresentationClock, @unche
 
     /// The sample format the device accepted, in order of preference.
     public enum SampleFormat: String, Sendable, CaseIterable {
+        /// `float32`: 32-bit float, little-endian. `int32`: 32-bit signed integer, little-endian,
+        /// saturating. `int16`: 16-bit signed integer, little-endian, rounded and saturating.
         case float32, int32, int16
         var alsa: snd_pcm_format_t {
             switch self {
@@ -50,11 +59,20 @@ public final class ALSAOutput: AudioOutputDevice, AudioPresentationClock, @unche
         var bytes: Int { self == .int16 ? 2 : 4 }
     }
 
+    /// The engine the audio thread pulls (`render(frameCount:into:)`) for each period.
     public let engine: AudioEngine
+    /// The ALSA PCM name opened (`Configuration.device`), as errors name it.
     public let device: String
+    /// The sample rate in Hz, as configured (the device accepted it); `start()` prepares the engine
+    /// at this rate.
     public let sampleRate: Double
+    /// Frames per period as the device granted them (near the configuration's): the engine renders
+    /// this many frames per pull.
     public private(set) var periodFrames: Int
+    /// Periods in the device buffer as the device granted them; the buffer holds
+    /// `periodFrames * periodCount` frames (`bufferLatency`, in seconds).
     public private(set) var periodCount: Int
+    /// The format written to the device: the first of `SampleFormat.allCases` it accepts.
     public private(set) var sampleFormat: SampleFormat
     private let pcm: OpaquePointer
     private let channelCount = 2
@@ -99,7 +117,7 @@ public final class ALSAOutput: AudioOutputDevice, AudioPresentationClock, @unche
         }
         self.engine = engine
         device = configuration.device
-        sampleRate = configuration.sampleRate
+        sampleRate = configuration.sampleRate.rounded()  // ALSA rates are whole hertz
         pcm = handle
         do {
             (sampleFormat, periodFrames, periodCount) = try Self.configure(handle, configuration)

@@ -68,7 +68,7 @@ public final class AudioClip: @unchecked Sendable {
         for frame in 0..<frames {
             for channel in 0..<channels { planar[channel][frame] = buffer.samples[frame * channels + channel] }
         }
-        try self.init(channels: planar, sampleRate: Double(buffer.sampleRate), name: name)
+        try self.init(channels: planar, sampleRate: buffer.sampleRate, name: name)
     }
 
     /// Reads and decodes a whole audio file, off the caller's thread.

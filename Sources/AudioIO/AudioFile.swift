@@ -8,16 +8,23 @@ import CSndFile
 public enum AudioFile {
     /// The sample encoding of a written file.
     public enum Encoding: String, Sendable, CaseIterable {
+        /// `s16`: 16-bit integers (the default). `s24`: 24-bit integers. `f32`: 32-bit floats (FLAC,
+        /// which has no floats, gets 24-bit integers). Ogg files are always Vorbis, whatever is asked.
         case s16, s24, f32
     }
 
     /// Interleaved float samples with their layout.
     public struct Buffer: Sendable, Equatable {
+        /// The samples, interleaved frame by frame (`[L0, R0, L1, R1, …]` for stereo), full scale ±1.
         public var samples: [Float]
+        /// Samples per frame (1 for mono, 2 for stereo).
         public var channelCount: Int
+        /// Frames per second, in Hz.
         public var sampleRate: Double
+        /// Whole frames in `samples` (a trailing partial frame is not counted); 0 without channels.
         public var frameCount: Int { channelCount == 0 ? 0 : samples.count / channelCount }
 
+        /// Makes a buffer of interleaved samples; it does not check that they fill whole frames.
         public init(samples: [Float], channelCount: Int, sampleRate: Double) {
             self.samples = samples
             self.channelCount = channelCount

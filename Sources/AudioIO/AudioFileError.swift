@@ -1,8 +1,17 @@
 /// Why an audio file could not be read or written; each case names the file.
 public enum AudioFileError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The file could not be opened for reading (missing, not permitted, not an audio file libsndfile
+    /// knows), its temporary file could not be created for writing, or a URL is not a file URL.
     case cannotOpen(path: String, reason: String)
+    /// The format cannot be used: an extension other than .wav, .flac, .ogg or .aiff, an encoding or
+    /// rate the format cannot hold, or a layout a clip or `LoudnessMeter` does not take (then `path`
+    /// is the clip's name, or "loudness meter").
     case unsupportedFormat(path: String, reason: String)
+    /// Writing, closing or renaming to the final name failed, or the writer was already finished or
+    /// cancelled.
     case writeFailed(path: String, reason: String)
+    /// The file ended before the frames it declares, a clip's sample-rate conversion failed, or the
+    /// frames asked of a clip are outside it (`path` is then the clip's name).
     case readFailed(path: String, reason: String)
 
     public var description: String {

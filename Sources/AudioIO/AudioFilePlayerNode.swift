@@ -130,6 +130,7 @@ public final class AudioFilePlayerNode: AudioNode, @unchecked Sendable {
     private let control = Mutex(ControlState())
     private let callbackQueue = DispatchQueue(label: "pianola.player.completions")
 
+    /// Makes a stopped player with nothing scheduled, volume 1; `name` is for messages.
     public override init(name: String = "Player") {
         super.init(name: name)
     }

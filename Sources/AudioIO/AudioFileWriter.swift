@@ -9,11 +9,17 @@ import CSndFile
 /// folder that is renamed to the final name only by `finish()`. An interrupted or failed write
 /// leaves no file under the final name (and `cancel()` or deinit removes the temporary one).
 public final class AudioFileWriter {
+    /// The final file name; a file appears there only when `finish()` succeeds.
     public let path: String
+    /// The hidden file written until `finish()` renames it (`.NAME.partial-PID` in the same folder);
+    /// `cancel()`, deinit or a failed `finish()` removes it.
     public let temporaryPath: String
+    /// Channels in the file; `write(_:from:frameCount:)` repeats a buffer's last channel for missing
+    /// ones.
     public let channelCount: Int
     private var file: OpaquePointer?
     private var interleaved: [Float] = []
+    /// Frames appended so far (each frame is `channelCount` samples).
     public private(set) var framesWritten = 0
 
     /// Opens the temporary file; the format follows `path`'s extension (.wav, .flac, .ogg, .aiff).

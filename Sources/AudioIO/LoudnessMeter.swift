@@ -10,6 +10,7 @@ import CEBUR128
 /// ```
 public final class LoudnessMeter {
     private let state: UnsafeMutablePointer<ebur128_state>
+    /// Channels measured (1 or 2); `add(interleaved:)` takes frames of this many samples.
     public let channelCount: Int
     private var interleaved: [Float] = []
 

@@ -21,6 +21,8 @@ public final class MIDIEventQueue: @unchecked Sendable {
         /// Whether `bytes` is a SysEx payload (without F0 and F7) rather than a status byte and its
         /// data bytes.
         public var isSystemExclusive: Bool
+        /// The message's bytes: its status byte and data bytes (one to three in all), or the SysEx payload.
+        /// They point into the queue's slot: copy what you need before `withFirst` returns.
         public var bytes: UnsafeBufferPointer<UInt8>
 
         /// The message, when it is not SysEx (building a SysEx message would allocate its array).

@@ -5,25 +5,46 @@
 /// 0-16383 with 8192 at the centre. The type holds a message, not a time: files, players and
 /// inputs pair it with their own timestamps.
 public enum MIDIMessage: Hashable, Sendable {
+    /// A note-off: the `note` (0-127, 60 is middle C) and its release `velocity` (0-127).
     case noteOff(channel: UInt8, note: UInt8, velocity: UInt8)
     /// A note-on; velocity 0 is a note-off by convention and is kept as written.
     case noteOn(channel: UInt8, note: UInt8, velocity: UInt8)
+    /// Polyphonic key pressure (aftertouch) on one held `note`: `pressure` 0-127.
     case polyphonicKeyPressure(channel: UInt8, note: UInt8, pressure: UInt8)
+    /// A control change: `controller` 0-127 set to `value` 0-127. Controllers 120-127 are the channel
+    /// mode messages (All Sound Off, Reset All Controllers, All Notes Off and the mode changes).
     case controlChange(channel: UInt8, controller: UInt8, value: UInt8)
+    /// A program change: `program` 0-127 (General MIDI lists count them from 1).
     case programChange(channel: UInt8, program: UInt8)
+    /// Channel pressure (aftertouch) for every note on the channel: `pressure` 0-127.
     case channelPressure(channel: UInt8, pressure: UInt8)
+    /// A pitch bend: `value` 0-16383, `pitchBendCentre` (8192) for no bend; how far the extremes bend is
+    /// the receiver's setting (the pitch-bend sensitivity RPN), not part of the message.
     case pitchBend(channel: UInt8, value: UInt16)
     /// A complete system-exclusive message: the bytes between `F0` and `F7`, both excluded.
     case systemExclusive([UInt8])
+    /// MIDI Time Code quarter frame (`F1`): the data byte, a 3-bit piece number and a 4-bit value.
     case timeCodeQuarterFrame(UInt8)
+    /// Song Position Pointer (`F2`): the position from the start of the song in MIDI beats (sixteenth
+    /// notes, six timing clocks each), 0-16383.
     case songPositionPointer(UInt16)
+    /// Song Select (`F3`): the number of the song or sequence to play, 0-127.
     case songSelect(UInt8)
+    /// Tune Request (`F6`): asks analogue synthesizers to tune their oscillators.
     case tuneRequest
+    /// Timing Clock (`F8`): sent 24 times per quarter note by a clock source.
     case timingClock
+    /// Start (`FA`): play from the beginning of the song.
     case start
+    /// Continue (`FB`): play on from where playback stopped (or from the last Song Position Pointer).
     case `continue`
+    /// Stop (`FC`): stop playing, keeping the song position.
     case stop
+    /// Active Sensing (`FE`): a keep-alive; a receiver that has seen one turns its notes off when the
+    /// stream then goes silent for about 300 ms.
     case activeSensing
+    /// System Reset (`FF`): asks receivers to return to their power-up state. (In a MIDI file, `FF`
+    /// starts a meta event instead.)
     case systemReset
 
     /// The pitch-bend value of a centred wheel.

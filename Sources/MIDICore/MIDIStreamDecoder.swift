@@ -29,6 +29,8 @@ public struct MIDIStreamDecoder: Sendable {
     private var sysEx: [UInt8]? = nil
     private var sysExOverflowed = false
 
+    /// Creates a decoder with no running status that keeps SysEx messages of up to
+    /// `maximumSysExLength` payload bytes (`F0` and `F7` not counted; 1 MiB by default).
     public init(maximumSysExLength: Int = 1 << 20) {
         self.maximumSysExLength = maximumSysExLength
     }
@@ -57,6 +59,9 @@ public struct MIDIStreamDecoder: Sendable {
         return (messages, diagnostics)
     }
 
+    /// Decodes one byte, calling `emit` when it completes a message and `diagnose` when it is skipped
+    /// or cuts something short. Real-time bytes are emitted at once, even inside a SysEx or a partial
+    /// message, and change no state. Only SysEx allocates (its payload array); neither closure escapes.
     public mutating func decode(byte: UInt8, emit: (MIDIMessage) -> Void, diagnose: (Diagnostic) -> Void) {
         if byte >= 0xF8 {
             // Real-time bytes may appear anywhere and change no state.
@@ -161,9 +166,12 @@ public struct MIDIStreamDecoder: Sendable {
 
 /// Encodes messages into a byte stream, optionally with running status.
 public struct MIDIStreamEncoder: Sendable {
+    /// Whether a channel message with the same status byte as the previous one is written without it
+    /// (running status). Off by default; any system common or SysEx message ends running status.
     public var usesRunningStatus: Bool
     private var runningStatus: UInt8 = 0
 
+    /// Creates an encoder with no running status in force, writing every status byte by default.
     public init(usesRunningStatus: Bool = false) {
         self.usesRunningStatus = usesRunningStatus
     }
@@ -171,6 +179,9 @@ public struct MIDIStreamEncoder: Sendable {
     /// Forgets the running status, so the next channel message is written with its status byte.
     public mutating func reset() { runningStatus = 0 }
 
+    /// Appends the message's bytes to `bytes`, leaving out the status byte when running status is on
+    /// and the previous channel message had the same one. Real-time messages are one byte and keep
+    /// running status; SysEx (framed by `F0` … `F7`) and system common messages end it.
     public mutating func encode(_ message: MIDIMessage, into bytes: inout [UInt8]) {
         let status = message.statusByte
         if status >= 0xF8 {

@@ -38,6 +38,7 @@ public final class ALSASequencerInput: @unchecked Sendable {
         /// Why the last subscription to it failed (the sequencer's reason); nil once it connects.
         public var failure: String?
 
+        /// Makes a source's entry; `failure` stays nil unless a subscription to it failed.
         public init(
             name: String, address: String, isConnected: Bool, messageCount: Int, lastArrival: UInt64,
             failure: String? = nil

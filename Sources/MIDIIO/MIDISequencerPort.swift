@@ -2,9 +2,13 @@ import CALSASequencer
 
 /// A port of the ALSA sequencer, as `aconnect -l` shows it.
 public struct MIDISequencerPort: Hashable, Sendable, CustomStringConvertible {
+    /// The client's number, the `CLIENT` of `CLIENT:PORT` (0 is the sequencer's own System client).
     public var client: Int
+    /// The port's number within its client, the `PORT` of `CLIENT:PORT`.
     public var port: Int
+    /// The client's name as the sequencer reports it (a keyboard's, a program's, `Midi Through`).
     public var clientName: String
+    /// The port's name as the sequencer reports it.
     public var portName: String
     /// Other clients can read from it (subscribe to it): a keyboard, a player.
     public var isSource: Bool

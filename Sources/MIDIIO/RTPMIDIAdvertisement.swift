@@ -10,12 +10,15 @@ import Foundation
 public final class RTPMIDIAdvertisement {
     /// The name asked for, and the UDP control port advertised.
     public let name: String
+    /// The UDP control port advertised (the session's data port is the next one), as given to `init`.
     public let port: Int
     /// The name avahi registered (it renames on a collision: "Pianola #2"); nil until started.
     public private(set) var registeredName: String?
 
     private var process: Process?
 
+    /// Makes an advertisement of the session `name` on the control `port`; nothing is registered
+    /// until `start(timeout:)`.
     public init(name: String, port: Int) {
         self.name = name
         self.port = port

@@ -57,6 +57,8 @@ public final class RTPMIDIListener: @unchecked Sendable {
     public let name: String
     /// The address listened on and its control port (the data port is the next one).
     public let host: String
+    /// The control port: the one asked for, and after `start()` the one bound (a free pair was chosen
+    /// if 0 was asked for). The data port is `port + 1`.
     public private(set) var port: Int
     /// Session names or IP addresses allowed to join; empty: anyone.
     public let allow: [String]

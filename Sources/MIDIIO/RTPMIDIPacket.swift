@@ -6,20 +6,32 @@ public struct RTPMIDIPacket: Equatable, Sendable {
     /// One piece of the command list: its delta time (in the session's 100 µs ticks, cumulative
     /// from the packet's timestamp) and the bytes of a complete MIDI message or of a SysEx segment.
     public struct Command: Equatable, Sendable {
+        /// The delta time in 100 µs ticks, cumulative from the packet's timestamp (0 for the first command
+        /// unless the packet's Z flag gave it one).
         public var delta: UInt32
+        /// A whole MIDI message with its status byte (running status filled in), one System Real-time
+        /// byte, or a SysEx piece from its `F0` or `F7` through its end byte (`F7`, `F0` or `F4`).
         public var bytes: [UInt8]
 
+        /// Makes a command from its cumulative delta time and its bytes.
         public init(delta: UInt32, bytes: [UInt8]) {
             self.delta = delta
             self.bytes = bytes
         }
     }
 
+    /// The RTP sequence number, one more with each packet the sender sends (wrapping at 65 535): how
+    /// duplicates, late packets and gaps are found.
     public var sequence: UInt16
+    /// The RTP timestamp in the sender's clock (100 µs ticks in Apple's sessions). Messages are
+    /// stamped on arrival, not by it.
     public var timestamp: UInt32
+    /// The sender's synchronization source: the SSRC it gave in its invitation, which names its session.
     public var ssrc: UInt32
     /// The J flag: a recovery journal follows the command list.
     public var hasJournal: Bool
+    /// The command list in order (empty for a packet that carries only a journal). System Real-time
+    /// bytes found inside a SysEx come before that SysEx's command.
     public var commands: [Command]
     /// The journal's bytes (skipped by the command list's length, never read as MIDI).
     public var journal: [UInt8]

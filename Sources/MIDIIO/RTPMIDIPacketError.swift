@@ -1,9 +1,20 @@
 /// Why a network MIDI packet was refused. Every malformed packet ends here: parsing never traps.
 public enum RTPMIDIPacketError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The packet or session command ends before a field it must hold: `needed` bytes at least, `got`
+    /// in it.
     case tooShort(needed: Int, got: Int)
+    /// A session command (`FF FF …`) with a name other than `IN`, `OK`, `NO`, `BY`, `CK`, `RS` or `RL`;
+    /// the two-letter name, or `?` when it is not printable ASCII.
     case unknownCommand(String)
+    /// An `IN`, `OK`, `NO` or `BY` command with a protocol version other than 2 (the version given).
     case unsupportedVersion(UInt32)
+    /// Not RTP-MIDI at all: an RTP version other than 2, a payload type other than 97 (0x61), or a
+    /// session command without the `FF FF` signature; the reason says which.
     case notRTPMIDI(String)
+    /// The MIDI command list breaks RFC 6295's rules (a length past the packet, a delta time cut short
+    /// or longer than 4 octets, a data byte without a status, an undefined or cut-short status, SysEx
+    /// without an end byte or with a status inside), or a clock sync count above 2; the reason says
+    /// which.
     case malformedCommandList(String)
 
     public var description: String {

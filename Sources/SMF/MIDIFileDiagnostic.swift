@@ -1,6 +1,8 @@
 /// Something the reader found wrong in a file and recovered from. The lenient reader collects
 /// these and goes on; the strict reader throws the first one as `MIDIFileError.damaged`.
 public struct MIDIFileDiagnostic: Hashable, Sendable, CustomStringConvertible {
+    /// The kind of defect. The raw value is the case name, as `pianola info` prints it and as its
+    /// JSON `kind` field holds it.
     public enum Kind: String, Hashable, Sendable, CaseIterable, Codable {
         /// Bytes before the `MThd` header (e.g. a MacBinary prefix), skipped.
         case dataBeforeHeader
@@ -50,13 +52,17 @@ public struct MIDIFileDiagnostic: Hashable, Sendable, CustomStringConvertible {
         case invalidMetaEventValue
     }
 
+    /// The defect's category, for code that reacts to particular defects; `message` has the details.
     public var kind: Kind
     /// The track index (0-based among `MTrk` chunks), nil for file-level findings.
     public var track: Int?
     /// Byte offset in the file where the problem was found.
     public var offset: Int
+    /// A readable account with the values involved (e.g. "MThd length is 8, expected 6"), without
+    /// the track and offset, which `description` adds.
     public var message: String
 
+    /// Makes a diagnostic from its parts (the reader makes them as it finds defects).
     public init(kind: Kind, track: Int?, offset: Int, message: String) {
         self.kind = kind
         self.track = track

@@ -2,33 +2,52 @@ import MIDICore
 
 /// What `pianola info` shows about a file: a digest of its tracks, tempo, meter and text.
 public struct MIDIFileSummary: Sendable {
+    /// A digest of one track.
     public struct TrackSummary: Sendable {
+        /// The track's position in the file, 0-based.
         public var index: Int
+        /// The track's name (its first Sequence/Track Name event at tick 0), nil when it has none.
         public var name: String?
         /// Channels (0-15) that carry messages in this track.
         public var channels: [UInt8]
         /// Program changes as (channel, program), in order of first appearance.
         public var programs: [(channel: UInt8, program: UInt8)]
+        /// Note-ons with a velocity above 0 in this track.
         public var noteCount: Int
+        /// Every event in this track, meta and SysEx events and End of Track included.
         public var eventCount: Int
     }
 
+    /// The number of tracks in the file.
     public var trackCount: Int
+    /// Note-ons with a velocity above 0, over all tracks.
     public var noteCount: Int
+    /// Events of every kind over all tracks, End of Track events included.
     public var eventCount: Int
+    /// The playing time in seconds: to the end of the longest track, or the sequences one after
+    /// another in a format 2 file (`MIDIFile.durationSeconds`).
     public var durationSeconds: Double
+    /// The tick at which the longest track ends.
     public var lengthInTicks: Int
+    /// The tempo map's segments in tick order: at least one, starting at tick 0 (at 120 BPM when the
+    /// file sets no tempo there).
     public var tempoChanges: [TempoMap.TempoChange]
     /// Time signatures as (tick, numerator, denominator).
     public var timeSignatures: [(tick: Int, numerator: Int, denominator: Int)]
     /// Key signatures as (tick, name), e.g. "E♭ major".
     public var keySignatures: [(tick: Int, name: String)]
+    /// One summary per track, in file order.
     public var tracks: [TrackSummary]
+    /// Lyric events over all tracks, plus the Text events that carry the lyrics of a karaoke (`.kar`)
+    /// file.
     public var lyricCount: Int
+    /// Marker and Cue Point events over all tracks.
     public var markerCount: Int
     /// The first lines of lyrics (`.kar` files keep them in Text events after an `@T` header).
     public var lyrics: [String]
 
+    /// Digests `file` in one pass over its events (plus its tempo map); `lyrics` keeps at most 200
+    /// lines.
     public init(_ file: MIDIFile) {
         let map = file.tempoMap
         var noteTotal = 0

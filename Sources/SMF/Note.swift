@@ -2,12 +2,18 @@ import MIDICore
 
 /// A sounding note: a note-on paired with its note-off.
 public struct Note: Hashable, Sendable {
+    /// The MIDI channel, 0-15.
     public var channel: UInt8
+    /// The MIDI note number, 0-127 (60 is middle C).
     public var key: UInt8
+    /// The note-on's velocity, 1-127.
     public var velocity: UInt8
     /// The note-off's velocity (0 when it was a note-on with velocity 0 or the note was unterminated).
     public var releaseVelocity: UInt8
+    /// The tick of the note-on.
     public var startTick: Int
+    /// The tick of the note-off that ended the note, or the track's last tick when none came; equal
+    /// to `startTick` for a note of no length.
     public var endTick: Int
     /// True when no note-off came and the note was closed at the end of its track.
     public var isUnterminated: Bool

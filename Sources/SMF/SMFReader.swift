@@ -3,6 +3,8 @@ import MIDICore
 extension MIDIFile {
     /// What `MIDIFile.read` returns: the music and what was wrong with the file.
     public struct ReadResult: Sendable {
+        /// The music that could be read: the whole file when it is sound, what was recovered when it is
+        /// damaged (an empty file when even the header is cut short).
         public var file: MIDIFile
         /// Every defect the lenient reader recovered from, in file order; empty for a clean file.
         public var diagnostics: [MIDIFileDiagnostic]

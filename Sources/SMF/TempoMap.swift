@@ -7,27 +7,41 @@
 public struct TempoMap: Hashable, Sendable {
     /// A tempo in force from `tick` on, with the time in seconds at that tick.
     public struct TempoChange: Hashable, Sendable, Codable {
+        /// The tick at which this tempo takes effect.
         public var tick: Int
+        /// The time at `tick`, in seconds from the start of the file.
         public var seconds: Double
+        /// The tempo in microseconds per quarter note, as Set Tempo gives it (500 000 is 120 BPM).
         public var microsecondsPerQuarterNote: Int
+        /// The tempo in quarter notes per minute. Computed, so not part of the encoded form.
         public var beatsPerMinute: Double { 60_000_000 / Double(microsecondsPerQuarterNote) }
     }
 
     /// A time signature in force from `tick` on, with the bar number (0-based) at that tick.
     public struct MeterChange: Hashable, Sendable {
+        /// The tick at which this meter takes effect: the first bar line at or after its Time Signature
+        /// event (the event's own tick when it falls on a bar line, the usual case).
         public var tick: Int
+        /// The bar number at `tick`, 0-based (`barBeat(forTick:)` counts from 1).
         public var bar: Int
+        /// Beats per bar, the time signature's upper number.
         public var numerator: Int
+        /// The beat's note value, the lower number: 4 for quarter notes, 8 for eighths.
         public var denominator: Int
     }
 
+    /// The file's time division, which sets how long a tick is.
     public let division: MIDIFile.Division
     /// Tempo segments in tick order; the first always starts at tick 0.
     public let tempoChanges: [TempoChange]
+    /// Time signatures in tick order; the first is at tick 0 (4/4 when the file sets none there).
     public let meterChanges: [MeterChange]
 
+    /// The tempo before the first Set Tempo event: 500 000 µs per quarter note, 120 BPM.
     public static let defaultMicrosecondsPerQuarterNote = 500_000
 
+    /// Builds the map from the Set Tempo and Time Signature events of every track. Tempos of 0 and
+    /// time signatures with a numerator of 0 are skipped; of two at one tick, the one read last wins.
     public init(file: MIDIFile) {
         var tempos: [(Int, Int)] = []
         var meters: [(Int, Int, Int)] = []
@@ -106,6 +120,7 @@ public struct TempoMap: Hashable, Sendable {
         }
     }
 
+    /// Seconds from the start of the file at a whole `tick`.
     public func seconds(forTick tick: Int) -> Double { seconds(forTick: Double(tick)) }
 
     /// The (fractional) tick at `seconds` from the start.

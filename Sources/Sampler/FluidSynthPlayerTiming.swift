@@ -12,6 +12,7 @@ import Sequencer
 ///
 /// Plays from the start at rate 1: loops, rate changes and seeks are not part of this timing.
 public struct FluidSynthPlayerTiming: EventTimingPolicy {
+    /// The policy; it has no options (each player gets a scheduler of its own from `makeScheduler(for:)`).
     public init() {}
 
     public var passesNotesThrough: Bool { true }

@@ -20,17 +20,26 @@ import Synchronization
 public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendable {
     /// Sample interpolation, as FluidSynth names it.
     public enum Interpolation: Int32, Sendable, CaseIterable {
+        /// `none`: the nearest sample (cheapest, aliases most); `linear`: a straight line between samples;
+        /// `fourthOrder`: 4-point cubic (FluidSynth's default); `seventhOrder`: 7-point, the cleanest and most
+        /// costly. The raw value is FluidSynth's `FLUID_INTERP_*` constant.
         case none = 0, linear = 1, fourthOrder = 4, seventhOrder = 7
     }
 
     /// Synthesizer settings fixed at creation.
     public struct Settings: Sendable, Hashable {
+        /// The rate the synthesizer renders at, in Hz (44 100 by default). It must be the engine's rate:
+        /// `prepare(format:maximumFrameCount:)` throws `AudioGraphError.formatMismatch` otherwise.
         public var sampleRate: Double = 44_100
+        /// The most voices that sound at once (256 by default); the node's `polyphony` changes it later.
         public var polyphony = 256
         /// FluidSynth's master gain (its default, 0.2, leaves headroom for dense material).
         public var gain: Float = 0.2
+        /// Sample interpolation on every channel (fourth order by default, as FluidSynth's own).
         public var interpolation: Interpolation = .fourthOrder
+        /// Whether FluidSynth's reverb runs (on by default); the node's `isReverbEnabled` switches it later.
         public var isReverbEnabled = true
+        /// Whether FluidSynth's chorus runs (on by default); the node's `isChorusEnabled` switches it later.
         public var isChorusEnabled = true
         /// Cores FluidSynth may use to render voices (its `synth.cpu-cores`); 1 renders on the
         /// calling thread only.
@@ -40,6 +49,8 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
         public var programOverrides: [ProgramOverride] = []
         /// Channels (0–15) whose notes do not sound (note-ons dropped; everything else applies).
         public var mutedChannels: Set<UInt8> = []
+        /// The defaults: 44 100 Hz, 256 voices, gain 0.2, fourth-order interpolation, reverb and chorus on,
+        /// one core, no program overrides and no muted channels.
         public init() {}
     }
 
@@ -49,8 +60,10 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
         public var channel: UInt8
         /// The bank, 0–16383 (128 for drum kits in General MIDI fonts), and the program (0–127).
         public var bank: UInt16
+        /// The program, 0–127.
         public var program: UInt8
 
+        /// An override that fixes `channel` to `bank` (0 by default) and `program`.
         public init(channel: UInt8, bank: UInt16 = 0, program: UInt8) {
             self.channel = channel
             self.bank = bank
@@ -58,6 +71,8 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
         }
     }
 
+    /// The settings the sampler was created with. Later changes through `gain`, `polyphony`,
+    /// `interpolation` and the effect switches are not reflected here.
     public let settings: Settings
     let synth: FluidSynth
     private var fonts: [SoundFontID: Int32] = [:]
@@ -196,32 +211,49 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
 
     // MARK: Note API (applies at once)
 
+    /// Starts `note` (0–127) at `velocity` (1–127; 0 releases the note instead) on `channel` (0–15).
+    ///
+    /// Like the rest of the note API it applies at once, not at a frame offset: the note sounds from
+    /// the next block the synthesizer renders. It may be called from a control thread while the engine
+    /// renders (FluidSynth serializes calls to its API). A note-on on a channel in
+    /// `Settings.mutedChannels` is dropped.
     public func startNote(_ note: UInt8, withVelocity velocity: UInt8, onChannel channel: UInt8) {
         apply(.noteOn(channel: channel, note: note, velocity: velocity))
     }
 
+    /// Releases `note` (0–127) on `channel` (0–15) at once; a held sustain pedal keeps it sounding
+    /// until the pedal is released.
     public func stopNote(_ note: UInt8, onChannel channel: UInt8) {
         apply(.noteOff(channel: channel, note: note, velocity: 0))
     }
 
+    /// Sends control change `controller` (0–127) with `value` (0–127) on `channel` (0–15) at once.
+    /// Bank selects (controllers 0 and 32) on a channel with a program override are ignored.
     public func sendController(_ controller: UInt8, withValue value: UInt8, onChannel channel: UInt8) {
         apply(.controlChange(channel: channel, controller: controller, value: value))
     }
 
+    /// Bends `channel` (0–15) at once: `value` is 14-bit, 0–16383, with 8192
+    /// (`MIDIMessage.pitchBendCentre`) at rest; how far the ends reach is the channel's bend range.
     public func sendPitchBend(_ value: UInt16, onChannel channel: UInt8) {
         apply(.pitchBend(channel: channel, value: value))
     }
 
+    /// Sends bank select MSB (controller 0) and LSB (controller 32), then a program change to
+    /// `program` (0–127), on `channel` (0–15) at once, as MIDI input would. Unlike `selectProgram`, it
+    /// does not throw when no loaded font has the preset. Ignored on a channel with a program override.
     public func sendProgramChange(_ program: UInt8, bankMSB: UInt8 = 0, bankLSB: UInt8 = 0, onChannel channel: UInt8) {
         apply(.controlChange(channel: channel, controller: 0, value: bankMSB))
         apply(.controlChange(channel: channel, controller: 32, value: bankLSB))
         apply(.programChange(channel: channel, program: program))
     }
 
+    /// Sends channel pressure (aftertouch), 0–127, on `channel` (0–15) at once.
     public func sendPressure(_ pressure: UInt8, onChannel channel: UInt8) {
         apply(.channelPressure(channel: channel, pressure: pressure))
     }
 
+    /// Sends polyphonic key pressure `value` (0–127) for `key` (0–127) on `channel` (0–15) at once.
     public func sendPressure(forKey key: UInt8, withValue value: UInt8, onChannel channel: UInt8) {
         apply(.polyphonicKeyPressure(channel: channel, note: key, pressure: value))
     }
@@ -463,6 +495,8 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
 
 /// A loaded SoundFont in a sampler.
 public struct SoundFontID: Hashable, Sendable, Comparable {
+    /// FluidSynth's id for the font in the sampler that loaded it (samplers that take or share the
+    /// font keep this identifier). Fonts loaded later have larger values.
     public let rawValue: Int
     public static func < (lhs: SoundFontID, rhs: SoundFontID) -> Bool { lhs.rawValue < rhs.rawValue }
 }

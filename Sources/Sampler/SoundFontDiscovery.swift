@@ -16,12 +16,17 @@
 public struct SoundFontDiscovery: Sendable {
     /// Where a resolved font came from.
     public enum Source: String, Sendable, Codable {
+        /// `option`: the path given to `resolve(explicit:)` (the `--soundfont` option); `environment`: the
+        /// `PIANOLA_SOUNDFONT` variable; `system`: a well-known system file or a font in a system folder;
+        /// `bundled`: the font shipped with Pianola. The raw value (the case's name) is what JSON output reports.
         case option, environment, system, bundled
     }
 
     /// A resolved font: its path and how it was chosen.
     public struct Resolution: Sendable, Equatable {
+        /// The font file's path, with a leading `~/` expanded against `HOME`.
         public var path: String
+        /// Which step of the search found the font.
         public var source: Source
     }
 
@@ -43,9 +48,15 @@ public struct SoundFontDiscovery: Sendable {
         "~/.local/share/soundfonts", "~/.sounds/sf2",
     ]
 
+    /// The environment read: `PIANOLA_SOUNDFONT` names a font, and `HOME` expands a leading `~/` in
+    /// any path.
     public var environment: [String: String]
+    /// Well-known font files, tried in order after the option and the variable; the first that exists wins.
     public var systemFiles: [String]
+    /// Folders searched, in order, when no system file exists: the first `.sf2` or `.sf3` file directly
+    /// inside (by name, `default*` first) wins. Subfolders are not searched.
     public var systemDirectories: [String]
+    /// Paths where the bundled font may be, tried in order last (and by `bundledFont()`).
     public var bundledCandidates: [String]
 
     /// A discovery over the real process environment and the standard locations.
@@ -97,6 +108,7 @@ public struct SoundFontDiscovery: Sendable {
         return path
     }
 
+    /// The bundled font's file name, looked for in each bundled candidate location.
     public static let bundledFileName = "PianolaGM.sf2"
 
     /// Places the bundled font can be: beside the executable, in an installed `share/pianola`, and

@@ -3,13 +3,19 @@ import CFluidSynth
 /// What a SoundFont holds, read through FluidSynth itself (so it describes the font exactly as it
 /// will play): its presets and the warnings FluidSynth logged while loading it.
 public struct SoundFontInfo: Sendable {
+    /// One preset of the font, as FluidSynth reads it (a JSON object with `bank`, `program` and `name`).
     public struct Preset: Sendable, Hashable, Codable {
+        /// The preset's bank number (128 holds the drum kits in General MIDI fonts).
         public var bank: Int
+        /// The preset's program number, 0–127.
         public var program: Int
+        /// The preset's name as the font stores it.
         public var name: String
     }
 
+    /// The font file's path, as given to `load(path:)`.
     public var path: String
+    /// Every preset in the font, sorted by bank, then program.
     public var presets: [Preset]
     /// Warnings and errors FluidSynth logged while loading the font; empty for a clean font.
     public var warnings: [String]

@@ -12,6 +12,8 @@ import SMF
 ///
 /// For more control (several players, a timing policy, a render of one's own) use `MusicPlayer`.
 public final class AudioSequencer: @unchecked Sendable {
+    /// The engine the sequencer plays through: its render drives the player, and its first attached
+    /// node that takes MIDI receives every track without a destination of its own.
     public let engine: AudioEngine
     /// The loaded sequence, if any.
     public private(set) var sequence: MusicSequence?

@@ -37,6 +37,7 @@ public struct ScheduledQuantum: Sendable, Hashable {
     /// Where in the quantum the song ended (its last event delivered), or nil while it goes on.
     public var endFrameOffset: Int?
 
+    /// A quantum's outcome: the song position at its end, and where in it the song ended, if it did.
     public init(positionSeconds: Double, endFrameOffset: Int? = nil) {
         self.positionSeconds = positionSeconds
         self.endFrameOffset = endFrameOffset

@@ -12,11 +12,15 @@ import Synchronization
 public final class MIDIRecorder: Sendable {
     /// Time zero of the recording (`MIDITimestamp`, nanoseconds).
     public let start: UInt64
+    /// The file's fixed tempo in beats per minute (120 by default), also used to turn arrivals into ticks.
     public let beatsPerMinute: Double
+    /// The file's division, in ticks per quarter note (1920 by default).
     public let ticksPerQuarterNote: Int
 
     private let events = Mutex<[(arrival: UInt64, message: MIDIMessage)]>([])
 
+    /// A recorder whose time zero is `start` (`MIDITimestamp` nanoseconds, now by default). Neither
+    /// `beatsPerMinute` nor `ticksPerQuarterNote` is checked: both must be positive.
     public init(start: UInt64 = MIDITimestamp.now(), beatsPerMinute: Double = 120, ticksPerQuarterNote: Int = 1920) {
         self.start = start
         self.beatsPerMinute = beatsPerMinute

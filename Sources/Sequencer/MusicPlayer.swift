@@ -16,6 +16,8 @@ import Synchronization
 /// The player knows no synthesizer. A destination that wants its events timed another way (for
 /// instance as FluidSynth's own player times them) is given an `EventTimingPolicy`.
 public final class MusicPlayer: RenderObserver, @unchecked Sendable {
+    /// The sequence the player plays, fixed for its life (track destinations are read when the player
+    /// is created).
     public let sequence: MusicSequence
 
     // MARK: Control → render mailbox (the render thread only ever try-locks it)
@@ -144,8 +146,10 @@ public final class MusicPlayer: RenderObserver, @unchecked Sendable {
         if target < sequence.durationSeconds { finishedFlag.store(false, ordering: .relaxed) }
     }
 
+    /// Moves to `beats` quarter notes from the start (through the tempo map), as `seek(toSeconds:)` does.
     public func seek(toBeats beats: Double) { seek(toSeconds: sequence.seconds(forBeats: beats)) }
 
+    /// True from `play()` until `pause()`, `stop()` or the end of the sequence (then `isFinished` is true).
     public var isPlaying: Bool { playingFlag.load(ordering: .relaxed) }
     /// True once playback reached the end of the sequence (after any loops).
     public var isFinished: Bool { finishedFlag.load(ordering: .relaxed) }
@@ -156,6 +160,7 @@ public final class MusicPlayer: RenderObserver, @unchecked Sendable {
         set { seek(toSeconds: newValue) }
     }
 
+    /// Song position in quarter-note beats (through the tempo map; updated every quantum). Setting it seeks.
     public var currentPositionInBeats: Double {
         get { sequence.beats(forSeconds: currentPositionInSeconds) }
         set { seek(toBeats: newValue) }
@@ -197,7 +202,13 @@ public final class MusicPlayer: RenderObserver, @unchecked Sendable {
     /// How many times playback has jumped back to the loop start.
     public var completedLoopCount: Int { loopsDone.load(ordering: .relaxed) }
 
+    /// Mutes or unmutes the track at index `track` of `sequence.tracks` (it traps when out of range): a
+    /// muted track's events are not sent. Takes effect at the next quantum and releases every note the
+    /// player has sounding.
     public func setMuted(_ muted: Bool, track: Int) { updateTracks { $0.muted[track] = muted } }
+    /// Solos or unsolos the track at index `track` (it traps when out of range): while any track is
+    /// soloed, only soloed tracks that are not muted play. Takes effect at the next quantum and releases
+    /// every note the player has sounding.
     public func setSoloed(_ soloed: Bool, track: Int) { updateTracks { $0.soloed[track] = soloed } }
 
     private func updateTracks(_ change: (inout ControlState) -> Void) {

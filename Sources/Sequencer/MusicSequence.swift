@@ -10,12 +10,19 @@ import SMF
 public final class MusicSequence: @unchecked Sendable {
     /// One message at a tick.
     public struct TimedMessage: Hashable, Sendable {
+        /// Ticks from the start of the sequence (a format-2 file's later sequences are offset to follow
+        /// the earlier ones).
         public var tick: Int
+        /// A channel message, or a complete SysEx message (its bytes between `F0` and `F7`).
         public var message: MIDIMessage
     }
 
+    /// One track of the file: its messages in playing order, with their times in seconds.
     public final class Track: @unchecked Sendable {
+        /// The track's name, from a track-name meta event at tick 0, or nil.
         public let name: String?
+        /// The track's messages in playing order: by tick, and at equal ticks note-offs first, note-ons
+        /// last, file order otherwise.
         public let events: [TimedMessage]
         /// Each event's time in seconds from the start, through the tempo map.
         public let eventSeconds: [Double]
@@ -56,13 +63,17 @@ public final class MusicSequence: @unchecked Sendable {
         }
     }
 
+    /// The file's tracks, in file order.
     public let tracks: [Track]
+    /// Converts ticks to seconds and beats, from the tempo and time-signature events of every track.
     public let tempoMap: TempoMap
     /// The tick where the last track ends.
     public let lengthInTicks: Int
     /// Lyric and karaoke text events as (tick, text).
     public let lyrics: [(tick: Int, text: String)]
 
+    /// Builds the sequence from a parsed file; it does not fail. Meta events other than tempo, time
+    /// signature and lyrics (or karaoke text) are dropped, as are SysEx messages never completed.
     public init(file: MIDIFile) {
         var sortedTracks: [(String?, [TimedMessage], [Int32])] = []
         let isKaraoke = file.tracks.contains { track in
@@ -161,6 +172,7 @@ public final class MusicSequence: @unchecked Sendable {
         public var channel: UInt8
         /// The channel's program when the note starts (0 until a program change).
         public var program: UInt8
+        /// The note's key, 0–127, as the file has it (before any transpose).
         public var key: UInt8
     }
 
@@ -225,6 +237,7 @@ public final class MusicSequence: @unchecked Sendable {
         return 1
     }
 
+    /// The sequence's length in seconds: where the last track ends, through the tempo map.
     public var durationSeconds: Double { tempoMap.seconds(forTick: lengthInTicks) }
 
     /// The tempo at the start, in beats per minute (120 when the file sets none).
@@ -246,12 +259,17 @@ public final class MusicSequence: @unchecked Sendable {
 
     /// Each track's name, in order (nil for a track without one).
     public var trackNames: [String?] { tracks.map(\.name) }
+    /// The sequence's length in quarter-note beats (for an SMPTE-timed file, beats at 120 BPM).
     public var lengthInBeats: Double { tempoMap.beats(forTick: Double(lengthInTicks)) }
 
+    /// Seconds from the start at `beats` quarter notes, through the tempo map. An SMPTE-timed file
+    /// counts a beat as 480 ticks here.
     public func seconds(forBeats beats: Double) -> Double {
         tempoMap.seconds(forTick: beats * Double(tempoMap.division.ticksPerQuarterNote ?? 480))
     }
 
+    /// Quarter-note beats at `seconds` from the start, through the tempo map (for an SMPTE-timed file,
+    /// beats at 120 BPM).
     public func beats(forSeconds seconds: Double) -> Double {
         tempoMap.beats(forTick: tempoMap.tick(forSeconds: seconds))
     }

@@ -8,6 +8,7 @@ import MIDICore
 ///
 /// Real-time code: used on the render thread only; it allocates nothing after `init`.
 public final class SequencePlayhead {
+    /// The sequence whose tracks the playhead steps through (its player's).
     public let sequence: MusicSequence
     let destinations: [any MIDIReceivingNode]
     /// The destination index of each track.

@@ -4,8 +4,12 @@
 
 /// Normalized second-order coefficients: H(z) = (b0 + b1 z⁻¹ + b2 z⁻²) / (1 + a1 z⁻¹ + a2 z⁻²).
 public struct BiquadCoefficients: Hashable, Sendable {
+    /// The coefficients of H(z) above, normalized so that a0 = 1: `b0`, `b1` and `b2` weight the input
+    /// sample and the two before it, `a1` and `a2` the two previous outputs, which are subtracted
+    /// (y₀ = b0·x₀ + b1·x₁ + b2·x₂ − a1·y₁ − a2·y₂).
     public var b0, b1, b2, a1, a2: Double
 
+    /// Coefficients given directly, already normalized (a0 = 1); neither clamped nor checked for stability.
     public init(b0: Double, b1: Double, b2: Double, a1: Double, a2: Double) {
         (self.b0, self.b1, self.b2, self.a1, self.a2) = (b0, b1, b2, a1, a2)
     }

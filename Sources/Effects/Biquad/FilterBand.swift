@@ -4,6 +4,8 @@
 
 /// The settings of one band.
 public struct FilterBand: Hashable, Sendable {
+    /// The filter shape. It decides which of `gain` and `bandwidth` shape the response (`FilterType.usesGain`,
+    /// `FilterType.usesBandwidth`); the other is ignored.
     public var type: FilterType
     /// Hz.
     public var frequency: Double
@@ -12,6 +14,9 @@ public struct FilterBand: Hashable, Sendable {
     /// Octaves (for parametric, band-pass, band-stop and the resonant types).
     public var bandwidth: Double
 
+    /// A band of `type` at `frequency` Hz, with `gain` dB (default 0) and `bandwidth` octaves (default 1). The
+    /// values are stored as given: the coefficient designs keep the frequency between 1 Hz and just below
+    /// Nyquist and the bandwidth at 0.001 octave or more.
     public init(type: FilterType, frequency: Double, gain: Double = 0, bandwidth: Double = 1) {
         self.type = type
         self.frequency = frequency

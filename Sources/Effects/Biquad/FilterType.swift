@@ -8,6 +8,7 @@ public enum FilterType: String, CaseIterable, Hashable, Sendable {
     case highPass
     /// Second-order low-pass with a resonance set by `bandwidth` (narrower: higher peak).
     case resonantLowPass
+    /// Second-order high-pass with a resonance set by `bandwidth` (narrower: higher peak).
     case resonantHighPass
     /// Band-pass with 0 dB at the frequency, `bandwidth` octaves wide.
     case bandPass
@@ -19,6 +20,7 @@ public enum FilterType: String, CaseIterable, Hashable, Sendable {
     case highShelf
     /// Shelves whose slope (and overshoot) is set by `bandwidth`.
     case resonantLowShelf
+    /// Shelf of `gain` dB above the frequency whose slope (and overshoot) is set by `bandwidth`.
     case resonantHighShelf
 
     /// The cases in order, stored once (`allCases` allocates a new array on every call).

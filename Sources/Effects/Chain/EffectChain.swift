@@ -3,6 +3,9 @@ import AudioGraph
 /// An ordered chain of effect nodes that processes stereo audio outside an engine (offline
 /// renders, `pianola process`). Consecutive `eq` specs form one multi-band `EQNode`.
 public final class EffectChain {
+    /// The nodes in processing order (consecutive `eq` specs are one `EQNode`), prepared by the initializer.
+    /// Their parameters can be changed through these references; the chain renders them, so they must not
+    /// render in an engine at the same time.
     public let nodes: [AudioNode]
     private var scratch: AudioBuffer
     private var sampleTime: Int64 = 0

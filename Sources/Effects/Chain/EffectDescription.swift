@@ -1,7 +1,11 @@
 /// What an effect is and what it takes: its entry in `pianola fx list`.
 public struct EffectDescription: Sendable {
+    /// The effect's name as specs give it (`eq`, `filter`, `reverb`, `limiter`).
     public let name: String
+    /// A one-line description, printed after the name by `pianola fx list`.
     public let summary: String
+    /// The parameters the effect takes, in the order `pianola fx list` prints them; `EffectSpec.make(name:_:)`
+    /// refuses any other key.
     public let parameters: [EffectParameter]
 
     /// The Q range of `eq` and `filter`: the bands' bandwidth range, 0.05 … 5 octaves, as Q (rounded

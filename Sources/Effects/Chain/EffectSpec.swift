@@ -5,10 +5,14 @@
 /// One effect of a chain as the command line and chain files give it: a name and parameter values
 /// (`eq:type=highShelf,freq=8000,gain=-6`). Values are checked against the effect's parameter table.
 public struct EffectSpec: Hashable, Sendable {
+    /// The effect's name, one of `catalog`'s (`eq`, `filter`, `reverb`, `limiter`).
     public var name: String
     /// Values by parameter key; choices are stored as their index, booleans as 0 or 1.
     public var values: [String: Double]
 
+    /// A spec of effect `name` with `values` by parameter key, taken as given. Unlike `parse(_:)` and
+    /// `make(name:_:)` it checks neither the name nor the values: `EffectChain` refuses an unknown name, but
+    /// nothing checks values against the parameter table, so keep them within its ranges.
     public init(name: String, values: [String: Double] = [:]) {
         self.name = name
         self.values = values

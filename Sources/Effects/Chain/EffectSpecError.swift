@@ -2,5 +2,6 @@
 /// it accepts.
 public struct EffectSpecError: Error, Equatable, Sendable, CustomStringConvertible {
     public let description: String
+    /// An error whose message is `description`.
     public init(_ description: String) { self.description = description }
 }

@@ -50,6 +50,8 @@ public final class LimiterNode: AudioNode, @unchecked Sendable {
     /// The deepest gain reduction of the last quantum, in dB (0 or negative).
     public var gainReduction: Double { Double(Float(bitPattern: reductionBits.load(ordering: .relaxed))) }
 
+    /// The parameter table of the `limiter` effect: `attack` and `release` (ms), `preGain` and `ceiling` (dB)
+    /// and `truePeak` (on/off), with the ranges and defaults of the properties.
     public static let parameters: [EffectParameter] = [
         EffectParameter("attack", "attack (look-ahead)", range: 1...30, default: 5, unit: .milliseconds),
         EffectParameter("release", "release", range: 1...1_000, default: 100, unit: .milliseconds),
@@ -80,6 +82,8 @@ public final class LimiterNode: AudioNode, @unchecked Sendable {
     private var configuredTruePeak = false
     private var limiter = LookAheadLimiter(capacity: 0, scratchCapacity: 1)
 
+    /// A limiter named "limiter": attack 5 ms, release 100 ms, pre-gain 0 dB, ceiling −1 dBFS, true-peak
+    /// detection off.
     public init() {
         super.init(name: "limiter")
     }

@@ -23,6 +23,8 @@ public final class ReverbNode: AudioNode, @unchecked Sendable {
         set { mixBits.store(min(max(newValue, 0), 100).bitPattern, ordering: .relaxed) }
     }
 
+    /// The parameter table of the `reverb` effect: `preset` (a `ReverbPreset` name, `mediumHall` by default)
+    /// and `mix` (`wetDryMix`, percent, 50 by default).
     public static let parameters: [EffectParameter] = [
         EffectParameter(
             "preset", "preset", range: 0...Double(ReverbPreset.table.count - 1), default: 3, unit: .choice,
@@ -51,6 +53,7 @@ public final class ReverbNode: AudioNode, @unchecked Sendable {
     private var pieceCapacity = 1
     private var mixNow = 0.5
 
+    /// A reverb named "reverb" with `preset` and `wetDryMix` percent (clamped to 0 … 100).
     public init(preset: ReverbPreset = .mediumHall, wetDryMix: Double = 50) {
         super.init(name: "reverb")
         self.preset = preset

@@ -2,7 +2,7 @@
 public enum BatchError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The manifest cannot be read.
     case unreadableManifest(path: String, reason: String)
-    /// A job's settings are out of range ("rate 1000 is outside 22050…192000").
+    /// A job's settings are out of range ("rate 1000 is outside 8000…192000").
     case invalidSettings(String)
     /// A file (the ledger, the failure log) cannot be written.
     case cannotWrite(path: String, reason: String)

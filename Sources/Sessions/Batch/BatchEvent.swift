@@ -33,7 +33,9 @@ public struct BatchSummary: Sendable, Hashable {
     public var finished = 0
     /// Jobs rendered, skipped as already done (by the ledger), and failed.
     public var rendered = 0
+    /// Jobs skipped as already done: the ledger records their output from the same input, font and settings.
     public var skipped = 0
+    /// Jobs that failed, manifest lines that could not become jobs included.
     public var failed = 0
     /// Seconds of audio rendered.
     public var audioSeconds = 0.0

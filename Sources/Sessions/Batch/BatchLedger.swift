@@ -17,6 +17,7 @@ struct BatchFingerprint: Equatable, Sendable {
 /// to a temporary name first), and a line cut short by a crash is ignored. Several processes may
 /// share one ledger (a cluster's workers on a shared folder): their lines do not interleave.
 public final class BatchLedger: Sendable {
+    /// The ledger's JSON Lines file (created by the first record).
     public let path: String
     private let records: Mutex<[String: (BatchFingerprint, Int)]>
 
@@ -82,8 +83,10 @@ public final class BatchLedger: Sendable {
 /// Where the jobs of a batch that fail are reported, one JSON line each: `{"input", "output",
 /// "origin", "error"}`. A failed job is not in the ledger, so the next run tries it again.
 public struct BatchFailureLog: Sendable {
+    /// The log's JSON Lines file: created by the first failure, then appended to, run after run, until `clear()`.
     public let path: String
 
+    /// A failure log at `path`; nothing is read or written until a job fails.
     public init(path: String) { self.path = path }
 
     struct Entry: Codable {

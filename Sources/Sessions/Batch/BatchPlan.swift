@@ -3,9 +3,12 @@ import Foundation
 /// The jobs of a batch, and the manifest lines that could not become jobs (each fails alone; the
 /// batch goes on).
 public struct BatchPlan: Sendable {
+    /// The jobs, in the order given (a `BatchRunner` may take them longest first).
     public var jobs: [BatchJob]
+    /// The manifest lines that could not become jobs; each counts as a failed job when the batch runs.
     public var problems: [BatchProblem]
 
+    /// A plan of `jobs`, with `problems` to report as failures.
     public init(jobs: [BatchJob] = [], problems: [BatchProblem] = []) {
         self.jobs = jobs
         self.problems = problems
@@ -127,8 +130,13 @@ public struct BatchPlan: Sendable {
 
 /// A manifest line that could not become a job, and why.
 public struct BatchProblem: Sendable, Hashable {
+    /// The manifest's path and the line's number ("corpus.jsonl:12").
     public var origin: String
+    /// The line's input path (resolved), or empty when it had none.
     public var input: String
+    /// The line's output path (resolved), or empty when it had none.
     public var output: String
+    /// Why the line is not a job: not a JSON object, a missing or unknown key, a value of the wrong type, an
+    /// unknown format or tail, or an output that an earlier line already has.
     public var reason: String
 }

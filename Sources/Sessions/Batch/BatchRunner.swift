@@ -18,7 +18,10 @@ public final class BatchRunner: Sendable {
         public var soundFonts: [String]
         /// The settings of every job (a manifest line may change some for its job).
         public var options: RenderOptions
+        /// The ledger that makes the batch resumable: jobs it records as done are skipped, and every finished
+        /// output is recorded. Nil renders every job.
         public var ledger: BatchLedger?
+        /// Where failed jobs are logged, one JSON line each (appended to: the runner does not clear it), or nil.
         public var failureLog: BatchFailureLog?
         /// Whether a job creates its output's folder (and clears what killed renders left there).
         public var createsFolders = true
@@ -28,12 +31,14 @@ public final class BatchRunner: Sendable {
         /// Whether jobs report their render's progress (`BatchEvent.progress`).
         public var reportsProgress = false
 
+        /// A configuration rendering with `soundFonts` and `options`: no ledger, no failure log.
         public init(soundFonts: [String], options: RenderOptions = RenderOptions()) {
             self.soundFonts = soundFonts
             self.options = options
         }
     }
 
+    /// How the batch runs, as given to `init`.
     public let configuration: Configuration
     private let problems: [BatchProblem]
     private let state: Mutex<State>
@@ -49,6 +54,9 @@ public final class BatchRunner: Sendable {
         var started = 0.0
     }
 
+    /// A runner for `plan`: its jobs (longest first, by file size, when `configuration.longestFirst`), and its
+    /// problems, which `run` reports as failed jobs. Loads nothing: a SoundFont loads with the first job that
+    /// uses it, or with `loadSoundFonts()`.
     public init(_ plan: BatchPlan, configuration: Configuration) {
         self.configuration = configuration
         problems = plan.problems

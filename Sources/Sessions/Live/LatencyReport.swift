@@ -6,6 +6,8 @@ import Foundation
 public struct LatencyReport: Sendable, Codable, Hashable {
     /// Percentiles of the latency, in milliseconds.
     public struct Summary: Sendable, Codable, Hashable {
+        /// The lowest, 1st-percentile, median, 99th-percentile, highest and mean latency, in milliseconds
+        /// (all 0 when no note was measured).
         public var min, p1, p50, p99, max, mean: Double
     }
 
@@ -13,6 +15,7 @@ public struct LatencyReport: Sendable, Codable, Hashable {
     public struct Bin: Sendable, Codable, Hashable {
         /// The bin's lower edge.
         public var milliseconds: Double
+        /// The notes whose latency falls in the bin.
         public var count: Int
 
         private enum CodingKeys: String, CodingKey {
@@ -22,16 +25,23 @@ public struct LatencyReport: Sendable, Codable, Hashable {
 
     /// The notes measured.
     public var notes: Int
+    /// The output device's sample rate, in Hz.
     public var sampleRate: Double
+    /// Frames per period, as the device accepted them.
     public var periodFrames: Int
+    /// Periods in the device buffer.
     public var periods: Int
     /// The output buffer and the fixed delay, which the latency is made of.
     public var bufferMilliseconds: Double
+    /// The fixed delay added to every note, in milliseconds (`delayMs` in the JSON).
     public var delayMilliseconds: Double
+    /// Output underruns (xruns) the device recovered from so far.
     public var underruns: Int
+    /// The latency's percentiles (`latencyMs` in the JSON).
     public var latency: Summary
     /// p99 − p1.
     public var jitterMilliseconds: Double
+    /// The latencies in 0.1 ms bins, lowest first; empty bins are left out.
     public var histogram: [Bin]
 
     private enum CodingKeys: String, CodingKey {

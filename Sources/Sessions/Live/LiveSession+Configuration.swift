@@ -31,6 +31,8 @@ extension LiveSession {
         /// Whether what is played is recorded (`LiveSession.writeRecording(to:)`).
         public var recordsMIDI = false
 
+        /// A configuration playing `soundFonts` on `device` (by default: `default`, 44100 Hz, 2 periods of 128
+        /// frames), everything else at its default.
         public init(
             soundFonts: [String], device: ALSAOutput.Configuration = ALSAOutput.Configuration(periodFrames: 128)
         ) {
@@ -56,6 +58,8 @@ extension LiveSession {
         /// The session name offered to peers.
         public var name = "Pianola"
 
+        /// Network MIDI listening at `listen` (if given) and opening sessions to `peers`, everything else at
+        /// its default.
         public init(listen: RTPMIDIAddress? = nil, peers: [RTPMIDIAddress] = []) {
             self.listen = listen
             self.peers = peers

@@ -22,14 +22,20 @@ import Sequencer
 /// does not print or poll: the caller reads `status()`, `sources` and `takeEvents()` as often as
 /// it likes.
 public final class LiveSession {
+    /// What the session is made of, as given to `init`.
     public let configuration: Configuration
+    /// The synthesizer playing the SoundFonts, at the device's sample rate.
     public let sampler: SamplerNode
+    /// The audio graph (sampler, effects, main mixer), rendered on the device's audio thread.
     public let engine: AudioEngine
+    /// The ALSA device the engine plays through: its buffer, underruns and failure. Closed by `stop()`.
     public let output: ALSAOutput
     /// The ALSA sequencer input, unless there is no sequencer and network MIDI serves alone.
     public let sequencerInput: ALSASequencerInput?
     /// The network MIDI sessions, when configured.
     public let network: RTPMIDIListener?
+    /// Hands the arriving messages to the sampler on the audio thread, `delay` after their arrival; it counts
+    /// the events delivered and late, and keeps each note's latency.
     public let scheduler: LiveMIDIScheduler
     /// The main mixer's level, for meters.
     public let meter = LevelMeter()

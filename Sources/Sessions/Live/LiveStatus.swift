@@ -2,26 +2,36 @@ import MIDIIO
 
 /// How a live session sounds now, for a status line or a UI.
 public struct LiveStatus: Sendable, Hashable {
+    /// Synthesizer voices sounding at the end of the last rendered quantum.
     public var voiceCount: Int
     /// The highest sample level since the previous status (linear, 0 for silence).
     public var peak: Float
+    /// The fixed latency from a message's arrival to its sound (output buffer plus delay), in milliseconds.
     public var latencyMilliseconds: Double
+    /// Output underruns (xruns) the device recovered from so far.
     public var underruns: Int
     /// Events played so far, and those that arrived too late to keep the fixed latency.
     public var deliveredCount: Int
+    /// Events that arrived too late for the fixed latency (or before the output started), played at the
+    /// start of the next quantum.
     public var lateCount: Int
 }
 
 extension LiveSession {
     /// A MIDI source: a sequencer port or a network session.
     public struct Source: Sendable, Hashable {
+        /// A sequencer port's `CLIENT-NAME:PORT-NAME (CLIENT:PORT)`, or a network session's name followed by
+        /// " (network)".
         public var name: String
         /// `CLIENT:PORT`, or a network peer's `HOST:PORT`.
         public var address: String
+        /// Whether its messages arrive now: the port is subscribed, or the network session is open and not ended.
         public var isConnected: Bool
+        /// Messages received from it (for a network session, with the note-offs and pedal releases made for it).
         public var messageCount: Int
         /// Arrival time of its last message (`MIDITimestamp`), 0 if none yet.
         public var lastArrival: UInt64
+        /// Whether it is a network MIDI (RTP-MIDI) session rather than a sequencer port.
         public var isNetwork: Bool
         /// Why it could not be connected (a sequencer port whose subscription failed), or nil.
         public var failure: String?

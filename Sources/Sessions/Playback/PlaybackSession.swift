@@ -35,6 +35,8 @@ public final class PlaybackSession {
         /// Whether each song loops.
         public var loops = false
 
+        /// A configuration playing `soundFonts` on `device` (by default: `default`, 44100 Hz, 2 periods of 256
+        /// frames), everything else at its default.
         public init(soundFonts: [String], device: ALSAOutput.Configuration = ALSAOutput.Configuration()) {
             self.soundFonts = soundFonts
             self.device = device
@@ -43,17 +45,25 @@ public final class PlaybackSession {
 
     /// The range of `speed`, and the step of `faster()` and `slower()`.
     public static let speeds = 0.25...4.0
+    /// The factor `faster()` multiplies the speed by and `slower()` divides it by.
     public static let speedStep = 1.1
 
+    /// The synthesizer playing the SoundFonts, at the device's sample rate; every song plays through it.
     public let sampler: SamplerNode
+    /// The audio graph (sampler, effects, main mixer), rendered on the device's audio thread.
     public let engine: AudioEngine
+    /// The ALSA device the engine plays through: started by the first `play`, closed by `finish()`.
     public let output: ALSAOutput
     /// The main mixer's level, for meters.
     public let meter = LevelMeter()
     /// The song playing (or paused), if any.
     public private(set) var player: MusicPlayer?
+    /// The tempo factor every song plays at, within `speeds`: the configuration's, then as `faster()` and
+    /// `slower()` change it.
     public private(set) var speed: Double
+    /// Whether songs loop: the configuration's, then as `toggleLoop()` changes it.
     public private(set) var loops: Bool
+    /// Semitones every song is transposed by (drums excluded), from the configuration.
     public let transpose: Int
 
     /// Loads the SoundFont and opens the device (nothing plays until `play`).

@@ -2,17 +2,23 @@ import Sequencer
 
 /// Where a playback session is, for a status line or a UI.
 public struct PlaybackStatus: Sendable, Hashable {
+    /// Whether the song plays rather than being paused (still true once it has ended); false with no song.
     public var isPlaying: Bool
+    /// The song position in seconds of song time (0 with no song).
     public var positionSeconds: Double
+    /// The song's length in seconds, to its last event (0 with no song).
     public var durationSeconds: Double
     /// 1-based, from the song's time signatures.
     public var bar: Int
+    /// The beat in the bar, 1-based.
     public var beat: Int
     /// The tempo at this point, times the speed.
     public var beatsPerMinute: Double
+    /// Synthesizer voices sounding at the end of the last rendered quantum.
     public var voiceCount: Int
     /// The highest sample level since the previous status (linear, 0 for silence).
     public var peak: Float
+    /// Output underruns (xruns) the device recovered from so far.
     public var underruns: Int
     /// The line of lyrics being sung: its syllables since the last line break, up to now.
     public var lyricLine: String

@@ -11,13 +11,18 @@ public struct AudioFileProcessor: Sendable {
     public struct Result: Sendable, Hashable {
         /// The input's length (the output adds any effect tail).
         public var inputFrames: Int
+        /// The input's sample rate in Hz, which the output keeps.
         public var sampleRate: Double
+        /// The output's sample format: the one asked for, else the input's (s16 for a lossy input).
         public var encoding: AudioFile.Encoding
-        public var inputSeconds: Double { Double(inputFrames) / Double(sampleRate) }
+        /// The input's length in seconds.
+        public var inputSeconds: Double { Double(inputFrames) / sampleRate }
     }
 
+    /// The effect chain, in order.
     public var effects: [EffectSpec]
 
+    /// A processor applying `effects`; each `process` builds the chain (and checks the specs) anew.
     public init(effects: [EffectSpec]) { self.effects = effects }
 
     /// Processes `input` into `output`. The output keeps the input's sample format unless
@@ -31,7 +36,7 @@ public struct AudioFileProcessor: Sendable {
         do { audio = try AudioFile.read(from: input) } catch { throw .audio(error) }
         let encoding = encoding ?? AudioFile.encoding(ofFileAt: input) ?? .s16
         let channels = max(1, audio.channelCount)
-        let rate = Double(audio.sampleRate)
+        let rate = audio.sampleRate
         let chain: EffectChain
         do { chain = try EffectChain(effects, sampleRate: rate, channelCount: channels) } catch {
             throw .graph(error.description)

@@ -123,7 +123,7 @@ enum LoudnessNormalizer {
         limiter.attack = 5
         limiter.release = 100
         let block = 4_096
-        do { try limiter.prepare(format: .stereo(sampleRate: Double(rate)), maximumFrameCount: block) } catch {
+        do { try limiter.prepare(format: .stereo(sampleRate: rate), maximumFrameCount: block) } catch {
             throw .graph("loudness normalization: the true-peak limiter cannot run at \(rate) Hz: \(error)")
         }
         let latency = limiter.latency
@@ -141,7 +141,7 @@ enum LoudnessNormalizer {
                 input.channel(1)[frame] = index < right.count ? right[index] : 0
             }
             limiter.process(
-                input, into: output, frameCount: count, time: AudioTime(sampleTime: time, sampleRate: Double(rate)))
+                input, into: output, frameCount: count, time: AudioTime(sampleTime: time, sampleRate: rate))
             for frame in 0..<count {
                 let index = position + frame - latency
                 guard index >= 0, index < left.count else { continue }

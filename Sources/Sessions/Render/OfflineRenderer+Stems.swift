@@ -26,7 +26,7 @@ extension OfflineRenderer {
         do { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) } catch {
             throw .cannotWrite(path: folder, reason: error.localizedDescription)
         }
-        let rate = Double(options.sampleRate)
+        let rate = options.sampleRate
         let quantum = options.quantumFrames
         var lanes: [RenderLane] = []
         for stem in plan {

@@ -23,6 +23,7 @@ import Synchronization
 ///
 /// One renderer holds its loaded SoundFonts (one copy in memory); reuse it for many files.
 public final class OfflineRenderer: Sendable {
+    /// How this renderer renders every file (a renderer sharing another's SoundFonts has its own).
     public let options: RenderOptions
     /// The SoundFonts, in the order they were stacked (the last one's presets come first).
     public let soundFontPaths: [String]
@@ -65,7 +66,7 @@ public final class OfflineRenderer: Sendable {
 
     static func samplerSettings(_ options: RenderOptions) -> SamplerNode.Settings {
         var settings = SamplerNode.Settings()
-        settings.sampleRate = Double(options.sampleRate)
+        settings.sampleRate = options.sampleRate
         settings.polyphony = options.polyphony
         settings.isReverbEnabled = options.isSynthReverbEnabled
         settings.isChorusEnabled = options.isSynthChorusEnabled
@@ -133,7 +134,7 @@ public final class OfflineRenderer: Sendable {
         progress: (Double, Double) -> Bool
     ) throws(RenderError) -> RenderSummary {
         try checkTiming()
-        let rate = Double(options.sampleRate)
+        let rate = options.sampleRate
         let quantum = options.quantumFrames
         // The probe plays notes on the shared font owner: one renderer at a time.
         let split = Self.probing.withLock { _ in channelSplit(for: sequence) }

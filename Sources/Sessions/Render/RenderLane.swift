@@ -19,7 +19,7 @@ final class RenderLane: @unchecked Sendable {
         self.sampler = sampler
         quantum = options.quantumFrames
         buffer = AudioBuffer(channelCount: 2, frameCapacity: quantum)
-        let rate = Double(options.sampleRate)
+        let rate = options.sampleRate
         player = MusicPlayer(sequence: sequence, destination: sampler, timing: options.timing.policy)
         player.rate = options.speed
         player.transpose = options.transpose

@@ -9,6 +9,7 @@ public struct RenderOptions: Sendable, Hashable {
     public enum Tail: Sendable, Hashable {
         /// Until the release and reverb tail falls below −90 dBFS (capped at `maximumTailSeconds`).
         case automatic
+        /// A fixed tail of this many seconds (0…600 when parsed from text); `maximumTailSeconds` does not apply.
         case seconds(Double)
 
         /// The seconds a fixed tail may have.
@@ -34,12 +35,17 @@ public struct RenderOptions: Sendable, Hashable {
         }
     }
 
+    /// The output's sample rate in Hz, at which the synthesizer renders.
     public var sampleRate = 44_100.0
+    /// The output's sample format: 16-bit integer (the default), 24-bit integer or 32-bit float.
     public var encoding: AudioFile.Encoding = .s16
     /// Output gain in dB, applied at the main mixer (FluidSynth's own gain stays at its default).
     public var gainDecibels = 0.0
+    /// Whether FluidSynth's built-in reverb is on; `effects` are separate from it.
     public var isSynthReverbEnabled = true
+    /// Whether FluidSynth's built-in chorus is on; `effects` are separate from it.
     public var isSynthChorusEnabled = true
+    /// The most voices each synthesizer plays at once.
     public var polyphony = 256
     /// FluidSynth's sample interpolation.
     public var interpolation: SamplerNode.Interpolation = .fourthOrder
@@ -56,7 +62,9 @@ public struct RenderOptions: Sendable, Hashable {
     /// Threads that render one file: its channels split over that many synthesizers, or
     /// FluidSynth's multi-core voice rendering when the channels cannot be split evenly.
     public var threads = 1
+    /// How long to keep rendering after the last event.
     public var tail: Tail = .automatic
+    /// The longest an automatic tail may run, in seconds.
     public var maximumTailSeconds = 30.0
     /// Frames per render quantum. Events are placed at their exact frame whatever this is.
     public var quantumFrames = 1_024
@@ -72,12 +80,14 @@ public struct RenderOptions: Sendable, Hashable {
     /// bundled font: 40 ms for 23 s of audio), so it is asked for, not done by default.
     public var measuresLoudness = false
 
+    /// The defaults: 44100 Hz, s16, synthesizer reverb and chorus on, 256 voices, automatic tail, no
+    /// effects, no loudness target.
     public init() {}
 
     /// Whether a render's tail is over after a quantum (`quietFrames` counts the quiet frames
     /// so far, for the automatic tail).
     func tailIsDone(tailFrames: Int, quantum: Int, peak: Float, voices: Int, quietFrames: inout Int) -> Bool {
-        let rate = Double(sampleRate)
+        let rate = sampleRate
         switch tail {
         case .seconds(let seconds):
             return Double(tailFrames) >= seconds * rate
@@ -118,6 +128,7 @@ public struct LoudnessTarget: Sendable, Hashable {
     /// dBTP, e.g. −1.
     public var truePeakCeiling: Double
 
+    /// A target of `integrated` LUFS under a ceiling of `truePeakCeiling` dBTP.
     public init(integrated: Double, truePeakCeiling: Double = -1) {
         self.integrated = integrated
         self.truePeakCeiling = truePeakCeiling

@@ -6,6 +6,7 @@ public struct RenderSummary: Sendable {
     public var outputPath: String
     /// Its length in frames (music, then tail).
     public var frames: Int
+    /// The file's sample rate in Hz.
     public var sampleRate: Double
     /// How long the song plays, to its last event.
     public var musicSeconds: Double
@@ -14,7 +15,7 @@ public struct RenderSummary: Sendable {
     /// The highest sample level (linear; above 1 when the file clips, unless it is float).
     public var peak: Float
     /// The file's length in seconds.
-    public var seconds: Double { Double(frames) / Double(sampleRate) }
+    public var seconds: Double { Double(frames) / sampleRate }
     /// Integrated loudness of the file written (LUFS, BS.1770 / EBU R 128, by libebur128; −∞
     /// for silence).
     public var loudness: Double?
@@ -26,6 +27,7 @@ public struct RenderSummary: Sendable {
     /// The file's sample format.
     public var encoding: AudioFile.Encoding = .s16
 
+    /// A summary of the render written to `outputPath` (its `encoding` is s16 until set).
     public init(
         outputPath: String, frames: Int, sampleRate: Double, musicSeconds: Double, tailSeconds: Double, peak: Float,
         loudness: Double? = nil, truePeak: Double? = nil, samplesOverFullScale: Int = 0

@@ -17,16 +17,25 @@ public struct StemInfo: Sendable, Encodable {
     public var file: String
     /// "mix", "track", "channel" or "family".
     public var kind: String
+    /// "mix", the track's name (else "track N", 1-based), "channel N" (1-based), or the instrument family.
     public var name: String
+    /// The tracks its notes come from: 0-based, in file order, ascending.
     public var tracks: [Int]
+    /// The names of those tracks that have one (empty for the mix).
     public var trackNames: [String]
-    /// 1-based, as musicians count them.
-    public var channels: [Int]
-    public var programs: [Int]
+    /// The MIDI channels its notes are on: 0-based (0–15) like every channel in the library,
+    /// ascending; `stems.json` shows them 1-based, as musicians count them.
+    public var channels: [UInt8]
+    /// The programs (0–127) its notes start with, ascending.
+    public var programs: [UInt8]
+    /// The General MIDI instrument family ("piano", …, "drums"): a program stem's own; otherwise that of a
+    /// stem on one channel with one program ("drums" on channel 10), else nil. Nil for the mix.
     public var family: String?
+    /// How many notes it plays.
     public var notes: Int
     /// Integrated loudness (LUFS) and true peak (dBTP), by libebur128.
     public var loudness: Double
+    /// The true peak in dBTP, −∞ when silent (`stems.json`: to 0.01, or null).
     public var truePeak: Double
 
     private enum CodingKeys: String, CodingKey {
@@ -41,7 +50,7 @@ public struct StemInfo: Sendable, Encodable {
         try container.encode(name, forKey: .name)
         try container.encode(tracks, forKey: .tracks)
         try container.encode(trackNames, forKey: .trackNames)
-        try container.encode(channels, forKey: .channels)
+        try container.encode(channels.map { Int($0) + 1 }, forKey: .channels)
         try container.encode(programs, forKey: .programs)
         try container.encode(family, forKey: .family)
         try container.encode(notes, forKey: .notes)
@@ -59,13 +68,16 @@ public struct StemInfo: Sendable, Encodable {
 public struct StemsDocument: Sendable, Encodable {
     /// The MIDI file.
     public var input: String
+    /// How the render was split.
     public var mode: StemMode
+    /// The stems' sample rate in Hz.
     public var sampleRate: Double
     /// The length of every stem (they all start on the same frame).
     public var frames: Int
     /// The mix first, then one entry per stem.
     public var stems: [StemInfo]
 
+    /// The document of a stems render of `input`.
     public init(input: String, mode: StemMode, sampleRate: Double, frames: Int, stems: [StemInfo]) {
         self.input = input
         self.mode = mode

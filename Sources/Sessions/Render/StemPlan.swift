@@ -24,8 +24,8 @@ struct StemPlan {
             let mine = notes.filter { $0.key == key }.map(\.context)
             let tracks = Array(Set(mine.map(\.track))).sorted()
             let trackNames = tracks.compactMap { sequence.tracks[$0].name }.filter { !$0.isEmpty }
-            let channels = Array(Set(mine.map { Int($0.channel) + 1 })).sorted()
-            let programs = Array(Set(mine.map { Int($0.program) })).sorted()
+            let channels = Array(Set(mine.map(\.channel))).sorted()
+            let programs = Array(Set(mine.map(\.program))).sorted()
             let name: String
             let kind: String
             var family: String?
@@ -43,7 +43,8 @@ struct StemPlan {
             }
             if mode != .program, channels.count == 1 {
                 family =
-                    channels == [10] ? "drums" : programs.count == 1 ? GeneralMIDI.familyNames[programs[0] / 8] : nil
+                    channels == [9]
+                    ? "drums" : programs.count == 1 ? GeneralMIDI.familyNames[Int(programs[0]) / 8] : nil
             }
             let stem = key + 1 < 10 ? "0\(key + 1)" : "\(key + 1)"
             let slug = Self.safeName(name)

@@ -8,11 +8,18 @@ import Sampler
 /// Why a playback or live session could not be set up or go on; the description says what and
 /// where, in one line.
 public enum SessionError: Error, Sendable, CustomStringConvertible {
+    /// A SoundFont could not be loaded, or the synthesizer could not be created.
     case soundFont(SoundFontError)
+    /// The ALSA device could not be opened, configured or started.
     case device(ALSAPCMError)
+    /// The audio graph refused a node, a connection, a tap or a render observer.
     case graph(AudioGraphError)
+    /// An effect spec names no effect or has a bad value.
     case effects(EffectSpecError)
+    /// MIDI input failed: no ALSA sequencer, a source that matches no port or cannot be connected, network
+    /// ports that cannot be opened, a peer that does not resolve.
     case midi(MIDIIOError)
+    /// The recording could not be written as a MIDI file.
     case midiFile(MIDIFileError)
     /// A file the session writes (a recording, a report).
     case cannotWrite(path: String, reason: String)
