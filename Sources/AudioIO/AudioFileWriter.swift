@@ -21,12 +21,18 @@ public final class AudioFileWriter {
     private var interleaved: [Float] = []
     /// Frames appended so far (each frame is `channelCount` samples).
     public private(set) var framesWritten = 0
+    /// The most frames the format can hold (AIFF: 4 GiB of data; unlimited otherwise).
+    let frameLimit: Int
 
-    /// Opens the temporary file; the format follows `path`'s extension (.wav, .flac, .ogg, .aiff).
+    /// Opens the temporary file; the format follows `path`'s extension: .wav (written as RF64 when
+    /// its data passes 4 GiB, a plain WAV otherwise), .flac, .ogg, .aiff (at most 4 GiB).
     public init(
         path: String, sampleRate: Double, channelCount: Int = 2, encoding: AudioFile.Encoding = .s16
     ) throws(AudioFileError) {
-        let major = try AudioFile.majorFormat(forPath: path)
+        var major = try AudioFile.majorFormat(forPath: path)
+        // A WAV's RIFF sizes are 32-bit: a render past 4 GiB is written as RF64 (EBU Tech 3306),
+        // which libsndfile turns back into a plain WAV on closing when the data stayed smaller.
+        if major == Int32(SF_FORMAT_WAV) { major = Int32(SF_FORMAT_RF64) }
         var info = SF_INFO()
         info.samplerate = Int32(sampleRate.rounded())
         info.channels = Int32(channelCount)
@@ -46,6 +52,15 @@ public final class AudioFileWriter {
                     ? reason : "cannot create \(temporaryPath): \(reason)")
         }
         sf_command(handle, Int32(SFC_SET_CLIPPING), nil, Int32(SF_TRUE))
+        if major == Int32(SF_FORMAT_RF64) { sf_command(handle, Int32(SFC_RF64_AUTO_DOWNGRADE), nil, Int32(SF_TRUE)) }
+        // AIFF's sizes are 32-bit too and it has no 64-bit form: such a file stops before it would
+        // pass 4 GiB (its header included) with an error, never a file readers see cut short.
+        if major == Int32(SF_FORMAT_AIFF) {
+            let bytes = encoding == .s16 ? 2 : encoding == .s24 ? 3 : 4
+            frameLimit = (Int(UInt32.max) - 65_536) / (bytes * channelCount)
+        } else {
+            frameLimit = .max
+        }
         self.path = path
         self.channelCount = channelCount
         file = handle
@@ -72,6 +87,10 @@ public final class AudioFileWriter {
 
     private func write(frames frameCount: Int, from samples: [Float]) throws(AudioFileError) {
         guard let file else { throw .writeFailed(path: path, reason: "the file is closed") }
+        guard framesWritten + frameCount <= frameLimit else {
+            throw .writeFailed(
+                path: path, reason: "an AIFF file holds at most 4 GiB of audio; use .wav (RF64 past 4 GiB) or .flac")
+        }
         let written = samples.withUnsafeBufferPointer { sf_writef_float(file, $0.baseAddress, sf_count_t(frameCount)) }
         guard written == sf_count_t(frameCount) else {
             throw .writeFailed(path: path, reason: String(cString: sf_strerror(file)))

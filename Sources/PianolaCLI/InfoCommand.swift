@@ -71,9 +71,11 @@ struct InfoCommand: ParsableCommand {
         print("  \(summary.noteCount) notes, \(summary.eventCount) events")
         let tempos = summary.tempoChanges
         let tempoText =
-            tempos.count == 1
-            ? Self.bpm(tempos[0].beatsPerMinute)
-            : "\(Self.bpm(tempos[0].beatsPerMinute)) → \(Self.bpm(tempos[tempos.count - 1].beatsPerMinute)), \(tempos.count) tempos, \(Self.bpm(tempos.map(\.beatsPerMinute).min()!))–\(Self.bpm(tempos.map(\.beatsPerMinute).max()!))"
+            file.division.isSMPTE
+            ? "none (SMPTE time: ticks are fixed fractions of a second, tempo events do not apply)"
+            : tempos.count == 1
+                ? Self.bpm(tempos[0].beatsPerMinute)
+                : "\(Self.bpm(tempos[0].beatsPerMinute)) → \(Self.bpm(tempos[tempos.count - 1].beatsPerMinute)), \(tempos.count) tempos, \(Self.bpm(tempos.map(\.beatsPerMinute).min()!))–\(Self.bpm(tempos.map(\.beatsPerMinute).max()!))"
         var line = "  tempo \(tempoText)"
         if let meter = summary.timeSignatures.first {
             line +=
@@ -142,8 +144,9 @@ struct InfoCommand: ParsableCommand {
             object["eventCount"] = .number(Double(summary.eventCount))
             object["durationSeconds"] = .number((summary.durationSeconds * 1000).rounded() / 1000)
             object["lengthInTicks"] = .number(Double(summary.lengthInTicks))
+            // SMPTE time has no tempo: its ticks are fixed fractions of a second.
             object["tempoChanges"] = .array(
-                summary.tempoChanges.map {
+                (file.division.isSMPTE ? [] : summary.tempoChanges).map {
                     .object([
                         "tick": .number(Double($0.tick)), "seconds": .number(($0.seconds * 1e6).rounded() / 1e6),
                         "bpm": .number(($0.beatsPerMinute * 1000).rounded() / 1000),

@@ -126,7 +126,7 @@ struct LiveCommand: ParsableCommand {
                 "\(status.deliveredCount) events played, \(status.lateCount) late, \(status.underruns) underruns\n")
         }
         if let failure { throw CLIError(failure) }
-        if Terminal.interruptSignal == SIGINT { throw ExitCode(130) }
+        if Terminal.interruptSignal != nil { throw Terminal.interruptExitCode }
     }
 
     /// The "MIDI input: …" lines once the ports are open.

@@ -110,7 +110,7 @@ struct PlayCommand: ParsableCommand {
     private func playing(_ name: String, in session: PlaybackSession, keys: KeyReader?) throws -> Next {
         var lastDecile = -1
         while !session.isSongFinished {
-            if Terminal.interruptSignal != nil { throw ExitCode(130) }
+            if Terminal.interruptSignal != nil { throw Terminal.interruptExitCode }
             if let failure = session.output.failure { throw failure }
             switch keys?.read() {
             case .space: session.togglePause()

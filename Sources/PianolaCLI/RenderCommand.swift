@@ -159,7 +159,7 @@ struct RenderCommand: ParsableCommand {
             if !reporter.reportedCancellation {
                 printError("pianola: interrupted; \(summary.total - summary.finished) files were not rendered")
             }
-            throw ExitCode(130)
+            throw Terminal.interruptExitCode
         }
         if summary.failed > 0 { throw ExitCode(1) }
     }
@@ -204,7 +204,7 @@ struct RenderCommand: ParsableCommand {
         reporter.finishCorpus(summary, failures: failureLog.path)
         if summary.cancelled {
             printError("pianola: interrupted; finished outputs are recorded in \(ledgerPath), rerun to resume")
-            throw ExitCode(130)
+            throw Terminal.interruptExitCode
         }
         if summary.failed > 0 { throw ExitCode(1) }
     }
@@ -233,7 +233,7 @@ struct RenderCommand: ParsableCommand {
             }
         } catch .cancelled {
             printError("pianola: interrupted; no stem was written")
-            throw ExitCode(130)
+            throw Terminal.interruptExitCode
         } catch {
             throw CLIError("\(input): \(error.description)")
         }

@@ -1,3 +1,4 @@
+import ArgumentParser
 import Synchronization
 
 #if canImport(Glibc)
@@ -45,6 +46,10 @@ enum Terminal {
         let value = interrupted.load(ordering: .relaxed)
         return value == 0 ? nil : value
     }
+
+    /// The shell's code for a command ended by the signal received: 128 + its number (130 for
+    /// SIGINT, 143 for SIGTERM).
+    static var interruptExitCode: ExitCode { ExitCode(128 + (interruptSignal ?? SIGINT)) }
 
     /// Writes `text` to standard error without a newline (for progress lines).
     static func writeError(_ text: String) {

@@ -50,6 +50,12 @@ public struct MIDIFile: Hashable, Sendable {
             case .smpte(let fps, let ticks): return UInt16(UInt8(bitPattern: Int8(-fps))) << 8 | UInt16(ticks & 0xFF)
             }
         }
+
+        /// Whether ticks are SMPTE time (fixed fractions of a second, no tempo) rather than beats.
+        public var isSMPTE: Bool {
+            if case .smpte = self { return true }
+            return false
+        }
     }
 
     /// One track chunk: its events in the order the file gives them.

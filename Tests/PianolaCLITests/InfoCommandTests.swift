@@ -44,6 +44,23 @@ struct InfoCommandTests {
         #expect(result.stdout.contains("no defects"))
     }
 
+    @Test("an SMPTE-timed file has no tempo: info says so instead of printing 120 BPM (text and JSON)")
+    func smpteHasNoTempo() throws {
+        // Division 25 fps × 40 ticks per frame: a tick is 1 ms. The file's tempo event does not apply.
+        var bytes = infoFixture
+        bytes[12] = 0xE7  // −25
+        bytes[13] = 40
+        let path = try writeTemporary(bytes, name: "smpte.mid")
+        let text = try runPianola(["info", path])
+        #expect(text.status == 0)
+        #expect(text.stdout.contains("25 fps"), "\(text.stdout)")
+        #expect(!text.stdout.contains("BPM"), "\(text.stdout)")
+        #expect(text.stdout.contains("tempo none (SMPTE time"), "\(text.stdout)")
+        let json = try runPianola(["info", "--json", path])
+        let objects = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
+        #expect((objects.first?["tempoChanges"] as? [Any])?.isEmpty == true)
+    }
+
     @Test("--json has the documented keys; a damaged file has diagnostics; a rejected file has an error and exit 1")
     func json() throws {
         let good = try writeTemporary(infoFixture, name: "good.mid")

@@ -163,7 +163,7 @@ struct RenderCommandTests {
         #expect(!FileManager.default.fileExists(atPath: directory + "/x.wav"))
     }
 
-    @Test("an interrupted render (SIGINT, SIGTERM) leaves no file, not even a partial one")
+    @Test("an interrupted render (SIGINT, SIGTERM) leaves no file, not even a partial one, and exits 128 + signal")
     func interruptedRender() throws {
         for signal in [SIGINT, SIGTERM] {
             let directory = try scratchDirectory()
@@ -186,10 +186,30 @@ struct RenderCommandTests {
             }
             kill(process.processIdentifier, signal)
             process.waitUntilExit()
-            #expect(process.terminationStatus == 130, "signal \(signal)")
+            #expect(process.terminationStatus == 128 + signal, "signal \(signal)")  // 130, 143
             let left = try FileManager.default.contentsOfDirectory(atPath: directory)
             #expect(left == [], "signal \(signal)")
         }
+    }
+
+    @Test("the next render in a folder sweeps what killed renders left there, for any output, not live ones'")
+    func staleTemporaryFilesSwept() throws {
+        let directory = try scratchDirectory()
+        // A process that has exited: its pid names no live process (it was reaped).
+        let finished = Process()
+        finished.executableURL = URL(fileURLWithPath: "/bin/true")
+        try finished.run()
+        finished.waitUntilExit()
+        let dead = finished.processIdentifier
+        let stale = [".other song.wav.partial-\(dead)", ".other.flac.unnormalized-\(dead).wav"]
+        let alive = ".running.wav.partial-\(getpid())"  // this test process: a render in flight
+        for name in stale + [alive, ".hidden-notes.txt"] {
+            #expect(FileManager.default.createFile(atPath: directory + "/" + name, contents: Data([1, 2, 3])))
+        }
+        let result = try runPianola(["render", demoSong, "-o", directory + "/demo.wav", "-s", bundledFontPath])
+        #expect(result.status == 0, "\(result.stderr)")
+        let left = Set(try FileManager.default.contentsOfDirectory(atPath: directory))
+        #expect(left == [alive, ".hidden-notes.txt", "demo.wav"], "\(left.sorted())")
     }
 
     @Test("the PlayMIDIFile example plays the demo song on an ALSA device (the file plugin here)")

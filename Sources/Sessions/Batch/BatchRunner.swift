@@ -161,8 +161,8 @@ public final class BatchRunner: Sendable {
         do { renderer = try self.renderer(fonts: fonts, options: options) } catch {
             return finish(job, .failed(reason: error.description))
         }
+        PartialFiles.removeStale(besides: job.output)
         if configuration.createsFolders {
-            PartialFiles.removeStale(besides: job.output)
             let folder = (job.output as NSString).deletingLastPathComponent
             do {
                 if !folder.isEmpty {
