@@ -23,12 +23,13 @@ extension AudioFile {
 extension AudioFileWriter {
     /// Opens a temporary file beside a `file:` URL; the format follows the URL's extension.
     public convenience init(
-        url: URL, sampleRate: Double, channelCount: Int = 2, encoding: AudioFile.Encoding = .s16
+        url: URL, sampleRate: Double, channelCount: Int = 2, encoding: AudioFile.Encoding = .s16,
+        expectedFrameCount: Int? = nil
     ) throws(AudioFileError) {
         try self.init(
             path: url.localPath { AudioFileError.cannotOpen(path: $0, reason: URL.notAFileReason) },
             sampleRate: sampleRate,
-            channelCount: channelCount, encoding: encoding)
+            channelCount: channelCount, encoding: encoding, expectedFrameCount: expectedFrameCount)
     }
 }
 

@@ -39,7 +39,9 @@ public enum AudioFile {
         if lower.hasSuffix(".flac") { return Int32(SF_FORMAT_FLAC) }
         if lower.hasSuffix(".ogg") || lower.hasSuffix(".oga") { return Int32(SF_FORMAT_OGG) }
         if lower.hasSuffix(".aiff") || lower.hasSuffix(".aif") { return Int32(SF_FORMAT_AIFF) }
-        throw .unsupportedFormat(path: path, reason: "use a .wav, .flac, .ogg or .aiff extension")
+        // Headerless interleaved samples, little-endian (for pipelines: `-o -` with `--ext raw`).
+        if lower.hasSuffix(".raw") { return Int32(SF_FORMAT_RAW) | Int32(SF_ENDIAN_LITTLE) }
+        throw .unsupportedFormat(path: path, reason: "use a .wav, .flac, .ogg, .aiff or .raw extension")
     }
 
     static func subtype(major: Int32, encoding: Encoding) -> Int32 {
@@ -55,7 +57,8 @@ public enum AudioFile {
     /// `AudioFileWriter` does).
     public static func write(_ buffer: Buffer, to path: String, encoding: Encoding = .s16) throws(AudioFileError) {
         let writer = try AudioFileWriter(
-            path: path, sampleRate: buffer.sampleRate, channelCount: buffer.channelCount, encoding: encoding)
+            path: path, sampleRate: buffer.sampleRate, channelCount: buffer.channelCount, encoding: encoding,
+            expectedFrameCount: buffer.frameCount)
         try writer.write(interleaved: buffer.samples)
         try writer.finish()
     }

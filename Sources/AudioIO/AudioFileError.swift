@@ -3,7 +3,7 @@ public enum AudioFileError: Error, Equatable, Sendable, CustomStringConvertible 
     /// The file could not be opened for reading (missing, not permitted, not an audio file libsndfile
     /// knows), its temporary file could not be created for writing, or a URL is not a file URL.
     case cannotOpen(path: String, reason: String)
-    /// The format cannot be used: an extension other than .wav, .flac, .ogg or .aiff, an encoding or
+    /// The format cannot be used: an extension other than .wav, .flac, .ogg, .aiff or .raw, an encoding or
     /// rate the format cannot hold, or a layout a clip or `LoudnessMeter` does not take (then `path`
     /// is the clip's name, or "loudness meter").
     case unsupportedFormat(path: String, reason: String)

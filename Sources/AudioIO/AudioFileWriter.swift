@@ -21,18 +21,29 @@ public final class AudioFileWriter {
     private var interleaved: [Float] = []
     /// Frames appended so far (each frame is `channelCount` samples).
     public private(set) var framesWritten = 0
-    /// The most frames the format can hold (AIFF: 4 GiB of data; unlimited otherwise).
+    /// The most frames the file can hold: 4 GiB of data in a plain WAV or an AIFF, unlimited in
+    /// RF64, FLAC, Ogg and raw.
     let frameLimit: Int
 
-    /// Opens the temporary file; the format follows `path`'s extension: .wav (written as RF64 when
-    /// its data passes 4 GiB, a plain WAV otherwise), .flac, .ogg, .aiff (at most 4 GiB).
+    /// Opens the temporary file; the format follows `path`'s extension (.wav, .flac, .ogg, .aiff,
+    /// .raw for headerless little-endian samples).
+    ///
+    /// WAV and AIFF sizes are 32-bit. Give `expectedFrameCount` (at most how many frames will be
+    /// written) when it can be large: a .wav whose data could pass 4 GiB is then written as RF64
+    /// (EBU Tech 3306; libsndfile makes it a plain WAV on closing if it stayed smaller). Otherwise a
+    /// .wav is a plain RIFF WAVE file, and a write that would take a WAV or AIFF past 4 GiB throws
+    /// instead of leaving a file whose sizes wrapped (readers would see it cut short).
     public init(
-        path: String, sampleRate: Double, channelCount: Int = 2, encoding: AudioFile.Encoding = .s16
+        path: String, sampleRate: Double, channelCount: Int = 2, encoding: AudioFile.Encoding = .s16,
+        expectedFrameCount: Int? = nil
     ) throws(AudioFileError) {
         var major = try AudioFile.majorFormat(forPath: path)
-        // A WAV's RIFF sizes are 32-bit: a render past 4 GiB is written as RF64 (EBU Tech 3306),
-        // which libsndfile turns back into a plain WAV on closing when the data stayed smaller.
-        if major == Int32(SF_FORMAT_WAV) { major = Int32(SF_FORMAT_RF64) }
+        let bytesPerFrame = (encoding == .s16 ? 2 : encoding == .s24 ? 3 : 4) * channelCount
+        // The data a 32-bit RIFF/FORM size can count, less room for the header's chunks.
+        let sizeLimitedFrames = (Int(UInt32.max) - 65_536) / bytesPerFrame
+        if major == Int32(SF_FORMAT_WAV), let expected = expectedFrameCount, expected > sizeLimitedFrames {
+            major = Int32(SF_FORMAT_RF64)
+        }
         var info = SF_INFO()
         info.samplerate = Int32(sampleRate.rounded())
         info.channels = Int32(channelCount)
@@ -53,14 +64,7 @@ public final class AudioFileWriter {
         }
         sf_command(handle, Int32(SFC_SET_CLIPPING), nil, Int32(SF_TRUE))
         if major == Int32(SF_FORMAT_RF64) { sf_command(handle, Int32(SFC_RF64_AUTO_DOWNGRADE), nil, Int32(SF_TRUE)) }
-        // AIFF's sizes are 32-bit too and it has no 64-bit form: such a file stops before it would
-        // pass 4 GiB (its header included) with an error, never a file readers see cut short.
-        if major == Int32(SF_FORMAT_AIFF) {
-            let bytes = encoding == .s16 ? 2 : encoding == .s24 ? 3 : 4
-            frameLimit = (Int(UInt32.max) - 65_536) / (bytes * channelCount)
-        } else {
-            frameLimit = .max
-        }
+        frameLimit = major == Int32(SF_FORMAT_WAV) || major == Int32(SF_FORMAT_AIFF) ? sizeLimitedFrames : .max
         self.path = path
         self.channelCount = channelCount
         file = handle
@@ -89,7 +93,10 @@ public final class AudioFileWriter {
         guard let file else { throw .writeFailed(path: path, reason: "the file is closed") }
         guard framesWritten + frameCount <= frameLimit else {
             throw .writeFailed(
-                path: path, reason: "an AIFF file holds at most 4 GiB of audio; use .wav (RF64 past 4 GiB) or .flac")
+                path: path,
+                reason:
+                    "WAV and AIFF files hold at most 4 GiB of audio: use .flac (in code, expectedFrameCount makes an RF64 .wav)"
+            )
         }
         let written = samples.withUnsafeBufferPointer { sf_writef_float(file, $0.baseAddress, sf_count_t(frameCount)) }
         guard written == sf_count_t(frameCount) else {

@@ -21,6 +21,9 @@ struct BatchReporter {
     var json = false
     /// The SoundFonts of the batch, for the JSON objects.
     var soundFonts: [String] = []
+    /// The temporary file that stands in for standard output (`-o -`): shown as "standard output",
+    /// and the summary goes to standard error, which is then the only text the command prints.
+    var standardOutputStandIn: String?
     private var progress: ProgressReporter?
     private var progressJob: BatchJob?
     /// Whether a job's interruption was shown ("… was not written").
@@ -54,7 +57,7 @@ struct BatchReporter {
             if json {
                 print(Self.json(job, outcome, soundFonts: job.soundFont.map { [$0] } ?? soundFonts).serialized())
             }
-            if case .rendered(let summary, _) = outcome, style != .corpus { Self.warnIfClipped(summary) }
+            if case .rendered(let summary, _) = outcome, style != .corpus { Self.warnIfClipped(shown(summary)) }
             if style == .corpus {
                 showCorpus(job, outcome, counts)
             } else {
@@ -63,6 +66,13 @@ struct BatchReporter {
         case .failureNotLogged(let error):
             printError("pianola: \(error)")
         }
+    }
+
+    /// `summary` as the user sees it: the stand-in for standard output named as such.
+    private func shown(_ summary: RenderSummary) -> RenderSummary {
+        var shown = summary
+        if summary.outputPath == standardOutputStandIn { shown.outputPath = "standard output" }
+        return shown
     }
 
     private mutating func endProgress() {
@@ -75,13 +85,15 @@ struct BatchReporter {
         switch outcome {
         case .rendered(let summary, let elapsed):
             guard !quiet, !json else { return }
-            let line = Self.summaryLine(summary, elapsed: elapsed)
-            print(style == .numbered ? "[\(counts.finished)/\(counts.total)] \(line)" : line)
+            let line = Self.summaryLine(shown(summary), elapsed: elapsed)
+            let text = style == .numbered ? "[\(counts.finished)/\(counts.total)] \(line)" : line
+            if standardOutputStandIn == nil { print(text) } else { Terminal.writeError(text + "\n") }
         case .failed(let reason):
             printError("pianola: \(Self.place(job)): \(reason)")
         case .cancelled:
             reportedCancellation = true
-            printError("pianola: interrupted; \(job.output) was not written")
+            let what = job.output == standardOutputStandIn ? "standard output" : job.output
+            printError("pianola: interrupted; \(what) was not written")
         case .skipped:
             break
         }

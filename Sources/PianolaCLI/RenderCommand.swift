@@ -7,9 +7,11 @@ struct RenderCommand: ParsableCommand {
         commandName: "render",
         abstract: "Render MIDI files to WAV, FLAC, Ogg or AIFF through a SoundFont, faster than real time.",
         discussion: """
-            The output format follows the extension of -o (.wav, .flac, .ogg, .aiff). With several \
-            input files, -o names a folder and each file is rendered to NAME.wav in it (--ext \
-            changes the extension).
+            The output format follows the extension of -o (.wav, .flac, .ogg, .aiff, or .raw for \
+            headerless little-endian samples). With several input files, -o names a folder and each \
+            file is rendered to NAME.wav in it (--ext changes the extension). -o - writes one \
+            render to standard output once it is complete (--ext picks the type, WAV by default), \
+            for pipelines; messages then go to standard error only.
 
             The output is written to a temporary name and renamed when complete, so an \
             interrupted render (Ctrl-C, SIGTERM) leaves no half-written file behind.
@@ -19,16 +21,18 @@ struct RenderCommand: ParsableCommand {
             "output": "a.wav"}, optionally "soundfont", "rate", "format", "gain", "tail", "loudness", \
             "truePeak"; paths \
             relative to the manifest). Both are resumable: each finished output is recorded in a \
-            ledger (--ledger; by default MANIFEST.done.jsonl, or .pianola-done.jsonl in the output \
-            folder) with a SHA-256 of its input, its SoundFont and options, and skipped on the next \
-            run while all of them match. A file that fails is reported in failures.jsonl \
-            (--failures; by default beside the ledger) with the reason, and the batch goes on. \
+            ledger (--ledger; by default jobs.done.jsonl beside jobs.jsonl, or .pianola-done.jsonl in \
+            the output folder) with a SHA-256 of its input, its SoundFont and options, and skipped on \
+            the next run while all of them match. A file that fails is reported, with the reason, in \
+            the failure log named like the ledger (jobs.failures.jsonl, .pianola-failures.jsonl; \
+            --failures), and the batch goes on. \
             --jobs N renders N files at once, sharing one copy of each SoundFont.
 
             Examples:
               pianola render song.mid -o song.wav
               pianola render song.mid -o song.flac -r 48000 --format s24 -s FluidR3_GM.sf2
               pianola render *.mid -o renders/ --ext flac --synth-reverb off
+              pianola render song.mid -o - --ext flac | ffmpeg -i - song.opus
               pianola render corpus/ -o renders/ --jobs 2
               pianola render --manifest corpus.jsonl --jobs 2
             """)
@@ -60,7 +64,10 @@ struct RenderCommand: ParsableCommand {
 
     @OptionGroup var song: SongOptions
 
-    @Option(help: ArgumentHelp("Output extension when -o is a folder.", valueName: "ext"))
+    @Option(
+        help: ArgumentHelp(
+            "Output extension when -o is a folder, or the type written to standard output with -o - (wav, flac, ogg, aiff, raw).",
+            valueName: "ext"))
     var ext = "wav"
 
     @Option(
@@ -100,12 +107,21 @@ struct RenderCommand: ParsableCommand {
                     "--loudness does not combine with --stems yet (stems are measured, not normalized)")
             }
         }
+        if output == "-" {
+            guard manifest == nil, stems == nil, inputs.count == 1, !inputs.contains(where: Self.isFolder) else {
+                throw ValidationError("-o - writes one MIDI file's render to standard output: give one input file")
+            }
+            guard !json else { throw ValidationError("-o - writes audio to standard output: no --json with it") }
+            guard Self.streamTypes.contains(ext.lowercased()) else {
+                throw ValidationError("--ext \(ext) cannot go to standard output: use wav, flac, ogg, aiff or raw")
+            }
+        }
         if manifest != nil {
             guard inputs.isEmpty else { throw ValidationError("--manifest takes the inputs from the manifest") }
         } else {
             guard !inputs.isEmpty else { throw ValidationError("name MIDI files to render, or a --manifest") }
             guard let output else { throw ValidationError("-o/--output is needed") }
-            let audioExtensions: Set<String> = ["wav", "flac", "ogg", "oga", "aiff", "aif"]
+            let audioExtensions: Set<String> = ["wav", "flac", "ogg", "oga", "aiff", "aif", "raw"]
             if inputs.count > 1 || inputs.contains(where: Self.isFolder), !Self.isFolder(output),
                 audioExtensions.contains((output as NSString).pathExtension.lowercased())
             {
@@ -128,14 +144,44 @@ struct RenderCommand: ParsableCommand {
             try renderStems(mode: stems, fonts: paths, options: options)
         } else if manifest != nil || inputs.contains(where: Self.isFolder) {
             try renderCorpus(fonts: paths, options: options)
+        } else if output == "-" {
+            try renderToStandardOutput(fonts: paths, options: options)
         } else {
-            try renderFiles(fonts: paths, options: options)
+            try renderFiles(fonts: paths, options: options, output: output ?? ".")
+        }
+    }
+
+    /// What `-o -` writes: the containers libsndfile can finish before the bytes leave.
+    static let streamTypes: Set<String> = ["wav", "flac", "ogg", "aiff", "raw"]
+
+    /// `-o -`: the render goes to a temporary file, whose header is complete only at its end, then
+    /// to standard output; an interrupted or failed render writes nothing there.
+    private func renderToStandardOutput(fonts: [String], options: RenderOptions) throws {
+        let temporary = FileManager.default.temporaryDirectory.path + "/pianola-\(getpid())-stdout.\(ext.lowercased())"
+        defer { unlink(temporary) }
+        try renderFiles(fonts: fonts, options: options, output: temporary, standIn: true)
+        guard let file = fopen(temporary, "rb") else {
+            throw CLIError("cannot read the render back from \(temporary): \(String(cString: strerror(errno)))")
+        }
+        defer { fclose(file) }
+        var chunk = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let count = fread(&chunk, 1, chunk.count, file)
+            if count == 0 { break }
+            var sent = 0
+            while sent < count {
+                let written = chunk.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress! + sent, count - sent) }
+                if written < 0 && errno == EINTR { continue }
+                guard written > 0 else {
+                    throw CLIError("cannot write to standard output: \(String(cString: strerror(errno)))")
+                }
+                sent += written
+            }
         }
     }
 
     /// Files to a file, or to a folder of renders named after them.
-    private func renderFiles(fonts: [String], options: RenderOptions) throws {
-        let output = self.output ?? "."
+    private func renderFiles(fonts: [String], options: RenderOptions, output: String, standIn: Bool = false) throws {
         let single = inputs.count == 1 && !Self.isFolder(output) && !output.hasSuffix("/")
         let plan =
             single
@@ -151,6 +197,7 @@ struct RenderCommand: ParsableCommand {
         var reporter = BatchReporter(style: workers == 1 ? .oneAtATime : .numbered, quiet: quiet)
         reporter.json = json
         reporter.soundFonts = fonts
+        if standIn { reporter.standardOutputStandIn = output }
         let summary = runner.run(workers: workers, isCancelled: { Terminal.interruptSignal != nil }) {
             reporter.show($0)
         }
@@ -164,13 +211,32 @@ struct RenderCommand: ParsableCommand {
         if summary.failed > 0 { throw ExitCode(1) }
     }
 
+    /// A manifest's ledger: `jobs.done.jsonl` beside `jobs.jsonl` (or the `jobs.jsonl.done.jsonl` an
+    /// earlier version named, when only that one exists, so that a batch still resumes).
+    static func manifestLedger(_ manifest: String) -> String {
+        let legacy = manifest + ".done.jsonl"
+        let ledger = (manifest as NSString).deletingPathExtension + ".done.jsonl"
+        let files = FileManager.default
+        return files.fileExists(atPath: legacy) && !files.fileExists(atPath: ledger) ? legacy : ledger
+    }
+
+    /// The failure log named like its ledger, in the same folder: `X.done.jsonl` → `X.failures.jsonl`,
+    /// `.pianola-done.jsonl` → `.pianola-failures.jsonl`, another name `Y.jsonl` → `Y.failures.jsonl`.
+    static func failuresPath(besideLedger ledger: String) -> String {
+        let stem = (ledger as NSString).deletingPathExtension
+        for (done, failures) in [(".done", ".failures"), ("-done", "-failures")] where stem.hasSuffix(done) {
+            return stem.dropLast(done.count) + failures + ".jsonl"
+        }
+        return stem + ".failures.jsonl"
+    }
+
     /// A manifest or folder trees, resumable through the ledger.
     private func renderCorpus(fonts: [String], options: RenderOptions) throws {
         var plan = BatchPlan()
         let ledgerPath: String
         if let manifest {
             plan = try BatchPlan(manifestAt: manifest)
-            ledgerPath = ledger ?? manifest + ".done.jsonl"
+            ledgerPath = ledger ?? Self.manifestLedger(manifest)
         } else {
             let output = self.output ?? "."
             for input in inputs {
@@ -186,10 +252,7 @@ struct RenderCommand: ParsableCommand {
             }
             ledgerPath = ledger ?? output + "/.pianola-done.jsonl"
         }
-        let failuresName =
-            manifest.map { ((fileName($0) as NSString).deletingPathExtension) + ".failures.jsonl" } ?? "failures.jsonl"
-        let failureLog = BatchFailureLog(
-            path: failures ?? (ledgerPath as NSString).deletingLastPathComponent.appendingPathComponent(failuresName))
+        let failureLog = BatchFailureLog(path: failures ?? Self.failuresPath(besideLedger: ledgerPath))
         // This run's failures (a failure is retried on the next run: it is not in the ledger).
         failureLog.clear()
         var configuration = BatchRunner.Configuration(soundFonts: fonts, options: options)

@@ -37,20 +37,23 @@ struct LargeFileTests {
     }
 
     @Test(
-        "a WAV whose data passes 4 GiB is written as RF64, and readers see every frame",
+        "a WAV told it may pass 4 GiB is written as RF64 and reads back whole; one not told stops with an error",
         .enabled(if: roomyFolder != nil, "needs 6 GiB free in /dev/shm or /tmp"))
     func wavPast4GiB() throws {
         let folder = try #require(roomyFolder) + "/pianola-rf64-\(getpid())"
         mkdir(folder, 0o755)
         let path = folder + "/long.wav"
+        let plain = folder + "/plain.wav"
         defer {
             unlink(path)
+            unlink(plain)
             rmdir(folder)
         }
         // Float stereo: 8 bytes a frame, so 2^29 frames are 4 GiB of data; a little more.
         let chunk = 1 << 20
         let chunks = (1 << 29) / chunk + 2
-        let writer = try AudioFileWriter(path: path, sampleRate: 48_000, encoding: .f32)
+        let writer = try AudioFileWriter(
+            path: path, sampleRate: 48_000, encoding: .f32, expectedFrameCount: chunks * chunk)
         var samples = [Float](repeating: 0.125, count: chunk * 2)
         for index in 0..<chunks {
             if index == chunks - 1 { samples[samples.count - 2] = 0.5 }  // the very last frame, marked
@@ -72,18 +75,31 @@ struct LargeFileTests {
         var last = [Float](repeating: 0, count: 4)
         #expect(sf_readf_float(file, &last, 2) == 2)
         #expect(last == [0.125, 0.125, 0.5, 0.125])
+        unlink(path)
+
+        // Not told: a plain WAV, which refuses the write that would take it past 4 GiB.
+        let unaware = try AudioFileWriter(path: plain, sampleRate: 48_000, encoding: .f32)
+        #expect(throws: AudioFileError.self) {
+            for _ in 0..<chunks { try unaware.write(interleaved: samples) }
+        }
+        #expect(unaware.framesWritten <= unaware.frameLimit)
+        unaware.cancel()
+        #expect(access(plain, F_OK) != 0 && access(folder + "/.plain.wav.partial-\(getpid())", F_OK) != 0)
     }
 
-    @Test("an AIFF file stops with an error before it would pass 4 GiB (it has no 64-bit form)")
-    func aiffLimit() throws {
-        let path = makeTemporaryDirectory("pianola-rf64") + "/limit.aiff"
-        let writer = try AudioFileWriter(path: path, sampleRate: 48_000)
-        #expect(writer.frameLimit * 4 < Int(UInt32.max))
-        #expect(writer.frameLimit * 4 > Int(UInt32.max) - 100_000)
-        writer.cancel()
-        let wav = try AudioFileWriter(
-            path: makeTemporaryDirectory("pianola-rf64") + "/unlimited.wav", sampleRate: 48_000)
-        #expect(wav.frameLimit == .max)
-        wav.cancel()
+    @Test("WAV and AIFF writers stop before 4 GiB; RF64, FLAC and Ogg have no such limit")
+    func sizeLimits() throws {
+        let folder = makeTemporaryDirectory("pianola-rf64")
+        for name in ["limit.aiff", "limit.wav"] {
+            let writer = try AudioFileWriter(path: folder + "/" + name, sampleRate: 48_000)
+            #expect(writer.frameLimit * 4 < Int(UInt32.max))
+            #expect(writer.frameLimit * 4 > Int(UInt32.max) - 100_000)
+            writer.cancel()
+        }
+        let big = try AudioFileWriter(path: folder + "/big.wav", sampleRate: 48_000, expectedFrameCount: 1 << 31)
+        let flac = try AudioFileWriter(path: folder + "/any.flac", sampleRate: 48_000)
+        #expect(big.frameLimit == .max && flac.frameLimit == .max)
+        big.cancel()
+        flac.cancel()
     }
 }

@@ -75,7 +75,7 @@ def main():
     subprocess.run([pianola, "render", "-q", os.path.join(ROOT, "Examples", "demo-song.mid"), "-o", reference,
                     "-s", font, "--tail", "1"], check=True)
     expected = open(reference, "rb").read()
-    ledger = os.path.join(work, "corpus.jsonl.done.jsonl")
+    ledger = os.path.join(work, "corpus.done.jsonl")
     command = [sys.executable, DRIVER, os.path.join(work, "corpus.jsonl"), "--cpus", "2", "--pianola", pianola,
                "--", "-s", font]
 

@@ -47,7 +47,7 @@ struct CorpusJobTests {
     let font = bundledFontPath
 
     @Test(
-        "a folder tree is mirrored; a bad file fails alone, in failures.jsonl; a rerun skips what is done and redoes what changed"
+        "a folder tree is mirrored; a bad file fails alone, in .pianola-failures.jsonl beside .pianola-done.jsonl; a rerun skips what is done and redoes what changed"
     )
     func folderTreeAndResume() throws {
         let directory = try scratchDirectory()
@@ -59,7 +59,7 @@ struct CorpusJobTests {
         let rendered = filesUnder(output).filter { $0.hasSuffix(".wav") }
         #expect(
             rendered == ["deep/song3.wav", "set1/deep/song1.wav", "set1/song4.wav", "set2/song2.wav", "song0.wav"])
-        let failures = jsonLines(output + "/failures.jsonl")
+        let failures = jsonLines(output + "/.pianola-failures.jsonl")  // named like the ledger
         #expect(failures.count == 1)
         #expect((failures.first?["input"] as? String)?.hasSuffix("set1/broken.mid") == true)
         #expect((failures.first?["error"] as? String)?.contains("not a MIDI file") == true)
@@ -122,7 +122,7 @@ struct CorpusJobTests {
         #expect(errors.contains("missing.mid"))
         #expect(errors.contains("rate 1000"))
         #expect(errors.contains("line 1's output too"))
-        #expect(jsonLines(manifest + ".done.jsonl").count == 3)
+        #expect(jsonLines(directory + "/jobs.done.jsonl").count == 3)  // jobs.done.jsonl, jobs.failures.jsonl
         // The job with its own loudness target: −20 LUFS under −2 dBTP.
         let normalized = try AudioFile.read(from: directory + "/out/f.wav")
         let meter = try LoudnessMeter(channelCount: 2, sampleRate: normalized.sampleRate)

@@ -156,7 +156,7 @@ struct RenderCommandTests {
         #expect(result.stderr.contains("/nonexistent-dir/x.wav"))
         result = try runPianola(["render", demoSong, "-o", directory + "/x.mp3", "-s", bundledFontPath])
         #expect(result.status == 1)
-        #expect(result.stderr.contains("use a .wav, .flac, .ogg or .aiff extension"))
+        #expect(result.stderr.contains("use a .wav, .flac, .ogg, .aiff or .raw extension"))
         result = try runPianola(["render", demoSong, "-o", directory + "/x.wav", "--rate", "1000"])
         #expect(result.status != 0)
         #expect(result.stderr.contains("--rate must be between 8000 and 192000"))
@@ -190,6 +190,47 @@ struct RenderCommandTests {
             let left = try FileManager.default.contentsOfDirectory(atPath: directory)
             #expect(left == [], "signal \(signal)")
         }
+    }
+
+    @Test("-o - writes the finished render to standard output (WAV by default, FLAC or raw by --ext)")
+    func renderToStandardOutput() throws {
+        let directory = try scratchDirectory()
+        let common = [demoSong, "-s", bundledFontPath, "--tail", "0.5"]
+        #expect(try runPianola(["render"] + common + ["-o", directory + "/file.wav"]).status == 0)
+        /// Runs the render with standard output into `name`, returns its standard error.
+        func stream(_ extra: [String], into name: String) throws -> (Int32, String) {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: pianolaBinaryDirectory() + "/pianola")
+            process.arguments = ["render"] + common + ["-o", "-"] + extra
+            _ = FileManager.default.createFile(atPath: directory + "/" + name, contents: nil)
+            let output = try FileHandle(forWritingTo: URL(fileURLWithPath: directory + "/" + name))
+            let errors = Pipe()
+            process.standardOutput = output
+            process.standardError = errors
+            try process.run()
+            let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            try output.close()
+            return (process.terminationStatus, text)
+        }
+        let (status, messages) = try stream([], into: "streamed.wav")
+        #expect(status == 0, "\(messages)")
+        #expect(messages.contains("standard output:"), "the summary names it, on standard error: \(messages)")
+        let file = try Data(contentsOf: URL(fileURLWithPath: directory + "/file.wav"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: directory + "/streamed.wav")) == file)
+        #expect(try stream(["--ext", "raw"], into: "streamed.raw").0 == 0)
+        let raw = try Data(contentsOf: URL(fileURLWithPath: directory + "/streamed.raw"))
+        #expect(raw.count > 44_100 * 4 && file.suffix(raw.count) == raw, "raw is the WAV's samples, headerless")
+        #expect(try stream(["--ext", "flac"], into: "streamed.flac").0 == 0)
+        let flac = try Data(contentsOf: URL(fileURLWithPath: directory + "/streamed.flac"))
+        #expect(flac.prefix(4) == Data("fLaC".utf8))
+        // Nothing left in the temporary folder, and no audio on a terminal's worth of mistakes.
+        let left = try FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory())
+        #expect(!left.contains { $0.contains("-stdout.") })
+        let several = try runPianola(["render", demoSong, demoSong, "-o", "-"])
+        #expect(several.status == 64 && several.stderr.contains("give one input file"), "\(several.stderr)")
+        let json = try runPianola(["render", demoSong, "-o", "-", "--json"])
+        #expect(json.status == 64 && json.stdout.isEmpty, "\(json.stderr)")
     }
 
     @Test("the next render in a folder sweeps what killed renders left there, for any output, not live ones'")

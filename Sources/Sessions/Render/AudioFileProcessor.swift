@@ -44,7 +44,8 @@ public struct AudioFileProcessor: Sendable {
         let writer: AudioFileWriter
         do {
             writer = try AudioFileWriter(
-                path: output, sampleRate: audio.sampleRate, channelCount: channels, encoding: encoding)
+                path: output, sampleRate: audio.sampleRate, channelCount: channels, encoding: encoding,
+                expectedFrameCount: audio.frameCount + chain.latency + Int(chain.tailSeconds * rate))
         } catch { throw .audio(error) }
         let block = 4_096
         let buffer = AudioBuffer(channelCount: channels, frameCapacity: block)

@@ -44,7 +44,7 @@ extension OfflineRenderer {
                 writers.append(
                     try AudioFileWriter(
                         path: folder + "/" + stem.info.file, sampleRate: options.sampleRate,
-                        encoding: options.encoding))
+                        encoding: options.encoding, expectedFrameCount: options.maximumFrameCount(for: sequence)))
                 meters.append(try LoudnessMeter(channelCount: 2, sampleRate: options.sampleRate))
             }
         } catch {

@@ -157,7 +157,9 @@ public final class OfflineRenderer: Sendable {
 
         let writer: AudioFileWriter
         do {
-            writer = try AudioFileWriter(path: outputPath, sampleRate: options.sampleRate, encoding: encoding)
+            writer = try AudioFileWriter(
+                path: outputPath, sampleRate: options.sampleRate, encoding: encoding,
+                expectedFrameCount: options.maximumFrameCount(for: sequence))
         } catch {
             throw .audio(error)
         }

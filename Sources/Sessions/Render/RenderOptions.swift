@@ -84,6 +84,19 @@ public struct RenderOptions: Sendable, Hashable {
     /// effects, no loudness target.
     public init() {}
 
+    /// At most how many frames a render of `sequence` writes: the music from the start at the speed,
+    /// the longest tail, and slack for effect latency (a WAV that could pass 4 GiB is written as RF64).
+    func maximumFrameCount(for sequence: MusicSequence) -> Int {
+        let music = max(0, sequence.durationSeconds - startSeconds) / max(speed, 0.01)
+        let tailSeconds: Double
+        switch tail {
+        case .seconds(let seconds): tailSeconds = seconds
+        case .automatic: tailSeconds = maximumTailSeconds
+        }
+        let seconds = music + tailSeconds + 2
+        return seconds.isFinite ? Int(min(seconds * sampleRate, Double(Int.max / 2))) + quantumFrames : Int.max / 2
+    }
+
     /// Whether a render's tail is over after a quantum (`quietFrames` counts the quiet frames
     /// so far, for the automatic tail).
     func tailIsDone(tailFrames: Int, quantum: Int, peak: Float, voices: Int, quietFrames: inout Int) -> Bool {
