@@ -179,24 +179,30 @@ public enum MIDIMessage: Hashable, Sendable {
 
     /// Appends the message's bytes to `bytes` (SysEx framed by `F0` … `F7`).
     public func encode(into bytes: inout [UInt8]) {
+        encode(into: &bytes, withStatus: true)
+    }
+
+    /// Appends the message's bytes, without its status byte when `withStatus` is false (running
+    /// status; SysEx keeps its framing). Appends byte by byte: no temporary arrays.
+    func encode(into bytes: inout [UInt8], withStatus: Bool) {
+        let isSystemExclusive = if case .systemExclusive = self { true } else { false }
+        if withStatus && !isSystemExclusive { bytes.append(statusByte) }
         switch self {
         case .noteOff(_, let a, let b), .noteOn(_, let a, let b), .polyphonicKeyPressure(_, let a, let b),
             .controlChange(_, let a, let b):
-            bytes += [statusByte, a & 0x7F, b & 0x7F]
-        case .programChange(_, let a), .channelPressure(_, let a):
-            bytes += [statusByte, a & 0x7F]
-        case .pitchBend(_, let value):
-            bytes += [statusByte, UInt8(value & 0x7F), UInt8(value >> 7 & 0x7F)]
+            bytes.append(a & 0x7F)
+            bytes.append(b & 0x7F)
+        case .programChange(_, let a), .channelPressure(_, let a), .timeCodeQuarterFrame(let a), .songSelect(let a):
+            bytes.append(a & 0x7F)
+        case .pitchBend(_, let value), .songPositionPointer(let value):
+            bytes.append(UInt8(value & 0x7F))
+            bytes.append(UInt8(value >> 7 & 0x7F))
         case .systemExclusive(let data):
             bytes.append(0xF0)
-            bytes += data
+            bytes.append(contentsOf: data)
             bytes.append(0xF7)
-        case .timeCodeQuarterFrame(let value), .songSelect(let value):
-            bytes += [statusByte, value & 0x7F]
-        case .songPositionPointer(let value):
-            bytes += [0xF2, UInt8(value & 0x7F), UInt8(value >> 7 & 0x7F)]
         case .tuneRequest, .timingClock, .start, .continue, .stop, .activeSensing, .systemReset:
-            bytes.append(statusByte)
+            break
         }
     }
 

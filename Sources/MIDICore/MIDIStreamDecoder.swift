@@ -48,6 +48,12 @@ public struct MIDIStreamDecoder: Sendable {
     public mutating func decode(
         _ bytes: some Sequence<UInt8>, emit: (MIDIMessage) -> Void, diagnose: (Diagnostic) -> Void = { _ in }
     ) {
+        // Contiguous bytes (an array, a buffer) take a loop the compiler sees whole; a generic
+        // sequence from another module would cost a witness call per byte.
+        let contiguous: Void? = bytes.withContiguousStorageIfAvailable { buffer in
+            for byte in buffer { decode(byte: byte, emit: emit, diagnose: diagnose) }
+        }
+        guard contiguous == nil else { return }
         for byte in bytes { decode(byte: byte, emit: emit, diagnose: diagnose) }
     }
 
@@ -194,9 +200,7 @@ public struct MIDIStreamEncoder: Sendable {
             return
         }
         if usesRunningStatus && status == runningStatus {
-            var full: [UInt8] = []
-            message.encode(into: &full)
-            bytes += full.dropFirst()
+            message.encode(into: &bytes, withStatus: false)
         } else {
             message.encode(into: &bytes)
             runningStatus = usesRunningStatus ? status : 0

@@ -154,13 +154,25 @@ public struct RTPMIDIPacket: Equatable, Sendable {
         return commands
     }
 
-    /// A packet's bytes (for tests and a sender): no journal, delta times as given.
-    public static func serialize(sequence: UInt16, timestamp: UInt32, ssrc: UInt32, commands: [Command]) -> [UInt8] {
+    /// A packet's bytes (for tests and a sender): no journal, the commands' cumulative delta times
+    /// as differences (the first one behind the Z flag when it is not 0), full status bytes.
+    ///
+    /// Throws when the packet cannot hold the commands: a delta time that goes back or moves by
+    /// 2^28 ticks or more (4 octets at most), or a command list over 4095 bytes (the longest a
+    /// packet's 12-bit length can give).
+    public static func serialize(
+        sequence: UInt16, timestamp: UInt32, ssrc: UInt32, commands: [Command]
+    ) throws(RTPMIDIPacketError) -> [UInt8] {
         var list: [UInt8] = []
         var previous: UInt32 = 0
+        let firstHasDelta = (commands.first?.delta ?? 0) != 0
         for (index, command) in commands.enumerated() {
-            if index > 0 {
-                let delta = command.delta &- previous
+            if index > 0 || firstHasDelta {
+                guard command.delta >= previous, command.delta - previous < 1 << 28 else {
+                    throw .cannotSerialize(
+                        "delta time \(command.delta) after \(previous): deltas only grow, by less than 2^28 ticks")
+                }
+                let delta = command.delta - previous
                 var groups: [UInt8] = [UInt8(delta & 0x7F)]
                 var rest = delta >> 7
                 while rest > 0 {
@@ -172,13 +184,17 @@ public struct RTPMIDIPacket: Equatable, Sendable {
             previous = command.delta
             list += command.bytes
         }
+        guard list.count <= 0x0FFF else {
+            throw .cannotSerialize("a command list of \(list.count) bytes (a packet holds at most 4095)")
+        }
         var out: [UInt8] = [0x80, 0x61, UInt8(sequence >> 8), UInt8(truncatingIfNeeded: sequence)]
         out += [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: timestamp >> $0) }
         out += [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: ssrc >> $0) }
+        let zFlag: UInt8 = firstHasDelta ? 0x20 : 0
         if list.count < 16 {
-            out.append(UInt8(list.count))
+            out.append(zFlag | UInt8(list.count))
         } else {
-            out += [0x80 | UInt8(list.count >> 8 & 0x0F), UInt8(truncatingIfNeeded: list.count)]
+            out += [0x80 | zFlag | UInt8(list.count >> 8 & 0x0F), UInt8(truncatingIfNeeded: list.count)]
         }
         return out + list
     }

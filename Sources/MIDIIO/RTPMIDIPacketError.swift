@@ -16,6 +16,8 @@ public enum RTPMIDIPacketError: Error, Equatable, Sendable, CustomStringConverti
     /// without an end byte or with a status inside), or a clock sync count above 2; the reason says
     /// which.
     case malformedCommandList(String)
+    /// `RTPMIDIPacket.serialize` was given commands no packet can hold; the reason says why.
+    case cannotSerialize(String)
 
     public var description: String {
         switch self {
@@ -24,6 +26,7 @@ public enum RTPMIDIPacketError: Error, Equatable, Sendable, CustomStringConverti
         case .unsupportedVersion(let version): return "session protocol version \(version) (only 2 is known)"
         case .notRTPMIDI(let reason): return "not an RTP-MIDI packet: \(reason)"
         case .malformedCommandList(let reason): return "malformed MIDI command list: \(reason)"
+        case .cannotSerialize(let reason): return "cannot make an RTP-MIDI packet: \(reason)"
         }
     }
 }

@@ -17,7 +17,8 @@ struct LiveCommand: ParsableCommand {
             note, so timing does not jitter with the buffer.
 
             On a terminal: one status line (sources and their activity, voices, level, latency, \
-            underruns) and `q` to quit. Ctrl-C or SIGTERM stop cleanly too; --record is saved then.
+            underruns) and `q` to quit. Ctrl-C (exit 130) or SIGTERM (exit 0, a requested stop) end it \
+            cleanly too; --record is saved then.
 
             Examples:
               pianola live --autoconnect
@@ -126,7 +127,9 @@ struct LiveCommand: ParsableCommand {
                 "\(status.deliveredCount) events played, \(status.lateCount) late, \(status.underruns) underruns\n")
         }
         if let failure { throw CLIError(failure) }
-        if Terminal.interruptSignal != nil { throw Terminal.interruptExitCode }
+        // Ctrl-C is an interruption (130); SIGTERM is how a service manager or a script stops a
+        // live session on purpose, a clean stop (0), as `q` is.
+        if Terminal.interruptSignal == SIGINT { throw Terminal.interruptExitCode }
     }
 
     /// The "MIDI input: …" lines once the ports are open.

@@ -10,13 +10,13 @@ extension MIDIFile {
     public func serialized(runningStatus: Bool = true) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(14 + tracks.reduce(0) { $0 + 8 + $1.events.count * 4 })
-        out += Array("MThd".utf8)
+        out.append(contentsOf: "MThd".utf8)
         appendU32(6, to: &out)
         appendU16(UInt16(format.rawValue), to: &out)
         appendU16(UInt16(tracks.count), to: &out)
         appendU16(division.rawValue, to: &out)
         for track in tracks {
-            out += Array("MTrk".utf8)
+            out.append(contentsOf: "MTrk".utf8)
             let lengthAt = out.count
             appendU32(0, to: &out)
             let start = out.count
@@ -32,20 +32,21 @@ extension MIDIFile {
                     encoder.encode(message, into: &out)
                 case .meta(let meta):
                     encoder.reset()
-                    out += [0xFF, meta.type]
+                    out.append(0xFF)
+                    out.append(meta.type)
                     let data = meta.data
                     appendVariableLength(data.count, to: &out)
-                    out += data
+                    out.append(contentsOf: data)
                     if case .endOfTrack = meta { ended = true }
                 case .sysEx(let data), .escape(let data):
                     encoder.reset()
                     if case .sysEx = event.payload { out.append(0xF0) } else { out.append(0xF7) }
                     appendVariableLength(data.count, to: &out)
-                    out += data
+                    out.append(contentsOf: data)
                 }
                 if ended { break }
             }
-            if !ended { out += [0x00, 0xFF, 0x2F, 0x00] }
+            if !ended { out.append(contentsOf: [0x00, 0xFF, 0x2F, 0x00] as [UInt8]) }
             let length = out.count - start
             for index in 0..<4 { out[lengthAt + index] = UInt8(truncatingIfNeeded: length >> (24 - 8 * index)) }
         }

@@ -128,9 +128,33 @@ struct RTPMIDIPacketTests {
                 .init(delta: 0, bytes: [0x90, 0x3C, 0x40]), .init(delta: 300, bytes: [0xE0, 0x00, 0x40]),
                 .init(delta: 300, bytes: [0xF0, 0x7E, 0x7F, 0x09, 0x01, 0xF7]),
             ] + (0..<10).map { .init(delta: 301 + UInt32($0), bytes: [0xB0, UInt8($0), 0x10]) }
-        let bytes = RTPMIDIPacket.serialize(sequence: 7, timestamp: 9, ssrc: 11, commands: commands)
+        let bytes = try RTPMIDIPacket.serialize(sequence: 7, timestamp: 9, ssrc: 11, commands: commands)
         let packet = try RTPMIDIPacket(parsing: bytes)
         #expect(packet.commands == commands)
         #expect(packet.sequence == 7 && packet.ssrc == 11 && !packet.hasJournal)
+    }
+
+    @Test("serialize keeps a first delta (Z flag) and refuses what no packet holds, instead of wrong bytes")
+    func serializeLimits() throws {
+        let late: [RTPMIDIPacket.Command] = [
+            .init(delta: 25, bytes: [0x90, 0x3C, 0x40]), .init(delta: 30, bytes: [0xF8]),
+        ]
+        let parsed = try RTPMIDIPacket(
+            parsing: try RTPMIDIPacket.serialize(sequence: 1, timestamp: 0, ssrc: 2, commands: late))
+        #expect(parsed.commands == late)
+        let backwards: [RTPMIDIPacket.Command] = [.init(delta: 10, bytes: [0xF8]), .init(delta: 5, bytes: [0xF8])]
+        #expect(throws: RTPMIDIPacketError.self) {
+            try RTPMIDIPacket.serialize(sequence: 1, timestamp: 0, ssrc: 2, commands: backwards)
+        }
+        let far: [RTPMIDIPacket.Command] = [.init(delta: 0, bytes: [0xF8]), .init(delta: 1 << 28, bytes: [0xF8])]
+        #expect(throws: RTPMIDIPacketError.self) {
+            try RTPMIDIPacket.serialize(sequence: 1, timestamp: 0, ssrc: 2, commands: far)
+        }
+        let long = (0..<1_400).map { _ in RTPMIDIPacket.Command(delta: 0, bytes: [0x90, 0x3C, 0x40]) }
+        #expect(
+            throws: RTPMIDIPacketError.cannotSerialize("a command list of 5599 bytes (a packet holds at most 4095)")
+        ) {
+            try RTPMIDIPacket.serialize(sequence: 1, timestamp: 0, ssrc: 2, commands: long)
+        }
     }
 }

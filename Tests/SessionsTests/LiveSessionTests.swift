@@ -90,11 +90,11 @@ private final class UDPPeer {
     }
 
     /// Sends MIDI messages (given as bytes) in one RTP-MIDI packet.
-    func play(_ messages: [[UInt8]], port: Int) {
+    func play(_ messages: [[UInt8]], port: Int) throws {
         sequence &+= 1
         let commands = messages.map { RTPMIDIPacket.Command(delta: 0, bytes: $0) }
         send(
-            RTPMIDIPacket.serialize(sequence: sequence, timestamp: 0, ssrc: ssrc, commands: commands), from: data,
+            try RTPMIDIPacket.serialize(sequence: sequence, timestamp: 0, ssrc: ssrc, commands: commands), from: data,
             to: port + 1)
     }
 }
@@ -168,7 +168,7 @@ struct LiveSessionTests {
         let port = try #require(session.network?.port)
         let peer = try UDPPeer()
         #expect(peer.join(port: port))
-        peer.play([[0x90, 60, 100], [0x90, 64, 100]], port: port)
+        try peer.play([[0x90, 60, 100], [0x90, 64, 100]], port: port)
         #expect(eventually(5) { session.status().voiceCount > 0 }, "no voice sounded")
         #expect(eventually(5) { session.status().deliveredCount == 2 })
         // Stopping ends the session: the two held notes are released, and so recorded.

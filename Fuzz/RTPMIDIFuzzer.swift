@@ -1,0 +1,37 @@
+// libFuzzer entry point for the network MIDI parsers: RTP-MIDI packets (RFC 6295 command lists,
+// the journal skipped by length) and AppleMIDI session commands. Built and run by scripts/fuzz
+// with MIDICore and the pure parsing files of MIDIIO (not part of the package build).
+//
+// Invariants checked on every input:
+// - parsing never crashes or hangs: a malformed packet is a typed error;
+// - a parsed session command serializes to bytes that parse back to it;
+// - a parsed packet's commands serialize and parse back equal (or serializing refuses them with
+//   its typed error when running status made the list too long for one packet);
+// - every command's bytes decode as MIDI without a crash.
+import MIDICore
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
+    let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+    if AppleMIDICommand.isCommand(bytes) {
+        if let command = try? AppleMIDICommand(parsing: bytes) {
+            precondition((try? AppleMIDICommand(parsing: command.bytes)) == command, "command round trip")
+        }
+        return 0
+    }
+    guard let packet = try? RTPMIDIPacket(parsing: bytes) else { return 0 }
+    do throws(RTPMIDIPacketError) {
+        let again = try RTPMIDIPacket(
+            parsing: try RTPMIDIPacket.serialize(
+                sequence: packet.sequence, timestamp: packet.timestamp, ssrc: packet.ssrc, commands: packet.commands))
+        precondition(again.commands == packet.commands, "packet round trip")
+        precondition(again.sequence == packet.sequence && again.ssrc == packet.ssrc, "header round trip")
+    } catch .cannotSerialize {
+        // Running status filled in can make a list longer than one packet holds: refused, typed.
+    } catch {
+        preconditionFailure("a parsed packet's commands did not parse back: \(error)")
+    }
+    var decoder = MIDIStreamDecoder(maximumSysExLength: 4096)
+    for command in packet.commands { _ = decoder.decode(command.bytes) }
+    return 0
+}
