@@ -13,12 +13,12 @@ Ray task per shard, and each task runs
 
     pianola render --manifest SHARD --ledger LEDGER --failures SHARD.failures.jsonl --jobs 1 ...
 
-on whatever node Ray gives it. All tasks share one ledger (MANIFEST.done.jsonl, appended a line at a
+on whatever node Ray gives it. All tasks share one ledger (NAME.done.jsonl beside NAME.jsonl, appended a line at a
 time), so the run is resumable exactly as a local `pianola render --manifest` is: a finished output
 is never rendered again, by this run or the next. A task whose worker dies (a node lost, a process
 killed) is retried by Ray; its pianola dies with it (parent-death signal), so no orphan renders a
 shard twice, and the retry skips what the ledger already holds. The failures of every shard are
-gathered into MANIFEST.failures.jsonl.
+gathered into NAME.failures.jsonl.
 
 On a real cluster: every node needs pianola (the same build), the SoundFonts and the corpus at
 the same paths (a shared file system such as NFS, or identical copies), and the output folders
@@ -113,7 +113,7 @@ def main():
 
     manifest = os.path.abspath(args.manifest)
     jobs = read_manifest(manifest)
-    ledger = manifest + ".done.jsonl"
+    ledger = os.path.splitext(manifest)[0] + ".done.jsonl"  # as `pianola render --manifest` names it
     failures_path = os.path.splitext(manifest)[0] + ".failures.jsonl"
     work = os.path.abspath(args.work or os.path.splitext(manifest)[0] + ".shards")
     os.makedirs(work, exist_ok=True)

@@ -25,5 +25,11 @@ struct SoundFontOptions: ParsableArguments {
         let paths = fonts.map(\.path).joined(separator: " + ")
         let explanation = fonts.first?.source.explanation ?? ""
         Terminal.writeError("SoundFont\(fonts.count > 1 ? "s" : ""): \(paths) (\(explanation))\n")
+        // What loads but plays wrong; what cannot load is the loader's error, reported where it fails.
+        for font in fonts {
+            for warning in (try? SoundFontInfo.inspect(path: font.path)) ?? [] {
+                Terminal.writeError("warning: \(font.path): \(warning)\n")
+            }
+        }
     }
 }

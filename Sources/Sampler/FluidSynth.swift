@@ -67,10 +67,10 @@ final class FluidSynth {
 
     /// Loads a SoundFont on top of the stack; returns FluidSynth's font id and the warnings it logged.
     func loadSoundFont(at path: String) throws(SoundFontError) -> (id: Int32, warnings: [String]) {
-        try SoundFontFile.validate(path: path)
+        let warnings = try SoundFontFile.validate(path: path)
         let (id, messages) = FluidSynthLog.collecting { fluid_synth_sfload(synth, path, 1) }
         guard id != FLUID_FAILED else { throw .loadFailed(path: path, messages: messages) }
-        return (id, messages)
+        return (id, warnings.map { "warning: \($0)" } + messages)
     }
 
     func noteOn(channel: Int, key: Int, velocity: Int) {

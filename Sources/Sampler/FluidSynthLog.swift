@@ -60,5 +60,32 @@ enum FluidSynthLog {
         _ = fluid_set_log_function(Int32(FLUID_WARN.rawValue), collect, nil)
         _ = fluid_set_log_function(Int32(FLUID_INFO.rawValue), nil, nil)
         _ = fluid_set_log_function(Int32(FLUID_DBG.rawValue), nil, nil)
+        routeGLibLog()
+    }
+
+    /// A GLib log handler (`GLogFunc`).
+    private typealias GLibLogFunction =
+        @convention(c) (UnsafePointer<CChar>?, Int32, UnsafePointer<CChar>?, UnsafeMutableRawPointer?) -> Void
+    /// `g_log_set_default_handler`.
+    private typealias GLibSetDefaultHandler =
+        @convention(c) (GLibLogFunction?, UnsafeMutableRawPointer?) -> GLibLogFunction?
+
+    /// FluidSynth tries its DLS loader (libinstpatch) on a font its SoundFont loader refused, and
+    /// libinstpatch reports through GLib, whose default handler prints "** CRITICAL **" lines on the
+    /// terminal. GLib is FluidSynth's dependency, not Pianola's: found at run time, its messages are
+    /// collected like FluidSynth's own (they belong to the load that caused them) or dropped.
+    private static func routeGLibLog() {
+        guard let process = dlopen(nil, RTLD_NOW), let symbol = dlsym(process, "g_log_set_default_handler") else {
+            return
+        }
+        let setDefaultHandler = unsafeBitCast(symbol, to: GLibSetDefaultHandler.self)
+        let handler: GLibLogFunction = { domain, _, message, _ in
+            guard FluidSynthLog.collectingThread.load(ordering: .acquiring) == UInt(pthread_self()) else { return }
+            guard let message else { return }
+            let source = domain.map { String(cString: $0) } ?? "GLib"
+            let text = "warning: \(source): \(String(cString: message))"
+            FluidSynthLog.state.withLock { $0.messages.append(text) }
+        }
+        _ = setDefaultHandler(handler, nil)
     }
 }

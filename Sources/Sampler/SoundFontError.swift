@@ -21,8 +21,17 @@ public enum SoundFontError: Error, Equatable, Sendable, CustomStringConvertible 
         case .notASoundFont(let path, let reason):
             return "\(path): not a SoundFont (\(reason))"
         case .loadFailed(let path, let messages):
-            return "\(path): FluidSynth could not load it"
-                + (messages.isEmpty ? "" : ": " + messages.joined(separator: "; "))
+            // One line: FluidSynth's first real complaint (its DLS loader's "Not a DLS file", tried
+            // after the SoundFont loader failed, is not one), printable, not too long; the error
+            // keeps every message.
+            let real = messages.filter { !$0.contains("DLS") }
+            let first = real.first { $0.hasPrefix("error") } ?? real.first ?? messages.first
+            let bare = first.map { $0.hasPrefix("error: ") ? String($0.dropFirst(7)) : $0 }
+            let printable = bare.map { message in
+                String(message.unicodeScalars.map { $0.value < 32 || $0.value == 127 ? " " : Character($0) })
+            }
+            let shown = printable.map { $0.count > 160 ? String($0.prefix(159)) + "…" : $0 }
+            return "\(path): FluidSynth could not load it" + (shown.map { ": " + $0 } ?? "")
         case .presetMissing(let bank, let program):
             return "no preset at bank \(bank), program \(program)"
         case .synthesizerUnavailable(let reason):

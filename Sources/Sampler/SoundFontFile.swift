@@ -7,7 +7,10 @@
 /// Checks a path before FluidSynth sees it, so a user gets "not found" or "this is a WAV file"
 /// instead of a generic load failure.
 enum SoundFontFile {
-    static func validate(path: String) throws(SoundFontError) {
+    /// Refuses what is not a readable SoundFont with its first problem; returns warnings about
+    /// what loads but plays wrong (samples cut short).
+    @discardableResult
+    static func validate(path: String) throws(SoundFontError) -> [String] {
         guard let file = fopen(path, "rb") else {
             if errno == ENOENT || errno == ENOTDIR { throw SoundFontError.notFound(path: path) }
             throw SoundFontError.notASoundFont(path: path, reason: String(cString: strerror(errno)))
@@ -24,7 +27,13 @@ enum SoundFontFile {
         }
         let riff = header.count >= 4 ? String(decoding: header[0..<4], as: UTF8.self) : ""
         let form = count >= 12 ? String(decoding: header[8..<12], as: UTF8.self) : ""
-        if riff == "RIFF" && form == "sfbk" { return }
+        if riff == "RIFF" && form == "sfbk" {
+            var info = stat()
+            let size = fstat(fileno(file), &info) == 0 ? Int(info.st_size) : 0
+            do { return try SoundFontStructure(checking: file, fileSize: size).warnings } catch {
+                throw SoundFontError.notASoundFont(path: path, reason: error.reason)
+            }
+        }
         throw SoundFontError.notASoundFont(path: path, reason: describe(riff: riff, form: form, header: header))
     }
 

@@ -20,6 +20,13 @@ public struct SoundFontInfo: Sendable {
     /// Warnings and errors FluidSynth logged while loading the font; empty for a clean font.
     public var warnings: [String]
 
+    /// Checks the file's structure without loading it (its headers only: fast even for a large
+    /// font). Throws for a file FluidSynth could not load, naming the first problem; returns warnings
+    /// about what would load but play wrong (samples cut short play silence).
+    public static func inspect(path: String) throws(SoundFontError) -> [String] {
+        try SoundFontFile.validate(path: path)
+    }
+
     /// Loads the font into a scratch synthesizer and lists its presets, sorted by bank and program.
     public static func load(path: String) throws(SoundFontError) -> SoundFontInfo {
         let synth = try FluidSynth()

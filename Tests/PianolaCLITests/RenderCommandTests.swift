@@ -233,6 +233,21 @@ struct RenderCommandTests {
         #expect(json.status == 64 && json.stdout.isEmpty, "\(json.stderr)")
     }
 
+    @Test("a SoundFont FluidSynth refuses is one line naming its first error: no GLib or DLS-loader noise")
+    func refusedSoundFontIsOneLine() throws {
+        var font = DamagedSoundFont(contentsOf: bundledFontPath)
+        font.scrambleBagIndices()
+        let path = try font.write("bags.sf2")
+        let directory = try scratchDirectory()
+        let result = try runPianola(["render", demoSong, "-o", directory + "/x.wav", "-s", path])
+        #expect(result.status == 1)
+        let lines = result.stderr.split(separator: "\n")
+        #expect(lines.count == 2, "the SoundFont line and the error, nothing else: \(result.stderr)")
+        #expect(lines.last == "pianola: \(path): FluidSynth could not load it: Preset header indices not monotonic")
+        #expect(!result.stderr.contains("CRITICAL") && !result.stderr.contains("DLS"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty)
+    }
+
     @Test("the next render in a folder sweeps what killed renders left there, for any output, not live ones'")
     func staleTemporaryFilesSwept() throws {
         let directory = try scratchDirectory()
