@@ -109,7 +109,9 @@ struct PlayCommand: ParsableCommand {
     /// (or a line every tenth without a terminal).
     private func playing(_ name: String, in session: PlaybackSession, keys: KeyReader?) throws -> Next {
         var lastDecile = -1
-        while !session.isSongFinished {
+        // At least one pass: a song that ends before the first look (an unpaced device plays a
+        // short one in a blink) still shows its status.
+        repeat {
             if Terminal.interruptSignal != nil { throw Terminal.interruptExitCode }
             if let failure = session.output.failure { throw failure }
             switch keys?.read() {
@@ -136,7 +138,7 @@ struct PlayCommand: ParsableCommand {
                 }
             }
             usleep(50_000)
-        }
+        } while !session.isSongFinished
         if !quiet {
             Terminal.writeError(
                 keys != nil ? "\r\u{1B}[K" : "\(name): finished, \(session.output.xrunCount) underruns\n")
