@@ -44,6 +44,13 @@ struct RenderSettings: ParsableArguments {
     var loudness: Double?
 
     @Option(
+        name: .customLong("max-length"), parsing: .unconditional,
+        help: ArgumentHelp(
+            "The longest music to render, in seconds (default 7200, two hours): a damaged delta time can make a file last hours of silence, and the output's size is checked against the free space first.",
+            valueName: "seconds"))
+    var maxLength = 7_200.0
+
+    @Option(
         name: .customLong("true-peak"), parsing: .unconditional,
         help: ArgumentHelp(
             "True-peak ceiling for --loudness (dBTP; peaks above it go through a true-peak limiter).",
@@ -53,6 +60,9 @@ struct RenderSettings: ParsableArguments {
     func validate() throws {
         guard BatchJob.sampleRates.contains(Double(rate)) else {
             throw ValidationError("--rate must be between 8000 and 192000 Hz, got \(rate)")
+        }
+        guard maxLength > 0, maxLength.isFinite else {
+            throw ValidationError("--max-length must be a positive number of seconds, got \(maxLength)")
         }
         guard (1...64).contains(threads) else {
             throw ValidationError("--threads must be between 1 and 64, got \(threads)")
@@ -86,6 +96,7 @@ struct RenderSettings: ParsableArguments {
         options.speed = song.speed
         options.transpose = song.transpose
         options.startSeconds = song.start ?? 0
+        options.maximumSeconds = maxLength
         return options
     }
 }

@@ -17,7 +17,9 @@ struct OptionConventionsTests {
         for option in ["--gain", "-g", "--transpose", "--loudness", "--true-peak"] {
             cases.append((render, option, true))
         }
-        for option in ["--rate", "-r", "--polyphony", "--threads", "--jobs", "-j", "--speed", "--start", "--tail"] {
+        for option in [
+            "--rate", "-r", "--polyphony", "--threads", "--jobs", "-j", "--speed", "--start", "--tail", "--max-length",
+        ] {
             cases.append((render, option, false))
         }
         for option in ["--gain", "-g", "--transpose"] { cases.append((play, option, true)) }

@@ -1,5 +1,6 @@
 import AudioIO
 import Foundation
+import SMF
 import TestSupport
 import Testing
 
@@ -231,6 +232,53 @@ struct RenderCommandTests {
         #expect(several.status == 64 && several.stderr.contains("give one input file"), "\(several.stderr)")
         let json = try runPianola(["render", demoSong, "-o", "-", "--json"])
         #expect(json.status == 64 && json.stdout.isEmpty, "\(json.stderr)")
+    }
+
+    @Test(
+        "a render whose length comes from damage cannot fill the disk: --max-length and the free space, checked first")
+    func runawayRenderRefused() throws {
+        let directory = try scratchDirectory()
+        /// One note, then a note-off `seconds` later (120 BPM, 480 ticks a beat): a long silence.
+        func song(lasting seconds: Double) throws -> String {
+            let ticks = Int(seconds * 2 * 480)
+            let file = MIDIFile(
+                format: .singleTrack,
+                tracks: [
+                    MIDIFile.Track(events: [
+                        MIDIFile.Event(tick: 0, .channel(.noteOn(channel: 0, note: 60, velocity: 90))),
+                        MIDIFile.Event(tick: ticks, .channel(.noteOff(channel: 0, note: 60, velocity: 0))),
+                        MIDIFile.Event(tick: ticks, .meta(.endOfTrack)),
+                    ])
+                ])
+            let path = directory + "/long-\(Int(seconds)).mid"
+            try file.write(to: path)
+            return path
+        }
+        let threeHours = try song(lasting: 3 * 3600)
+        let started = Date()
+        let long = try runPianola(["render", threeHours, "-o", directory + "/long.wav", "-s", bundledFontPath])
+        #expect(long.status == 1)
+        #expect(
+            long.stderr.contains("the music lasts 3:00:00, more than the 2:00:00 allowed (--max-length"),
+            "\(long.stderr)")
+        #expect(Date().timeIntervalSince(started) < 60, "refused before rendering")
+
+        // Longer than the free space where the output goes, at 192 kHz float: refused, nothing written.
+        var stats = statvfs()
+        #expect(statvfs(directory, &stats) == 0)
+        let free = Double(UInt64(stats.f_bavail) * UInt64(stats.f_frsize))
+        let seconds = (free / (192_000 * 8) * 1.5).rounded()
+        let huge = try song(lasting: seconds)
+        let full = try runPianola([
+            "render", huge, "-o", directory + "/huge.wav", "-s", bundledFontPath, "--rate", "192000", "--format", "f32",
+            "--max-length", String(Int(seconds) + 100),
+        ])
+        #expect(full.status == 1)
+        #expect(
+            full.stderr.contains("huge.wav: the render needs about") && full.stderr.contains("is free there"),
+            "\(full.stderr)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.contains(".wav") }
+        #expect(left.isEmpty, "\(left)")
     }
 
     @Test("a SoundFont FluidSynth refuses is one line naming its first error: no GLib or DLS-loader noise")

@@ -61,6 +61,28 @@ public final class OfflineRenderer: Sendable {
         }
     }
 
+    /// Refuses, before anything is written, music longer than `options.maximumSeconds` and an
+    /// output larger than the free space where it goes (uncompressed size; FLAC counted at half, Ogg
+    /// at a tenth).
+    func checkSize(
+        of sequence: MusicSequence, writingTo path: String, encoding: AudioFile.Encoding
+    )
+        throws(RenderError)
+    {
+        let music = max(0, sequence.durationSeconds - options.startSeconds) / max(options.speed, 0.01)
+        guard music <= options.maximumSeconds else { throw .tooLong(seconds: music, limit: options.maximumSeconds) }
+        let bytesPerFrame = encoding == .s16 ? 4 : encoding == .s24 ? 6 : 8
+        let lower = path.lowercased()
+        let share = lower.hasSuffix(".flac") ? 0.5 : lower.hasSuffix(".ogg") || lower.hasSuffix(".oga") ? 0.1 : 1
+        let needed = Int(Double(options.maximumFrameCount(for: sequence) * bytesPerFrame) * share)
+        let slash = path.lastIndex(of: "/")
+        let folder = slash.map { String(path[...$0]) } ?? "."
+        var stats = statvfs()
+        guard statvfs(folder, &stats) == 0 else { return }  // an unreachable folder fails at opening, by name
+        let available = Int(UInt64(stats.f_bavail) &* UInt64(stats.f_frsize))
+        guard needed <= available else { throw .notEnoughSpace(path: path, needed: needed, available: available) }
+    }
+
     /// Serializes the voice probes on font owners (renderers on several threads share one).
     private static let probing = Mutex(())
 
@@ -134,6 +156,7 @@ public final class OfflineRenderer: Sendable {
         progress: (Double, Double) -> Bool
     ) throws(RenderError) -> RenderSummary {
         try checkTiming()
+        try checkSize(of: sequence, writingTo: outputPath, encoding: encoding)
         let rate = options.sampleRate
         let quantum = options.quantumFrames
         // The probe plays notes on the shared font owner: one renderer at a time.

@@ -12,6 +12,12 @@ public enum RenderError: Error, Sendable, CustomStringConvertible {
     case graph(String)
     /// A file beside the audio (a folder, `stems.json`) cannot be written.
     case cannotWrite(path: String, reason: String)
+    /// The music lasts `seconds`, more than `RenderOptions.maximumSeconds` (`limit`): refused before
+    /// anything is written (a damaged delta time can make a file last hours of silence).
+    case tooLong(seconds: Double, limit: Double)
+    /// The output would need about `needed` bytes and the file system holding `path` has `available`:
+    /// refused before anything is written.
+    case notEnoughSpace(path: String, needed: Int, available: Int)
 
     public var description: String {
         switch self {
@@ -19,6 +25,25 @@ public enum RenderError: Error, Sendable, CustomStringConvertible {
         case .audio(let error): return error.description
         case .graph(let reason): return reason
         case .cannotWrite(let path, let reason): return "\(path): cannot write it (\(reason))"
+        case .tooLong(let seconds, let limit):
+            return "the music lasts \(Self.clock(seconds)), more than the \(Self.clock(limit)) allowed "
+                + "(--max-length raises it; a damaged file can say hours: `pianola info` lists its defects)"
+        case .notEnoughSpace(let path, let needed, let available):
+            return "\(path): the render needs about \(Self.gigabytes(needed)), and only \(Self.gigabytes(available)) "
+                + "is free there"
         }
+    }
+
+    /// H:MM:SS.
+    static func clock(_ seconds: Double) -> String {
+        let total = Int(min(max(0, seconds), 1e12).rounded())
+        let (hours, minutes, rest) = (total / 3600, total / 60 % 60, total % 60)
+        return "\(hours):" + (minutes < 10 ? "0" : "") + "\(minutes):" + (rest < 10 ? "0" : "") + "\(rest)"
+    }
+
+    /// "4.4 GB", "850 MB".
+    static func gigabytes(_ bytes: Int) -> String {
+        bytes >= 1_000_000_000
+            ? "\((Double(bytes) / 1e8).rounded() / 10) GB" : "\(Int((Double(bytes) / 1e6).rounded())) MB"
     }
 }

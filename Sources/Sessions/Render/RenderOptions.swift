@@ -80,6 +80,10 @@ public struct RenderOptions: Sendable, Hashable {
     /// bundled font: 40 ms for 23 s of audio), so it is asked for, not done by default.
     public var measuresLoudness = false
 
+    /// The longest music a render accepts, in seconds (2 hours by default): a damaged delta time can
+    /// make a file last hours of silence, which would otherwise fill the disk.
+    public var maximumSeconds = 7_200.0
+
     /// The defaults: 44100 Hz, s16, synthesizer reverb and chorus on, 256 voices, automatic tail, no
     /// effects, no loudness target.
     public init() {}
