@@ -6,11 +6,14 @@ import Testing
 /// while an option that does not parse fails first (exit 64).
 private let missingSong = "/nonexistent/song.mid"
 
+/// An output path in a scratch folder that no test here expects to be written.
+private let neverWritten = makeTemporaryDirectory("pianola-options") + "/never-written.wav"
+
 @Suite("Options: negative numbers, the same options everywhere, errors before fonts load", .serialized)
 struct OptionConventionsTests {
     /// Every numeric option, on every command that has it, with a negative value.
     static let numericOptions: [(command: [String], option: String, accepted: Bool)] = {
-        let render = ["render", missingSong, "-o", "/tmp/never-written.wav"]
+        let render = ["render", missingSong, "-o", neverWritten]
         let play = ["play", missingSong, "-d", "null"]
         let live = ["live", "-d", "nosuchdevice"]
         var cases: [([String], String, Bool)] = []
@@ -64,7 +67,7 @@ struct OptionConventionsTests {
             }
         }
         // One range each: the same message for the rate on every command.
-        for command in [["render", missingSong, "-o", "/tmp/x.wav"], ["play", missingSong], ["live"]] {
+        for command in [["render", missingSong, "-o", neverWritten], ["play", missingSong], ["live"]] {
             let result = try runPianola(command + ["-r", "4000"])
             #expect(result.status == 64 && result.stderr.contains("--rate must be between 8000 and 192000 Hz"))
             let program = try runPianola(command + ["--program", "1:200:3:4"])
@@ -77,12 +80,12 @@ struct OptionConventionsTests {
     @Test("a validation error comes before any SoundFont is looked for or loaded")
     func validationFirst() throws {
         let result = try runPianola([
-            "render", demoSong, "-o", "/tmp/never.wav", "-s", "/missing.sf2", "--gain", "99",
+            "render", demoSong, "-o", neverWritten, "-s", "/missing.sf2", "--gain", "99",
         ])
         #expect(result.status == 64 && result.stderr.contains("--gain must be between -60 and 40"), "\(result.stderr)")
         #expect(!result.stderr.contains("SoundFont"))
         let fluid = try runPianola([
-            "render", demoSong, "-o", "/tmp/never.wav", "--timing", "fluidsynth", "--speed", "2",
+            "render", demoSong, "-o", neverWritten, "--timing", "fluidsynth", "--speed", "2",
         ])
         #expect(fluid.status == 64 && fluid.stderr.contains("--timing fluidsynth plays from the start at speed 1"))
     }

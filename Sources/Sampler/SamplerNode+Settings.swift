@@ -1,0 +1,54 @@
+extension SamplerNode {
+    /// Sample interpolation, as FluidSynth names it.
+    public enum Interpolation: Int32, Sendable, CaseIterable {
+        /// `none`: the nearest sample (cheapest, aliases most); `linear`: a straight line between samples;
+        /// `fourthOrder`: 4-point cubic (FluidSynth's default); `seventhOrder`: 7-point, the cleanest and most
+        /// costly. The raw value is FluidSynth's `FLUID_INTERP_*` constant.
+        case none = 0, linear = 1, fourthOrder = 4, seventhOrder = 7
+    }
+
+    /// Synthesizer settings fixed at creation.
+    public struct Settings: Sendable, Hashable {
+        /// The rate the synthesizer renders at, in Hz (44 100 by default). It must be the engine's rate:
+        /// `prepare(format:maximumFrameCount:)` throws `AudioGraphError.formatMismatch` otherwise.
+        public var sampleRate: Double = 44_100
+        /// The most voices that sound at once (256 by default); the node's `polyphony` changes it later.
+        public var polyphony = 256
+        /// FluidSynth's master gain (its default, 0.2, leaves headroom for dense material).
+        public var gain: Float = 0.2
+        /// Sample interpolation on every channel (fourth order by default, as FluidSynth's own).
+        public var interpolation: Interpolation = .fourthOrder
+        /// Whether FluidSynth's reverb runs (on by default); the node's `isReverbEnabled` switches it later.
+        public var isReverbEnabled = true
+        /// Whether FluidSynth's chorus runs (on by default); the node's `isChorusEnabled` switches it later.
+        public var isChorusEnabled = true
+        /// Cores FluidSynth may use to render voices (its `synth.cpu-cores`); 1 renders on the
+        /// calling thread only.
+        public var cpuCores = 1
+        /// Channels that play these programs whatever the MIDI selects (its bank selects and
+        /// program changes on them are ignored; resets keep them).
+        public var programOverrides: [ProgramOverride] = []
+        /// Channels (0–15) whose notes do not sound (note-ons dropped; everything else applies).
+        public var mutedChannels: Set<UInt8> = []
+        /// The defaults: 44 100 Hz, 256 voices, gain 0.2, fourth-order interpolation, reverb and chorus on,
+        /// one core, no program overrides and no muted channels.
+        public init() {}
+    }
+
+    /// A channel's bank and program, fixed whatever the MIDI selects.
+    public struct ProgramOverride: Sendable, Hashable {
+        /// 0–15 (channel 10, drums, is 9).
+        public var channel: UInt8
+        /// The bank, 0–16383 (128 for drum kits in General MIDI fonts), and the program (0–127).
+        public var bank: UInt16
+        /// The program, 0–127.
+        public var program: UInt8
+
+        /// An override that fixes `channel` to `bank` (0 by default) and `program`.
+        public init(channel: UInt8, bank: UInt16 = 0, program: UInt8) {
+            self.channel = channel
+            self.bank = bank
+            self.program = program
+        }
+    }
+}
