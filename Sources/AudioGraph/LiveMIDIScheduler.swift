@@ -22,6 +22,13 @@ import Synchronization
 /// against each other. After an underrun (the output's `discontinuityCount`, or the minimum of a
 /// whole second more than 10 ms above the envelope) the map is learned anew.
 ///
+/// A stream that starts, or resumes after a break, renders quanta back to back until its buffer
+/// is full and only then plays: its first quanta's lateness is up to a buffer above the map it
+/// will settle on, and would place a note that arrived during the break at once (sooner than
+/// the buffer's latency after its arrival) instead of where it keeps the latency. Until a whole
+/// buffer (the presentation clock's `bufferDuration`) is rendered again, the map is lowered by the
+/// part of the buffer not refilled yet: as it stands once the buffer is full.
+///
 /// An event whose frame was already rendered (it arrived later than the delay allows, or before
 /// the output started) plays at the start of the next quantum and is counted in `lateCount`.
 public final class LiveMIDIScheduler: RenderObserver, @unchecked Sendable {
@@ -44,6 +51,14 @@ public final class LiveMIDIScheduler: RenderObserver, @unchecked Sendable {
     private static let latencyCapacity = 1 << 17
     private let latencies = RealTimeBuffer<Float>(capacity: LiveMIDIScheduler.latencyCapacity)
     private let latencyCount = Atomic<Int>(0)
+    /// Notes placed but not yet timed: the output times a frame only once it has written it
+    /// while playing (after a break, a frame written before the stream plays again has no time
+    /// yet, and the time of the frames before the break is not its time). Resolved in order.
+    private static let pendingMask = 4_095
+    private let pendingArrivals = RealTimeBuffer<UInt64>(capacity: LiveMIDIScheduler.pendingMask + 1)
+    private let pendingBlocks = RealTimeBuffer<Int64>(capacity: LiveMIDIScheduler.pendingMask + 1)
+    private let pendingHead = Atomic<Int>(0)
+    private let pendingTail = Atomic<Int>(0)
 
     // Audio-thread state.
     private var anchor: UInt64 = 0
@@ -59,6 +74,8 @@ public final class LiveMIDIScheduler: RenderObserver, @unchecked Sendable {
     private var lastNow = 0.0
     private var relearnUntil = 0.0
     private var discontinuities = 0
+    /// The sample time the stream (re)started at, until a whole buffer has been rendered since.
+    private var refillStart: Int64?
     /// How fast the envelope may rise: 200 ppm, more than crystals drift.
     private static let maximumDrift = 0.000_2
     /// A rise of the whole last second's minimum this large is a break in the stream.
@@ -88,6 +105,7 @@ public final class LiveMIDIScheduler: RenderObserver, @unchecked Sendable {
     public var lateCount: Int { late.load(ordering: .relaxed) }
 
     public func willRender(frameCount: Int, at time: AudioTime) {
+        if let clock = presentationClock { resolveLatencies(clock: clock) }
         let now = clock()
         let rate = time.sampleRate
         // A restarted stream (sample time going back) starts a new map.
@@ -100,6 +118,7 @@ public final class LiveMIDIScheduler: RenderObserver, @unchecked Sendable {
             hasAnchor = true
             relearnUntil = Self.window
             lastNow = 0
+            refillStart = time.sampleTime
         }
         // The lower envelope over the last second: a sliding minimum (a monotonic queue in
         // preallocated storage). A window, not an all-time minimum, so that the map follows the
@@ -126,6 +145,7 @@ public final class LiveMIDIScheduler: RenderObserver, @unchecked Sendable {
             windowStart = (windowStart + windowCount - 1) & Self.windowMask
             windowCount = 1
             relearnUntil = nowSeconds + Self.window
+            refillStart = time.sampleTime
         }
         let minimum = windowValues[windowStart]
         let previousEnvelope = envelope
@@ -133,6 +153,13 @@ public final class LiveMIDIScheduler: RenderObserver, @unchecked Sendable {
             envelope = minimum
         } else {
             envelope += min(minimum - envelope, Self.maximumDrift * max(0, nowSeconds - lastNow))
+        }
+        if let refillStart {
+            // Refilling: the map as it will stand once the buffer is full (lower, if anything, by
+            // the time the refill itself takes: a note then plays a little late, never early).
+            let refilled = Double(time.sampleTime + Int64(frameCount) - refillStart) / rate
+            let buffer = presentationClock?.bufferDuration ?? 0
+            if refilled < buffer { envelope = minimum - (buffer - refilled) } else { self.refillStart = nil }
         }
         lastNow = nowSeconds
         lastSampleTime = time.sampleTime
@@ -171,23 +198,38 @@ public final class LiveMIDIScheduler: RenderObserver, @unchecked Sendable {
                 }
                 return nil
             }
-            if let arrival = noteOn ?? nil, let clock = presentationClock {
-                recordLatency(arrival: arrival, frame: start + Int64(offset), clock: clock)
+            if let arrival = noteOn ?? nil, presentationClock != nil {
+                deferLatency(arrival: arrival, frame: start + Int64(offset))
             }
             queues[chosen].removeFirst()
             delivered.add(1, ordering: .relaxed)
         }
     }
 
-    /// The latency of a note placed at `frame`: from its arrival to when the output plays the
-    /// first frame FluidSynth can start it on (its next 64-frame block).
-    private func recordLatency(arrival: UInt64, frame: Int64, clock: any AudioPresentationClock) {
-        let block = (frame + 63) / 64 * 64
-        guard let played = clock.presentationTime(ofSampleTime: block) else { return }
-        let index = latencyCount.load(ordering: .relaxed)
-        guard index < Self.latencyCapacity else { return }
-        latencies[index] = Float(Double(Int64(bitPattern: played &- arrival)) / 1e6)
-        latencyCount.store(index + 1, ordering: .releasing)
+    /// Keeps a note placed at `frame` until the output has timed the first frame FluidSynth can
+    /// start it on (its next 64-frame block). A full queue drops the note's latency, not the note.
+    private func deferLatency(arrival: UInt64, frame: Int64) {
+        let tail = pendingTail.load(ordering: .relaxed)
+        guard tail - pendingHead.load(ordering: .acquiring) <= Self.pendingMask else { return }
+        pendingArrivals[tail & Self.pendingMask] = arrival
+        pendingBlocks[tail & Self.pendingMask] = (frame + 63) / 64 * 64
+        pendingTail.store(tail + 1, ordering: .releasing)
+    }
+
+    /// Records the latency of every waiting note whose block the output has timed, in order.
+    private func resolveLatencies(clock: any AudioPresentationClock) {
+        var head = pendingHead.load(ordering: .relaxed)
+        let tail = pendingTail.load(ordering: .relaxed)
+        while head < tail, let played = clock.presentationTime(ofSampleTime: pendingBlocks[head & Self.pendingMask]) {
+            let index = latencyCount.load(ordering: .relaxed)
+            if index < Self.latencyCapacity {
+                let arrival = pendingArrivals[head & Self.pendingMask]
+                latencies[index] = Float(Double(Int64(bitPattern: played &- arrival)) / 1e6)
+                latencyCount.store(index + 1, ordering: .releasing)
+            }
+            head += 1
+        }
+        pendingHead.store(head, ordering: .releasing)
     }
 
     /// Each note-on's latency so far, in milliseconds: from its arrival to the moment the output
@@ -196,7 +238,16 @@ public final class LiveMIDIScheduler: RenderObserver, @unchecked Sendable {
     /// first 131 072 notes.
     public var noteLatencies: [Double] {
         let count = latencyCount.load(ordering: .acquiring)
-        return (0..<count).map { Double(latencies[$0]) }
+        var result = (0..<count).map { Double(latencies[$0]) }
+        // The last notes, timed since the last quantum (the stream may have stopped since).
+        if let clock = presentationClock {
+            for position in pendingHead.load(ordering: .acquiring)..<pendingTail.load(ordering: .acquiring) {
+                guard let played = clock.presentationTime(ofSampleTime: pendingBlocks[position & Self.pendingMask])
+                else { break }
+                result.append(Double(Int64(bitPattern: played &- pendingArrivals[position & Self.pendingMask])) / 1e6)
+            }
+        }
+        return result
     }
 
     /// The frame an event arriving at `arrival` is placed at.

@@ -213,6 +213,8 @@ public final class ALSAOutput: AudioOutputDevice, AudioPresentationClock, @unche
     public var failure: ALSAPCMError? { fatalError.withLock { $0 } }
     /// Output latency of the device buffer, in seconds.
     public var bufferLatency: Double { Double(periodFrames * periodCount) / sampleRate }
+    /// The buffer's length in seconds (`bufferLatency`), as the presentation clock tells it.
+    public var bufferDuration: Double { bufferLatency }
 
     /// Prepares the engine for the device's period and starts the audio thread.
     public func start() throws {
@@ -314,6 +316,9 @@ public final class ALSAOutput: AudioOutputDevice, AudioPresentationClock, @unche
     /// Records when this period was handed over and how much the device still held: the map
     /// from sample time to the time a frame is heard (`presentationTime(ofSampleTime:)`).
     private func publishTiming() {
+        // Not playing yet (a stream starting, or refilling after an underrun, starts once its
+        // buffer is full): the delay would date the frames from now, too early.
+        guard snd_pcm_state(pcm) == SND_PCM_STATE_RUNNING else { return }
         var delay = snd_pcm_sframes_t(0)
         guard snd_pcm_delay(pcm, &delay) == 0 else { return }
         var now = timespec()
@@ -337,6 +342,9 @@ public final class ALSAOutput: AudioOutputDevice, AudioPresentationClock, @unche
             let end = timingEnd.load(ordering: .sequentiallyConsistent)
             let delay = timingDelay.load(ordering: .sequentiallyConsistent)
             guard timingVersion.load(ordering: .sequentiallyConsistent) == before else { continue }
+            // Only frames written before this account are timed by it: a later one may come
+            // after a break, which the account does not know of.
+            guard sampleTime < end else { return nil }
             // At `time`, the frame at end − delay was being played.
             let frames = Double(sampleTime - (end - delay))
             return UInt64(max(0, Int64(time) + Int64(frames / sampleRate * 1e9)))

@@ -189,6 +189,11 @@ struct BatchReporter {
             object["samplesOverFullScale"] = .number(Double(summary.samplesOverFullScale))
             object["soundFonts"] = .array(soundFonts.map(JSONValue.string))
             object["elapsedSeconds"] = seconds(elapsed)
+            // The process's peak resident memory so far (Linux counts ru_maxrss in kilobytes).
+            var usage = rusage()
+            if getrusage(RUSAGE_SELF.rawValue, &usage) == 0 {
+                object["peakMemoryMegabytes"] = .number((Double(usage.ru_maxrss) / 102.4).rounded() / 10)
+            }
         case .skipped:
             object["status"] = .string("skipped")
         case .failed(let reason):

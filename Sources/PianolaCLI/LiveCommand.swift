@@ -74,7 +74,7 @@ struct LiveCommand: ParsableCommand {
         let fonts = try soundFonts.resolve()
         var configuration = LiveSession.Configuration(
             soundFonts: fonts.map(\.path), device: deviceOptions.configuration(defaultPeriod: 128))
-        configuration.sampler = synth.settings
+        configuration.sampler = try soundFonts.liveSettings(synth.settings)
         configuration.gainDecibels = synth.gain
         configuration.sources = connections
         configuration.autoconnect = autoconnect

@@ -54,6 +54,7 @@ struct PlayCommand: ParsableCommand {
         var configuration = PlaybackSession.Configuration(
             soundFonts: fonts.map(\.path), device: deviceOptions.configuration(defaultPeriod: 256))
         configuration.sampler = synth.settings
+        configuration.sampler.sampleLoading = try soundFonts.songLoading()
         configuration.gainDecibels = synth.gain
         configuration.effects = try effectOptions.specs()
         configuration.speed = song.speed

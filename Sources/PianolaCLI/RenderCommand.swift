@@ -136,6 +136,7 @@ struct RenderCommand: ParsableCommand {
         Terminal.trapInterrupts()
         let fonts = try soundFonts.resolve()
         var options = settings.options(synth: synth, song: song, effects: try effectOptions.specs())
+        options.sampleLoading = try soundFonts.songLoading()
         // The loudness is measured where it is shown: summary lines and JSON.
         options.measuresLoudness = json || (!quiet && manifest == nil && !inputs.contains(where: Self.isFolder))
         if !quiet { SoundFontOptions.describe(fonts) }

@@ -11,6 +11,45 @@ struct SoundFontOptions: ParsableArguments {
         completion: .file(extensions: ["sf2", "sf3"]))
     var soundfont: [String] = []
 
+    @Option(
+        help: ArgumentHelp(
+            "Which samples to load: song (only the presets the song plays, read before it starts; the default for play and render), all (the whole font once: the default for live, and faster for many files with one big font) or programs (live: only the presets given with --program; other channels stay silent and program changes are ignored).",
+            valueName: "what"),
+        completion: SampleLoad.completion, transform: SampleLoad.parser(for: "--load"))
+    var load: SampleLoad?
+
+    /// What `--load` chooses.
+    enum SampleLoad: String, ArgumentChoice {
+        case song, all, programs
+    }
+
+    /// `--load` for a command that plays songs known in advance (play, render): on demand
+    /// unless `all`.
+    func songLoading() throws -> SamplerNode.SampleLoading {
+        guard load != .programs else {
+            throw ValidationError("--load programs is for live; play and render load what the song plays (song) or all")
+        }
+        return load == .all ? .whole : .onDemand
+    }
+
+    /// `--load` for live: the whole font unless `programs`, which needs at least one --program.
+    func liveSettings(_ settings: SamplerNode.Settings) throws -> SamplerNode.Settings {
+        var settings = settings
+        switch load {
+        case nil, .all?: return settings
+        case .song?:
+            throw ValidationError(
+                "--load song needs a song: live loads all, or only --program's presets with --load programs")
+        case .programs?:
+            guard !settings.programOverrides.isEmpty else {
+                throw ValidationError("--load programs loads the presets given with --program: give at least one")
+            }
+            settings.sampleLoading = .onDemand
+            settings.ignoresPresetChanges = true
+            return settings
+        }
+    }
+
     /// The fonts given (each must exist), or the discovered one.
     func resolve() throws(SoundFontError) -> [SoundFontDiscovery.Resolution] {
         let discovery = SoundFontDiscovery()

@@ -66,8 +66,16 @@ final class FluidSynth {
     }
 
     /// Loads a SoundFont on top of the stack; returns FluidSynth's font id and the warnings it logged.
-    func loadSoundFont(at path: String) throws(SoundFontError) -> (id: Int32, warnings: [String]) {
+    /// With `onDemand`, the font's samples are not read (FluidSynth's dynamic sample loading):
+    /// `pin(_:)` reads the ones a song uses.
+    func loadSoundFont(
+        at path: String, onDemand: Bool = false
+    ) throws(SoundFontError) -> (
+        id: Int32, warnings: [String]
+    ) {
         let warnings = try SoundFontFile.validate(path: path)
+        // The setting is read when a font loads, so fonts of one synth may differ.
+        fluid_settings_setint(settings, "synth.dynamic-sample-loading", onDemand ? 1 : 0)
         let (id, messages) = FluidSynthLog.collecting { fluid_synth_sfload(synth, path, 1) }
         guard id != FLUID_FAILED else { throw .loadFailed(path: path, messages: messages) }
         return (id, warnings.map { "warning: \($0)" } + messages)

@@ -30,9 +30,29 @@ extension SamplerNode {
         public var programOverrides: [ProgramOverride] = []
         /// Channels (0–15) whose notes do not sound (note-ons dropped; everything else applies).
         public var mutedChannels: Set<UInt8> = []
+        /// Which samples loading a SoundFont reads: all of them (the default), or, `onDemand`,
+        /// none until `loadSamples(for:)` names the presets a song uses.
+        public var sampleLoading: SampleLoading = .whole
+        /// Whether program changes, bank selects and resets leave every channel's preset as it
+        /// is (resets still silence the notes and reset the controllers). A sampler that loaded
+        /// only some presets on demand sets it, so that nothing selects another preset (and
+        /// reads its samples) on the audio thread.
+        public var ignoresPresetChanges = false
         /// The defaults: 44 100 Hz, 256 voices, gain 0.2, fourth-order interpolation, reverb and chorus on,
         /// one core, no program overrides and no muted channels.
         public init() {}
+    }
+
+    /// When a sampler reads a SoundFont's samples.
+    public enum SampleLoading: Sendable, Hashable {
+        /// Every sample when the font loads: anything can play at once, at the cost of the
+        /// whole font in memory (and, for SF3, decoding all of it).
+        case whole
+        /// A font loads its presets only; `loadSamples(for:)` reads (and for SF3 decodes, on
+        /// every core) the samples of the presets a song uses, before the audio starts. The
+        /// channels have no preset until then. A preset selected later that was not loaded
+        /// reads its samples on the thread selecting it: name every preset that will play.
+        case onDemand
     }
 
     /// A channel's bank and program, fixed whatever the MIDI selects.

@@ -22,7 +22,12 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
     /// `interpolation` and the effect switches are not reflected here.
     public let settings: Settings
     let synth: FluidSynth
-    private var fonts: [SoundFontID: Int32] = [:]
+    var fonts: [SoundFontID: Int32] = [:]
+    /// Where each font was loaded from (helpers decoding samples on other threads load it again).
+    var fontPaths: [SoundFontID: String] = [:]
+    /// Set when reading a font's samples on demand failed: FluidSynth then holds presets whose
+    /// samples are missing, which it must not be asked to play; later loads are refused.
+    var sampleReadFailure: SoundFontError?
     private var baseGain: Float
     private var reverbEnabled: Bool
     private var chorusEnabled: Bool
@@ -53,7 +58,9 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
             sampleRate: settings.sampleRate, polyphony: settings.polyphony, reverb: settings.isReverbEnabled,
             chorus: settings.isChorusEnabled, cpuCores: settings.cpuCores)
         baseGain = settings.gain
-        overriddenChannels = settings.programOverrides.reduce(0) { $0 | 1 << UInt16($1.channel & 15) }
+        overriddenChannels =
+            settings.ignoresPresetChanges
+            ? 0xFFFF : settings.programOverrides.reduce(0) { $0 | 1 << UInt16($1.channel & 15) }
         mutedChannelMask = settings.mutedChannels.reduce(0) { $0 | 1 << UInt16($1 & 15) }
         reverbEnabled = settings.isReverbEnabled
         chorusEnabled = settings.isChorusEnabled
@@ -85,7 +92,9 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
             let newID = fluid_synth_add_sfont(synth.synth, font)
             if newID >= 0 { fonts[identifier] = newID }
         }
+        fontPaths = other.fontPaths
         other.fonts.removeAll()
+        other.fontPaths.removeAll()
         applyProgramOverrides()
     }
 
@@ -100,6 +109,7 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
         for (identifier, fontID) in owner.fonts.sorted(by: { $0.value < $1.value }) {
             if let newID = synth.share(font: fontID, from: owner.synth) { fonts[identifier] = newID }
         }
+        fontPaths = owner.fontPaths
         applyProgramOverrides()
     }
 
@@ -131,16 +141,21 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
     }
 
     private func load(_ path: String) throws(SoundFontError) -> SoundFontID {
-        let (id, _) = try synth.loadSoundFont(at: path)
+        let onDemand = settings.sampleLoading == .onDemand
+        // On demand, no channel selects a preset (which would read its samples) until
+        // `loadSamples(for:)`.
+        if onDemand { for channel in 0..<16 { fluid_synth_unset_program(synth.synth, Int32(channel)) } }
+        let (id, _) = try synth.loadSoundFont(at: path, onDemand: onDemand)
         let identifier = SoundFontID(rawValue: Int(id))
         fonts[identifier] = id
+        fontPaths[identifier] = path
         // Loading selects the new font's presets on every channel: the overrides again.
         applyProgramOverrides()
         return identifier
     }
 
     /// Selects every overridden channel's bank and program (through the whole font stack).
-    private func applyProgramOverrides() {
+    func applyProgramOverrides() {
         for override in settings.programOverrides {
             fluid_synth_bank_select(synth.synth, Int32(override.channel), Int32(override.bank))
             fluid_synth_program_change(synth.synth, Int32(override.channel), Int32(override.program))
@@ -214,10 +229,22 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
     /// Silences every voice at once, without release.
     public func allSoundOff() { for channel in 0..<16 { fluid_synth_all_sounds_off(synth.synth, Int32(channel)) } }
 
-    /// Resets every channel as a GM reset does.
-    public func systemReset() {
-        fluid_synth_system_reset(synth.synth)
-        applyProgramOverrides()
+    /// Resets every channel as a GM reset does (keeping the presets when the settings ignore
+    /// preset changes).
+    public func systemReset() { reset(keepingPresets: settings.ignoresPresetChanges) }
+
+    /// FluidSynth's system reset, or, keeping the presets, every sound off and every
+    /// controller reset (which selects no preset).
+    func reset(keepingPresets: Bool) {
+        guard keepingPresets else {
+            fluid_synth_system_reset(synth.synth)
+            applyProgramOverrides()
+            return
+        }
+        for channel in Int32(0)..<16 {
+            fluid_synth_all_sounds_off(synth.synth, channel)
+            fluid_synth_cc(synth.synth, channel, 121, 0)
+        }
     }
 
     /// Master gain (FluidSynth's; 0.2 is its default).
@@ -393,8 +420,7 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
         case .systemExclusive(let data):
             applySystemExclusive(data)
         case .systemReset:
-            fluid_synth_system_reset(handle)
-            applyProgramOverrides()
+            reset(keepingPresets: settings.ignoresPresetChanges)
         default:
             break
         }
@@ -424,10 +450,10 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
         let isXGSystemOn =
             data.count == 7 && data[0] == 0x43 && data[1] & 0xF0 == 0x10 && data[2] == 0x4C
             && data[3] == 0x00 && data[4] == 0x00 && data[5] == 0x7E && data[6] == 0x00
-        if isGSReset || isXGSystemOn {
-            fluid_synth_system_reset(synth.synth)
+        let isGMSystemOn = data.count == 4 && data[0] == 0x7E && data[2] == 0x09 && (data[3] == 0x01 || data[3] == 0x03)
+        if isGSReset || isXGSystemOn || (isGMSystemOn && settings.ignoresPresetChanges) {
+            reset(keepingPresets: settings.ignoresPresetChanges)
             fluid_synth_set_gain(synth.synth, baseGain)
-            applyProgramOverrides()
             return
         }
         data.withMemoryRebound(to: CChar.self) { chars in

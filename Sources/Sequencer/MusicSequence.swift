@@ -231,7 +231,7 @@ public final class MusicSequence: @unchecked Sendable {
 
     /// Note-offs sort first at a tick, note-ons last, everything else (programs, controllers)
     /// between, so that a note restarted at the same tick is not cut by its own note-off.
-    static func orderClass(_ message: MIDIMessage) -> Int {
+    package static func orderClass(_ message: MIDIMessage) -> Int {
         if message.isNoteEnd { return 0 }
         if message.isNoteStart { return 2 }
         return 1

@@ -105,7 +105,9 @@ struct RenderCommandTests {
         #expect(try wavStats(directory + "/threads.wav").peak > 0.05)
     }
 
-    @Test("--jobs 4 holds one copy of the SoundFont: peak memory grows by far less than a font's worth over --jobs 1")
+    @Test(
+        "--jobs 4 holds one copy of the SoundFont: peak memory grows by far less than a font's worth over --jobs 1, whole or on demand"
+    )
     func jobsShareTheSoundFont() throws {
         let font = "/usr/share/sounds/sf3/FluidR3Mono_GM.sf3"
         guard FileManager.default.fileExists(atPath: font) else {
@@ -114,9 +116,9 @@ struct RenderCommandTests {
         }
         let directory = try scratchDirectory()
         // Peak resident memory of a render, measured by a Python parent (ru_maxrss of its child).
-        func peakMegabytes(jobs: Int) throws -> Double {
+        func peakMegabytes(jobs: Int, load: String) throws -> Double {
             let command =
-                [pianolaBinaryDirectory() + "/pianola", "render", "-q", "--jobs", "\(jobs)"]
+                [pianolaBinaryDirectory() + "/pianola", "render", "-q", "--load", load, "--jobs", "\(jobs)"]
                 + [String](repeating: demoSong, count: 4) + ["-o", directory + "/jobs\(jobs)", "-s", font]
             let script = """
                 import resource, subprocess, sys
@@ -134,11 +136,19 @@ struct RenderCommandTests {
             #expect(process.terminationStatus == 0)
             return Double(String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
         }
-        let one = try peakMegabytes(jobs: 1)
-        let four = try peakMegabytes(jobs: 4)
+        let one = try peakMegabytes(jobs: 1, load: "all")
+        let four = try peakMegabytes(jobs: 4, load: "all")
         // The font alone takes over 100 MB once loaded (its samples decoded); four copies would add 300.
         #expect(one > 100, "one job: \(one) MB")
         #expect(four < one + 40, "four jobs: \(four) MB, one job: \(one) MB")
+        // On demand, four renders of one song read its samples once (FluidSynth's sample cache),
+        // each job adding only its synthesizer and its own copy of the font's presets (measured
+        // about 17 MB a job: FluidSynth's bookkeeping of loaded samples cannot be shared between
+        // threads), where a copy of the song's samples would add more.
+        let oneSong = try peakMegabytes(jobs: 1, load: "song")
+        let fourSongs = try peakMegabytes(jobs: 4, load: "song")
+        #expect(oneSong < one - 20, "one job on demand: \(oneSong) MB, whole: \(one) MB")
+        #expect(fourSongs < oneSong + 60, "four jobs on demand: \(fourSongs) MB, one job: \(oneSong) MB")
     }
 
     @Test("bad input is one clear line and a non-zero exit; nothing is written")

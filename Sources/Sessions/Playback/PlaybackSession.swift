@@ -88,6 +88,15 @@ public final class PlaybackSession {
     /// starts the device on the first song.
     public func play(_ sequence: MusicSequence, from start: Double? = nil) throws(SessionError) {
         endSong()
+        if sampler.settings.sampleLoading == .onDemand {
+            // The song's samples, read (by helper threads) before it starts. What earlier songs
+            // loaded stays: freeing it could happen on the audio thread, when their last voices end.
+            do {
+                try sampler.loadSamples(for: sampler.presetUsage(of: sequence), whileRendering: output.isRunning)
+            } catch {
+                throw .soundFont(error)
+            }
+        }
         let player = MusicPlayer(sequence: sequence, destination: sampler)
         do { try engine.addRenderObserver(player) } catch { throw SessionError(error) }
         player.rate = speed

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import Synchronization
 
 /// A lane rendered ahead on its own thread into a small ring of chunks. The consumer takes the
@@ -24,7 +25,12 @@ final class LaneWorker: @unchecked Sendable {
 
     func start() {
         started = true
-        DispatchQueue.global().async { self.run() }
+        // A thread of its own, not libdispatch's pool: the worker blocks between chunks, and a
+        // pool as small as the machine's cores (which Swift concurrency's tasks share on Linux)
+        // could run out of threads with several lanes, and never render the chunk awaited.
+        let thread = Thread { self.run() }
+        thread.name = "pianola lane"
+        thread.start()
     }
 
     private func run() {

@@ -29,9 +29,13 @@ extension OfflineRenderer {
         let rate = options.sampleRate
         let quantum = options.quantumFrames
         var lanes: [RenderLane] = []
+        // Loading on demand, every stem's sampler holds the song's presets (one copy in memory).
+        var usage: PresetUsage?
         for stem in plan {
             do {
-                let sampler = try SamplerNode(settings: Self.samplerSettings(options), sharingSoundFontsWith: fontOwner)
+                let (sampler, used) = try makeSampler(
+                    settings: Self.samplerSettings(options), for: sequence, usage: usage)
+                usage = used
                 lanes.append(try RenderLane(sampler: sampler, sequence: stem.sequence, options: options))
             } catch {
                 throw .graph("\(error)")

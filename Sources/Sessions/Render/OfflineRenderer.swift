@@ -27,18 +27,18 @@ public final class OfflineRenderer: Sendable {
     public let options: RenderOptions
     /// The SoundFonts, in the order they were stacked (the last one's presets come first).
     public let soundFontPaths: [String]
-    /// The sampler holding the loaded SoundFonts. It never renders: every render plays the fonts
-    /// from fresh synthesizers that share them (no reload, no copy; pristine reverb, chorus and
-    /// LFO state for every file), however many split lanes or renderers use them at once.
-    let fontOwner: SamplerNode
+    /// The fonts, shared with the renderers made from this one.
+    let fonts: FontStack
 
     /// A renderer with the SoundFonts at `paths` stacked: a preset of a later font hides the same
-    /// bank and program of an earlier one (a drum kit over a General MIDI bank, say).
+    /// bank and program of an earlier one (a drum kit over a General MIDI bank, say). Loading
+    /// whole (`options.sampleLoading`), every sample is read now; on demand, the fonts are
+    /// checked now and each render reads the samples its song plays.
     public init(soundFonts paths: [String], options: RenderOptions = RenderOptions()) throws(SoundFontError) {
         self.options = options
         soundFontPaths = paths
-        fontOwner = try SamplerNode(settings: Self.samplerSettings(options))
-        for path in paths { try fontOwner.loadSoundFont(at: path) }
+        fonts = FontStack(paths: paths)
+        if options.sampleLoading == .whole { _ = try fonts.holder(.whole) } else { try fonts.check() }
     }
 
     /// A renderer with one SoundFont.
@@ -51,7 +51,7 @@ public final class OfflineRenderer: Sendable {
     public init(sharingSoundFontOf other: OfflineRenderer, options: RenderOptions? = nil) {
         self.options = options ?? other.options
         soundFontPaths = other.soundFontPaths
-        fontOwner = other.fontOwner
+        fonts = other.fonts
     }
 
     /// FluidSynth's player timing plays from the start at speed 1.
@@ -95,17 +95,48 @@ public final class OfflineRenderer: Sendable {
         settings.interpolation = options.interpolation
         settings.programOverrides = options.programOverrides
         settings.mutedChannels = options.mutedChannels
+        settings.sampleLoading = options.sampleLoading
         return settings
     }
 
     /// How the song's channels are shared out between synthesizers; nil renders with one.
-    private func channelSplit(for sequence: MusicSequence) -> [Set<Int>]? {
+    private func channelSplit(for sequence: MusicSequence, usage: PresetUsage?) throws(RenderError) -> [Set<Int>]? {
         guard options.threads > 1 else { return nil }
         // The voices each note starts are asked of a synthesizer holding the font (it is not
-        // rendering; the render moves the font to fresh ones).
-        let probe = fontOwner
+        // rendering; the render moves the font to fresh ones). Loading on demand, it holds the
+        // song's samples (already read by the first lane) while it answers.
+        let probe: SamplerNode
+        do {
+            probe = try fonts.holder(options.sampleLoading)
+            if let usage { try probe.loadSamples(for: usage, threads: 0) }
+        } catch {
+            throw .soundFont(error)
+        }
+        defer { if let usage { probe.unloadSamples(for: usage) } }
         return ChannelSplit.plan(for: sequence, parts: options.threads) { channel, bank, program, key, velocity in
             probe.voiceShapes(forNote: key, velocity: velocity, bank: bank, program: program, onChannel: channel)
+        }
+    }
+
+    /// A pristine synthesizer playing the fonts, with the presets `sequence` plays: sharing the
+    /// holder's whole fonts, or loading them on demand with the song's samples (read by helper
+    /// threads the first time, found in FluidSynth's sample cache by later samplers). Returns
+    /// the usage too (nil when loading whole), for the samplers that follow.
+    func makeSampler(
+        settings: SamplerNode.Settings, for sequence: MusicSequence, usage known: PresetUsage? = nil
+    ) throws(RenderError) -> (SamplerNode, PresetUsage?) {
+        do {
+            guard options.sampleLoading == .onDemand else {
+                return (try SamplerNode(settings: settings, sharingSoundFontsWith: fonts.holder(.whole)), nil)
+            }
+            let sampler = try SamplerNode(settings: settings)
+            for path in soundFontPaths { try sampler.loadSoundFont(at: path) }
+            let usage: PresetUsage
+            if let known { usage = known } else { usage = try sampler.presetUsage(of: sequence) }
+            try sampler.loadSamples(for: usage, threads: known == nil ? nil : 0)
+            return (sampler, usage)
+        } catch {
+            throw .soundFont(error)
         }
     }
 
@@ -159,24 +190,31 @@ public final class OfflineRenderer: Sendable {
         try checkSize(of: sequence, writingTo: outputPath, encoding: encoding)
         let rate = options.sampleRate
         let quantum = options.quantumFrames
-        // The probe plays notes on the shared font owner: one renderer at a time.
-        let split = Self.probing.withLock { _ in channelSplit(for: sequence) }
+        // Every file starts from pristine synthesizers (reverb, chorus and LFO state would
+        // otherwise carry over from the previous file); they share the loaded SoundFont, or,
+        // loading on demand, the samples this song needs, read first.
+        var settings = Self.samplerSettings(options)
+        // Rendering alone it uses FluidSynth's cores; with a split it only holds the samples.
+        settings.cpuCores = options.threads
+        let (firstSampler, usage) = try makeSampler(settings: settings, for: sequence)
+        // The probe plays notes on the shared font holder: one renderer at a time.
+        let split = try Self.probing.withLock { _ throws(RenderError) in try channelSplit(for: sequence, usage: usage) }
         let laneChannels: [Set<Int>?] = split ?? [nil]
 
-        // Every file starts from pristine synthesizers (reverb, chorus and LFO state would
-        // otherwise carry over from the previous file); they share the loaded SoundFont.
         var lanes: [RenderLane] = []
-        for channels in laneChannels {
-            var settings = Self.samplerSettings(options)
+        for (index, channels) in laneChannels.enumerated() {
             settings.cpuCores = split == nil ? options.threads : 1
             do {
-                let sampler = try SamplerNode(settings: settings, sharingSoundFontsWith: fontOwner)
+                let sampler =
+                    index == 0 && split == nil
+                    ? firstSampler : try makeSampler(settings: settings, for: sequence, usage: usage).0
                 let laneSequence = channels.map { sequence.keepingChannels(Set($0.map { UInt8($0) })) } ?? sequence
                 lanes.append(try RenderLane(sampler: sampler, sequence: laneSequence, options: options))
             } catch {
                 throw .graph("\(error)")
             }
         }
+        withExtendedLifetime(firstSampler) {}
 
         let writer: AudioFileWriter
         do {

@@ -1,4 +1,5 @@
 import AudioIO
+import Sampler
 
 /// Why a render stopped early.
 public enum RenderError: Error, Sendable, CustomStringConvertible {
@@ -18,6 +19,8 @@ public enum RenderError: Error, Sendable, CustomStringConvertible {
     /// The output would need about `needed` bytes and the file system holding `path` has `available`:
     /// refused before anything is written.
     case notEnoughSpace(path: String, needed: Int, available: Int)
+    /// A SoundFont's samples could not be read for the song (loading on demand).
+    case soundFont(SoundFontError)
 
     public var description: String {
         switch self {
@@ -31,6 +34,7 @@ public enum RenderError: Error, Sendable, CustomStringConvertible {
         case .notEnoughSpace(let path, let needed, let available):
             return "\(path): the render needs about \(Self.gigabytes(needed)), and only \(Self.gigabytes(available)) "
                 + "is free there"
+        case .soundFont(let error): return error.description
         }
     }
 

@@ -83,6 +83,11 @@ public struct RenderOptions: Sendable, Hashable {
     /// The longest music a render accepts, in seconds (2 hours by default): a damaged delta time can
     /// make a file last hours of silence, which would otherwise fill the disk.
     public var maximumSeconds = 7_200.0
+    /// Which samples of the SoundFonts are read: by default (`onDemand`) only those of the
+    /// presets each song plays, before it renders (SF3 decoded on every core); `whole` reads
+    /// every sample once when the renderer is made, which pays off for many files rendered with
+    /// one large font.
+    public var sampleLoading: SamplerNode.SampleLoading = .onDemand
 
     /// The defaults: 44100 Hz, s16, synthesizer reverb and chorus on, 256 voices, automatic tail, no
     /// effects, no loudness target.

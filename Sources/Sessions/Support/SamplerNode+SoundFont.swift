@@ -11,6 +11,10 @@ extension SamplerNode {
         do {
             let sampler = try SamplerNode(settings: settings)
             for path in paths { try sampler.loadSoundFont(at: path) }
+            // Fixed presets loaded on demand: the overrides', read now (nothing else will be).
+            if settings.sampleLoading == .onDemand, settings.ignoresPresetChanges {
+                try sampler.loadSamples(for: sampler.presetUsage(of: []))
+            }
             return sampler
         } catch { throw .soundFont(error) }
     }

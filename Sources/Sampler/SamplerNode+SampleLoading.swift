@@ -1,0 +1,166 @@
+import CFluidSynth
+import Dispatch
+import MIDICore
+import Sequencer
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+extension SamplerNode {
+    /// The presets this sampler plays for `sequence` (its fonts, overrides and muted channels),
+    /// found without reading a sample: what `loadSamples(for:)` needs before playing it.
+    public func presetUsage(of sequence: MusicSequence) throws(SoundFontError) -> PresetUsage {
+        try PresetProbe(fonts: realFonts, settings: settings).usage(of: sequence)
+    }
+
+    /// The presets this sampler plays for `messages`, applied in order (for live input known
+    /// in advance, such as the program changes a keyboard will send).
+    public func presetUsage(of messages: [MIDIMessage]) throws(SoundFontError) -> PresetUsage {
+        try PresetProbe(fonts: realFonts, settings: settings).usage(of: messages)
+    }
+
+    /// Reads the samples of `usage`'s presets, then selects each channel's first preset, before
+    /// the audio starts. On a sampler loading on demand the samples stay until
+    /// `unloadSamples(for:)` or the end of the sampler; on one that loaded whole fonts it only
+    /// selects. Samplers (in this process) that need the same samples share one copy in memory.
+    ///
+    /// SF3 samples are decoded on up to `threads` threads (by default one per core): this one
+    /// and helpers that load the font's presets again. `whileRendering` (the audio thread is
+    /// rendering this sampler, as between two songs) leaves all the reading to helpers, so that
+    /// this sampler's synthesizer, which the audio thread locks too, is busy only briefly.
+    /// `threads: 0` reads everything on the calling thread (samples another sampler has just
+    /// read are found in memory).
+    public func loadSamples(
+        for usage: PresetUsage, threads: Int? = nil, whileRendering: Bool = false
+    ) throws(SoundFontError) {
+        if let sampleReadFailure { throw sampleReadFailure }
+        let ids = fontIDsByStackPosition
+        let presets = usage.presets.sorted()
+        let paths = ids.map { fontPaths[SoundFontID(rawValue: Int($0))] ?? "" }
+        let onDemand = settings.sampleLoading == .onDemand
+        // FluidSynth cannot undo a preset whose file it could not open: check first.
+        if onDemand {
+            for path in Set(presets.map { paths[$0.soundFont] }) where access(path, R_OK) != 0 {
+                let failure = SoundFontError.loadFailed(
+                    path: path, messages: ["error: its samples cannot be read any more (the file was moved or deleted)"]
+                )
+                sampleReadFailure = failure
+                throw failure
+            }
+        }
+        // Decoding is worth more threads; plain SF2 samples are only copied.
+        let compressed = Set(presets.map { paths[$0.soundFont] }).contains { SoundFontFile.isCompressed(path: $0) }
+        let threadCount = min(threads ?? Self.processorCount, presets.count)
+        let helperCount =
+            !onDemand || threadCount == 0
+            ? 0 : whileRendering ? (compressed ? threadCount : 1) : compressed ? threadCount - 1 : 0
+        // Helpers on other threads read (and decode) a share each into FluidSynth's process-wide
+        // sample cache, this sampler reading one share meanwhile unless it is rendering; it then
+        // finds every sample there. The helpers are kept until then. One sampler reads at a time
+        // in this process: another that needs the same samples finds them in the cache instead
+        // of decoding a second copy at the same time.
+        let failed = Self.reading.withLock { _ -> [PresetUsage.Preset] in
+            guard onDemand else { return [] }
+            var helpers: [FluidSynth?] = []
+            if helperCount > 0 {
+                let parts = whileRendering ? helperCount : helperCount + 1
+                let slots = HelperSlots(count: parts)
+                DispatchQueue.concurrentPerform(iterations: parts) { part in
+                    let share = stride(from: part, to: presets.count, by: parts).map { presets[$0] }
+                    if !whileRendering && part == 0 {
+                        for preset in share where preset.soundFont < ids.count {
+                            fluid_synth_pin_preset(
+                                synth.synth, ids[preset.soundFont], Int32(preset.bank), Int32(preset.program))
+                        }
+                    } else {
+                        slots.store(
+                            Self.helper(loading: paths, pinning: share, sampleRate: settings.sampleRate), at: part)
+                    }
+                }
+                helpers = slots.taken()
+            }
+            var failed: [PresetUsage.Preset] = []
+            for preset in presets where preset.soundFont < ids.count {
+                // Not under FluidSynthLog's lock: samplers that load fonts meanwhile need not wait.
+                let result = fluid_synth_pin_preset(
+                    synth.synth, ids[preset.soundFont], Int32(preset.bank), Int32(preset.program))
+                if result != FLUID_OK { failed.append(preset) }
+            }
+            withExtendedLifetime(helpers) {}
+            return failed
+        }
+        guard failed.isEmpty else {
+            let preset = failed[0]
+            let failure = SoundFontError.loadFailed(
+                path: paths[preset.soundFont],
+                messages: ["error: the samples of bank \(preset.bank), program \(preset.program) cannot be read"])
+            sampleReadFailure = failure
+            throw failure
+        }
+        for channel in 0..<16 {
+            guard let first = usage.firstPresets[channel], first.soundFont < ids.count else { continue }
+            fluid_synth_program_select(
+                synth.synth, Int32(channel), ids[first.soundFont], Int32(first.bank), Int32(first.program))
+            // The channel's bank is what it was (0, or 128 for the drum channel): a song's
+            // program change without a bank select resolves as it would have.
+            fluid_synth_bank_select(synth.synth, Int32(channel), channel == 9 ? 128 : 0)
+        }
+        applyProgramOverrides()
+    }
+
+    /// Lets `usage`'s presets' samples go (those no channel, voice or other sampler still uses)
+    /// and leaves every channel without a preset.
+    public func unloadSamples(for usage: PresetUsage) {
+        let ids = fontIDsByStackPosition
+        for channel in 0..<16 { fluid_synth_unset_program(synth.synth, Int32(channel)) }
+        for preset in usage.presets where preset.soundFont < ids.count {
+            fluid_synth_unpin_preset(synth.synth, ids[preset.soundFont], Int32(preset.bank), Int32(preset.program))
+        }
+    }
+
+    /// FluidSynth's ids of the fonts, oldest (stack position 0) first.
+    var fontIDsByStackPosition: [Int32] { fonts.values.sorted() }
+
+    /// The fonts themselves, oldest first.
+    var realFonts: [OpaquePointer] {
+        fontIDsByStackPosition.compactMap { fluid_synth_get_sfont_by_id(synth.synth, $0) }
+    }
+
+    static var processorCount: Int { max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))) }
+
+    /// Held while a sampler reads samples on demand.
+    static let reading = Mutex(())
+
+    /// A synthesizer that loads the fonts on demand and reads `presets`' samples.
+    private static func helper(
+        loading paths: [String], pinning presets: [PresetUsage.Preset], sampleRate: Double
+    ) -> FluidSynth? {
+        guard let helper = try? FluidSynth(sampleRate: sampleRate, polyphony: 1) else { return nil }
+        for channel in 0..<16 { fluid_synth_unset_program(helper.synth, Int32(channel)) }
+        var ids: [Int32] = []
+        // The fonts loaded once already (validated, their messages reported): not again.
+        fluid_settings_setint(helper.settings, "synth.dynamic-sample-loading", 1)
+        for path in paths {
+            let id = fluid_synth_sfload(helper.synth, path, 1)
+            guard id != FLUID_FAILED else { return nil }
+            ids.append(id)
+        }
+        for preset in presets where preset.soundFont < ids.count {
+            fluid_synth_pin_preset(helper.synth, ids[preset.soundFont], Int32(preset.bank), Int32(preset.program))
+        }
+        return helper
+    }
+}
+
+/// Where the helper threads leave their synthesizers.
+private final class HelperSlots: @unchecked Sendable {
+    private var slots: [FluidSynth?]
+    private let lock = Mutex(())
+
+    init(count: Int) { slots = [FluidSynth?](repeating: nil, count: count) }
+
+    func store(_ helper: FluidSynth?, at index: Int) { lock.withLock { _ in slots[index] = helper } }
+    func taken() -> [FluidSynth?] { lock.withLock { _ in slots } }
+}

@@ -1,0 +1,66 @@
+import Foundation
+import SMF
+import TestSupport
+import Testing
+
+private let sf3Font = "/usr/share/sounds/sf3/FluidR3Mono_GM.sf3"
+
+/// The `peakMemoryMegabytes` of a `render --json` line.
+private func peakMemory(_ json: String) -> Double? {
+    guard let data = json.split(separator: "\n").first.map({ Data($0.utf8) }),
+        let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+    else { return nil }
+    return object["peakMemoryMegabytes"] as? Double
+}
+
+@Suite("--load: which samples play, render and live read", .serialized)
+struct SampleLoadingCommandTests {
+    @Test(
+        "render reads only the song's samples: a one-program song with a large SF3 font peaks far below the whole font",
+        .enabled(
+            if: FileManager.default.fileExists(atPath: sf3Font),
+            "Debian's fluidr3mono-gm-soundfont is not installed: skipped"))
+    func songLoadsLess() throws {
+        let folder = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let song = folder + "/flute.mid"
+        var events = [MIDIFile.Event(tick: 0, .channel(.programChange(channel: 0, program: 73)))]
+        for index in 0..<8 {
+            events.append(
+                MIDIFile.Event(tick: index * 240, .channel(.noteOn(channel: 0, note: UInt8(60 + index), velocity: 90))))
+            events.append(
+                MIDIFile.Event(
+                    tick: index * 240 + 200, .channel(.noteOff(channel: 0, note: UInt8(60 + index), velocity: 0))))
+        }
+        events.append(MIDIFile.Event(tick: 2_000, .meta(.endOfTrack)))
+        let file = MIDIFile(
+            format: .singleTrack, division: .ticksPerQuarterNote(480), tracks: [MIDIFile.Track(events: events)])
+        try Data(file.serialized()).write(to: URL(fileURLWithPath: song))
+        var peaks: [String: Double] = [:]
+        for load in ["song", "all"] {
+            let result = try runPianola([
+                "render", "--json", "--load", load, "-s", sf3Font, song, "-o", folder + "/\(load).wav",
+            ])
+            #expect(result.status == 0, "\(result.stderr)")
+            peaks[load] = peakMemory(result.stdout)
+        }
+        // The whole font decodes to about 45 MB more than the flute's few (measured 44.7 MB apart).
+        let songPeak = try #require(peaks["song"])
+        let allPeak = try #require(peaks["all"])
+        #expect(allPeak - songPeak > 30, "peak memory: --load song \(songPeak) MB, --load all \(allPeak) MB")
+        let a = try wavStats(folder + "/song.wav")
+        let b = try wavStats(folder + "/all.wav")
+        #expect(a.frames == b.frames && a.peak > 0.01 && abs(a.peak - b.peak) < 0.001)
+    }
+
+    @Test("--load says where each choice applies: one line, exit 64")
+    func misuse() throws {
+        let render = try runPianola(["render", "--load", "programs", demoSong, "-o", "/dev/null/x.wav"])
+        #expect(render.status == 64)
+        #expect(render.stderr.contains("--load programs is for live"))
+        let bad = try runPianola(["render", "--load", "some", demoSong])
+        #expect(bad.status == 64 && bad.stderr.contains("--load must be song, all or programs, got 'some'"))
+        let live = try runPianola(["live", "--load", "programs", "--device", "null"])
+        #expect(live.status == 64 && live.stderr.contains("give at least one"))
+    }
+}
