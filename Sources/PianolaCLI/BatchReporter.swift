@@ -46,6 +46,14 @@ struct BatchReporter {
             guard style != .corpus, !quiet else { return }
             Terminal.writeError(
                 "warning: \(job.input): \(count) defects recovered (pianola info \(job.input) lists them)\n")
+        case .defectGapsCut(let job, let cuts):
+            guard !quiet else { return }
+            endProgress()
+            for cut in cuts {
+                Terminal.writeError(
+                    "warning: \(job.input): cut \(Self.clock(cut.seconds)) of silence that a damaged delta time made "
+                        + "(track \(cut.gap.track + 1), tick \(cut.gap.tick): hugeDeltaTime; pianola info lists it)\n")
+            }
         case .loudnessOutOfReach(let job, let target, let measured):
             guard style != .corpus else { return }
             endProgress()
@@ -204,5 +212,13 @@ struct BatchReporter {
             object["status"] = .string("cancelled")
         }
         return .object(object)
+    }
+
+    /// H:MM:SS (or M:SS).
+    static func clock(_ seconds: Double) -> String {
+        let total = Int(min(max(0, seconds), 1e12).rounded())
+        let (hours, minutes, rest) = (total / 3600, total / 60 % 60, total % 60)
+        let twoDigits = { (value: Int) in value < 10 ? "0\(value)" : "\(value)" }
+        return hours > 0 ? "\(hours):\(twoDigits(minutes)):\(twoDigits(rest))" : "\(minutes):\(twoDigits(rest))"
     }
 }

@@ -1,3 +1,5 @@
+import SMF
+
 /// What a `BatchRunner` reports as it goes, on the thread that called `run`.
 public enum BatchEvent: Sendable {
     /// A job's render has reached `renderedSeconds` of audio, of a song `musicSeconds` long (a
@@ -5,6 +7,9 @@ public enum BatchEvent: Sendable {
     case progress(BatchJob, renderedSeconds: Double, musicSeconds: Double)
     /// The job's MIDI file was damaged: `count` defects were recovered (`MIDIFile.read` lists them).
     case defectsRecovered(BatchJob, count: Int)
+    /// Silences that only damaged delta times made were cut from the job's song before it
+    /// rendered (`MIDIFile.cuttingDefectGaps()`): each gap, with its length in seconds.
+    case defectGapsCut(BatchJob, [(gap: MIDIFile.DefectGap, seconds: Double)])
     /// The job's loudness target could not be reached under its true-peak ceiling.
     case loudnessOutOfReach(BatchJob, target: LoudnessTarget, measured: Double)
     /// A job is over, with the batch's counts so far.

@@ -122,7 +122,7 @@ public final class BatchRunner: Sendable {
         }
     }
 
-    private func post(_ event: BatchEvent) {
+    func post(_ event: BatchEvent) {
         state.withLock { $0.events.append(event) }
         wake.signal()
     }
@@ -177,7 +177,7 @@ public final class BatchRunner: Sendable {
         let file: MIDIFile
         do {
             let read = try MIDIFile.read(bytes: bytes)
-            file = read.file
+            file = withoutDefectGaps(read, job: job)
             if !read.diagnostics.isEmpty { post(.defectsRecovered(job, count: read.diagnostics.count)) }
         } catch {
             return finish(job, .failed(reason: error.description))
