@@ -13,6 +13,9 @@ public enum AudioFileError: Error, Equatable, Sendable, CustomStringConvertible 
     /// The file ended before the frames it declares, a clip's sample-rate conversion failed, or the
     /// frames asked of a clip are outside it (`path` is then the clip's name).
     case readFailed(path: String, reason: String)
+    /// The file system holding the file is full (or the user's quota is spent): nothing was left
+    /// behind.
+    case noSpace(path: String)
 
     public var description: String {
         switch self {
@@ -20,6 +23,7 @@ public enum AudioFileError: Error, Equatable, Sendable, CustomStringConvertible 
         case .unsupportedFormat(let path, let reason): return "\(path): unsupported audio format: \(reason)"
         case .writeFailed(let path, let reason): return "\(path): write failed: \(reason)"
         case .readFailed(let path, let reason): return "\(path): read failed: \(reason)"
+        case .noSpace(let path): return "no space left on device (\(path))"
         }
     }
 }

@@ -18,6 +18,8 @@ public final class AudioFileWriter {
     /// ones.
     public let channelCount: Int
     private var file: OpaquePointer?
+    /// The folder the file is written in (for telling a full disk from other failures).
+    private let folder: String
     private var interleaved: [Float] = []
     /// Frames appended so far (each frame is `channelCount` samples).
     public private(set) var framesWritten = 0
@@ -55,7 +57,13 @@ public final class AudioFileWriter {
         let directory = slash.map { String(path[...$0]) } ?? ""
         let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
         temporaryPath = "\(directory).\(name).partial-\(getpid())"
+        folder = directory.isEmpty ? "." : directory
         guard let handle = sf_open(temporaryPath, Int32(SFM_WRITE), &info) else {
+            // libsndfile may have created the file before failing (a full disk: FLAC and Ogg
+            // then speak of their encoders): nothing is left behind, and a full disk says so.
+            let full = Self.isOutOfSpace(errno: errno, folder: directory)
+            unlink(temporaryPath)
+            if full { throw .noSpace(path: path) }
             let reason = String(cString: sf_strerror(nil))
             throw .cannotOpen(
                 path: path,
@@ -98,8 +106,10 @@ public final class AudioFileWriter {
                     "WAV and AIFF files hold at most 4 GiB of audio: use .flac (in code, expectedFrameCount makes an RF64 .wav)"
             )
         }
+        errno = 0
         let written = samples.withUnsafeBufferPointer { sf_writef_float(file, $0.baseAddress, sf_count_t(frameCount)) }
         guard written == sf_count_t(frameCount) else {
+            if Self.isOutOfSpace(errno: errno, folder: folder) { throw .noSpace(path: path) }
             throw .writeFailed(path: path, reason: String(cString: sf_strerror(file)))
         }
         framesWritten += frameCount
@@ -109,15 +119,24 @@ public final class AudioFileWriter {
     public func finish() throws(AudioFileError) {
         guard let handle = file else { throw .writeFailed(path: path, reason: "the file is closed") }
         file = nil
+        errno = 0
         guard sf_close(handle) == 0 else {
+            let full = Self.isOutOfSpace(errno: errno, folder: folder)
             unlink(temporaryPath)
-            throw .writeFailed(path: path, reason: "closing failed")
+            throw full ? .noSpace(path: path) : .writeFailed(path: path, reason: "closing failed")
         }
         guard rename(temporaryPath, path) == 0 else {
             let reason = String(cString: strerror(errno))
             unlink(temporaryPath)
             throw .writeFailed(path: path, reason: reason)
         }
+    }
+
+    /// Whether a failure with `errno` came from a full file system (or a spent quota).
+    static func isOutOfSpace(errno code: Int32, folder: String) -> Bool {
+        if code == ENOSPC || code == EDQUOT { return true }
+        var stats = statvfs()
+        return statvfs(folder.isEmpty ? "." : folder, &stats) == 0 && stats.f_bavail == 0
     }
 
     /// Abandons the file: closes and removes the temporary file.

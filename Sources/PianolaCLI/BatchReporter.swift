@@ -19,6 +19,8 @@ struct BatchReporter {
     let quiet: Bool
     /// JSON Lines on standard output, one object per output, instead of the summary lines.
     var json = false
+    /// Set when a failure could not be written to the failure log: the last line does not point there.
+    private(set) var failuresNotLogged = false
     /// The SoundFonts of the batch, for the JSON objects.
     var soundFonts: [String] = []
     /// The temporary file that stands in for standard output (`-o -`): shown as "standard output",
@@ -72,7 +74,13 @@ struct BatchReporter {
                 showFile(job, outcome, counts)
             }
         case .failureNotLogged(let error):
-            printError("pianola: \(error)")
+            failuresNotLogged = true
+            printError("pianola: the failure log: \(error)")
+        case .ledgerNotWritten(let job, let error):
+            endProgress()
+            Terminal.writeError(
+                "warning: \(job.output): rendered, but not recorded in the ledger (the next run renders it again): "
+                    + "\(error)\n")
         }
     }
 
@@ -139,7 +147,10 @@ struct BatchReporter {
         let counts = "\(summary.rendered) rendered, \(summary.skipped) already done, \(summary.failed) failed"
         let audio =
             "\(Terminal.clock(summary.audioSeconds)) of audio in \(Terminal.clock(summary.elapsedSeconds)), \(speed)× real time"
-        let where_ = summary.failed > 0 ? "; failures in \(failures)" : ""
+        let where_ =
+            summary.failed == 0
+            ? ""
+            : failuresNotLogged ? "; the failure log \(failures) could not be written" : "; failures in \(failures)"
         Terminal.writeError("\(counts) (\(summary.total) jobs): \(audio)\(where_)\n")
     }
 

@@ -10,6 +10,9 @@ public enum BatchError: Error, Sendable, Hashable, CustomStringConvertible {
     case cannotCreateFolder(path: String, reason: String)
     /// An output vanished between its render and its record in the ledger.
     case vanished(path: String)
+    /// The file system holding the file (the ledger, the failure log) is full: nothing was added
+    /// to it.
+    case noSpace(path: String)
 
     public var description: String {
         switch self {
@@ -18,6 +21,7 @@ public enum BatchError: Error, Sendable, Hashable, CustomStringConvertible {
         case .cannotWrite(let path, let reason): return "\(path): cannot write (\(reason))"
         case .cannotCreateFolder(let path, let reason): return "cannot create output folder \(path): \(reason)"
         case .vanished(let path): return "\(path): vanished after rendering"
+        case .noSpace(let path): return "no space left on device (\(path))"
         }
     }
 }

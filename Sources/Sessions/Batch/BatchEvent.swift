@@ -16,6 +16,9 @@ public enum BatchEvent: Sendable {
     case finished(BatchJob, BatchOutcome, BatchSummary)
     /// A failure could not be written to the failure log.
     case failureNotLogged(BatchError)
+    /// The job's output was rendered, but its ledger entry could not be written (a later run
+    /// renders it again).
+    case ledgerNotWritten(BatchJob, BatchError)
 }
 
 /// How a job ended.

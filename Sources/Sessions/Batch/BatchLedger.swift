@@ -115,10 +115,23 @@ enum JSONLines {
         do { bytes = Array(try encoder.encode(value)) + [UInt8(ascii: "\n")] } catch {
             throw .cannotWrite(path: path, reason: "\(error)")
         }
+        var before = stat()
+        let existed = stat(path, &before) == 0
         let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw .cannotWrite(path: path, reason: String(cString: strerror(errno))) }
+        guard descriptor >= 0 else { throw failure(errno, path) }
         defer { close(descriptor) }
         let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-        guard written == bytes.count else { throw .cannotWrite(path: path, reason: String(cString: strerror(errno))) }
+        guard written == bytes.count else {
+            let code = written < 0 ? errno : ENOSPC  // a short write: the disk filled up
+            // Nothing of the line stays: a file this call created goes, a cut line is taken back.
+            if existed { _ = ftruncate(descriptor, before.st_size) } else { unlink(path) }
+            throw failure(code, path)
+        }
+    }
+
+    /// The error for a failed open or write: a full disk (or spent quota) says so.
+    private static func failure(_ code: Int32, _ path: String) -> BatchError {
+        code == ENOSPC || code == EDQUOT
+            ? .noSpace(path: path) : .cannotWrite(path: path, reason: String(cString: strerror(code)))
     }
 }

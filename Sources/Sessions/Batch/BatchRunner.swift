@@ -185,7 +185,7 @@ public final class BatchRunner: Sendable {
         let started = Self.monotonicSeconds()
         var lastReport = -1.0
         var lastDecile = -1
-        do {
+        do throws(RenderError) {
             let summary = try renderer.render(file, to: job.output) { rendered, music in
                 if configuration.reportsProgress {
                     // A few times a second, and at every tenth of the song.
@@ -202,17 +202,21 @@ public final class BatchRunner: Sendable {
             }
             let elapsed = Self.monotonicSeconds() - started
             if let fingerprint {
-                try configuration.ledger?.record(job.output, fingerprint, input: job.input, seconds: summary.seconds)
+                // The output is finished whatever happens to its ledger entry.
+                do throws(BatchError) {
+                    try configuration.ledger?.record(
+                        job.output, fingerprint, input: job.input, seconds: summary.seconds)
+                } catch {
+                    post(.ledgerNotWritten(job, error))
+                }
             }
             if let target = options.loudness, let measured = summary.loudness, abs(measured - target.integrated) > 0.5 {
                 post(.loudnessOutOfReach(job, target: target, measured: measured))
             }
             finish(job, .rendered(summary, elapsedSeconds: elapsed))
-        } catch let error as RenderError {
+        } catch {
             if case .cancelled = error { return finish(job, .cancelled) }
             finish(job, .failed(reason: error.description))
-        } catch {
-            finish(job, .failed(reason: "\(error)"))
         }
     }
 
