@@ -12,9 +12,14 @@ import Synchronization
 /// probes of a channel split.
 final class FontStack: Sendable {
     let paths: [String]
+    /// The rate the holders run at (the first renderer's): the voice probes' envelopes use it.
+    let sampleRate: Double
     private let holders = Mutex<[SamplerNode.SampleLoading: SamplerNode]>([:])
 
-    init(paths: [String]) { self.paths = paths }
+    init(paths: [String], sampleRate: Double) {
+        self.paths = paths
+        self.sampleRate = sampleRate
+    }
 
     /// The holder of the fonts loaded as `loading` says, loaded now if no renderer needed it yet.
     func holder(_ loading: SamplerNode.SampleLoading) throws(SoundFontError) -> SamplerNode {
@@ -24,6 +29,7 @@ final class FontStack: Sendable {
             settings.isReverbEnabled = false
             settings.isChorusEnabled = false
             settings.sampleLoading = loading
+            settings.sampleRate = sampleRate
             let holder = try SamplerNode(name: "SoundFont holder", settings: settings)
             for path in paths { try holder.loadSoundFont(at: path) }
             holders[loading] = holder

@@ -37,7 +37,7 @@ public final class OfflineRenderer: Sendable {
     public init(soundFonts paths: [String], options: RenderOptions = RenderOptions()) throws(SoundFontError) {
         self.options = options
         soundFontPaths = paths
-        fonts = FontStack(paths: paths)
+        fonts = FontStack(paths: paths, sampleRate: options.sampleRate)
         if options.sampleLoading == .whole { _ = try fonts.holder(.whole) } else { try fonts.check() }
     }
 
