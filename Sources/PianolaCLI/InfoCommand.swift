@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import Pianola
 
 struct InfoCommand: ParsableCommand {
@@ -9,6 +10,10 @@ struct InfoCommand: ParsableCommand {
             Reads each file leniently, as `play` and `render` do: a damaged file is described with \
             what could be recovered and a list of diagnostics (kind, track, byte offset). Files \
             that hold no MIDI at all are reported as errors.
+
+            Files are read on every core (--jobs) and reported in the order given, each as soon as \
+            it and those before it are done; with --json the array is written one object (one line) \
+            at a time, so a pipeline can start on the first files while the rest are read.
 
             Exit status: 0 when every file was read (with or without diagnostics), 1 when any file \
             was rejected.
@@ -33,32 +38,75 @@ struct InfoCommand: ParsableCommand {
     @Flag(name: .shortAndLong, help: "List every diagnostic and every lyric line (text output).")
     var verbose = false
 
+    @Option(help: ArgumentHelp("Read this many files at once (default: one per core).", valueName: "n"))
+    var jobs: Int?
+
+    func validate() throws {
+        if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1, not \(jobs).") }
+    }
+
     func run() throws {
+        let (files, json, strict, verbose) = (files, json, strict, verbose)
         var rejected = 0
-        var objects: [JSONValue] = []
-        for (index, path) in files.enumerated() {
-            let outcome: Result<MIDIFile.ReadResult, MIDIFileError>
-            do { outcome = .success(try MIDIFile.read(path: path, strict: strict)) } catch { outcome = .failure(error) }
-            if case .failure = outcome { rejected += 1 }
-            if json {
-                objects.append(Self.jsonObject(path: path, outcome: outcome))
-            } else {
-                if index > 0 { print("") }
-                printText(path: path, outcome: outcome)
-            }
-        }
-        if json { print(JSONValue.array(objects).serialized()) }
+        if json { Terminal.writeOutput("[") }
+        let cores = jobs ?? ProcessInfo.processInfo.activeProcessorCount
+        // Files at once on the cores; the cores left over read the tracks of each file at once.
+        let trackThreads = max(1, cores / max(1, min(files.count, cores)))
+        forEachInOrder(
+            count: files.count, threads: cores,
+            work: { index in
+                Self.report(
+                    path: files[index], first: index == 0, json: json, strict: strict, verbose: verbose,
+                    threads: trackThreads)
+            },
+            deliver: { (index: Int, report: FileReport) in
+                if json {
+                    Terminal.writeOutput((index == 0 ? "\n" : ",\n") + report.output)
+                } else {
+                    Terminal.writeOutput(report.output)
+                    if let error = report.error { printError(error) }
+                }
+                if report.error != nil { rejected += 1 }
+            })
+        if json { Terminal.writeOutput("\n]\n") }
         if rejected > 0 { throw ExitCode(1) }
     }
 
-    private func printText(path: String, outcome: Result<MIDIFile.ReadResult, MIDIFileError>) {
+    /// Reads one file and makes its report (on a worker thread).
+    static func report(
+        path: String, first: Bool, json: Bool, strict: Bool, verbose: Bool, threads: Int
+    ) -> FileReport {
+        let outcome: Result<MIDIFile.ReadResult, MIDIFileError>
+        do throws(MIDIFileError) {
+            outcome = .success(try MIDIFile.read(path: path, strict: strict, threads: threads))
+        } catch {
+            outcome = .failure(error)
+        }
+        var error: String? = nil
+        if case .failure(let failure) = outcome { error = "pianola: \(path): \(failure.description)" }
+        let output =
+            json
+            ? jsonObject(path: path, outcome: outcome).serialized()
+            : (first ? "" : "\n") + text(path: path, outcome: outcome, verbose: verbose)
+        return FileReport(output: output, error: error)
+    }
+
+    /// What one file's report prints: its text or JSON object, and its rejection for standard error.
+    struct FileReport: Sendable {
+        var output: String
+        var error: String?
+    }
+
+    /// The text report of one file, lines ending in newlines.
+    static func text(path: String, outcome: Result<MIDIFile.ReadResult, MIDIFileError>, verbose: Bool) -> String {
+        var out = ""
+        func print(_ line: String) { out += line + "\n" }
         print(path)
         let result: MIDIFile.ReadResult
         switch outcome {
         case .failure(let error):
             print("  error: \(error.description)")
-            printError("pianola: \(path): \(error.description)")
-            return
+            return out
         case .success(let value):
             result = value
         }
@@ -111,6 +159,7 @@ struct InfoCommand: ParsableCommand {
                 print("    … \(result.diagnostics.count - shown.count) more (--verbose shows all)")
             }
         }
+        return out
     }
 
     static func jsonObject(path: String, outcome: Result<MIDIFile.ReadResult, MIDIFileError>) -> JSONValue {

@@ -9,23 +9,56 @@ enum JSONValue: Sendable {
     case object([String: JSONValue])
 
     func serialized() -> String {
+        var out = ""
+        serialize(into: &out)
+        return out
+    }
+
+    /// Appends the serialized value to `out` (one buffer for the whole value, no temporaries).
+    func serialize(into out: inout String) {
         switch self {
-        case .null: return "null"
-        case .bool(let value): return value ? "true" : "false"
+        case .null: out += "null"
+        case .bool(let value): out += value ? "true" : "false"
         case .number(let value):
-            if value.isFinite, value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
-            return value.isFinite ? String(value) : "null"
-        case .string(let value): return Self.quote(value)
-        case .array(let values): return "[" + values.map { $0.serialized() }.joined(separator: ",") + "]"
+            if value.isFinite, value == value.rounded(), abs(value) < 1e15 {
+                out += String(Int64(value))
+            } else {
+                out += value.isFinite ? String(value) : "null"
+            }
+        case .string(let value): Self.quote(value, into: &out)
+        case .array(let values):
+            out += "["
+            for (index, value) in values.enumerated() {
+                if index > 0 { out += "," }
+                value.serialize(into: &out)
+            }
+            out += "]"
         case .object(let members):
-            return "{"
-                + members.keys.sorted().map { Self.quote($0) + ":" + members[$0]!.serialized() }.joined(separator: ",")
-                + "}"
+            out += "{"
+            for (index, key) in members.keys.sorted().enumerated() {
+                if index > 0 { out += "," }
+                Self.quote(key, into: &out)
+                out += ":"
+                members[key]!.serialize(into: &out)
+            }
+            out += "}"
         }
     }
 
     static func quote(_ text: String) -> String {
-        var out = "\""
+        var out = ""
+        quote(text, into: &out)
+        return out
+    }
+
+    /// Appends `text` as a JSON string literal; plain ASCII is appended in one piece.
+    static func quote(_ text: String, into out: inout String) {
+        out += "\""
+        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x80 && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
+            out += text
+            out += "\""
+            return
+        }
         for scalar in text.unicodeScalars {
             switch scalar {
             case "\"": out += "\\\""
@@ -39,6 +72,6 @@ enum JSONValue: Sendable {
             default: out.unicodeScalars.append(scalar)
             }
         }
-        return out + "\""
+        out += "\""
     }
 }

@@ -57,6 +57,11 @@ enum Terminal {
         _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
     }
 
+    /// Writes `text` to standard output (buffered with `print`'s output, so the two stay in order).
+    static func writeOutput(_ text: String) {
+        print(text, terminator: "")
+    }
+
     /// "1:05.3" for 65.3 seconds.
     static func clock(_ seconds: Double) -> String {
         let value = max(0, seconds)

@@ -5,9 +5,13 @@
 #endif
 
 extension MIDIFile {
-    /// Reads a file from disk (see `read(bytes:strict:)`).
-    public static func read(path: String, strict: Bool = false) throws(MIDIFileError) -> ReadResult {
-        try read(bytes: readBytes(path: path), strict: strict)
+    /// Reads a file from disk (see `read(bytes:strict:threads:)`).
+    public static func read(
+        path: String, strict: Bool = false, threads: Int = 1
+    ) throws(MIDIFileError)
+        -> ReadResult
+    {
+        try read(bytes: readBytes(path: path), strict: strict, threads: threads)
     }
 
     /// Writes the file to `path` through a temporary name and a rename, so an interrupted write

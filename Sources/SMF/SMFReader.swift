@@ -18,9 +18,17 @@ extension MIDIFile {
     /// diagnostics. With `strict`, the first defect is thrown as `MIDIFileError.damaged`. Only
     /// bytes that hold no MIDI at all (empty, no `MThd`, a RIFF file that is not RMID) are
     /// rejected, with an error that says what the bytes are.
-    public static func read(bytes: [UInt8], strict: Bool = false) throws(MIDIFileError) -> ReadResult {
+    ///
+    /// With `threads` above 1, the tracks of a large file whose chunk lengths chain soundly are
+    /// read on that many threads at once; the result (tracks, diagnostics, errors) is the same as
+    /// with one.
+    public static func read(
+        bytes: [UInt8], strict: Bool = false, threads: Int = 1
+    ) throws(MIDIFileError)
+        -> ReadResult
+    {
         try bytes.withUnsafeBufferPointer { (buffer) throws(MIDIFileError) -> ReadResult in
-            var reader = SMFReader(bytes: buffer, strict: strict)
+            var reader = SMFReader(bytes: buffer, strict: strict, threads: threads)
             return try reader.read()
         }
     }
@@ -30,11 +38,14 @@ extension MIDIFile {
 struct SMFReader {
     let bytes: UnsafeBufferPointer<UInt8>
     let strict: Bool
+    /// Threads for reading tracks at once (see `readTracksAtOnce`).
+    let threads: Int
     var diagnostics: [MIDIFileDiagnostic] = []
 
-    init(bytes: UnsafeBufferPointer<UInt8>, strict: Bool) {
+    init(bytes: UnsafeBufferPointer<UInt8>, strict: Bool, threads: Int = 1) {
         self.bytes = bytes
         self.strict = strict
+        self.threads = threads
     }
 
     mutating func report(
@@ -128,6 +139,7 @@ struct SMFReader {
         }
 
         var tracks: [MIDIFile.Track] = []
+        if threads > 1 { readTracksAtOnce(&tracks, &position, end: end) }
         while position + 8 <= end {
             if matches("MTrk", at: position) {
                 let (track, next) = try readTrack(index: tracks.count, chunk: position, fileEnd: end)

@@ -110,4 +110,34 @@ struct InfoCommandTests {
         let rejected = objects.filter { !($0["error"] is NSNull) }
         #expect(rejected.count == 20, "\(rejected.map { $0["path"]! })")
     }
+
+    @Test("files read at once are reported in the order given, one JSON object per line, text and errors alike")
+    func orderAcrossThreads() throws {
+        var damaged = infoFixture
+        damaged[damaged.count - 5] = 0xF4
+        let paths = try (0..<24).map { index in
+            switch index % 3 {
+            case 0: return try writeTemporary(infoFixture, name: "song\(index).mid")
+            case 1: return try writeTemporary(damaged, name: "damaged\(index).mid")
+            default: return try writeTemporary(Array("not midi \(index)".utf8), name: "text\(index).mid")
+            }
+        }
+        for format in [["--json"], []] {
+            let one = try runPianola(["info", "--jobs", "1"] + format + paths)
+            let four = try runPianola(["info", "--jobs", "4"] + format + paths)
+            #expect(one.status == 1 && four.status == 1)
+            #expect(one.stdout == four.stdout)
+            #expect(one.stderr == four.stderr)
+            // Text reports name each rejected file on standard error too; JSON carries it in "error".
+            #expect(four.stderr.split(separator: "\n").count == (format.isEmpty ? 8 : 0), "\(four.stderr)")
+        }
+        let json = try runPianola(["info", "--json"] + paths)
+        let lines = json.stdout.split(separator: "\n")
+        #expect(lines.count == 26 && lines.first == "[" && lines.last == "]", "\(json.stdout.prefix(300))")
+        for (index, line) in lines.dropFirst().dropLast().enumerated() {
+            #expect(line.hasPrefix("{") && line.contains("\"path\":\"\(paths[index])\""))
+        }
+        let objects = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
+        #expect(objects.map { $0["path"] as? String } == paths)
+    }
 }
