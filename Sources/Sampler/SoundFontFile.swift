@@ -57,7 +57,15 @@ enum SoundFontFile {
             case "WAVE": return "it is a WAV audio file"
             case "RMID": return "it is a RIFF MIDI file"
             case "DLS ": return "it is a DLS bank, which FluidSynth cannot read"
-            default: return "a RIFF file of form '\(form)', expected 'sfbk'"
+            default:
+                // The form is four bytes of the file: shown as text only when it is printable.
+                let printable = form.unicodeScalars.allSatisfy { (0x20..<0x7F).contains($0.value) }
+                let shown =
+                    printable
+                    ? "'\(form)'"
+                    : header[8..<min(12, header.count)].map { String($0, radix: 16, uppercase: true) }.joined(
+                        separator: " ")
+                return "a RIFF file of form \(shown), expected 'sfbk'"
             }
         }
         if riff == "MThd" { return "it is a Standard MIDI File" }

@@ -101,4 +101,22 @@ struct SoundFontDiscoveryTests {
             #expect("\(error)".contains("Standard MIDI File"))
         }
     }
+
+    @Test("a RIFF file whose form bytes are not text is described without raw bytes (found by the fuzzer)")
+    func riffFormWithControlBytes() throws {
+        let path = scratchTree([]) + "/zeros.sf2"
+        let bytes: [UInt8] = Array("RIFF".utf8) + [8, 0, 0, 0] + [0, 0, 0x1B, 0xFF] + [UInt8](repeating: 0, count: 64)
+        let file = fopen(path, "wb")
+        fwrite(bytes, 1, bytes.count, file)
+        fclose(file)
+        let synth = try FluidSynth()
+        do {
+            _ = try synth.loadSoundFont(at: path)
+            Issue.record("a RIFF file of no known form loaded as a SoundFont")
+        } catch {
+            let message = error.description
+            #expect(message.unicodeScalars.allSatisfy { (0x20..<0x7F).contains($0.value) }, "\(message)")
+            #expect(message.hasSuffix("a RIFF file of form 0 0 1B FF, expected 'sfbk')"), "\(message)")
+        }
+    }
 }
