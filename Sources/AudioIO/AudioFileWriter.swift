@@ -61,7 +61,7 @@ public final class AudioFileWriter {
         guard let handle = sf_open(temporaryPath, Int32(SFM_WRITE), &info) else {
             // libsndfile may have created the file before failing (a full disk: FLAC and Ogg
             // then speak of their encoders): nothing is left behind, and a full disk says so.
-            let full = Self.isOutOfSpace(errno: errno, folder: directory)
+            let full = FileSystemSpace.isOutOfSpace(errno: errno, folder: directory)
             unlink(temporaryPath)
             if full { throw .noSpace(path: path) }
             let reason = String(cString: sf_strerror(nil))
@@ -109,7 +109,7 @@ public final class AudioFileWriter {
         errno = 0
         let written = samples.withUnsafeBufferPointer { sf_writef_float(file, $0.baseAddress, sf_count_t(frameCount)) }
         guard written == sf_count_t(frameCount) else {
-            if Self.isOutOfSpace(errno: errno, folder: folder) { throw .noSpace(path: path) }
+            if FileSystemSpace.isOutOfSpace(errno: errno, folder: folder) { throw .noSpace(path: path) }
             throw .writeFailed(path: path, reason: String(cString: sf_strerror(file)))
         }
         framesWritten += frameCount
@@ -121,7 +121,7 @@ public final class AudioFileWriter {
         file = nil
         errno = 0
         guard sf_close(handle) == 0 else {
-            let full = Self.isOutOfSpace(errno: errno, folder: folder)
+            let full = FileSystemSpace.isOutOfSpace(errno: errno, folder: folder)
             unlink(temporaryPath)
             throw full ? .noSpace(path: path) : .writeFailed(path: path, reason: "closing failed")
         }
@@ -130,13 +130,6 @@ public final class AudioFileWriter {
             unlink(temporaryPath)
             throw .writeFailed(path: path, reason: reason)
         }
-    }
-
-    /// Whether a failure with `errno` came from a full file system (or a spent quota).
-    static func isOutOfSpace(errno code: Int32, folder: String) -> Bool {
-        if code == ENOSPC || code == EDQUOT { return true }
-        var stats = statvfs()
-        return statvfs(folder.isEmpty ? "." : folder, &stats) == 0 && stats.f_bavail == 0
     }
 
     /// Abandons the file: closes and removes the temporary file.

@@ -114,7 +114,7 @@ struct InfoCommand: ParsableCommand {
         let summary = MIDIFileSummary(file)
         let container = result.isRMID ? " (RIFF RMID)" : ""
         print(
-            "  format \(file.format.rawValue)\(container), \(Self.divisionText(file.division)), \(summary.trackCount) tracks, \(Self.duration(summary.durationSeconds))"
+            "  format \(file.format.rawValue)\(container), \(Self.divisionText(file.division)), \(summary.trackCount) tracks, \(Terminal.clock(summary.durationSeconds))"
         )
         print("  \(summary.noteCount) notes, \(summary.eventCount) events")
         let tempos = summary.tempoChanges
@@ -245,14 +245,6 @@ struct InfoCommand: ParsableCommand {
         case .ticksPerQuarterNote(let ticks): return "\(ticks) ticks per quarter note"
         case .smpte(let fps, let ticks): return "SMPTE \(fps == 29 ? "29.97" : String(fps)) fps × \(ticks) ticks"
         }
-    }
-
-    static func duration(_ seconds: Double) -> String {
-        let total = max(0, seconds)
-        let minutes = Int(total) / 60
-        let rest = total - Double(minutes * 60)
-        let tenths = Int((rest * 10).rounded(.down))
-        return "\(minutes):\(pad(String(tenths / 10), 2, "0")).\(tenths % 10)"
     }
 
     static func bpm(_ value: Double) -> String {

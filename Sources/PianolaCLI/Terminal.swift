@@ -64,7 +64,8 @@ enum Terminal {
 
     /// "1:05.3" for 65.3 seconds.
     static func clock(_ seconds: Double) -> String {
-        let value = max(0, seconds)
+        // Clamped: a damaged file's duration can exceed what Int holds.
+        let value = seconds.isNaN ? 0 : min(max(0, seconds), 1e15)
         let minutes = Int(value) / 60
         let rest = value - Double(minutes * 60)
         let tenths = Int(rest * 10)

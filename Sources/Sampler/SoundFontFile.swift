@@ -37,18 +37,16 @@ enum SoundFontFile {
         throw SoundFontError.notASoundFont(path: path, reason: describe(riff: riff, form: form, header: header))
     }
 
-    /// Whether the font's samples are compressed (SoundFont 3: its `ifil` version is 3 or more).
+    /// Whether the font's samples are compressed (SoundFont 3: its `ifil` version is 3 or more);
+    /// false for a file that is not a sound SoundFont.
     static func isCompressed(path: String) -> Bool {
         guard let file = fopen(path, "rb") else { return false }
         defer { fclose(file) }
-        // `ifil` is the first chunk of the INFO list, at the start of the file.
-        var head = [UInt8](repeating: 0, count: 512)
-        let count = fread(&head, 1, head.count, file)
-        guard count >= 12 else { return false }
-        for offset in 12..<max(12, count - 10) where head[offset..<offset + 4].elementsEqual("ifil".utf8) {
-            return Int(head[offset + 8]) | Int(head[offset + 9]) << 8 >= 3
-        }
-        return false
+        var info = stat()
+        guard fstat(fileno(file), &info) == 0,
+            let structure = try? SoundFontStructure(checking: file, fileSize: Int(info.st_size))
+        else { return false }
+        return structure.majorVersion >= 3
     }
 
     private static func describe(riff: String, form: String, header: [UInt8]) -> String {

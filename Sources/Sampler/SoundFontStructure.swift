@@ -13,6 +13,9 @@
 struct SoundFontStructure {
     /// Problems that do not stop the font loading.
     private(set) var warnings: [String] = []
+    /// The major version of the INFO list's `ifil` chunk: 2 for SoundFont 2, 3 for SoundFont 3
+    /// (compressed samples); 0 when the chunk is missing.
+    private(set) var majorVersion = 0
 
     /// The preset data's chunks in file order, with each record's size in bytes (SoundFont 2.04, 7.2).
     static let presetChunks: [(name: String, recordSize: Int)] = [
@@ -51,6 +54,9 @@ struct SoundFontStructure {
             throw Failure("no preset data: the 'pdta' list is missing\(cut)")
         }
         guard let samples = lists["sdta"] else { throw Failure("no sample data: the 'sdta' list is missing") }
+        if let info = lists["INFO"], let ifil = try subchunks(in: info)["ifil"], ifil.size >= 4 {
+            majorVersion = Int(try u16(at: ifil.start))
+        }
         let chunks = try subchunks(in: presets)
         for (name, recordSize) in Self.presetChunks {
             guard let chunk = chunks[name] else { throw Failure("the preset data has no '\(name)' chunk") }

@@ -1,3 +1,4 @@
+import AudioIO
 import Foundation
 import Synchronization
 
@@ -131,7 +132,7 @@ enum JSONLines {
 
     /// The error for a failed open or write: a full disk (or spent quota) says so.
     private static func failure(_ code: Int32, _ path: String) -> BatchError {
-        code == ENOSPC || code == EDQUOT
+        FileSystemSpace.isOutOfSpace(errno: code, folder: FileSystemSpace.folder(of: path))
             ? .noSpace(path: path) : .cannotWrite(path: path, reason: String(cString: strerror(code)))
     }
 }

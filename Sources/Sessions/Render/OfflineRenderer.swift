@@ -75,11 +75,8 @@ public final class OfflineRenderer: Sendable {
         let lower = path.lowercased()
         let share = lower.hasSuffix(".flac") ? 0.5 : lower.hasSuffix(".ogg") || lower.hasSuffix(".oga") ? 0.1 : 1
         let needed = Int(Double(options.maximumFrameCount(for: sequence) * bytesPerFrame) * share)
-        let slash = path.lastIndex(of: "/")
-        let folder = slash.map { String(path[...$0]) } ?? "."
-        var stats = statvfs()
-        guard statvfs(folder, &stats) == 0 else { return }  // an unreachable folder fails at opening, by name
-        let available = Int(UInt64(stats.f_bavail) &* UInt64(stats.f_frsize))
+        // An unreachable folder fails at opening, by name.
+        guard let available = FileSystemSpace.availableBytes(in: FileSystemSpace.folder(of: path)) else { return }
         guard needed <= available else { throw .notEnoughSpace(path: path, needed: needed, available: available) }
     }
 
