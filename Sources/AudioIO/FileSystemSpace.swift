@@ -18,7 +18,8 @@ package enum FileSystemSpace {
     package static func availableBytes(in folder: String) -> Int? {
         var stats = statvfs()
         guard statvfs(folder.isEmpty ? "." : folder, &stats) == 0 else { return nil }
-        return Int(clamping: UInt64(stats.f_bavail).multipliedReportingOverflow(by: UInt64(stats.f_frsize)).partialValue)
+        return Int(
+            clamping: UInt64(stats.f_bavail).multipliedReportingOverflow(by: UInt64(stats.f_frsize)).partialValue)
     }
 
     /// Whether a failure with `errno` came from a full file system (or a spent quota): the error
