@@ -30,17 +30,33 @@ extension MIDIFile {
         if fstat(fileno(file), &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
             throw .unreadable(path: path, reason: "it is a directory")
         }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(max(0, Int(info.st_size)))
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
+        // Read straight into an array of the file's size (one allocation, no copy); a file that
+        // grows while being read is read on in chunks.
+        let size = max(0, Int(info.st_size))
+        var failed = false
+        var bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+            while count < size {
+                let read = fread(buffer.baseAddress! + count, 1, size - count, file)
+                count += read
+                if read == 0 {
+                    failed = ferror(file) != 0
+                    break
+                }
+            }
+        }
+        // Whatever follows (a pipe's bytes, which have no size, or a file that grew).
+        let next = failed ? EOF : fgetc(file)
+        if next != EOF { ungetc(next, file) }
+        var chunk = [UInt8](repeating: 0, count: next == EOF ? 0 : 1 << 16)
+        while next != EOF && !failed {
             let count = fread(&chunk, 1, chunk.count, file)
             if count > 0 { bytes += chunk[0..<count] }
             if count < chunk.count {
-                if ferror(file) != 0 { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
+                failed = ferror(file) != 0
                 break
             }
         }
+        if failed { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
         return bytes
     }
 
