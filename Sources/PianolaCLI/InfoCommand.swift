@@ -53,7 +53,8 @@ struct InfoCommand: ParsableCommand {
         #if canImport(Glibc)
             // Each file's event arrays are large and short-lived: glibc would map them and unmap
             // them again for every file, and the kernel zero their pages each time (a third of
-            // the time over ten 3 MB files). Kept in the heap, they are reused.
+            // the time over ten 3 MB files). Kept in the heap, they are reused; the price is that
+            // freed arrays stay resident (up to 256 MB) until the command ends.
             // glibc's mallopt (malloc.h is not in Swift's Glibc module): M_MMAP_THRESHOLD is -3,
             // M_TRIM_THRESHOLD -1 there.
             if let symbol = dlsym(nil, "mallopt") {
@@ -65,7 +66,8 @@ struct InfoCommand: ParsableCommand {
         let (files, json, strict, verbose) = (files, json, strict, verbose)
         var rejected = 0
         if json { Terminal.writeOutput("[") }
-        let cores = jobs ?? ProcessInfo.processInfo.activeProcessorCount
+        // More threads than a few per core only costs memory (each has its own stack).
+        let cores = min(jobs ?? ProcessInfo.processInfo.activeProcessorCount, 64)
         // Files at once on the cores; the cores left over read the tracks of each file at once.
         let trackThreads = max(1, cores / max(1, min(files.count, cores)))
         forEachInOrder(
@@ -83,6 +85,9 @@ struct InfoCommand: ParsableCommand {
                     if let error = report.error { printError(error) }
                 }
                 if report.error != nil { rejected += 1 }
+                // Streamed: a pipeline sees each file's report when it is ready, not when a
+                // buffer fills.
+                fflush(nil)
             })
         if json { Terminal.writeOutput("\n]\n") }
         if rejected > 0 { throw ExitCode(1) }

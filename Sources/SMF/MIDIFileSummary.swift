@@ -67,6 +67,7 @@ public struct MIDIFileSummary: Sendable {
         trackSummaries.reserveCapacity(file.tracks.count)
         for (index, track) in file.tracks.enumerated() {
             var channels: UInt16 = 0
+            var otherChannels = Set<UInt8>()
             var programs: [(UInt8, UInt8)] = []
             var seenPrograms = ProgramSet()
             var notes = 0
@@ -74,7 +75,10 @@ public struct MIDIFileSummary: Sendable {
             for event in track.events {
                 switch event.payload {
                 case .channel(let message):
-                    if let channel = message.channel { channels |= 1 << (channel & 0x0F) }
+                    if let channel = message.channel {
+                        // Messages built in code may carry any channel number; files give 0-15.
+                        if channel < 16 { channels |= 1 << channel } else { otherChannels.insert(channel) }
+                    }
                     if message.isNoteStart { notes += 1 }
                     if case .programChange(let channel, let program) = message,
                         seenPrograms.insert(channel: channel, program: program)
@@ -116,7 +120,8 @@ public struct MIDIFileSummary: Sendable {
             }
             trackSummaries.append(
                 TrackSummary(
-                    index: index, name: track.name, channels: (UInt8(0)..<16).filter { channels & (1 << $0) != 0 },
+                    index: index, name: track.name,
+                    channels: (UInt8(0)..<16).filter { channels & (1 << $0) != 0 } + otherChannels.sorted(),
                     programs: programs, noteCount: notes, eventCount: track.events.count))
         }
         let map = TempoMap(division: file.division, tempos: tempos, meters: meters)

@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 
 extension SMFReader {
     /// Files smaller than this are read on one thread: starting threads would cost more.
@@ -32,8 +33,12 @@ extension SMFReader {
         // Larger chunks first, so the threads finish together.
         let byCost = order.indices.sorted { reader.u32(order[$0] + 4) > reader.u32(order[$1] + 4) }
         let workers = min(threads, chunks.count)
-        DispatchQueue.concurrentPerform(iterations: workers) { worker in
-            for slot in stride(from: worker, to: byCost.count, by: workers) {
+        // Each thread takes the next chunk when it is done with one: no thread waits on a fixed share.
+        let claimed = Atomic(0)
+        DispatchQueue.concurrentPerform(iterations: workers) { _ in
+            while true {
+                let slot = claimed.wrappingAdd(1, ordering: .relaxed).oldValue
+                guard slot < byCost.count else { return }
                 let index = byCost[slot]
                 var own = reader
                 guard let (track, after) = try? own.readTrack(index: index, chunk: order[index], fileEnd: end)

@@ -15,8 +15,9 @@ extension SMFReader {
         }
         var limit = min(declaredEnd, fileEnd)
         var events: [MIDIFile.Event] = []
-        // Every event takes at least two bytes, so this never regrows; pages past the last event
-        // are never touched, so the slack costs address space, not memory.
+        // Every event takes at least two bytes, so this never regrows. Pages past the last event
+        // are never touched in a fresh mapping, so there the slack costs address space, not memory
+        // (a reused heap block, as `pianola info` keeps them, may have its pages resident already).
         events.reserveCapacity(max(16, (limit - contentStart) / 2 + 1))
         var position = contentStart
         var tick = 0
