@@ -7,12 +7,6 @@
 /// Free space on the file system that holds a folder, and whether a failed write ran out of it:
 /// one place for what the writers and the batch ledger say about a full disk.
 package enum FileSystemSpace {
-    /// The folder part of `path` ("." when it has none), for the calls below.
-    package static func folder(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        return slash == path.startIndex ? "/" : String(path[..<slash])
-    }
-
     /// Bytes an unprivileged process may still write in `folder`'s file system; nil when it cannot
     /// be asked (the folder is missing or unreachable: opening a file there fails with its name).
     package static func availableBytes(in folder: String) -> Int? {

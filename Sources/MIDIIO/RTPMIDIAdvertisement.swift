@@ -1,4 +1,10 @@
-import Foundation
+import FoundationEssentials
+import MIDICore
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Advertises a network MIDI session over mDNS / DNS-SD as `_apple-midi._udp`, the service macOS's
 /// Audio MIDI Setup and iOS apps browse for, so the session shows up there by name.
@@ -15,7 +21,8 @@ public final class RTPMIDIAdvertisement {
     /// The name avahi registered (it renames on a collision: "Pianola #2"); nil until started.
     public private(set) var registeredName: String?
 
-    private var process: Process?
+    /// The running `avahi-publish-service`, nil when not started.
+    private var child: pid_t?
 
     /// Makes an advertisement of the session `name` on the control `port`; nothing is registered
     /// until `start(timeout:)`.
@@ -28,64 +35,89 @@ public final class RTPMIDIAdvertisement {
 
     /// Registers the service; waits up to `timeout` for avahi's confirmation.
     public func start(timeout: Duration = .seconds(5)) throws(MIDIIOError) {
-        guard process == nil else { return }
+        guard child == nil else { return }
         guard let tool = Self.findTool("avahi-publish-service") else {
             throw .advertisementUnavailable(reason: "avahi-publish-service not found (Debian: avahi-utils)")
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = [name, "_apple-midi._udp", String(port)]
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = FileHandle.nullDevice
-        do { try process.run() } catch {
-            throw .advertisementUnavailable(reason: "\(tool): \(error.localizedDescription)")
+        // The tool's standard output and error both go to one pipe, read by a thread of its own
+        // until the tool exits; its input is /dev/null.
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else {
+            throw .advertisementUnavailable(reason: "cannot make a pipe: \(POSIXReason(errno))")
+        }
+        let (readEnd, writeEnd) = (ends[0], ends[1])
+        _ = fcntl(readEnd, F_SETFD, FD_CLOEXEC)
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, writeEnd, 1)
+        posix_spawn_file_actions_adddup2(&actions, writeEnd, 2)
+        posix_spawn_file_actions_addclose(&actions, writeEnd)
+        let words: [String] = [tool, name, "_apple-midi._udp", String(port)]
+        let arguments = words.map { strdup($0) }
+        let environment = ProcessInfo.processInfo.environment.map { strdup("\($0.key)=\($0.value)") }
+        defer { (arguments + environment).forEach { free($0) } }
+        var pid = pid_t()
+        let spawned = posix_spawn(&pid, tool, &actions, nil, arguments + [nil], environment + [nil])
+        close(writeEnd)
+        guard spawned == 0 else {
+            close(readEnd)
+            throw .advertisementUnavailable(reason: "\(tool): \(POSIXReason(spawned))")
         }
         // "Established under name 'NAME'" on standard output once the daemon has it.
         let lines = LineCollector()
-        // (A handler that stays set at end of file is called again and again: it unsets itself.)
-        let collect: @Sendable (FileHandle) -> Void = { handle in
-            let data = handle.availableData
-            if data.isEmpty { handle.readabilityHandler = nil } else { lines.append(data) }
+        POSIXSupport.startThread(stackSize: 1 << 16) {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { read(readEnd, $0.baseAddress, $0.count) }
+                if count > 0 {
+                    lines.append(buffer[0..<count])
+                } else if count == 0 || errno != EINTR {
+                    break
+                }
+            }
+            close(readEnd)
         }
-        output.fileHandleForReading.readabilityHandler = collect
-        errors.fileHandleForReading.readabilityHandler = collect
+        var exited = false
+        let isRunning = {
+            var status: Int32 = 0
+            if !exited && waitpid(pid, &status, WNOHANG) == pid { exited = true }
+            return !exited
+        }
         let deadline = ContinuousClock.now + timeout
         var established: String?
         while ContinuousClock.now < deadline {
             established = lines.established
-            if established != nil || !process.isRunning { break }
+            if established != nil || !isRunning() { break }
             usleep(20_000)
         }
         if established == nil {
             usleep(50_000)  // the last words of an exiting tool
             established = lines.established
         }
-        guard let established, process.isRunning else {
-            if process.isRunning { process.terminate() }
-            process.waitUntilExit()
-            output.fileHandleForReading.readabilityHandler = nil
-            errors.fileHandleForReading.readabilityHandler = nil
+        guard let established, isRunning() else {
+            Self.end(pid, exited: exited)
             let said = lines.text.split(separator: "\n").last.map(String.init) ?? "no answer from the avahi daemon"
             throw .advertisementUnavailable(reason: said)
         }
         registeredName = established
-        self.process = process
+        child = pid
     }
 
     /// Withdraws the service.
     public func stop() {
-        guard let process else { return }
-        self.process = nil
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
-        for pipe in [process.standardOutput, process.standardError].compactMap({ $0 as? Pipe }) {
-            pipe.fileHandleForReading.readabilityHandler = nil
-        }
+        guard let child else { return }
+        self.child = nil
+        Self.end(child, exited: false)
+    }
+
+    /// Stops the tool (it withdraws the service as it exits) and collects it.
+    private static func end(_ pid: pid_t, exited: Bool) {
+        guard !exited else { return }
+        kill(pid, SIGTERM)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
     }
 
     static func findTool(_ name: String) -> String? {
@@ -98,27 +130,22 @@ public final class RTPMIDIAdvertisement {
     }
 }
 
-/// What the tool prints, gathered from its pipes' handlers.
-private final class LineCollector: @unchecked Sendable {
-    private let lock = NSLock()
-    private var data = Data()
+/// What the tool prints, gathered by its reader thread.
+private final class LineCollector: Sendable {
+    private let data = Mutex<[UInt8]>([])
 
-    func append(_ chunk: Data) {
-        lock.lock()
-        data.append(chunk)
-        lock.unlock()
+    func append(_ chunk: ArraySlice<UInt8>) {
+        data.withLock { $0 += chunk }
     }
 
     var text: String {
-        lock.lock()
-        defer { lock.unlock() }
-        return String(decoding: data, as: UTF8.self)
+        data.withLock { String(decoding: $0, as: UTF8.self) }
     }
 
     /// The name in "Established under name 'NAME'", once printed.
     var established: String? {
         let text = self.text
-        guard let start = text.range(of: "Established under name '") else { return nil }
+        guard let start = text.firstRange(of: "Established under name '") else { return nil }
         let rest = text[start.upperBound...]
         guard let end = rest.firstIndex(of: "'") else { return nil }
         return String(rest[..<end])

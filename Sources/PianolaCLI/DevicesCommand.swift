@@ -51,7 +51,7 @@ struct DevicesCommand: ParsableCommand {
         case .success(let ports) where ports.isEmpty: print("  none connected")
         case .success(let ports):
             for port in ports {
-                let address = port.address.padding(toLength: 8, withPad: " ", startingAt: 0)
+                let address = fitted(port.address, width: 8)
                 print("  \(address)\(port.clientName): \(port.portName)")
             }
         }

@@ -26,6 +26,11 @@ extension String {
 /// The extensions of MIDI files (for shell completion).
 let midiFileExtensions = ["mid", "midi", "kar", "rmi", "smf"]
 
+/// `text` cut or padded with spaces to exactly `width` characters, for columns.
+func fitted(_ text: String, width: Int) -> String {
+    text.count >= width ? String(text.prefix(width)) : text + String(repeating: " ", count: width - text.count)
+}
+
 /// The last part of a path.
 func fileName(_ path: String) -> String { path.split(separator: "/").last.map(String.init) ?? path }
 

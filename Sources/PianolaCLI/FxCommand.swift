@@ -33,7 +33,7 @@ struct FxListCommand: ParsableCommand {
         for effect in EffectSpec.catalog {
             print("\(effect.name): \(effect.summary)")
             for parameter in effect.parameters {
-                let key = parameter.identifier.padding(toLength: 10, withPad: " ", startingAt: 0)
+                let key = fitted(parameter.identifier, width: 10)
                 print("  \(key)\(parameter.name): \(Self.values(of: parameter))")
             }
         }

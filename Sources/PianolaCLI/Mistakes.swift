@@ -1,5 +1,10 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import MIDICore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The first argument when it is not a command: a MIDI file given to `pianola` itself, or a
 /// misspelt command. Each gets a way out, in one line.
@@ -14,7 +19,7 @@ enum Mistakes {
     static func explain(_ arguments: [String]) -> String? {
         guard let first = arguments.first, !first.hasPrefix("-"), !commandNames.contains(first) else { return nil }
         let extensions: Set<String> = ["mid", "midi", "kar", "rmi", "smf"]
-        if extensions.contains((first as NSString).pathExtension.lowercased())
+        if extensions.contains(POSIXSupport.pathExtension(of: first).lowercased())
             || FileManager.default.fileExists(atPath: first)
         {
             let quoted = arguments.map(quote).joined(separator: " ")
@@ -32,7 +37,7 @@ enum Mistakes {
     /// An argument as a shell would need it.
     static func quote(_ argument: String) -> String {
         let plain = argument.allSatisfy { $0.isLetter || $0.isNumber || "-_./:=+,".contains($0) }
-        return plain && !argument.isEmpty ? argument : "'" + argument.replacingOccurrences(of: "'", with: "'\\''") + "'"
+        return plain && !argument.isEmpty ? argument : "'" + argument.replacing("'", with: "'\\''") + "'"
     }
 
     /// Levenshtein distance.

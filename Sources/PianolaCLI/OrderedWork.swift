@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import MIDICore
 import Synchronization
 
 /// Runs `work` for the indices `0..<count` on up to `threads` threads and hands each result to
@@ -18,7 +18,7 @@ func forEachInOrder<Output: Sendable>(
     let window = max(window, threads)
     let shared = OrderedSlots<Output>(window: window)
     for _ in 0..<threads {
-        let thread = Thread {
+        POSIXSupport.startThread {
             while true {
                 shared.free.wait()
                 guard let index = shared.claim(below: count) else {
@@ -28,8 +28,6 @@ func forEachInOrder<Output: Sendable>(
                 shared.store(work(index), at: index)
             }
         }
-        thread.stackSize = 1 << 20
-        thread.start()
     }
     for index in 0..<count {
         let output = shared.take(index)

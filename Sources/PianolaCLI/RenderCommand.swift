@@ -1,6 +1,10 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import Pianola
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 struct RenderCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -123,7 +127,7 @@ struct RenderCommand: ParsableCommand {
             guard let output else { throw ValidationError("-o/--output is needed") }
             let audioExtensions: Set<String> = ["wav", "flac", "ogg", "oga", "aiff", "aif", "raw"]
             if inputs.count > 1 || inputs.contains(where: Self.isFolder), !Self.isFolder(output),
-                audioExtensions.contains((output as NSString).pathExtension.lowercased())
+                audioExtensions.contains(POSIXSupport.pathExtension(of: output).lowercased())
             {
                 throw ValidationError(
                     "-o \(output) names a file, but several MIDI files (or a folder) render into a folder: give one, e.g. -o renders/"
@@ -216,7 +220,7 @@ struct RenderCommand: ParsableCommand {
     /// earlier version named, when only that one exists, so that a batch still resumes).
     static func manifestLedger(_ manifest: String) -> String {
         let legacy = manifest + ".done.jsonl"
-        let ledger = (manifest as NSString).deletingPathExtension + ".done.jsonl"
+        let ledger = POSIXSupport.deletingPathExtension(manifest) + ".done.jsonl"
         let files = FileManager.default
         return files.fileExists(atPath: legacy) && !files.fileExists(atPath: ledger) ? legacy : ledger
     }
@@ -224,7 +228,7 @@ struct RenderCommand: ParsableCommand {
     /// The failure log named like its ledger, in the same folder: `X.done.jsonl` → `X.failures.jsonl`,
     /// `.pianola-done.jsonl` → `.pianola-failures.jsonl`, another name `Y.jsonl` → `Y.failures.jsonl`.
     static func failuresPath(besideLedger ledger: String) -> String {
-        let stem = (ledger as NSString).deletingPathExtension
+        let stem = POSIXSupport.deletingPathExtension(ledger)
         for (done, failures) in [(".done", ".failures"), ("-done", "-failures")] where stem.hasSuffix(done) {
             return stem.dropLast(done.count) + failures + ".jsonl"
         }
@@ -248,8 +252,8 @@ struct RenderCommand: ParsableCommand {
                     plan.jobs.append(BatchJob(input: input, output: name))
                 }
             }
-            do { try FileManager.default.createDirectory(atPath: output, withIntermediateDirectories: true) } catch {
-                throw CLIError("cannot create output folder \(output): \(error.localizedDescription)")
+            do throws(POSIXReason) { try POSIXSupport.makeDirectories(output) } catch {
+                throw CLIError("cannot create output folder \(output): \(error)")
             }
             ledgerPath = ledger ?? output + "/.pianola-done.jsonl"
         }
@@ -276,8 +280,8 @@ struct RenderCommand: ParsableCommand {
     /// Stems of one file into the -o folder, with stems.json.
     private func renderStems(mode: StemMode, fonts: [String], options: RenderOptions) throws {
         let folder = output ?? "."
-        do { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) } catch {
-            throw CLIError("cannot create output folder \(folder): \(error.localizedDescription)")
+        do throws(POSIXReason) { try POSIXSupport.makeDirectories(folder) } catch {
+            throw CLIError("cannot create output folder \(folder): \(error)")
         }
         let input = inputs[0]
         let file: MIDIFile
@@ -329,7 +333,7 @@ struct RenderCommand: ParsableCommand {
     }
 
     private static func isFolder(_ path: String) -> Bool {
-        var isDirectory: ObjCBool = false
-        return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 }

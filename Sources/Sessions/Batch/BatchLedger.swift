@@ -1,6 +1,11 @@
 import AudioIO
-import Foundation
+import FoundationEssentials
+import MIDICore
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// What an output was rendered from: recorded when it is complete, compared on the next run.
 struct BatchFingerprint: Equatable, Sendable {
@@ -132,7 +137,7 @@ enum JSONLines {
 
     /// The error for a failed open or write: a full disk (or spent quota) says so.
     private static func failure(_ code: Int32, _ path: String) -> BatchError {
-        FileSystemSpace.isOutOfSpace(errno: code, folder: FileSystemSpace.folder(of: path))
+        FileSystemSpace.isOutOfSpace(errno: code, folder: POSIXSupport.folder(of: path))
             ? .noSpace(path: path) : .cannotWrite(path: path, reason: String(cString: strerror(code)))
     }
 }

@@ -1,4 +1,9 @@
-import Foundation
+import FoundationEssentials
+import MIDICore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The jobs of a batch, and the manifest lines that could not become jobs (each fails alone; the
 /// batch goes on).
@@ -25,7 +30,7 @@ public struct BatchPlan: Sendable {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw .unreadableManifest(path: path, reason: String(cString: strerror(errno)))
         }
-        let base = (path as NSString).deletingLastPathComponent
+        let base = path.contains("/") ? POSIXSupport.folder(of: path) : ""
         func resolve(_ value: String) -> String {
             value.hasPrefix("/") || base.isEmpty ? value : base + "/" + value
         }
@@ -35,7 +40,7 @@ public struct BatchPlan: Sendable {
         let decoder = JSONDecoder()
         let lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
         for (index, rawLine) in lines.enumerated() {
-            let line = rawLine.trimmingCharacters(in: .whitespaces)
+            let line = POSIXSupport.trimmingBlanks(rawLine)
             guard !line.isEmpty, !line.hasPrefix("#") else { continue }
             let origin = "\(path):\(index + 1)"
             let parsed: ManifestLine
@@ -74,17 +79,14 @@ public struct BatchPlan: Sendable {
         let root = folder.hasSuffix("/") ? String(folder.dropLast()) : folder
         let outputRoot = output.hasSuffix("/") ? String(output.dropLast()) : output
         var relatives: [String] = []
-        if let walker = FileManager.default.enumerator(atPath: root) {
-            while let next = walker.nextObject() as? String {
-                if Self.midiExtensions.contains((next as NSString).pathExtension.lowercased()) {
-                    relatives.append(next)
-                }
-            }
+        for next in (try? FileManager.default.subpathsOfDirectory(atPath: root)) ?? []
+        where Self.midiExtensions.contains(POSIXSupport.pathExtension(of: next).lowercased()) {
+            relatives.append(next)
         }
         var names = UniqueNames()
         let jobs = relatives.sorted().map { relative in
             // song.mid and song.kar side by side would both become song.EXT: the second gets a suffix.
-            let stem = (relative as NSString).deletingPathExtension
+            let stem = POSIXSupport.deletingPathExtension(relative)
             let output = outputRoot + "/" + names.claim(stem, fileExtension: fileExtension)
             return BatchJob(input: root + "/" + relative, output: output, origin: relative)
         }

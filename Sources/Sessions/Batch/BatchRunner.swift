@@ -1,8 +1,13 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
+import MIDICore
 import SMF
 import Sampler
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Renders the jobs of a batch (a folder tree, a manifest, or a list of files) on a pool of
 /// worker threads that share one loaded copy of each SoundFont.
@@ -97,14 +102,12 @@ public final class BatchRunner: Sendable {
         let threads = max(1, min(workers, jobCount))
         state.withLock { $0.runningWorkers = threads }
         for _ in 0..<threads {
-            let thread = Thread { [self] in
+            // FluidSynth's SoundFont loading recurses deeply on some banks.
+            POSIXSupport.startThread(stackSize: 4 << 20) { [self] in
                 while let job = next(isCancelled: isCancelled) { perform(job, isCancelled: isCancelled) }
                 state.withLock { $0.runningWorkers -= 1 }
                 wake.signal()
             }
-            // FluidSynth's SoundFont loading recurses deeply on some banks.
-            thread.stackSize = 4 << 20
-            thread.start()
         }
         while true {
             wake.wait()
@@ -163,15 +166,13 @@ public final class BatchRunner: Sendable {
         }
         PartialFiles.removeStale(besides: job.output)
         if configuration.createsFolders {
-            let folder = (job.output as NSString).deletingLastPathComponent
-            do {
-                if !folder.isEmpty {
-                    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-                }
+            let folder = job.output.contains("/") ? POSIXSupport.folder(of: job.output) : ""
+            do throws(POSIXReason) {
+                if !folder.isEmpty { try POSIXSupport.makeDirectories(folder) }
             } catch {
-                let reason = (error as NSError).localizedFailureReason ?? error.localizedDescription
                 return finish(
-                    job, .failed(reason: BatchError.cannotCreateFolder(path: folder, reason: reason).description))
+                    job,
+                    .failed(reason: BatchError.cannotCreateFolder(path: folder, reason: error.description).description))
             }
         }
         let file: MIDIFile

@@ -1,4 +1,9 @@
-import Foundation
+import FoundationEssentials
+import MIDICore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The temporary files renders write before giving an output its name (`.NAME.partial-PID`, see
 /// `AudioFileWriter`), and what killed renders leave of them.
@@ -7,20 +12,19 @@ enum PartialFiles {
     /// `.NAME.unnormalized-PID.wav`) of processes no longer alive, whichever output they were for
     /// (another process's render in flight on a shared folder is left alone).
     static func removeStale(besides output: String) {
-        let folder = (output as NSString).deletingLastPathComponent
+        let folder = POSIXSupport.folder(of: output)
         // A folder that cannot be listed has nothing to clean; the render itself reports its error.
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.isEmpty ? "." : folder)
-        else { return }
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
         for name in names where name.hasPrefix(".") {
             guard let pid = owner(ofTemporary: name), pid != getpid() else { continue }
-            if !isAlive(pid) { unlink((folder.isEmpty ? "" : folder + "/") + name) }
+            if !isAlive(pid) { unlink(folder + "/" + name) }
         }
     }
 
     /// The process that wrote a render's temporary file called `name`, or nil when the name is not one.
     static func owner(ofTemporary name: String) -> Int32? {
         for marker in [".partial-", ".unnormalized-"] {
-            guard let range = name.range(of: marker, options: .backwards) else { continue }
+            guard let range = name.ranges(of: marker).last else { continue }
             var digits = name[range.upperBound...]
             if marker == ".unnormalized-" {
                 guard digits.hasSuffix(".wav") else { continue }
@@ -39,7 +43,7 @@ enum PartialFiles {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
             let close = stat.lastIndex(of: ")")
         else { return true }
-        let state = stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).first
+        let state = POSIXSupport.trimmingBlanks(stat[stat.index(after: close)...]).first
         return state != "Z" && state != "X"
     }
 }

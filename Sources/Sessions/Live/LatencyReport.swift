@@ -1,5 +1,10 @@
 import AudioIO
-import Foundation
+import FoundationEssentials
+import MIDICore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Each live note's latency (from its arrival to the output playing it, by the device's own
 /// account): percentiles, jitter and a histogram, as `pianola live --latency-report` writes it.

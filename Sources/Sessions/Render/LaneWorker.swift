@@ -1,6 +1,11 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
+import MIDICore
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A lane rendered ahead on its own thread into a small ring of chunks. The consumer takes the
 /// chunks in order with `nextChunk()` and hands each back with `releaseChunk()`.
@@ -28,9 +33,7 @@ final class LaneWorker: @unchecked Sendable {
         // A thread of its own, not libdispatch's pool: the worker blocks between chunks, and a
         // pool as small as the machine's cores (which Swift concurrency's tasks share on Linux)
         // could run out of threads with several lanes, and never render the chunk awaited.
-        let thread = Thread { self.run() }
-        thread.name = "pianola lane"
-        thread.start()
+        POSIXSupport.startThread { self.run() }
     }
 
     private func run() {

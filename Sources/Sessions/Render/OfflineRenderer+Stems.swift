@@ -1,7 +1,8 @@
 import AudioGraph
 import AudioIO
 import Effects
-import Foundation
+import FoundationEssentials
+import MIDICore
 import SMF
 import Sampler
 import Sequencer
@@ -23,8 +24,8 @@ extension OfflineRenderer {
         let sequence = MusicSequence(file: file)
         let plan = StemPlan(sequence, mode: mode, fileExtension: fileExtension).stems
         guard !plan.isEmpty else { throw .graph("the file plays no notes: there is nothing to split") }
-        do { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) } catch {
-            throw .cannotWrite(path: folder, reason: error.localizedDescription)
+        do throws(POSIXReason) { try POSIXSupport.makeDirectories(folder) } catch {
+            throw .cannotWrite(path: folder, reason: error.description)
         }
         let rate = options.sampleRate
         let quantum = options.quantumFrames

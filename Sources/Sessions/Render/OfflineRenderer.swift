@@ -2,6 +2,7 @@ import AudioGraph
 import AudioIO
 import Dispatch
 import Effects
+import MIDICore
 import SMF
 import Sampler
 import Sequencer
@@ -76,7 +77,7 @@ public final class OfflineRenderer: Sendable {
         let share = lower.hasSuffix(".flac") ? 0.5 : lower.hasSuffix(".ogg") || lower.hasSuffix(".oga") ? 0.1 : 1
         let needed = Int(Double(options.maximumFrameCount(for: sequence) * bytesPerFrame) * share)
         // An unreachable folder fails at opening, by name.
-        guard let available = FileSystemSpace.availableBytes(in: FileSystemSpace.folder(of: path)) else { return }
+        guard let available = FileSystemSpace.availableBytes(in: POSIXSupport.folder(of: path)) else { return }
         guard needed <= available else { throw .notEnoughSpace(path: path, needed: needed, available: available) }
     }
 

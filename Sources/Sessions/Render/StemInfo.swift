@@ -1,4 +1,9 @@
-import Foundation
+import FoundationEssentials
+import MIDICore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// How a render is split into stems.
 public enum StemMode: String, CaseIterable, Sendable, Encodable {

@@ -1,5 +1,10 @@
 import Effects
-import Foundation
+import FoundationEssentials
+import MIDICore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// An effect chain given as data: a JSON array of objects such as `{"effect": "eq", "type":
 /// "highShelf", "freq": 8000}`, one per effect in order; every other key is a parameter (numbers,

@@ -1,9 +1,13 @@
 import AudioGraph
-import Foundation
+import FoundationEssentials
 import MIDICore
 import SMF
 import Sampler
 import Sequencer
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 extension OfflineRenderer {
     /// A renderer with the SoundFonts at `file:` URLs stacked (a later font's presets hide the
