@@ -4,8 +4,10 @@ import Synchronization
 
 /// Runs `work` for the indices `0..<count` on up to `threads` threads and hands each result to
 /// `deliver` on the calling thread, in index order, as soon as it and those before it are done.
-/// At most `window` results wait to be delivered at once, so memory stays bounded however many
-/// items there are. With one thread (or one item) everything runs on the calling thread.
+/// At most `window` batches of results wait to be delivered at once, so memory stays bounded
+/// however many items there are. Many items are claimed in batches of consecutive indices, so
+/// that small items do not cost a thread hand-over each. With one thread (or one item)
+/// everything runs on the calling thread.
 func forEachInOrder<Output: Sendable>(
     count: Int, threads: Int, window: Int = 8, work: @escaping @Sendable (Int) -> Output,
     deliver: (Int, Output) -> Void
@@ -16,45 +18,49 @@ func forEachInOrder<Output: Sendable>(
         return
     }
     let window = max(window, threads)
-    let shared = OrderedSlots<Output>(window: window)
+    // Up to 16 items a batch once there are many: every thread still gets several batches.
+    let batch = max(1, min(16, count / (threads * window)))
+    let shared = OrderedSlots<Output>(capacity: window * batch, window: window)
     for _ in 0..<threads {
         POSIXSupport.startThread {
             while true {
                 shared.free.wait()
-                guard let index = shared.claim(below: count) else {
+                guard let first = shared.claim(batch, below: count) else {
                     shared.free.signal()
                     return
                 }
-                shared.store(work(index), at: index)
+                for index in first..<min(first + batch, count) { shared.store(work(index), at: index) }
             }
         }
     }
     for index in 0..<count {
         let output = shared.take(index)
-        shared.free.signal()
+        // A batch's permit comes back once all of it has been taken.
+        if (index + 1) % batch == 0 || index + 1 == count { shared.free.signal() }
         deliver(index, output)
     }
 }
 
-/// A ring of `window` result slots: a slot is filled by the worker that claimed its index and
-/// emptied by the delivering thread, each with its own semaphore.
+/// A ring of result slots: a slot is filled by the worker that claimed its index and emptied by
+/// the delivering thread, each with its own semaphore; `free` holds one permit per batch that
+/// may be in flight.
 private final class OrderedSlots<Output: Sendable>: Sendable {
     let free: DispatchSemaphore
     private let next = Mutex(0)
     private let slots: Mutex<[Output?]>
     private let ready: [DispatchSemaphore]
 
-    init(window: Int) {
+    init(capacity: Int, window: Int) {
         free = DispatchSemaphore(value: window)
-        slots = Mutex([Output?](repeating: nil, count: window))
-        ready = (0..<window).map { _ in DispatchSemaphore(value: 0) }
+        slots = Mutex([Output?](repeating: nil, count: capacity))
+        ready = (0..<capacity).map { _ in DispatchSemaphore(value: 0) }
     }
 
-    /// The next index to work on, nil when all are taken.
-    func claim(below count: Int) -> Int? {
+    /// The first of the next `batch` indices to work on, nil when all are taken.
+    func claim(_ batch: Int, below count: Int) -> Int? {
         next.withLock { next in
             guard next < count else { return nil }
-            defer { next += 1 }
+            defer { next += batch }
             return next
         }
     }
