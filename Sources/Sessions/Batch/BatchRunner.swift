@@ -3,6 +3,7 @@ import FoundationEssentials
 import MIDICore
 import SMF
 import Sampler
+import Sequencer
 import Synchronization
 
 #if canImport(Glibc)
@@ -145,7 +146,7 @@ public final class BatchRunner: Sendable {
     private func perform(_ job: BatchJob, isCancelled: @escaping @Sendable () -> Bool) {
         let fonts = job.soundFont.map { [$0] } ?? configuration.soundFonts
         let options: RenderOptions
-        let bytes: [UInt8]
+        var bytes: [UInt8]
         do throws(BatchError) { options = try job.options(over: configuration.options) } catch {
             return finish(job, .failed(reason: error.description))
         }
@@ -175,10 +176,13 @@ public final class BatchRunner: Sendable {
                     .failed(reason: BatchError.cannotCreateFolder(path: folder, reason: error.description).description))
             }
         }
-        let file: MIDIFile
+        // The sequence is all the render needs: the file's bytes and its parsed events are freed
+        // before the render starts (a million-note song holds some 40 MB in them).
+        let sequence: MusicSequence
         do {
             let read = try MIDIFile.read(bytes: bytes)
-            file = withoutDefectGaps(read, job: job)
+            bytes = []
+            sequence = MusicSequence(file: withoutDefectGaps(read, job: job))
             if !read.diagnostics.isEmpty { post(.defectsRecovered(job, count: read.diagnostics.count)) }
         } catch {
             return finish(job, .failed(reason: error.description))
@@ -187,7 +191,7 @@ public final class BatchRunner: Sendable {
         var lastReport = -1.0
         var lastDecile = -1
         do throws(RenderError) {
-            let summary = try renderer.render(file, to: job.output) { rendered, music in
+            let summary = try renderer.render(sequence, to: job.output) { rendered, music in
                 if configuration.reportsProgress {
                     // A few times a second, and at every tenth of the song.
                     let now = Self.monotonicSeconds()
