@@ -21,13 +21,8 @@ import argparse, glob, os, shutil, subprocess, sys, tempfile, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = os.path.join(os.path.dirname(ROOT), "shared", "corpus")
-
-
-def ensure(package):
-    try:
-        __import__(package)
-    except ImportError:
-        subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", package])
+sys.path.insert(0, os.path.join(ROOT, "Benchmarks"))
+from render_benchmark import ensure, release_binaries  # noqa: E402
 
 
 def best_process(repeats, command):
@@ -53,11 +48,7 @@ def main():
     ensure("symusic")
     import symusic
 
-    for product in ("pianola", "parse-benchmark"):
-        subprocess.check_call(["swift", "build", "-c", "release", "--product", product], cwd=ROOT,
-                              stdout=subprocess.DEVNULL)
-    bin_path = subprocess.check_output(["swift", "build", "-c", "release", "--show-bin-path"], cwd=ROOT,
-                                       text=True).strip()
+    bin_path = release_binaries("pianola", "parse-benchmark")
     pianola = os.path.join(bin_path, "pianola")
     work = tempfile.mkdtemp(prefix="pianola-info-bench-")
     try:

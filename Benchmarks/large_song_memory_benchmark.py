@@ -14,6 +14,8 @@ not a speed comparison (they share the machine).
 import argparse, os, shutil, subprocess, sys, tempfile, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "Benchmarks"))
+from render_benchmark import release_binaries  # noqa: E402
 
 
 def start(command):
@@ -32,11 +34,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--notes", type=int, default=1_000_000)
     args = parser.parse_args()
-    for product in ("pianola", "parse-benchmark"):
-        subprocess.check_call(["swift", "build", "-c", "release", "--product", product], cwd=ROOT,
-                              stdout=subprocess.DEVNULL)
-    bin_path = subprocess.check_output(["swift", "build", "-c", "release", "--show-bin-path"], cwd=ROOT,
-                                       text=True).strip()
+    bin_path = release_binaries("pianola", "parse-benchmark")
     pianola = os.path.join(bin_path, "pianola")
     font = os.path.join(ROOT, "SoundFonts", "PianolaGM.sf2")
     work = tempfile.mkdtemp(prefix="pianola-memory-bench-")

@@ -21,6 +21,14 @@ def ensure(package):
     except ImportError:
         subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", package])
 
+def release_binaries(*products):
+    """Builds `products` in release mode; returns the folder that holds them."""
+    for product in products:
+        subprocess.check_call(["swift", "build", "-c", "release", "--product", product], cwd=ROOT,
+                              stdout=subprocess.DEVNULL)
+    return subprocess.check_output(["swift", "build", "-c", "release", "--show-bin-path"], cwd=ROOT,
+                                   text=True).strip()
+
 def dense16(path, seconds=180, seed=1):
     import mido
     rng = random.Random(seed)
