@@ -151,7 +151,8 @@ let package = Package(
         .testTarget(
             name: "RealTimeSafetyTests", dependencies: ["Pianola", "CAllocationCounter"], swiftSettings: strictSettings),
         .testTarget(
-            name: "SamplerTests", dependencies: ["TestSupport", "Sampler", "Sequencer"], swiftSettings: strictSettings),
+            name: "SamplerTests", dependencies: ["TestSupport", "Sampler", "Sequencer", "SMF"],
+            swiftSettings: strictSettings),
         .testTarget(
             name: "AudioIOTests", dependencies: ["TestSupport", "AudioIO", "AudioGraph"], swiftSettings: strictSettings),
         .testTarget(

@@ -7,7 +7,9 @@
 // Invariants checked on every input:
 // - a bad font never crashes or hangs the process: it is a typed error;
 // - the error's message is one line, printable, at most 400 characters, and names the file;
-// - a font that loads plays a note on its presets without a crash.
+// - a font that loads plays a note on its presets without a crash;
+// - read again as the subset those notes reach (SoundFontSubset, through Pianola's loader), it
+//   loads and plays the same notes sample for sample.
 import CFluidSynth
 
 #if canImport(Glibc)
@@ -37,17 +39,22 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
             _ = synth.render(frameCount: 64)
             fluid_synth_sfunload(synth.synth, id, 1)
         }
-        var played = 0
         let font = fluid_synth_get_sfont_by_id(synth.synth, id)
+        var presets: [(bank: Int32, program: Int32)] = []
         fluid_sfont_iteration_start(font)
-        while played < 4, let preset = fluid_sfont_iteration_next(font) {
-            let bank = fluid_preset_get_banknum(preset)
-            let program = fluid_preset_get_num(preset)
-            try? synth.select(channel: 0, font: id, bank: Int(bank), program: Int(program))
-            synth.noteOn(channel: 0, key: 60, velocity: 100)
-            _ = synth.render(frameCount: 128)
-            synth.noteOff(channel: 0, key: 60)
-            played += 1
+        while presets.count < 4, let preset = fluid_sfont_iteration_next(font) {
+            presets.append((fluid_preset_get_banknum(preset), fluid_preset_get_num(preset)))
+        }
+        let whole = play(presets, font: id)
+        var notes: [SoundFontSubset.PresetKey: PlayedNotes] = [:]
+        for preset in presets {
+            notes[SoundFontSubset.PresetKey(bank: Int(preset.bank), program: Int(preset.program)), default: PlayedNotes()]
+                .insert(key: 60, velocity: 100)
+        }
+        if let subset = SoundFontSubset(path: fontPath, notes: notes) {
+            let reloaded = SoundFontSubsetLoader.loading(subset, path: fontPath) { fluid_synth_sfreload(synth.synth, id) }
+            precondition(reloaded == id, "the subset of a font that loads loads")
+            precondition(play(presets, font: id) == whole, "the subset plays the notes as the whole font")
         }
     } catch {
         let message = error.description
@@ -58,4 +65,18 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         precondition(message.contains(fontPath), "names the file: \(message)")
     }
     return 0
+}
+
+/// A note on each preset in turn, rendered: the left channel.
+private func play(_ presets: [(bank: Int32, program: Int32)], font: Int32) -> [Float] {
+    var output: [Float] = []
+    for preset in presets {
+        try? synth.select(channel: 0, font: font, bank: Int(preset.bank), program: Int(preset.program))
+        synth.noteOn(channel: 0, key: 60, velocity: 100)
+        output += synth.render(frameCount: 128).left
+        synth.noteOff(channel: 0, key: 60)
+    }
+    fluid_synth_all_sounds_off(synth.synth, -1)
+    _ = synth.render(frameCount: 64)
+    return output
 }

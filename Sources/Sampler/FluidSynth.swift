@@ -31,6 +31,7 @@ final class FluidSynth {
                 delete_fluid_settings(settings)
                 return nil
             }
+            SoundFontSubsetLoader.install(in: synth, settings: settings)
             return (settings, synth)
         }
         guard let created else {
@@ -76,7 +77,10 @@ final class FluidSynth {
         let warnings = try SoundFontFile.validate(path: path)
         // The setting is read when a font loads, so fonts of one synth may differ.
         fluid_settings_setint(settings, "synth.dynamic-sample-loading", onDemand ? 1 : 0)
-        let (id, messages) = FluidSynthLog.collecting { fluid_synth_sfload(synth, path, 1) }
+        let (id, logged) = FluidSynthLog.collecting { fluid_synth_sfload(synth, path, 1) }
+        // A font the loaders refuse is tried by each (Pianola's, then FluidSynth's own): once each.
+        var seen = Set<String>()
+        let messages = logged.filter { seen.insert($0).inserted }
         guard id != FLUID_FAILED else { throw .loadFailed(path: path, messages: messages) }
         return (id, warnings.map { "warning: \($0)" } + messages)
     }

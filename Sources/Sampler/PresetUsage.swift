@@ -39,11 +39,21 @@ public struct PresetUsage: Hashable, Sendable {
     /// For each channel (0–15), the preset it has when it first plays or selects one: what a
     /// sampler selects on it before the audio starts (nil: the channel never has one).
     public var firstPresets: [Preset?]
+    /// For each preset that plays, the notes it starts (key and velocity as the preset receives
+    /// them): what decides which of its samples can sound.
+    public var playedNotes: [Preset: PlayedNotes]
+    /// Whether `playedNotes` holds every note the presets will start, so that samples no played
+    /// note reaches may be left unread: true for a song's usage, unless the song retunes keys
+    /// (MIDI Tuning Standard; FluidSynth then picks samples by the tuned key); false for
+    /// messages known in advance of live input, and for a usage made by hand.
+    public var hasEveryNote: Bool
 
     /// Nothing used: the channels stay without presets.
     public init() {
         presets = []
         firstPresets = [Preset?](repeating: nil, count: 16)
+        playedNotes = [:]
+        hasEveryNote = false
     }
 
     /// The presets of both (a sampler that plays either song); the first presets of `self`,
@@ -51,6 +61,8 @@ public struct PresetUsage: Hashable, Sendable {
     public func union(_ other: PresetUsage) -> PresetUsage {
         var result = self
         result.presets.formUnion(other.presets)
+        result.playedNotes.merge(other.playedNotes) { $0.union($1) }
+        result.hasEveryNote = hasEveryNote && other.hasEveryNote
         for channel in 0..<16 where result.firstPresets[channel] == nil {
             result.firstPresets[channel] = other.firstPresets[channel]
         }
@@ -61,6 +73,15 @@ public struct PresetUsage: Hashable, Sendable {
         presets.insert(preset)
         if channel >= 0, channel < 16, firstPresets[channel] == nil { firstPresets[channel] = preset }
     }
+
+    /// The played notes of the `soundFont`-th font's presets, by bank and program.
+    func playedNotes(ofFont soundFont: Int) -> [SoundFontSubset.PresetKey: PlayedNotes] {
+        var notes: [SoundFontSubset.PresetKey: PlayedNotes] = [:]
+        for (preset, played) in playedNotes where preset.soundFont == soundFont {
+            notes[SoundFontSubset.PresetKey(bank: Int(preset.bank), program: Int(preset.program))] = played
+        }
+        return notes
+    }
 }
 
 /// Plays messages through a synthesizer whose fonts wrap a sampler's real fonts with presets
@@ -69,6 +90,8 @@ final class PresetProbe {
     /// What the fake fonts' callbacks write to (one probe, one thread).
     final class Recorder {
         var usage = PresetUsage()
+        /// Set while a silent probing note plays: its preset is recorded, its note is not.
+        var isProbing = false
         /// The real font each fake font stands for, by stack position.
         let realFonts: [OpaquePointer]
         /// Fake presets made so far, by stack position and then `bank << 7 | program`.
@@ -110,6 +133,7 @@ final class PresetProbe {
 
     /// The usage of `sequence`, merged across tracks in the order the music player delivers.
     func usage(of sequence: MusicSequence) -> PresetUsage {
+        recorder.usage.hasEveryNote = true
         let tracks = sequence.tracks
         var cursors = [Int](repeating: 0, count: tracks.count)
         while true {
@@ -143,7 +167,13 @@ final class PresetProbe {
         switch message {
         case .programChange(let channel, _):
             probeSelection(onChannel: Int(channel))
-        case .systemExclusive, .systemReset:
+        case .systemExclusive(let data):
+            // MIDI Tuning Standard (universal, sub-ID 08): samples are then picked by tuned keys.
+            if data.count >= 3, data[0] == 0x7E || data[0] == 0x7F, data[2] == 0x08 {
+                recorder.usage.hasEveryNote = false
+            }
+            for channel in 0..<16 { probeSelection(onChannel: channel) }
+        case .systemReset:
             for channel in 0..<16 { probeSelection(onChannel: channel) }
         default:
             break
@@ -153,8 +183,10 @@ final class PresetProbe {
     /// A silent note on `channel`, so that the preset now selected there records itself.
     private func probeSelection(onChannel channel: Int) {
         let handle = sampler.synth.synth
+        recorder.isProbing = true
         fluid_synth_noteon(handle, Int32(channel), 60, 1)
         fluid_synth_noteoff(handle, Int32(channel), 60)
+        recorder.isProbing = false
     }
 
     // MARK: FluidSynth callbacks (C function pointers: no captures)
@@ -207,13 +239,15 @@ final class PresetProbe {
     private static let bank: fluid_preset_get_banknum_t = { Int32(PresetProbe.key(of: $0) >> 7) }
     private static let number: fluid_preset_get_num_t = { Int32(PresetProbe.key(of: $0) & 127) }
 
-    private static let noteOn: fluid_preset_noteon_t = { preset, _, channel, _, _ in
+    private static let noteOn: fluid_preset_noteon_t = { preset, _, channel, key, velocity in
         guard let box = PresetProbe.box(of: fluid_preset_get_sfont(preset)) else { return FLUID_FAILED }
         let recorder = Unmanaged<Recorder>.fromOpaque(box.context).takeUnretainedValue()
-        let key = PresetProbe.key(of: preset)
-        recorder.usage.record(
-            PresetUsage.Preset(soundFont: box.index, bank: UInt16(key >> 7), program: UInt8(key & 127)),
-            onChannel: Int(channel))
+        let number = PresetProbe.key(of: preset)
+        let played = PresetUsage.Preset(soundFont: box.index, bank: UInt16(number >> 7), program: UInt8(number & 127))
+        recorder.usage.record(played, onChannel: Int(channel))
+        if !recorder.isProbing {
+            recorder.usage.playedNotes[played, default: PlayedNotes()].insert(key: Int(key), velocity: Int(velocity))
+        }
         return FLUID_OK
     }
 

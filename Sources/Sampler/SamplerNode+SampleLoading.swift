@@ -32,14 +32,27 @@ extension SamplerNode {
     /// this sampler's synthesizer, which the audio thread locks too, is busy only briefly.
     /// `threads: 0` reads everything on the calling thread (samples another sampler has just
     /// read are found in memory).
+    ///
+    /// `narrowing` (for a sampler that plays this usage only, such as a render's) reads only the
+    /// samples the usage's played notes can reach, when it has them all (`hasEveryNote`): each
+    /// font is read again without the instrument zones none of those notes falls in (a song
+    /// playing two octaves of a piano reads those octaves' samples). Every played note sounds
+    /// exactly as with the whole font. A later call on the sampler first reads the fonts whole again.
     public func loadSamples(
-        for usage: PresetUsage, threads: Int? = nil, whileRendering: Bool = false
+        for usage: PresetUsage, threads: Int? = nil, whileRendering: Bool = false, narrowing: Bool = false
     ) throws(SoundFontError) {
         if let sampleReadFailure { throw sampleReadFailure }
         let ids = fontIDsByStackPosition
         let presets = usage.presets.sorted()
         let paths = ids.map { fontPaths[SoundFontID(rawValue: Int($0))] ?? "" }
         let onDemand = settings.sampleLoading == .onDemand
+        if !narrowedFonts.isEmpty { try widenFonts() }
+        let subsets: [SoundFontSubset?] = ids.indices.map { position in
+            guard onDemand, narrowing, usage.hasEveryNote, !whileRendering,
+                presets.contains(where: { $0.soundFont == position })
+            else { return nil }
+            return SoundFontSubset(path: paths[position], notes: usage.playedNotes(ofFont: position))
+        }
         // FluidSynth cannot undo a preset whose file it could not open: check first.
         if onDemand {
             for path in Set(presets.map { paths[$0.soundFont] }) where access(path, R_OK) != 0 {
@@ -61,6 +74,19 @@ extension SamplerNode {
         // finds every sample there. The helpers are kept until then. One sampler reads at a time
         // in this process: another that needs the same samples finds them in the cache instead
         // of decoding a second copy at the same time.
+        for (position, subset) in subsets.enumerated() {
+            guard let subset else { continue }
+            let reloaded = SoundFontSubsetLoader.loading(subset, path: paths[position]) {
+                fluid_synth_sfreload(synth.synth, ids[position])
+            }
+            guard reloaded == ids[position] else {
+                let failure = SoundFontError.loadFailed(
+                    path: paths[position], messages: ["error: it could not be read again with the song's samples only"])
+                sampleReadFailure = failure
+                throw failure
+            }
+            narrowedFonts[ids[position]] = presets.filter { $0.soundFont == position }
+        }
         let failed = Self.reading.withLock { _ -> [PresetUsage.Preset] in
             guard onDemand else { return [] }
             var helpers: [FluidSynth?] = []
@@ -76,7 +102,9 @@ extension SamplerNode {
                         }
                     } else {
                         slots.store(
-                            Self.helper(loading: paths, pinning: share, sampleRate: settings.sampleRate), at: part)
+                            Self.helper(
+                                loading: paths, subsets: subsets, pinning: share, sampleRate: settings.sampleRate),
+                            at: part)
                     }
                 }
                 helpers = slots.taken()
@@ -120,6 +148,22 @@ extension SamplerNode {
         }
     }
 
+    /// Reads the narrowed fonts whole again, with the presets pinned on them.
+    private func widenFonts() throws(SoundFontError) {
+        for (id, pinned) in narrowedFonts.sorted(by: { $0.key < $1.key }) {
+            narrowedFonts[id] = nil
+            let path = fontPaths[SoundFontID(rawValue: Int(id))] ?? ""
+            guard fluid_synth_sfreload(synth.synth, id) == id else {
+                let failure = SoundFontError.loadFailed(path: path, messages: ["error: it could not be read again"])
+                sampleReadFailure = failure
+                throw failure
+            }
+            for preset in pinned {
+                fluid_synth_pin_preset(synth.synth, id, Int32(preset.bank), Int32(preset.program))
+            }
+        }
+    }
+
     /// FluidSynth's ids of the fonts, oldest (stack position 0) first.
     var fontIDsByStackPosition: [Int32] { fonts.values.sorted() }
 
@@ -135,15 +179,19 @@ extension SamplerNode {
 
     /// A synthesizer that loads the fonts on demand and reads `presets`' samples.
     private static func helper(
-        loading paths: [String], pinning presets: [PresetUsage.Preset], sampleRate: Double
+        loading paths: [String], subsets: [SoundFontSubset?], pinning presets: [PresetUsage.Preset],
+        sampleRate: Double
     ) -> FluidSynth? {
         guard let helper = try? FluidSynth(sampleRate: sampleRate, polyphony: 1) else { return nil }
         for channel in 0..<16 { fluid_synth_unset_program(helper.synth, Int32(channel)) }
         var ids: [Int32] = []
         // The fonts loaded once already (validated, their messages reported): not again.
         fluid_settings_setint(helper.settings, "synth.dynamic-sample-loading", 1)
-        for path in paths {
-            let id = fluid_synth_sfload(helper.synth, path, 1)
+        for (path, subset) in zip(paths, subsets) {
+            let id =
+                subset.map { subset in
+                    SoundFontSubsetLoader.loading(subset, path: path) { fluid_synth_sfload(helper.synth, path, 1) }
+                } ?? fluid_synth_sfload(helper.synth, path, 1)
             guard id != FLUID_FAILED else { return nil }
             ids.append(id)
         }

@@ -28,6 +28,9 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
     /// Set when reading a font's samples on demand failed: FluidSynth then holds presets whose
     /// samples are missing, which it must not be asked to play; later loads are refused.
     var sampleReadFailure: SoundFontError?
+    /// Fonts read again without the zones a song's notes cannot reach (`loadSamples(for:narrowing:)`),
+    /// by FluidSynth id, with the presets pinned on them.
+    var narrowedFonts: [Int32: [PresetUsage.Preset]] = [:]
     private var baseGain: Float
     private var reverbEnabled: Bool
     private var chorusEnabled: Bool

@@ -131,7 +131,7 @@ public final class OfflineRenderer: Sendable {
             for path in soundFontPaths { try sampler.loadSoundFont(at: path) }
             let usage: PresetUsage
             if let known { usage = known } else { usage = try sampler.presetUsage(of: sequence) }
-            try sampler.loadSamples(for: usage, threads: known == nil ? nil : 0)
+            try sampler.loadSamples(for: usage, threads: known == nil ? nil : 0, narrowing: true)
             return (sampler, usage)
         } catch {
             throw .soundFont(error)
