@@ -50,19 +50,12 @@ struct InfoCommand: ParsableCommand {
     }
 
     func run() throws {
-        #if canImport(Glibc)
-            // Each file's event arrays are large and short-lived: glibc would map them and unmap
-            // them again for every file, and the kernel zero their pages each time (a third of
-            // the time over ten 3 MB files). Kept in the heap, they are reused; the price is that
-            // freed arrays stay resident (up to 256 MB) until the command ends.
-            // glibc's mallopt (malloc.h is not in Swift's Glibc module): M_MMAP_THRESHOLD is -3,
-            // M_TRIM_THRESHOLD -1 there.
-            if let symbol = dlsym(nil, "mallopt") {
-                let mallopt = unsafeBitCast(symbol, to: (@convention(c) (Int32, Int32) -> Int32).self)
-                _ = mallopt(-3, 32 << 20)
-                _ = mallopt(-1, 256 << 20)
-            }
-        #endif
+        // Each file's event arrays are large and short-lived: glibc would map them and unmap them
+        // again for every file, and the kernel zero their pages each time (a third of the time
+        // over ten 3 MB files). Kept in the heap, they are reused; the price is that freed arrays
+        // stay resident (up to 256 MB) until the command ends.
+        HeapTuning.set(HeapTuning.mmapThreshold, 32 << 20)
+        HeapTuning.set(HeapTuning.trimThreshold, 256 << 20)
         let (files, json, strict, verbose) = (files, json, strict, verbose)
         var rejected = 0
         if json { Terminal.writeOutput("[") }

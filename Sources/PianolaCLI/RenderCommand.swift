@@ -138,6 +138,12 @@ struct RenderCommand: ParsableCommand {
 
     func run() throws {
         Terminal.trapInterrupts()
+        // One heap for every thread, its free top returned at once: loading (fonts parsed, read
+        // again as the song's subset, SF3 decoded on helper threads) leaves freed memory that
+        // per-thread heaps would keep resident through the render, which allocates nothing.
+        // About 5 MB less at the peak; render threads never allocate, so they cannot contend.
+        HeapTuning.set(HeapTuning.arenaMax, 1)
+        HeapTuning.set(HeapTuning.trimThreshold, 128 << 10)
         let fonts = try soundFonts.resolve()
         var options = settings.options(synth: synth, song: song, effects: try effectOptions.specs())
         options.sampleLoading = try soundFonts.songLoading()

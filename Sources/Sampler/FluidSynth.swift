@@ -70,14 +70,17 @@ final class FluidSynth {
     /// With `onDemand`, the font's samples are not read (FluidSynth's dynamic sample loading):
     /// `pin(_:)` reads the ones a song uses.
     func loadSoundFont(
-        at path: String, onDemand: Bool = false
+        at path: String, onDemand: Bool = false, subset: SoundFontSubset? = nil
     ) throws(SoundFontError) -> (
         id: Int32, warnings: [String]
     ) {
         let warnings = try SoundFontFile.validate(path: path)
         // The setting is read when a font loads, so fonts of one synth may differ.
         fluid_settings_setint(settings, "synth.dynamic-sample-loading", onDemand ? 1 : 0)
-        let (id, logged) = FluidSynthLog.collecting { fluid_synth_sfload(synth, path, 1) }
+        let (id, logged) = FluidSynthLog.collecting {
+            guard let subset else { return fluid_synth_sfload(synth, path, 1) }
+            return SoundFontSubsetLoader.loading(subset, path: path) { fluid_synth_sfload(synth, path, 1) }
+        }
         // A font the loaders refuse is tried by each (Pianola's, then FluidSynth's own): once each.
         var seen = Set<String>()
         let messages = logged.filter { seen.insert($0).inserted }

@@ -37,7 +37,8 @@ extension SamplerNode {
     /// samples the usage's played notes can reach, when it has them all (`hasEveryNote`): each
     /// font is read again without the instrument zones none of those notes falls in (a song
     /// playing two octaves of a piano reads those octaves' samples). Every played note sounds
-    /// exactly as with the whole font. A later call on the sampler first reads the fonts whole again.
+    /// exactly as with the whole font. A later call reads the fonts again: for both usages when
+    /// narrowing, else whole (the earlier usage's samples stay loaded either way).
     public func loadSamples(
         for usage: PresetUsage, threads: Int? = nil, whileRendering: Bool = false, narrowing: Bool = false
     ) throws(SoundFontError) {
@@ -46,12 +47,14 @@ extension SamplerNode {
         let presets = usage.presets.sorted()
         let paths = ids.map { fontPaths[SoundFontID(rawValue: Int($0))] ?? "" }
         let onDemand = settings.sampleLoading == .onDemand
-        if !narrowedFonts.isEmpty { try widenFonts() }
+        // The usage the fonts are to be read for (nil: whole): this one, and the earlier ones a
+        // narrowed sampler holds.
+        let target: PresetUsage? =
+            onDemand && narrowing && usage.hasEveryNote && !whileRendering
+            ? fontsReadFor.map { $0.union(usage) } ?? usage : nil
         let subsets: [SoundFontSubset?] = ids.indices.map { position in
-            guard onDemand, narrowing, usage.hasEveryNote, !whileRendering,
-                presets.contains(where: { $0.soundFont == position })
-            else { return nil }
-            return SoundFontSubset(path: paths[position], notes: usage.playedNotes(ofFont: position))
+            guard let target else { return nil }
+            return SoundFontSubset(path: paths[position], notes: target.playedNotes(ofFont: position))
         }
         // FluidSynth cannot undo a preset whose file it could not open: check first.
         if onDemand {
@@ -62,6 +65,9 @@ extension SamplerNode {
                 sampleReadFailure = failure
                 throw failure
             }
+        }
+        if fontsReadFor != nil || subsets.contains(where: { $0 != nil }) {
+            try readFontsAgain(subsets, paths: paths, for: target)
         }
         // Decoding is worth more threads; plain SF2 samples are only copied.
         let compressed = Set(presets.map { paths[$0.soundFont] }).contains { SoundFontFile.isCompressed(path: $0) }
@@ -74,19 +80,6 @@ extension SamplerNode {
         // finds every sample there. The helpers are kept until then. One sampler reads at a time
         // in this process: another that needs the same samples finds them in the cache instead
         // of decoding a second copy at the same time.
-        for (position, subset) in subsets.enumerated() {
-            guard let subset else { continue }
-            let reloaded = SoundFontSubsetLoader.loading(subset, path: paths[position]) {
-                fluid_synth_sfreload(synth.synth, ids[position])
-            }
-            guard reloaded == ids[position] else {
-                let failure = SoundFontError.loadFailed(
-                    path: paths[position], messages: ["error: it could not be read again with the song's samples only"])
-                sampleReadFailure = failure
-                throw failure
-            }
-            narrowedFonts[ids[position]] = presets.filter { $0.soundFont == position }
-        }
         let failed = Self.reading.withLock { _ -> [PresetUsage.Preset] in
             guard onDemand else { return [] }
             var helpers: [FluidSynth?] = []
@@ -148,18 +141,30 @@ extension SamplerNode {
         }
     }
 
-    /// Reads the narrowed fonts whole again, with the presets pinned on them.
-    private func widenFonts() throws(SoundFontError) {
-        for (id, pinned) in narrowedFonts.sorted(by: { $0.key < $1.key }) {
-            narrowedFonts[id] = nil
-            let path = fontPaths[SoundFontID(rawValue: Int(id))] ?? ""
-            guard fluid_synth_sfreload(synth.synth, id) == id else {
-                let failure = SoundFontError.loadFailed(path: path, messages: ["error: it could not be read again"])
+    /// Reads each font again as its subset (nil: whole, unless it is whole already), keeping the
+    /// presets pinned by earlier loads; the fonts are then read for `target` (nil: whole).
+    private func readFontsAgain(
+        _ subsets: [SoundFontSubset?], paths: [String], for target: PresetUsage?
+    ) throws(SoundFontError) {
+        let ids = fontIDsByStackPosition
+        let wasWhole = fontsReadFor == nil
+        let pinned = fontsReadFor?.presets ?? []
+        fontsReadFor = subsets.contains(where: { $0 != nil }) ? target : nil
+        for (position, subset) in subsets.enumerated() where subset != nil || !wasWhole {
+            let (reloaded, messages) = FluidSynthLog.collecting { () -> Int32 in
+                guard let subset else { return fluid_synth_sfreload(synth.synth, ids[position]) }
+                return SoundFontSubsetLoader.loading(subset, path: paths[position]) {
+                    fluid_synth_sfreload(synth.synth, ids[position])
+                }
+            }
+            guard reloaded == ids[position] else {
+                let failure = SoundFontError.loadFailed(
+                    path: paths[position], messages: messages + ["error: it could not be read again"])
                 sampleReadFailure = failure
                 throw failure
             }
-            for preset in pinned {
-                fluid_synth_pin_preset(synth.synth, id, Int32(preset.bank), Int32(preset.program))
+            for preset in pinned where preset.soundFont == position {
+                fluid_synth_pin_preset(synth.synth, ids[position], Int32(preset.bank), Int32(preset.program))
             }
         }
     }

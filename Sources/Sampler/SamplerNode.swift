@@ -28,9 +28,10 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
     /// Set when reading a font's samples on demand failed: FluidSynth then holds presets whose
     /// samples are missing, which it must not be asked to play; later loads are refused.
     var sampleReadFailure: SoundFontError?
-    /// Fonts read again without the zones a song's notes cannot reach (`loadSamples(for:narrowing:)`),
-    /// by FluidSynth id, with the presets pinned on them.
-    var narrowedFonts: [Int32: [PresetUsage.Preset]] = [:]
+    /// When the fonts are read without the zones whose samples no played note reaches
+    /// (`loadSamples(for:narrowing:)`, `loadSoundFont(at:presetsOnly:)`): the usage they were
+    /// read for, its presets pinned. Nil while every font is whole.
+    var fontsReadFor: PresetUsage?
     private var baseGain: Float
     private var reverbEnabled: Bool
     private var chorusEnabled: Bool
@@ -143,12 +144,31 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
         return try await task.value.get()
     }
 
-    private func load(_ path: String) throws(SoundFontError) -> SoundFontID {
+    /// Loads a font's presets without its instruments' zones, for a sampler that loads on demand
+    /// and is to play one song: `presetUsage(of:)` finds the song's presets in it, and
+    /// `loadSamples(for:narrowing:)` reads the font again with the zones the song reaches (any
+    /// other `loadSamples` reads it whole). Half the memory and time of reading the preset data
+    /// twice whole. Where the file cannot be read so, it loads whole.
+    @discardableResult
+    package func loadSoundFont(at path: String, presetsOnly: Bool) throws(SoundFontError) -> SoundFontID {
+        guard presetsOnly, settings.sampleLoading == .onDemand,
+            let subset = SoundFontSubset(path: path, notes: [:])
+        else { return try load(path) }
+        let id = try load(path, subset: subset)
+        if fontsReadFor == nil {
+            var usage = PresetUsage()
+            usage.hasEveryNote = true
+            fontsReadFor = usage
+        }
+        return id
+    }
+
+    private func load(_ path: String, subset: SoundFontSubset? = nil) throws(SoundFontError) -> SoundFontID {
         let onDemand = settings.sampleLoading == .onDemand
         // On demand, no channel selects a preset (which would read its samples) until
         // `loadSamples(for:)`.
         if onDemand { for channel in 0..<16 { fluid_synth_unset_program(synth.synth, Int32(channel)) } }
-        let (id, _) = try synth.loadSoundFont(at: path, onDemand: onDemand)
+        let (id, _) = try synth.loadSoundFont(at: path, onDemand: onDemand, subset: subset)
         let identifier = SoundFontID(rawValue: Int(id))
         fonts[identifier] = id
         fontPaths[identifier] = path

@@ -151,6 +151,37 @@ struct NarrowedLoadingTests {
         #expect(peak(narrowed, key: 108) > 0.01)
     }
 
+    @Test("presets only: the probe finds the song's presets, narrowing reads their zones, more songs add theirs")
+    func presetsOnly() throws {
+        var settings = dryLeadSettings()
+        settings.sampleLoading = .onDemand
+        let first = MusicSequence(file: makeFile(tracks: [[(0, on(60)), (100, off(60))]]))
+        let sampler = try SamplerNode(settings: settings)
+        try sampler.loadSoundFont(at: bundledFont, presetsOnly: true)
+        #expect(sampler.fontsReadFor != nil)
+        let usage = try sampler.presetUsage(of: first)
+        let piano = PresetUsage.Preset(soundFont: 0, bank: 0, program: 0)
+        #expect(usage.presets == [piano] && usage.playedNotes[piano]?.count == 1)
+        try sampler.loadSamples(for: usage, narrowing: true)
+        let whole = try onDemandSampler(bundledFont)
+        try whole.loadSamples(for: whole.presetUsage(of: first))
+        #expect(play(first, through: sampler) == play(first, through: whole))
+        for node in [sampler, whole] { node.allSoundOff() }
+        #expect(peak(sampler, key: 108) == 0)
+        // A second song, narrowed too: the first song's notes and the second's.
+        let second = MusicSequence(file: makeFile(tracks: [[(0, on(108)), (100, off(108))]]))
+        try sampler.loadSamples(for: sampler.presetUsage(of: second), narrowing: true)
+        #expect(peak(sampler, key: 108) > 0.01)
+        #expect(peak(sampler, key: 60) > 0.01)
+        #expect(peak(sampler, key: 30) == 0)
+        // Presets only, then a load without narrowing: whole.
+        let plain = try SamplerNode(settings: settings)
+        try plain.loadSoundFont(at: bundledFont, presetsOnly: true)
+        try plain.loadSamples(for: plain.presetUsage(of: first))
+        #expect(plain.fontsReadFor == nil)
+        #expect(peak(plain, key: 30) > 0.01)
+    }
+
     @Test(
         "corpus songs sound the same narrowed (bundled font, and FluidR3 when installed)",
         .enabled(if: isDirectory(corpusRoot), "shared corpus not found at \(corpusRoot): skipped"))

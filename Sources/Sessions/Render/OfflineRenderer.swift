@@ -128,7 +128,8 @@ public final class OfflineRenderer: Sendable {
                 return (try SamplerNode(settings: settings, sharingSoundFontsWith: fonts.holder(.whole)), nil)
             }
             let sampler = try SamplerNode(settings: settings)
-            for path in soundFontPaths { try sampler.loadSoundFont(at: path) }
+            // Its presets only: the song's zones are read by `loadSamples(narrowing:)`.
+            for path in soundFontPaths { try sampler.loadSoundFont(at: path, presetsOnly: true) }
             let usage: PresetUsage
             if let known { usage = known } else { usage = try sampler.presetUsage(of: sequence) }
             try sampler.loadSamples(for: usage, threads: known == nil ? nil : 0, narrowing: true)
