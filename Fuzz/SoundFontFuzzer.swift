@@ -48,11 +48,13 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         let whole = play(presets, font: id)
         var notes: [SoundFontSubset.PresetKey: PlayedNotes] = [:]
         for preset in presets {
-            notes[SoundFontSubset.PresetKey(bank: Int(preset.bank), program: Int(preset.program)), default: PlayedNotes()]
-                .insert(key: 60, velocity: 100)
+            let key = SoundFontSubset.PresetKey(bank: Int(preset.bank), program: Int(preset.program))
+            notes[key, default: PlayedNotes()].insert(key: 60, velocity: 100)
         }
         if let subset = SoundFontSubset(path: fontPath, notes: notes) {
-            let reloaded = SoundFontSubsetLoader.loading(subset, path: fontPath) { fluid_synth_sfreload(synth.synth, id) }
+            let reloaded = SoundFontSubsetLoader.loading(subset, path: fontPath) {
+                fluid_synth_sfreload(synth.synth, id)
+            }
             precondition(reloaded == id, "the subset of a font that loads loads")
             precondition(play(presets, font: id) == whole, "the subset plays the notes as the whole font")
         }
