@@ -37,11 +37,13 @@ final class FontStack: Sendable {
         }
     }
 
-    /// Loads the fonts once to report what cannot be loaded, keeping nothing.
+    /// Loads the fonts once to report what cannot be loaded, keeping nothing: as each render
+    /// loads them first, presets only (the instruments' zone indices are checked while they are
+    /// left out; a font whose instruments cannot be left out loads whole).
     func check() throws(SoundFontError) {
         var settings = SamplerNode.Settings()
         settings.sampleLoading = .onDemand
         let sampler = try SamplerNode(settings: settings)
-        for path in paths { try sampler.loadSoundFont(at: path) }
+        for path in paths { try sampler.loadSoundFont(at: path, presetsOnly: true) }
     }
 }
