@@ -90,8 +90,6 @@ final class PresetProbe {
     /// What the fake fonts' callbacks write to (one probe, one thread).
     final class Recorder {
         var usage = PresetUsage()
-        /// Set while a silent probing note plays: its preset is recorded, its note is not.
-        var isProbing = false
         /// The real font each fake font stands for, by stack position.
         let realFonts: [OpaquePointer]
         /// Fake presets made so far, by stack position and then `bank << 7 | program`.
@@ -132,7 +130,7 @@ final class PresetProbe {
     }
 
     /// The usage of `sequence`, merged across tracks in the order the music player delivers.
-    func usage(of sequence: MusicSequence) -> PresetUsage {
+    func usage(of sequence: MusicSequence, transposedBy transpose: Int = 0) -> PresetUsage {
         recorder.usage.hasEveryNote = true
         let tracks = sequence.tracks
         var cursors = [Int](repeating: 0, count: tracks.count)
@@ -150,10 +148,33 @@ final class PresetProbe {
                 }
             }
             guard best >= 0 else { break }
-            play(tracks[best].events[cursors[best]].message)
+            play(Self.transposed(tracks[best].events[cursors[best]].message, by: transpose))
             cursors[best] += 1
         }
+        if hasTuning { recorder.usage.hasEveryNote = false }
         return recorder.usage
+    }
+
+    /// `message` with its key shifted as the music player shifts it (drums on channel 10 not).
+    private static func transposed(_ message: MIDIMessage, by transpose: Int) -> MIDIMessage {
+        guard transpose != 0 else { return message }
+        switch message {
+        case .noteOn(let channel, let key, let velocity) where channel != 9:
+            return .noteOn(channel: channel, note: UInt8(min(127, max(0, Int(key) + transpose))), velocity: velocity)
+        case .noteOff(let channel, let key, let velocity) where channel != 9:
+            return .noteOff(channel: channel, note: UInt8(min(127, max(0, Int(key) + transpose))), velocity: velocity)
+        default:
+            return message
+        }
+    }
+
+    /// Whether the probe's synthesizer has a tuning (a MIDI Tuning Standard message, or the
+    /// tuning program and bank RPNs, make one): FluidSynth then picks samples by tuned keys.
+    private var hasTuning: Bool {
+        var bank: Int32 = 0
+        var program: Int32 = 0
+        fluid_synth_tuning_iteration_start(sampler.synth.synth)
+        return fluid_synth_tuning_iteration_next(sampler.synth.synth, &bank, &program) != 0
     }
 
     /// The usage of playing `messages` in order.
@@ -180,13 +201,16 @@ final class PresetProbe {
         }
     }
 
-    /// A silent note on `channel`, so that the preset now selected there records itself.
+    /// Records the preset now selected on `channel` (as FluidSynth resolved it). No note is
+    /// played for it, which in mono mode could change what the song's own notes do.
     private func probeSelection(onChannel channel: Int) {
-        let handle = sampler.synth.synth
-        recorder.isProbing = true
-        fluid_synth_noteon(handle, Int32(channel), 60, 1)
-        fluid_synth_noteoff(handle, Int32(channel), 60)
-        recorder.isProbing = false
+        guard let preset = fluid_synth_get_channel_preset(sampler.synth.synth, Int32(channel)),
+            let box = Self.box(of: fluid_preset_get_sfont(preset))
+        else { return }
+        let number = Self.key(of: preset)
+        recorder.usage.record(
+            PresetUsage.Preset(soundFont: box.index, bank: UInt16(number >> 7), program: UInt8(number & 127)),
+            onChannel: channel)
     }
 
     // MARK: FluidSynth callbacks (C function pointers: no captures)
@@ -245,9 +269,7 @@ final class PresetProbe {
         let number = PresetProbe.key(of: preset)
         let played = PresetUsage.Preset(soundFont: box.index, bank: UInt16(number >> 7), program: UInt8(number & 127))
         recorder.usage.record(played, onChannel: Int(channel))
-        if !recorder.isProbing {
-            recorder.usage.playedNotes[played, default: PlayedNotes()].insert(key: Int(key), velocity: Int(velocity))
-        }
+        recorder.usage.playedNotes[played, default: PlayedNotes()].insert(key: Int(key), velocity: Int(velocity))
         return FLUID_OK
     }
 

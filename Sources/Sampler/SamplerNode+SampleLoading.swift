@@ -11,8 +11,13 @@ import Synchronization
 extension SamplerNode {
     /// The presets this sampler plays for `sequence` (its fonts, overrides and muted channels),
     /// found without reading a sample: what `loadSamples(for:)` needs before playing it.
-    public func presetUsage(of sequence: MusicSequence) throws(SoundFontError) -> PresetUsage {
-        try PresetProbe(fonts: realFonts, settings: settings).usage(of: sequence)
+    ///
+    /// `transpose` is the semitones the player shifts keys by (channel 10's drums excepted), so
+    /// that the played notes are the keys the sampler will get.
+    public func presetUsage(
+        of sequence: MusicSequence, transposedBy transpose: Int = 0
+    ) throws(SoundFontError) -> PresetUsage {
+        try PresetProbe(fonts: realFonts, settings: settings).usage(of: sequence, transposedBy: transpose)
     }
 
     /// The presets this sampler plays for `messages`, applied in order (for live input known
@@ -66,6 +71,8 @@ extension SamplerNode {
                 throw failure
             }
         }
+        // (Reading a narrowed font whole again while the audio thread renders this sampler would
+        // hold FluidSynth's lock through a parse; no caller narrows a sampler that plays more.)
         if fontsReadFor != nil || subsets.contains(where: { $0 != nil }) {
             try readFontsAgain(subsets, paths: paths, for: target)
         }

@@ -140,16 +140,46 @@ private struct Hydra {
         return zone
     }
 
+    /// Whether the indices are as FluidSynth reads them (it reads records one after the other,
+    /// using only the differences between indices: they must start at 0 and end at the terminal
+    /// record) and every zone names an instrument or sample that exists. A font that breaks
+    /// these is read whole, so that FluidSynth reports its problems as it would.
+    private var isWellFormed: Bool {
+        let (phdr, pbag, pmod, pgen, inst, ibag, imod, igen, shdr) = (0, 1, 2, 3, 4, 5, 6, 7, 8)
+        let presetZones = count(pbag) - 1
+        let instrumentZones = count(ibag) - 1
+        guard count(phdr) >= 2, count(inst) >= 1, u16(phdr, 0, 24) == 0, u16(inst, 0, 20) == 0,
+            u16(phdr, count(phdr) - 1, 24) == presetZones, u16(inst, count(inst) - 1, 20) == instrumentZones,
+            u16(pbag, 0, 0) == 0, u16(pbag, 0, 2) == 0, u16(ibag, 0, 0) == 0, u16(ibag, 0, 2) == 0
+        else { return false }
+        // Generator and modulator lists: the terminal bag's index is the last record, or one past.
+        for (bags, list) in [(pbag, pgen), (pbag, pmod), (ibag, igen), (ibag, imod)] {
+            let field = list == pgen || list == igen ? 0 : 2
+            let end = u16(bags, count(bags) - 1, field)
+            guard end == count(list) - 1 || end == count(list) else { return false }
+        }
+        for index in 1..<count(phdr) where u16(phdr, index - 1, 24) > u16(phdr, index, 24) { return false }
+        for index in 1..<count(inst) where u16(inst, index - 1, 20) > u16(inst, index, 20) { return false }
+        // Every instrument and sample a zone names exists.
+        for (bags, gens, terminal, limit) in [(pbag, pgen, 41, count(inst) - 1), (ibag, igen, 53, count(shdr) - 1)] {
+            for zone in 0..<(count(bags) - 1) {
+                guard let generators = generators(bags: bags, gens: gens, zone: zone) else { return false }
+                for generator in generators where generator.op == terminal {
+                    guard generator.low | generator.high << 8 < limit else { return false }
+                }
+            }
+        }
+        return true
+    }
+
     /// The `pdta` list with the instrument zones no note reaches left out; nil when every zone stays.
     func keepingZones(
         for notes: [SoundFontSubset.PresetKey: PlayedNotes]
     ) -> (bytes: [UInt8], total: Int, kept: Int)? {
         let (phdr, pbag, pgen, inst, ibag, imod, igen) = (0, 1, 3, 4, 5, 6, 7)
+        guard isWellFormed else { return nil }
         let instruments = count(inst) - 1
         let zones = count(ibag) - 1
-        guard count(phdr) >= 2, u16(phdr, count(phdr) - 1, 24) < count(pbag),
-            u16(inst, instruments, 20) == zones, zones >= 0
-        else { return nil }
         var needed = [Bool](repeating: false, count: zones)
         // Instruments some played preset reaches in a way this cannot follow: kept whole.
         var whole = Set<Int>()

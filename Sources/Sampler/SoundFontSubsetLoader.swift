@@ -47,9 +47,10 @@ enum SoundFontSubsetLoader {
             self.subset = subset
         }
 
+        /// Exactly `count` bytes, or false (as FluidSynth's own reader: reading none fails too).
         func read(into buffer: UnsafeMutableRawPointer, count: Int) -> Bool {
-            guard let subset else { return fread(buffer, 1, count, file) == count }
-            guard count >= 0, position + count <= subset.size else { return false }
+            guard let subset else { return fread(buffer, count, 1, file) == 1 }
+            guard count > 0, position + count <= subset.size else { return false }
             var done = 0
             // The real file's bytes up to the preset data, with the subset's RIFF size.
             if position < subset.preservedLength {
@@ -89,8 +90,12 @@ enum SoundFontSubsetLoader {
         Unmanaged<Handle>.fromOpaque(pointer!).takeUnretainedValue()
     }
 
+    /// A regular file only, as FluidSynth's own `open` (a directory or a FIFO is refused).
     private static let open: fluid_sfloader_callback_open_t = { name in
-        guard let name, let file = fopen(name, "rb") else { return nil }
+        var info = stat()
+        guard let name, stat(name, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, let file = fopen(name, "rb") else {
+            return nil
+        }
         let key = Key(thread: UInt(pthread_self()), path: String(cString: name))
         let subset = SoundFontSubsetLoader.pending.withLock { $0[key] }
         return Unmanaged.passRetained(Handle(file: file, subset: subset)).toOpaque()

@@ -105,6 +105,64 @@ struct NarrowedLoadingTests {
         #expect(!usage.union(try sampler.presetUsage(of: [on(60)])).hasEveryNote)
     }
 
+    @Test("the usage has the keys the sampler gets: transposed (drums not); a tuning by RPN has not every note")
+    func transposeAndTuning() throws {
+        let sampler = try onDemandSampler(bundledFont)
+        let song = MusicSequence(file: makeFile(tracks: [[(0, on(60)), (0, on(38, channel: 9)), (10, off(60))]]))
+        let usage = try sampler.presetUsage(of: song, transposedBy: 24)
+        #expect(
+            usage.playedNotes[PresetUsage.Preset(soundFont: 0, bank: 0, program: 0)]?.contains(key: 84, velocity: 100)
+                == true)
+        #expect(usage.playedNotes[PresetUsage.Preset(soundFont: 0, bank: 0, program: 0)]?.count == 1)
+        #expect(
+            usage.playedNotes[PresetUsage.Preset(soundFont: 0, bank: 128, program: 0)]?.contains(key: 38, velocity: 100)
+                == true)
+        // A transposed song narrowed: the shifted key sounds (a zone the file's key does not reach).
+        try sampler.loadSamples(for: usage, narrowing: true)
+        #expect(peak(sampler, key: 84) > 0.01)
+        // The tuning program RPN (3) gives the channel a tuning: samples are then picked by tuned key.
+        let retuned = MusicSequence(
+            file: makeFile(tracks: [
+                [
+                    (0, .controlChange(channel: 0, controller: 101, value: 0)),
+                    (0, .controlChange(channel: 0, controller: 100, value: 3)),
+                    (0, .controlChange(channel: 0, controller: 6, value: 0)), (0, on(60)),
+                ]
+            ]))
+        #expect(try !onDemandSampler(bundledFont).presetUsage(of: retuned).hasEveryNote)
+    }
+
+    @Test("a font FluidSynth would refuse, or index as it does not, gets no subset: it is read whole")
+    func malformedFonts() throws {
+        var notes = PlayedNotes()
+        notes.insert(key: 60, velocity: 100)
+        let piano = [SoundFontSubset.PresetKey(bank: 0, program: 0): notes]
+        let original = DamagedSoundFont(contentsOf: bundledFont)
+        #expect(SoundFontSubset(path: try original.write("whole.sf2"), notes: piano) != nil)
+        let chunks = original.chunks(inList: "pdta")
+        let igen = try #require(chunks["igen"])
+        let ibag = try #require(chunks["ibag"])
+        // A zone naming a sample past the last one.
+        var badSample = original
+        let records = igen.size / 4
+        let sampleGenerator = try #require(
+            (0..<records).first { original.bytes[igen.offset + 8 + $0 * 4] == 53 })
+        badSample.bytes[igen.offset + 8 + sampleGenerator * 4 + 2] = 0xFF
+        badSample.bytes[igen.offset + 8 + sampleGenerator * 4 + 3] = 0x7F
+        #expect(SoundFontSubset(path: try badSample.write("sample.sf2"), notes: piano) == nil)
+        #expect(throws: SoundFontError.self) {
+            try onDemandSampler(try badSample.write("sample2.sf2"))
+        }
+        // Generator indices starting at 1: FluidSynth counts differences, not positions.
+        var shifted = original
+        shifted.bytes[ibag.offset + 8] = 1
+        #expect(SoundFontSubset(path: try shifted.write("shifted.sf2"), notes: piano) == nil)
+        // Preset bag indices going down.
+        var scrambled = original
+        scrambled.scrambleBagIndices()
+        #expect(SoundFontSubset(path: try scrambled.write("scrambled.sf2"), notes: piano) == nil)
+    }
+
     @Test("the subset keeps the zones the notes reach: more notes, more zones; not a SoundFont, no subset")
     func subsetZones() throws {
         let piano = SoundFontSubset.PresetKey(bank: 0, program: 0)

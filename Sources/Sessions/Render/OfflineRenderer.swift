@@ -131,7 +131,11 @@ public final class OfflineRenderer: Sendable {
             // Its presets only: the song's zones are read by `loadSamples(narrowing:)`.
             for path in soundFontPaths { try sampler.loadSoundFont(at: path, presetsOnly: true) }
             let usage: PresetUsage
-            if let known { usage = known } else { usage = try sampler.presetUsage(of: sequence) }
+            if let known {
+                usage = known
+            } else {
+                usage = try sampler.presetUsage(of: sequence, transposedBy: options.transpose)
+            }
             try sampler.loadSamples(for: usage, threads: known == nil ? nil : 0, narrowing: true)
             return (sampler, usage)
         } catch {
