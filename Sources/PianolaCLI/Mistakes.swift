@@ -18,8 +18,7 @@ enum Mistakes {
     /// instead, or nil when the first argument is an option or a command.
     static func explain(_ arguments: [String]) -> String? {
         guard let first = arguments.first, !first.hasPrefix("-"), !commandNames.contains(first) else { return nil }
-        let extensions: Set<String> = ["mid", "midi", "kar", "rmi", "smf"]
-        if extensions.contains(POSIXSupport.pathExtension(of: first).lowercased())
+        if midiFileExtensions.contains(POSIXSupport.pathExtension(of: first).lowercased())
             || FileManager.default.fileExists(atPath: first)
         {
             let quoted = arguments.map(quote).joined(separator: " ")

@@ -43,8 +43,9 @@ public struct PresetUsage: Hashable, Sendable {
     /// them): what decides which of its samples can sound.
     public var playedNotes: [Preset: PlayedNotes]
     /// Whether `playedNotes` holds every note the presets will start, so that samples no played
-    /// note reaches may be left unread: true for a song's usage, unless the song retunes keys
-    /// (MIDI Tuning Standard; FluidSynth then picks samples by the tuned key); false for
+    /// note reaches may be left unread: true for a song's usage, unless the song gives a channel a
+    /// tuning (MIDI Tuning Standard, the tuning RPNs: FluidSynth then picks samples by the tuned
+    /// key); false for
     /// messages known in advance of live input, and for a usage made by hand.
     public var hasEveryNote: Bool
 
@@ -188,13 +189,7 @@ final class PresetProbe {
         switch message {
         case .programChange(let channel, _):
             probeSelection(onChannel: Int(channel))
-        case .systemExclusive(let data):
-            // MIDI Tuning Standard (universal, sub-ID 08): samples are then picked by tuned keys.
-            if data.count >= 3, data[0] == 0x7E || data[0] == 0x7F, data[2] == 0x08 {
-                recorder.usage.hasEveryNote = false
-            }
-            for channel in 0..<16 { probeSelection(onChannel: channel) }
-        case .systemReset:
+        case .systemExclusive, .systemReset:
             for channel in 0..<16 { probeSelection(onChannel: channel) }
         default:
             break

@@ -43,11 +43,9 @@ struct SoundFontSubset: Sendable {
         guard fstat(fileno(file), &info) == 0 else { return nil }
         let fileSize = Int(info.st_size)
         func read(_ count: Int, at offset: Int) -> [UInt8]? {
+            guard count >= 0, fseeko(file, off_t(offset), SEEK_SET) == 0 else { return nil }
             var buffer = [UInt8](repeating: 0, count: count)
-            guard count >= 0, fseeko(file, off_t(offset), SEEK_SET) == 0,
-                fread(&buffer, 1, count, file) == count
-            else { return nil }
-            return buffer
+            return fread(&buffer, 1, count, file) == count ? buffer : nil
         }
         guard let header = read(12, at: 0), header.fourCC(at: 0) == "RIFF", header.fourCC(at: 8) == "sfbk",
             Int(header.u32(at: 4)) == fileSize - 8
@@ -80,10 +78,7 @@ struct SoundFontSubset: Sendable {
 
 /// The nine chunks of a `pdta` list, as records.
 private struct Hydra {
-    static let layout: [(name: String, recordSize: Int)] = [
-        ("phdr", 38), ("pbag", 4), ("pmod", 10), ("pgen", 4), ("inst", 22), ("ibag", 4), ("imod", 10), ("igen", 4),
-        ("shdr", 46),
-    ]
+    static let layout = SoundFontStructure.presetChunks
     /// Each chunk's data, in `layout` order.
     var chunks: [[UInt8]] = []
 
@@ -160,10 +155,13 @@ private struct Hydra {
         }
         for index in 1..<count(phdr) where u16(phdr, index - 1, 24) > u16(phdr, index, 24) { return false }
         for index in 1..<count(inst) where u16(inst, index - 1, 20) > u16(inst, index, 20) { return false }
-        // Every instrument and sample a zone names exists.
+        // Every zone's generators and modulators in order, and every instrument and sample a zone
+        // names exists.
         for (bags, gens, terminal, limit) in [(pbag, pgen, 41, count(inst) - 1), (ibag, igen, 53, count(shdr) - 1)] {
             for zone in 0..<(count(bags) - 1) {
-                guard let generators = generators(bags: bags, gens: gens, zone: zone) else { return false }
+                guard u16(bags, zone, 2) <= u16(bags, zone + 1, 2),
+                    let generators = generators(bags: bags, gens: gens, zone: zone)
+                else { return false }
                 for generator in generators where generator.op == terminal {
                     guard generator.low | generator.high << 8 < limit else { return false }
                 }
@@ -172,7 +170,8 @@ private struct Hydra {
         return true
     }
 
-    /// The `pdta` list with the instrument zones no note reaches left out; nil when every zone stays.
+    /// The `pdta` list with the instrument zones no note reaches left out; nil when every zone
+    /// stays or the font is not well formed (which makes every index below valid).
     func keepingZones(
         for notes: [SoundFontSubset.PresetKey: PlayedNotes]
     ) -> (bytes: [UInt8], total: Int, kept: Int)? {
@@ -186,10 +185,7 @@ private struct Hydra {
         for preset in 0..<(count(phdr) - 1) {
             let key = SoundFontSubset.PresetKey(bank: u16(phdr, preset, 22), program: u16(phdr, preset, 20))
             guard let played = notes[key], !played.isEmpty else { continue }
-            let firstBag = u16(phdr, preset, 24)
-            let endBag = u16(phdr, preset + 1, 24)
-            guard firstBag <= endBag, endBag < count(pbag) else { return nil }
-            for bag in firstBag..<endBag {
+            for bag in u16(phdr, preset, 24)..<u16(phdr, preset + 1, 24) {
                 guard let gens = generators(bags: pbag, gens: pgen, zone: bag) else { return nil }
                 let presetZone = zone(gens, terminal: 41)
                 guard let instrument = presetZone.link else {
@@ -197,11 +193,8 @@ private struct Hydra {
                     for generator in gens where generator.op == 41 { whole.insert(generator.low | generator.high << 8) }
                     continue
                 }
-                guard instrument < instruments else { continue }
                 let first = u16(inst, instrument, 20)
-                let end = u16(inst, instrument + 1, 20)
-                guard first <= end, end <= zones else { return nil }
-                for bag in first..<end {
+                for bag in first..<u16(inst, instrument + 1, 20) {
                     guard let gens = generators(bags: ibag, gens: igen, zone: bag) else { return nil }
                     let instrumentZone = zone(gens, terminal: 53)
                     if instrumentZone.link == nil {
@@ -232,10 +225,7 @@ private struct Hydra {
         for instrument in 0...instruments {
             newInst.setU16(newBags.count / 4, at: instrument * 22 + 20)
             guard instrument < instruments else { break }
-            let first = u16(inst, instrument, 20)
-            let end = u16(inst, instrument + 1, 20)
-            guard first <= end, end <= zones else { return nil }
-            for bag in first..<end {
+            for bag in u16(inst, instrument, 20)..<u16(inst, instrument + 1, 20) {
                 let hasSample =
                     generators(bags: ibag, gens: igen, zone: bag).flatMap { zone($0, terminal: 53).link } != nil
                 if hasSample { total += 1 }
@@ -243,9 +233,6 @@ private struct Hydra {
                 if hasSample { kept += 1 }
                 let (gens, gensEnd) = (u16(ibag, bag, 0), u16(ibag, bag + 1, 0))
                 let (mods, modsEnd) = (u16(ibag, bag, 2), u16(ibag, bag + 1, 2))
-                guard gens <= gensEnd, gensEnd <= count(igen), mods <= modsEnd, modsEnd <= count(imod) else {
-                    return nil
-                }
                 newBags.appendU16(newGens.count / 4)
                 newBags.appendU16(newMods.count / 10)
                 newGens += chunks[igen][(gens * 4)..<(gensEnd * 4)]

@@ -97,9 +97,11 @@ struct NarrowedLoadingTests {
         #expect(usage.playedNotes[PresetUsage.Preset(soundFont: 0, bank: 128, program: 0)]?.count == 1)
         #expect(usage.presets.contains(PresetUsage.Preset(soundFont: 0, bank: 0, program: 40)))
         #expect(usage.playedNotes[PresetUsage.Preset(soundFont: 0, bank: 0, program: 40)] == nil)
-        // A MIDI Tuning Standard message: FluidSynth picks samples by tuned keys.
+        // A MIDI Tuning Standard single note change (key 60 to 62): FluidSynth picks samples by tuned keys.
         let tuned = MusicSequence(
-            file: makeFile(tracks: [[(0, .systemExclusive([0x7F, 0x7F, 0x08, 0x02, 0, 0])), (0, on(60))]]))
+            file: makeFile(tracks: [
+                [(0, .systemExclusive([0x7F, 0x7F, 0x08, 0x02, 0, 1, 60, 62, 0, 0])), (0, on(60))]
+            ]))
         #expect(try !sampler.presetUsage(of: tuned).hasEveryNote)
         #expect(try !sampler.presetUsage(of: [on(60)]).hasEveryNote)
         #expect(!usage.union(try sampler.presetUsage(of: [on(60)])).hasEveryNote)

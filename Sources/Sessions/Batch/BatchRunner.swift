@@ -167,10 +167,8 @@ public final class BatchRunner: Sendable {
         }
         PartialFiles.removeStale(besides: job.output)
         if configuration.createsFolders {
-            let folder = job.output.contains("/") ? POSIXSupport.folder(of: job.output) : ""
-            do throws(POSIXReason) {
-                if !folder.isEmpty { try POSIXSupport.makeDirectories(folder) }
-            } catch {
+            let folder = POSIXSupport.folder(of: job.output)
+            do throws(POSIXReason) { try POSIXSupport.makeDirectories(folder) } catch {
                 return finish(
                     job,
                     .failed(reason: BatchError.cannotCreateFolder(path: folder, reason: error.description).description))
