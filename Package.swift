@@ -25,10 +25,10 @@ let package = Package(
     ],
     targets: [
         // MARK: C libraries (each imported by exactly one Swift module, re-exported by none)
-        // fluidsynth.pc lists its static dependencies' flags (glib, SDL, -pthread), which SwiftPM
-        // rejects with a warning; the header needs none of them, so the module map links directly,
-        // and the shim header names the Debian package when the headers are missing.
-        .systemLibrary(name: "CFluidSynth"),
+        // FluidSynth's API, with libfluidsynth opened on first use rather than linked: its library
+        // tree would add ~10 ms to every command's start, `info` and `--help` included (see the
+        // header). No pkg-config: fluidsynth.pc lists static dependencies' flags SwiftPM rejects.
+        .target(name: "CFluidSynth", linkerSettings: [.linkedLibrary("dl")]),
         // Keeps libfluidsynth's single-thread OpenMP regions off libgomp's allocator (see the file).
         .target(name: "CFluidSynthRealtime", linkerSettings: [.linkedLibrary("dl")]),
         // alsa-lib helpers Swift cannot call directly (variadic callbacks; later the sequencer's macros).

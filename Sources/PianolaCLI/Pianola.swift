@@ -28,16 +28,20 @@ struct PianolaCommand: ParsableCommand {
 
             `pianola help COMMAND` (or `pianola COMMAND --help`) explains a command.
             """,
-        version: versionText,
+        // `--version` prints `versionText` (see main()); asking libfluidsynth for its version
+        // here would load it for every command, since the configuration is read on each parse.
+        version: versionNumber,
         subcommands: [
             PlayCommand.self, LiveCommand.self, RenderCommand.self, ProcessCommand.self, FxCommand.self,
             InfoCommand.self, DevicesCommand.self, SoundFontCommand.self,
         ]
     )
 
+    static let versionNumber = "0.1.0"
+
     /// Pianola's version and the libraries it plays with.
     static var versionText: String {
-        "0.1.0 (FluidSynth \(SamplerNode.fluidSynthVersion), \(AudioFile.libraryVersion))"
+        "\(versionNumber) (FluidSynth \(SamplerNode.fluidSynthVersion), \(AudioFile.libraryVersion))"
     }
 
     /// Runs the tool. Every error is shown here, in one place: the argument parser's own (usage,
@@ -47,6 +51,10 @@ struct PianolaCommand: ParsableCommand {
         if let mistake = Mistakes.explain(Array(CommandLine.arguments.dropFirst())) {
             printError("pianola: " + mistake)
             Glibc.exit(ExitCode.validationFailure.rawValue)
+        }
+        if CommandLine.arguments.dropFirst().first == "--version" {
+            Terminal.writeOutput(versionText + "\n")
+            Glibc.exit(0)
         }
         var command: any ParsableCommand
         do { command = try parseAsRoot() } catch { exit(withError: error) }

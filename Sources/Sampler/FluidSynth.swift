@@ -18,6 +18,7 @@ final class FluidSynth {
     init(
         sampleRate: Double = 44_100, polyphony: Int = 256, reverb: Bool = false, chorus: Bool = false, cpuCores: Int = 1
     ) throws(SoundFontError) {
+        try FluidSynthLibrary.load()
         FluidSynthLog.installIfNeeded()
         _ = pianola_install_realtime_openmp()
         let created: (OpaquePointer, OpaquePointer)? = Self.creationLock.withLock { _ in
@@ -129,5 +130,8 @@ extension FluidSynth {
     /// How many of FluidSynth's one-thread OpenMP regions ran inline, without a libgomp team.
     static var inlineParallelRegions: Int { pianola_inline_parallel_regions() }
     /// Whether FluidSynth's OpenMP regions go through the allocation-free wrapper.
-    static var isRealtimeOpenMPInstalled: Bool { pianola_install_realtime_openmp() == 1 }
+    static var isRealtimeOpenMPInstalled: Bool {
+        // The wrapper patches the library once it is loaded, never before.
+        (try? FluidSynthLibrary.load()) != nil && pianola_install_realtime_openmp() == 1
+    }
 }

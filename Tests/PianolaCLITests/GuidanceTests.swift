@@ -28,6 +28,29 @@ struct GuidanceTests {
         #expect(live.status == 1 && live.stderr.contains("--rtpmidi PORT"), "\(live.stderr)")
     }
 
+    @Test("libfluidsynth is opened only by commands that synthesize; a missing one is a one-line error")
+    func fluidSynthOnDemand() throws {
+        // glibc's loader names every library it maps when LD_DEBUG=files.
+        let traced = ["LD_DEBUG": "files"]
+        let info = try runPianola(["info", demoSong], environment: traced)
+        #expect(info.status == 0 && !info.stderr.contains("libfluidsynth"), "\(info.stderr.suffix(2000))")
+        let version = try runPianola(["--version"], environment: traced)
+        #expect(version.stderr.contains("libfluidsynth.so"), "the trace shows no library: \(version.stderr.prefix(500))")
+
+        let missing = ["PIANOLA_FLUIDSYNTH_LIBRARY": "libpianola-no-such-fluidsynth.so"]
+        #expect(try runPianola(["info", demoSong], environment: missing).status == 0)
+        #expect(try runPianola(["--version"], environment: missing).stdout.contains("FluidSynth unavailable"))
+        let directory = makeTemporaryDirectory("pianola-no-fluidsynth")
+        let render = try runPianola(
+            ["render", demoSong, "-o", directory + "/out.wav", "-s", bundledFontPath], environment: missing)
+        let lines = render.stderr.split(separator: "\n").filter { $0.hasPrefix("pianola:") }
+        #expect(render.status == 1 && lines.count == 1, "\(render.stderr)")
+        #expect(
+            lines.first?.contains("FluidSynth could not be loaded (libpianola-no-such-fluidsynth.so") == true,
+            "\(render.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty)
+    }
+
     @Test("render of several files or a folder into a file name is an error, not a folder called out.wav")
     func manyIntoOneFile() throws {
         let directory = makeTemporaryDirectory("pianola-guidance")
