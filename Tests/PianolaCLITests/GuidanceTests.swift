@@ -35,7 +35,8 @@ struct GuidanceTests {
         let info = try runPianola(["info", demoSong], environment: traced)
         #expect(info.status == 0 && !info.stderr.contains("libfluidsynth"), "\(info.stderr.suffix(2000))")
         let version = try runPianola(["--version"], environment: traced)
-        #expect(version.stderr.contains("libfluidsynth.so"), "the trace shows no library: \(version.stderr.prefix(500))")
+        #expect(
+            version.stderr.contains("libfluidsynth.so"), "the trace shows no library: \(version.stderr.prefix(500))")
 
         let missing = ["PIANOLA_FLUIDSYNTH_LIBRARY": "libpianola-no-such-fluidsynth.so"]
         #expect(try runPianola(["info", demoSong], environment: missing).status == 0)
