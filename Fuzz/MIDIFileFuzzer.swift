@@ -5,6 +5,8 @@
 // - reading never crashes or hangs, lenient or strict;
 // - whatever the lenient reader returns writes out and reads back equal;
 // - the tempo map, summary and note pairing work on anything the reader returns;
+// - summarizing while reading gives the summary of what the reader returns, and strict reading
+//   refuses the same inputs with the same error either way;
 // - the stream decoder never crashes on any byte sequence.
 import MIDICore
 import SMF
@@ -20,6 +22,9 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         let plain = try MIDIFile.read(bytes: file.serialized(runningStatus: false))
         precondition(plain.file == file, "read(write(x, no running status)) != x")
         let summary = MIDIFileSummary(file)
+        let streamed = try MIDIFileSummary.read(bytes: bytes)
+        precondition(streamed.summary == summary, "summary while reading != summary of the file read")
+        precondition(streamed.diagnostics == result.diagnostics, "summary read gave other diagnostics")
         precondition(summary.durationSeconds >= 0 || summary.durationSeconds.isNaN == false)
         let map = file.tempoMap
         for track in file.tracks {
@@ -30,9 +35,19 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     } catch {
         // A rejection is a valid outcome; it must only be a typed error, which it is by type.
     }
-    do {
+    // Strict: the summary reader throws exactly when the reader does, the same error.
+    var strictError: MIDIFileError? = nil
+    do throws(MIDIFileError) {
         _ = try MIDIFile.read(bytes: bytes, strict: true)
-    } catch {}
+    } catch {
+        strictError = error
+    }
+    do throws(MIDIFileError) {
+        _ = try MIDIFileSummary.read(bytes: bytes, strict: true)
+        precondition(strictError == nil, "summary read accepted what strict reading refused")
+    } catch {
+        precondition(strictError?.description == error.description, "summary read threw another error")
+    }
     var decoder = MIDIStreamDecoder(maximumSysExLength: 1024)
     _ = decoder.decode(bytes)
     return 0

@@ -50,10 +50,10 @@ struct InfoCommand: ParsableCommand {
     }
 
     func run() throws {
-        // Each file's event arrays are large and short-lived: glibc would map them and unmap them
-        // again for every file, and the kernel zero their pages each time (a third of the time
-        // over ten 3 MB files). Kept in the heap, they are reused; the price is that freed arrays
-        // stay resident (up to 256 MB) until the command ends.
+        // Each file's bytes are one large, short-lived array: glibc would map it and unmap it
+        // again for every file, and the kernel zero its pages each time. Kept in the heap, the
+        // block is reused; the price is that freed blocks stay resident (up to 256 MB) until the
+        // command ends.
         HeapTuning.set(HeapTuning.mmapThreshold, 32 << 20)
         HeapTuning.set(HeapTuning.trimThreshold, 256 << 20)
         let (files, json, strict, verbose) = (files, json, strict, verbose)
@@ -90,9 +90,10 @@ struct InfoCommand: ParsableCommand {
     static func report(
         path: String, first: Bool, json: Bool, strict: Bool, verbose: Bool, threads: Int
     ) -> FileReport {
-        let outcome: Result<MIDIFile.ReadResult, MIDIFileError>
+        let outcome: Result<MIDIFileSummary.ReadResult, MIDIFileError>
         do throws(MIDIFileError) {
-            outcome = .success(try MIDIFile.read(path: path, strict: strict, threads: threads))
+            // Summarized as it is read: the events are never kept.
+            outcome = .success(try MIDIFileSummary.read(path: path, strict: strict, threads: threads))
         } catch {
             outcome = .failure(error)
         }
@@ -112,11 +113,12 @@ struct InfoCommand: ParsableCommand {
     }
 
     /// The text report of one file, lines ending in newlines.
-    static func text(path: String, outcome: Result<MIDIFile.ReadResult, MIDIFileError>, verbose: Bool) -> String {
+    static func text(path: String, outcome: Result<MIDIFileSummary.ReadResult, MIDIFileError>, verbose: Bool) -> String
+    {
         var out = ""
         func print(_ line: String) { out += line + "\n" }
         print(path)
-        let result: MIDIFile.ReadResult
+        let result: MIDIFileSummary.ReadResult
         switch outcome {
         case .failure(let error):
             print("  error: \(error.description)")
@@ -124,16 +126,15 @@ struct InfoCommand: ParsableCommand {
         case .success(let value):
             result = value
         }
-        let file = result.file
-        let summary = MIDIFileSummary(file)
+        let summary = result.summary
         let container = result.isRMID ? " (RIFF RMID)" : ""
         print(
-            "  format \(file.format.rawValue)\(container), \(Self.divisionText(file.division)), \(summary.trackCount) tracks, \(Terminal.clock(summary.durationSeconds))"
+            "  format \(summary.format.rawValue)\(container), \(Self.divisionText(summary.division)), \(summary.trackCount) tracks, \(Terminal.clock(summary.durationSeconds))"
         )
         print("  \(summary.noteCount) notes, \(summary.eventCount) events")
         let tempos = summary.tempoChanges
         let tempoText =
-            file.division.isSMPTE
+            summary.division.isSMPTE
             ? "none (SMPTE time: ticks are fixed fractions of a second, tempo events do not apply)"
             : tempos.count == 1
                 ? Self.bpm(tempos[0].beatsPerMinute)
@@ -176,7 +177,7 @@ struct InfoCommand: ParsableCommand {
         return out
     }
 
-    static func jsonObject(path: String, outcome: Result<MIDIFile.ReadResult, MIDIFileError>) -> JSONValue {
+    static func jsonObject(path: String, outcome: Result<MIDIFileSummary.ReadResult, MIDIFileError>) -> JSONValue {
         var object: [String: JSONValue] = ["path": .string(path)]
         switch outcome {
         case .failure(let error):
@@ -189,12 +190,11 @@ struct InfoCommand: ParsableCommand {
                 object["diagnostics"] = .array([])
             }
         case .success(let result):
-            let file = result.file
-            let summary = MIDIFileSummary(file)
+            let summary = result.summary
             object["error"] = .null
-            object["format"] = .number(Double(file.format.rawValue))
+            object["format"] = .number(Double(summary.format.rawValue))
             object["rmid"] = .bool(result.isRMID)
-            switch file.division {
+            switch summary.division {
             case .ticksPerQuarterNote(let ticks):
                 object["division"] = .object(["ticksPerQuarterNote": .number(Double(ticks))])
             case .smpte(let fps, let ticks):
@@ -209,7 +209,7 @@ struct InfoCommand: ParsableCommand {
             object["lengthInTicks"] = .number(Double(summary.lengthInTicks))
             // SMPTE time has no tempo: its ticks are fixed fractions of a second.
             object["tempoChanges"] = .array(
-                (file.division.isSMPTE ? [] : summary.tempoChanges).map {
+                (summary.division.isSMPTE ? [] : summary.tempoChanges).map {
                     .object([
                         "tick": .number(Double($0.tick)), "seconds": .number(($0.seconds * 1e6).rounded() / 1e6),
                         "bpm": .number(($0.beatsPerMinute * 1000).rounded() / 1000),

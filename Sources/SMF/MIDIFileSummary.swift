@@ -46,98 +46,69 @@ public struct MIDIFileSummary: Sendable {
     /// The first lines of lyrics (`.kar` files keep them in Text events after an `@T` header).
     public var lyrics: [String]
 
+    /// The file's format (0, 1 or 2).
+    public var format: MIDIFile.Format
+    /// The file's time division: ticks per quarter note, or SMPTE frames and ticks per frame.
+    public var division: MIDIFile.Division
+
     /// Digests `file` in one pass over its events (the tempo map and the duration come from the
     /// tempo events that pass collects); `lyrics` keeps at most 200 lines.
     public init(_ file: MIDIFile) {
-        var noteTotal = 0
-        var eventTotal = 0
+        let digests = file.tracks.map { track in
+            var digest = TrackDigest()
+            for event in track.events { digest.append(event) }
+            return digest
+        }
+        self.init(format: file.format, division: file.division, digests: digests)
+    }
+
+    /// Puts the tracks' digests together, in file order.
+    init(format: MIDIFile.Format, division: MIDIFile.Division, digests: [TrackDigest]) {
         var signatures: [(Int, Int, Int)] = []
         var keys: [(Int, String)] = []
         var tempos: [(tick: Int, microsecondsPerQuarterNote: Int)] = []
         var meters: [(tick: Int, numerator: Int, denominator: Int)] = []
         // Format 2 plays its tracks one after another, each under its own tempos.
         var sequenceSeconds = 0.0
-        var markerTotal = 0
-        // A karaoke file (a Text event starting "@K" or "@T" anywhere) keeps its lyrics in Text
-        // events; which list is kept is decided once the whole file has been seen.
-        var isKaraoke = false
         var lyricEvents = (count: 0, lines: [String]())
         var karaokeText = (count: 0, lines: [String]())
-        var trackSummaries: [TrackSummary] = []
-        trackSummaries.reserveCapacity(file.tracks.count)
-        for (index, track) in file.tracks.enumerated() {
-            var channels: UInt16 = 0
-            var otherChannels = Set<UInt8>()
-            var programs: [(UInt8, UInt8)] = []
-            var seenPrograms = ProgramSet()
-            var notes = 0
-            let tempoCountBefore = tempos.count
-            for event in track.events {
-                switch event.payload {
-                case .channel(let message):
-                    if let channel = message.channel {
-                        // Messages built in code may carry any channel number; files give 0-15.
-                        if channel < 16 { channels |= 1 << channel } else { otherChannels.insert(channel) }
-                    }
-                    if message.isNoteStart { notes += 1 }
-                    if case .programChange(let channel, let program) = message,
-                        seenPrograms.insert(channel: channel, program: program)
-                    {
-                        programs.append((channel, program))
-                    }
-                case .meta(.tempo(let tempo)):
-                    if tempo > 0 { tempos.append((event.tick, tempo)) }
-                case .meta(.timeSignature(let numerator, let power, _, _)):
-                    signatures.append((event.tick, Int(numerator), power < 31 ? 1 << Int(power) : 0))
-                    if numerator > 0 && power < 31 { meters.append((event.tick, Int(numerator), 1 << Int(power))) }
-                case .meta(.keySignature(let sharps, let minor)):
-                    keys.append((event.tick, Self.keyName(sharps: Int(sharps), minor: minor)))
-                case .meta(.text(.lyric, let bytes)):
-                    lyricEvents.count += 1
-                    if lyricEvents.lines.count < 200 { lyricEvents.lines.append(MIDIFile.MetaEvent.decodeText(bytes)) }
-                case .meta(.text(.text, let bytes)):
-                    if bytes.first == UInt8(ascii: "@") {
-                        if bytes.count >= 2 && (bytes[1] == UInt8(ascii: "K") || bytes[1] == UInt8(ascii: "T")) {
-                            isKaraoke = true
-                        }
-                    } else {
-                        karaokeText.count += 1
-                        if karaokeText.lines.count < 200 {
-                            karaokeText.lines.append(MIDIFile.MetaEvent.decodeText(bytes))
-                        }
-                    }
-                case .meta(.text(.marker, _)), .meta(.text(.cuePoint, _)):
-                    markerTotal += 1
-                default:
-                    break
-                }
+        for digest in digests {
+            if format == .multiSequence {
+                sequenceSeconds += TempoMap(division: division, tempos: digest.tempos).seconds(forTick: digest.lastTick)
             }
-            noteTotal += notes
-            eventTotal += track.events.count
-            if file.format == .multiSequence {
-                let own = TempoMap(division: file.division, tempos: Array(tempos[tempoCountBefore...]))
-                sequenceSeconds += own.seconds(forTick: track.length)
-            }
-            trackSummaries.append(
-                TrackSummary(
-                    index: index, name: track.name,
-                    channels: (UInt8(0)..<16).filter { channels & (1 << $0) != 0 } + otherChannels.sorted(),
-                    programs: programs, noteCount: notes, eventCount: track.events.count))
+            tempos += digest.tempos
+            meters += digest.meters
+            signatures += digest.signatures
+            keys += digest.keys
+            lyricEvents.count += digest.lyricEvents.count
+            lyricEvents.lines += digest.lyricEvents.lines.prefix(200 - lyricEvents.lines.count)
+            karaokeText.count += digest.karaokeText.count
+            karaokeText.lines += digest.karaokeText.lines.prefix(200 - karaokeText.lines.count)
         }
-        let map = TempoMap(division: file.division, tempos: tempos, meters: meters)
-        trackCount = file.tracks.count
-        noteCount = noteTotal
-        eventCount = eventTotal
-        lengthInTicks = file.lengthInTicks
-        durationSeconds = file.format == .multiSequence ? sequenceSeconds : map.seconds(forTick: lengthInTicks)
+        // A karaoke file (a Text event starting "@K" or "@T" anywhere) keeps its lyrics in Text
+        // events, plus any Lyric events.
+        let isKaraoke = digests.contains { $0.isKaraoke }
+        let map = TempoMap(division: division, tempos: tempos, meters: meters)
+        self.format = format
+        self.division = division
+        trackCount = digests.count
+        noteCount = digests.reduce(0) { $0 + $1.notes }
+        eventCount = digests.reduce(0) { $0 + $1.eventCount }
+        lengthInTicks = digests.map(\.lastTick).max() ?? 0
+        durationSeconds = format == .multiSequence ? sequenceSeconds : map.seconds(forTick: lengthInTicks)
         tempoChanges = map.tempoChanges
         timeSignatures = signatures.sorted { $0.0 < $1.0 }.map { (tick: $0.0, numerator: $0.1, denominator: $0.2) }
         keySignatures = keys.sorted { $0.0 < $1.0 }.map { (tick: $0.0, name: $0.1) }
-        tracks = trackSummaries
-        // Karaoke lyrics are the Text events after the headers, plus any Lyric events.
+        tracks = digests.enumerated().map { index, digest in
+            TrackSummary(
+                index: index, name: digest.name,
+                channels: (UInt8(0)..<16).filter { digest.channels & (1 << $0) != 0 } + digest.otherChannels.sorted(),
+                programs: digest.programs.map { (channel: $0.0, program: $0.1) }, noteCount: digest.notes,
+                eventCount: digest.eventCount)
+        }
         lyricCount = isKaraoke ? lyricEvents.count + karaokeText.count : lyricEvents.count
         lyrics = isKaraoke ? karaokeText.lines : lyricEvents.lines
-        markerCount = markerTotal
+        markerCount = digests.reduce(0) { $0 + $1.markers }
     }
 
     /// "C major", "F♯ minor", "B♭ major"; out-of-range values are named by their numbers.
@@ -148,12 +119,14 @@ public struct MIDIFileSummary: Sendable {
         return (minor ? minors : majors)[sharps + 7] + (minor ? " minor" : " major")
     }
 
-    /// The (channel, program) pairs seen so far: 16 × 128 bits.
-    private struct ProgramSet {
-        private var words = [UInt64](repeating: 0, count: 32)
+    /// The (channel, program) pairs seen so far: 16 × 128 bits, allocated at the first pair (most
+    /// tracks have none).
+    struct ProgramSet: Sendable {
+        private var words: [UInt64] = []
 
         /// Adds the pair; true when it was not there before.
         mutating func insert(channel: UInt8, program: UInt8) -> Bool {
+            if words.isEmpty { words = [UInt64](repeating: 0, count: 32) }
             let bit = Int(channel & 0x0F) << 7 | Int(program & 0x7F)
             let mask: UInt64 = 1 << UInt64(bit & 63)
             if words[bit >> 6] & mask != 0 { return false }

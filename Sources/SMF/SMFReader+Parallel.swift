@@ -10,7 +10,7 @@ extension SMFReader {
     /// where its length said, in file order, up to the first that did not or that threw. Reading a
     /// track depends only on the bytes, its index and where it starts, so what is taken is exactly
     /// what reading one track after another gives; the sequential loop goes on from `position`.
-    mutating func readTracksAtOnce(_ tracks: inout [MIDIFile.Track], _ position: inout Int, end: Int) {
+    mutating func readTracksAtOnce<Sink: TrackSink>(_ tracks: inout [Sink], _ position: inout Int, end: Int) {
         guard end - position >= Self.parallelMinimumBytes else { return }
         var chunks: [Int] = []
         var next = position
@@ -21,7 +21,7 @@ extension SMFReader {
         if next > end { chunks.removeLast() }
         guard chunks.count > 1 else { return }
 
-        let results = UnsafeMutableBufferPointer<TrackRead?>.allocate(capacity: chunks.count)
+        let results = UnsafeMutableBufferPointer<TrackRead<Sink>?>.allocate(capacity: chunks.count)
         results.initialize(repeating: nil)
         defer {
             results.deinitialize()
@@ -41,7 +41,9 @@ extension SMFReader {
                 guard slot < byCost.count else { return }
                 let index = byCost[slot]
                 var own = reader
-                guard let (track, after) = try? own.readTrack(index: index, chunk: order[index], fileEnd: end)
+                guard
+                    let (track, after) = try? own.readTrack(
+                        index: index, chunk: order[index], fileEnd: end, into: Sink.self)
                 else { continue }
                 shared[index] = TrackRead(track: track, next: after, diagnostics: own.diagnostics)
             }
@@ -56,8 +58,8 @@ extension SMFReader {
     }
 
     /// One track read on its own: the track, where the next chunk starts, and its diagnostics.
-    struct TrackRead {
-        var track: MIDIFile.Track
+    struct TrackRead<Sink> {
+        var track: Sink
         var next: Int
         var diagnostics: [MIDIFileDiagnostic]
     }

@@ -4,7 +4,9 @@ extension SMFReader {
     /// Reads one `MTrk` chunk starting at `chunk`; returns the track and where the next chunk
     /// starts. Tolerates lengths that disagree with the events, truncation, missing End of Track,
     /// bad running status and illegal status bytes (see `MIDIFileDiagnostic.Kind`).
-    mutating func readTrack(index: Int, chunk: Int, fileEnd: Int) throws(MIDIFileError) -> (MIDIFile.Track, Int) {
+    mutating func readTrack<Sink: TrackSink>(
+        index: Int, chunk: Int, fileEnd: Int, into _: Sink.Type = Sink.self
+    ) throws(MIDIFileError) -> (Sink, Int) {
         let declaredLength = u32(chunk + 4)
         let contentStart = chunk + 8
         let declaredEnd = contentStart + declaredLength
@@ -14,11 +16,8 @@ extension SMFReader {
                 "track declares \(declaredLength) bytes, \(fileEnd - contentStart) remain")
         }
         var limit = min(declaredEnd, fileEnd)
-        var events: [MIDIFile.Event] = []
-        // Every event takes at least two bytes, so this never regrows. Pages past the last event
-        // are never touched in a fresh mapping, so there the slack costs address space, not memory
-        // (a reused heap block, as `pianola info` keeps them, may have its pages resident already).
-        events.reserveCapacity(max(16, (limit - contentStart) / 2 + 1))
+        // Every event takes at least two bytes, so a sink that stores events need never regrow.
+        var events = Sink(maximumEventCount: max(16, (limit - contentStart) / 2 + 1))
         var position = contentStart
         var tick = 0
         var runningStatus: UInt8 = 0
@@ -88,8 +87,7 @@ extension SMFReader {
                     let second = count == 2 ? bytes[position + 1] : 0
                     if second < 0x80 {
                         position += count
-                        events.append(
-                            MIDIFile.Event(tick: tick, .channel(channelMessage(runningStatus, status, second))))
+                        events.appendChannelMessage(tick: tick, status: runningStatus, status, second)
                         continue
                     }
                 }
@@ -102,7 +100,7 @@ extension SMFReader {
                         runningStatus = status
                         runningStatusCancelled = false
                         position += 1 + count
-                        events.append(MIDIFile.Event(tick: tick, .channel(channelMessage(status, first, second))))
+                        events.appendChannelMessage(tick: tick, status: status, first, second)
                         continue
                     }
                 }
@@ -224,16 +222,16 @@ extension SMFReader {
                     second = min(second, 0x7F)
                 }
                 position += count
-                events.append(MIDIFile.Event(tick: tick, .channel(channelMessage(messageStatus, first, second))))
+                events.appendChannelMessage(tick: tick, status: messageStatus, first, second)
             }
         }
 
         guard let endOfTrack = endOfTrackAt else {
             // Even an empty chunk is reported: every SMF track must end with End of Track.
             try report(.missingEndOfTrack, track: index, at: position, "no End of Track; one was added at tick \(tick)")
-            events.append(MIDIFile.Event(tick: events.last?.tick ?? 0, .meta(.endOfTrack)))
+            events.append(MIDIFile.Event(tick: events.lastTick, .meta(.endOfTrack)))
             return (
-                MIDIFile.Track(events: events),
+                events,
                 readPastDeclaredEnd ? position : max(position, min(declaredEnd, fileEnd))
             )
         }
@@ -252,7 +250,7 @@ extension SMFReader {
                     "\(declaredEnd - endOfTrack) bytes after End of Track, ignored")
             }
         }
-        return (MIDIFile.Track(events: events), next)
+        return (events, next)
     }
 
     struct TrackBounds {

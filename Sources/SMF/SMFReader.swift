@@ -95,6 +95,23 @@ struct SMFReader {
     // MARK: File structure
 
     mutating func read() throws(MIDIFileError) -> MIDIFile.ReadResult {
+        let chunks = try readChunks(into: [MIDIFile.Event].self)
+        let file = MIDIFile(
+            format: chunks.format, division: chunks.division, tracks: chunks.tracks.map(MIDIFile.Track.init(events:)))
+        return .init(file: file, diagnostics: diagnostics, isRMID: chunks.isRMID)
+    }
+
+    /// What the chunks of a file hold, each track in a sink of type `Sink`.
+    struct Chunks<Sink: TrackSink> {
+        var format: MIDIFile.Format
+        var division: MIDIFile.Division
+        var tracks: [Sink]
+        var isRMID: Bool
+    }
+
+    /// Reads the header and every track into sinks of type `Sink`, recovering from damage and
+    /// collecting diagnostics (or throwing the first, when strict).
+    mutating func readChunks<Sink: TrackSink>(into _: Sink.Type) throws(MIDIFileError) -> Chunks<Sink> {
         guard !bytes.isEmpty else { throw .notMIDI(what: "the file is empty") }
         var start = 0
         var end = bytes.count
@@ -116,7 +133,8 @@ struct SMFReader {
         }
         guard header + 14 <= end else {
             try report(.truncatedEvent, track: nil, at: header, "the file ends inside the MThd header")
-            return .init(file: MIDIFile(), diagnostics: diagnostics, isRMID: isRMID)
+            let empty = MIDIFile()
+            return Chunks(format: empty.format, division: empty.division, tracks: [], isRMID: isRMID)
         }
 
         let headerLength = u32(header + 4)
@@ -138,11 +156,11 @@ struct SMFReader {
             }
         }
 
-        var tracks: [MIDIFile.Track] = []
+        var tracks: [Sink] = []
         if threads > 1 { readTracksAtOnce(&tracks, &position, end: end) }
         while position + 8 <= end {
             if matches("MTrk", at: position) {
-                let (track, next) = try readTrack(index: tracks.count, chunk: position, fileEnd: end)
+                let (track, next) = try readTrack(index: tracks.count, chunk: position, fileEnd: end, into: Sink.self)
                 tracks.append(track)
                 position = next
             } else if looksLikeChunkID(at: position) {
@@ -174,8 +192,7 @@ struct SMFReader {
                 .singleTrackFormatWithSeveralTracks, track: nil, at: header + 8,
                 "format 0 file with \(tracks.count) tracks")
         }
-        let file = MIDIFile(format: format ?? .multiTrack, division: division, tracks: tracks)
-        return .init(file: file, diagnostics: diagnostics, isRMID: isRMID)
+        return Chunks(format: format ?? .multiTrack, division: division, tracks: tracks, isRMID: isRMID)
     }
 
     /// The SMF inside a RIFF RMID file: the `data` chunk's contents.

@@ -220,3 +220,19 @@ func printTable(_ title: String, _ rows: [(String, String, String)]) {
                 + (row.2.isEmpty ? "" : "  [" + row.2 + "]"))
     }
 }
+
+extension CorpusConformanceTests {
+    @Test(
+        "every corpus file: summarizing while reading gives the summary of the file read, lenient and strict",
+        .timeLimit(.minutes(2)))
+    func summaryReadOverCorpus() throws {
+        // Every file, READMEs included: bytes that hold no MIDI must be refused the same way.
+        let files = corpusFiles(corpusRoot, extensions: [""])
+        #expect(files.count >= 390)
+        for path in files {
+            let bytes = try MIDIFile.readBytes(path: path)
+            expectSummaryReadMatches(bytes, path)
+            expectSummaryReadMatches(bytes, strict: true, path)
+        }
+    }
+}

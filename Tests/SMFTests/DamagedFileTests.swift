@@ -18,6 +18,8 @@ struct DamagedFileTests {
         #expect(throws: MIDIFileError.self, sourceLocation: sourceLocation) {
             try MIDIFile.read(bytes: bytes, strict: true)
         }
+        expectSummaryReadMatches(bytes, sourceLocation: sourceLocation)
+        expectSummaryReadMatches(bytes, strict: true, sourceLocation: sourceLocation)
         // Whatever was recovered writes and reads back unchanged.
         #expect(try MIDIFile.read(bytes: result.file.serialized()).file == result.file, sourceLocation: sourceLocation)
     }

@@ -1,3 +1,5 @@
+import Testing
+
 @testable import SMF
 
 /// Builds SMF bytes from raw track contents (the MTrk lengths are computed unless given).
@@ -31,3 +33,37 @@ let scaleTrack: [UInt8] = {
 }()
 
 func kinds(_ result: MIDIFile.ReadResult) -> [MIDIFileDiagnostic.Kind] { result.diagnostics.map(\.kind) }
+
+/// Summarizing while reading (`MIDIFileSummary.read`) must give what summarizing the file that
+/// `MIDIFile.read` returns gives: the same summary, diagnostics and RMID flag, or the same error.
+/// Returns the summary read (nil when the bytes were rejected).
+@discardableResult
+func expectSummaryReadMatches(
+    _ bytes: [UInt8], strict: Bool = false, threads: Int = 1, _ label: String = "",
+    sourceLocation: SourceLocation = #_sourceLocation
+) -> MIDIFileSummary? {
+    let whole: Result<MIDIFile.ReadResult, MIDIFileError>
+    let streamed: Result<MIDIFileSummary.ReadResult, MIDIFileError>
+    do throws(MIDIFileError) {
+        whole = .success(try MIDIFile.read(bytes: bytes, strict: strict, threads: threads))
+    } catch {
+        whole = .failure(error)
+    }
+    do throws(MIDIFileError) {
+        streamed = .success(try MIDIFileSummary.read(bytes: bytes, strict: strict, threads: threads))
+    } catch {
+        streamed = .failure(error)
+    }
+    switch (whole, streamed) {
+    case (.success(let file), .success(let summary)):
+        #expect(summary.summary == MIDIFileSummary(file.file), "\(label)", sourceLocation: sourceLocation)
+        #expect(summary.diagnostics == file.diagnostics, "\(label)", sourceLocation: sourceLocation)
+        #expect(summary.isRMID == file.isRMID, "\(label)", sourceLocation: sourceLocation)
+        return summary.summary
+    case (.failure(let one), .failure(let two)):
+        #expect(one.description == two.description, "\(label)", sourceLocation: sourceLocation)
+    default:
+        Issue.record("\(label): read \(whole), summary read \(streamed)", sourceLocation: sourceLocation)
+    }
+    return nil
+}

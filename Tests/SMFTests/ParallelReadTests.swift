@@ -32,6 +32,7 @@ struct ParallelReadTests {
                 return .failure(error)
             }
         }
+        expectSummaryReadMatches(bytes, strict: strict, threads: 2)
         return (read(1), read(2))
     }
 
