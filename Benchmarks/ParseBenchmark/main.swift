@@ -100,7 +100,7 @@ func generate(notes target: Int) -> MIDIFile {
 
 var arguments = Array(CommandLine.arguments.dropFirst())
 guard let command = arguments.first else {
-    print("usage: parse-benchmark generate OUT.mid [--notes N] | run [--repeat R] FILE...")
+    print("usage: parse-benchmark generate OUT.mid [--notes N] | run [--repeat R] [--threads T] [--summary] FILE...")
     exit(2)
 }
 arguments.removeFirst()
@@ -120,6 +120,10 @@ case "generate":
     print("wrote \(arguments[0]): \(file.noteCount) notes, \(file.tracks.reduce(0) { $0 + $1.events.count }) events")
 case "run":
     let repeats = option("--repeat", default: 5)
+    let threads = option("--threads", default: 1)
+    // --summary: time `MIDIFileSummary.read` (what `pianola info` does) instead of `MIDIFile.read`.
+    let summaryOnly = arguments.contains("--summary")
+    arguments.removeAll { $0 == "--summary" }
     let inputs = try arguments.map { try MIDIFile.readBytes(path: $0) }
     let totalBytes = inputs.reduce(0) { $0 + $1.count }
     var best = Double.infinity
@@ -132,7 +136,12 @@ case "run":
         let start = now()
         var parsed: [MIDIFile] = []
         parsed.reserveCapacity(inputs.count)
-        for bytes in inputs { parsed.append(try MIDIFile.read(bytes: bytes).file) }
+        if summaryOnly {
+            for bytes in inputs { notes += try MIDIFileSummary.read(bytes: bytes, threads: threads).summary.noteCount }
+            best = min(best, now() - start)
+            continue
+        }
+        for bytes in inputs { parsed.append(try MIDIFile.read(bytes: bytes, threads: threads).file) }
         best = min(best, now() - start)
         peakDelta = max(peakDelta, residentKilobytes() - before)
         events = parsed.reduce(0) { $0 + $1.tracks.reduce(0) { $0 + $1.events.count } }
