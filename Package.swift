@@ -33,6 +33,8 @@ let package = Package(
         .target(name: "CFluidSynthRealtime", linkerSettings: [.linkedLibrary("dl")]),
         // alsa-lib helpers Swift cannot call directly (variadic callbacks; later the sequencer's macros).
         .target(name: "CALSAShims", linkerSettings: [.linkedLibrary("asound")]),
+        // Read-only file mappings that a truncation cannot turn into SIGBUS (SMF reads large files so).
+        .target(name: "CMappedFile"),
         // The ALSA sequencer for MIDIIO (alsa-lib's event macros and unions, decoded to MIDI bytes).
         .target(name: "CALSASequencer", linkerSettings: [.linkedLibrary("asound")]),
         .systemLibrary(
@@ -49,7 +51,7 @@ let package = Package(
 
         // MARK: Pure Swift modules (no C, no devices)
         .target(name: "MIDICore", swiftSettings: strictSettings),
-        .target(name: "SMF", dependencies: ["MIDICore"], swiftSettings: strictSettings),
+        .target(name: "SMF", dependencies: ["MIDICore", "CMappedFile"], swiftSettings: strictSettings),
         .target(
             name: "AudioGraph", dependencies: ["MIDICore"],
             swiftSettings: strictSettings),

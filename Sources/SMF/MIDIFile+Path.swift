@@ -11,7 +11,10 @@ extension MIDIFile {
     ) throws(MIDIFileError)
         -> ReadResult
     {
-        try read(bytes: readBytes(path: path), strict: strict, threads: threads)
+        try withBytes(path: path) { (bytes) throws(MIDIFileError) in
+            var reader = SMFReader(bytes: bytes, strict: strict, threads: threads)
+            return try reader.read()
+        }
     }
 
     /// Writes the file to `path` through a temporary name and a rename, so an interrupted write

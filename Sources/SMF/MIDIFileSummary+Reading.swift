@@ -20,18 +20,26 @@ extension MIDIFileSummary {
         bytes: [UInt8], strict: Bool = false, threads: Int = 1
     ) throws(MIDIFileError) -> ReadResult {
         try bytes.withUnsafeBufferPointer { (buffer) throws(MIDIFileError) -> ReadResult in
-            var reader = SMFReader(bytes: buffer, strict: strict, threads: threads)
-            let chunks = try reader.readChunks(into: TrackDigest.self)
-            let summary = MIDIFileSummary(format: chunks.format, division: chunks.division, digests: chunks.tracks)
-            return ReadResult(summary: summary, diagnostics: reader.diagnostics, isRMID: chunks.isRMID)
+            try read(buffer: buffer, strict: strict, threads: threads)
         }
+    }
+
+    static func read(
+        buffer: UnsafeBufferPointer<UInt8>, strict: Bool, threads: Int
+    ) throws(MIDIFileError) -> ReadResult {
+        var reader = SMFReader(bytes: buffer, strict: strict, threads: threads)
+        let chunks = try reader.readChunks(into: TrackDigest.self)
+        let summary = MIDIFileSummary(format: chunks.format, division: chunks.division, digests: chunks.tracks)
+        return ReadResult(summary: summary, diagnostics: reader.diagnostics, isRMID: chunks.isRMID)
     }
 
     /// Reads a file from disk and summarizes it (see `read(bytes:strict:threads:)`).
     public static func read(
         path: String, strict: Bool = false, threads: Int = 1
     ) throws(MIDIFileError) -> ReadResult {
-        try read(bytes: MIDIFile.readBytes(path: path), strict: strict, threads: threads)
+        try MIDIFile.withBytes(path: path) { (bytes) throws(MIDIFileError) in
+            try read(buffer: bytes, strict: strict, threads: threads)
+        }
     }
 
     /// What a summary keeps of one track, taken event by event.
