@@ -57,7 +57,22 @@ struct PianolaCommand: ParsableCommand {
             Glibc.exit(0)
         }
         var command: any ParsableCommand
-        do { command = try parseAsRoot() } catch { exit(withError: error) }
+        do {
+            let arguments = Array(CommandLine.arguments.dropFirst())
+            if arguments.first == "info" {
+                // Thousands of files: see InfoCommand.separateFiles.
+                let (options, files) = InfoCommand.separateFiles(Array(arguments.dropFirst()))
+                command = try parseAsRoot(["info"] + options + (files.isEmpty ? [] : ["--", files[0]]))
+                if var info = command as? InfoCommand, !files.isEmpty {
+                    info.files = files
+                    command = info
+                }
+            } else {
+                command = try parseAsRoot()
+            }
+        } catch {
+            exit(withError: error)
+        }
         do { try command.run() } catch {
             switch error {
             case is ExitCode, is CleanExit, is ValidationError: exit(withError: error)

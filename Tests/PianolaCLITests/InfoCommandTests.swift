@@ -93,6 +93,62 @@ struct InfoCommandTests {
             result.stderr == "pianola: /no/such/song.mid: cannot read /no/such/song.mid: No such file or directory\n")
     }
 
+    @Test("thousands of files, options among them and a file after --: every one reported, in order")
+    func manyFilesAndOptions() throws {
+        let song = try writeTemporary(infoFixture, name: "song.mid")
+        let odd = try writeTemporary(infoFixture, name: "-odd.mid")
+        let missing = (0..<6_000).map { "/no/such/\($0).mid" }
+        let result = try runPianola(
+            ["info", song, "--jobs", "2"] + missing + ["--json", song, "--", odd, "--strict"])
+        #expect(result.status == 1)
+        // --json, given among the files, applies: one object a line, errors inside them.
+        let objects = result.stdout.split(separator: "\n").filter { $0.hasPrefix("{") }
+        #expect(objects.count == 6_004 && result.stderr.isEmpty, "\(result.stderr.prefix(300))")
+        func path(_ index: Int) -> String {
+            // Each object's line ends with the array's comma, but the last.
+            let line = objects[index].hasSuffix(",") ? objects[index].dropLast() : objects[index]
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            else { return "" }
+            return object["path"] as? String ?? ""
+        }
+        #expect(path(0) == song && path(1) == "/no/such/0.mid" && path(6_000) == "/no/such/5999.mid")
+        #expect(path(6_001) == song && path(6_002) == odd)
+        // "--strict" after "--" is a file name, as the argument parser reads it.
+        #expect(path(6_003) == "--strict")
+        #expect(objects.filter { $0.contains("\"error\":null") }.count == 3)
+    }
+
+    @Test("--json escapes quotes, backslashes and control characters and keeps other UTF-8 as it is")
+    func jsonEscapes() throws {
+        let name = "Say \"hi\" \\ tab\there\u{1} é ♪"
+        var track: [UInt8] = [0x00, 0xFF, 0x03, UInt8(name.utf8.count)] + Array(name.utf8)
+        track += [0x00, 0x90, 60, 100, 0x60, 0x80, 60, 64, 0x00, 0xFF, 0x2F, 0x00]
+        let bytes =
+            Array("MThd".utf8) + [0, 0, 0, 6, 0, 1, 0, 1, 0, 0x60] + Array("MTrk".utf8)
+            + [0, 0, 0, UInt8(track.count)] + track
+        let result = try runPianola(["info", "--json", try writeTemporary(bytes, name: "quoted.mid")])
+        #expect(result.stdout.contains(#""name":"Say \"hi\" \\ tab\there\u0001 é ♪""#), "\(result.stdout)")
+        let files = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]])
+        let tracks = try #require(files.first?["tracks"] as? [[String: Any]])
+        #expect(tracks.first?["name"] as? String == name)
+    }
+
+    @Test("the options `info` reads values for are the argument parser's (see InfoCommand.separateFiles)")
+    func optionsTakingValues() throws {
+        let dump = try runPianola(["info", "--experimental-dump-help"]).stdout
+        let root = try #require(try JSONSerialization.jsonObject(with: Data(dump.utf8)) as? [String: Any])
+        let command = try #require(root["command"] as? [String: Any])
+        let arguments = try #require(command["arguments"] as? [[String: Any]])
+        var taking: Set<String> = []
+        for argument in arguments where argument["kind"] as? String == "option" {
+            for name in argument["names"] as? [[String: Any]] ?? [] {
+                let text = name["name"] as? String ?? ""
+                taking.insert((name["kind"] as? String == "short" ? "-" : "--") + text)
+            }
+        }
+        #expect(taking == ["--jobs"], "update InfoCommand.optionsTakingValues: \(taking)")
+    }
+
     @Test(
         "works on every file of the shared corpus (no crash; JSON for each)",
         .enabled(if: FileManager.default.fileExists(atPath: sharedCorpus), "shared corpus absent: skipped"))
