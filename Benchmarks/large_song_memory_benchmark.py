@@ -33,6 +33,8 @@ def finish(started, command):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--notes", type=int, default=1_000_000)
+    parser.add_argument("--info-only", action="store_true",
+                        help="skip the two renders (126 minutes of audio each, some 13 minutes)")
     args = parser.parse_args()
     bin_path = release_binaries("pianola", "parse-benchmark")
     pianola = os.path.join(bin_path, "pianola")
@@ -58,13 +60,17 @@ def main():
             ("fluidsynth -F", ["fluidsynth", "-q", "-n", "-i", "-F", os.path.join(work, "f.raw"), "-T", "raw", "-r",
                                "44100", font, song]),
         ]
-        running = [(label, command, start(command)) for label, command in renders]
+        running = [] if args.info_only else [(label, command, start(command)) for label, command in renders]
         for label, command, started in running:
             rows.append((label,) + finish(started, command))
         print("\n| what | seconds | peak RSS MB |\n|---|---:|---:|")
         for label, seconds, megabytes in rows:
             print(f"| {label} | {seconds:.2f} | {megabytes:.1f} |")
         memory = {label: megabytes for label, _, megabytes in rows}
+        if args.info_only:
+            print(f"\ninfo: {memory['pianola info --json'] / memory['symusic Score.from_midi (Python process)']:.2f}× "
+                  f"symusic's peak RSS")
+            return
         print(f"\nrender: pianola {memory['pianola render'] / memory['fluidsynth -F']:.2f}× fluidsynth's peak RSS; "
               f"info: {memory['pianola info --json'] / memory['fluidsynth -F']:.2f}× fluidsynth's render, "
               f"{memory['pianola info --json'] / memory['symusic Score.from_midi (Python process)']:.2f}× symusic's")

@@ -25,13 +25,15 @@ extension MIDIFile.Track {
     /// track are closed at its last tick.
     public func notes() -> [Note] {
         var notes: [Note] = []
-        // Open notes per channel × key, as indices into `notes`, oldest first.
-        var open = [[Int]](repeating: [], count: 16 * 128)
+        // Open notes per channel × key, as indices into `notes`, oldest first; made at the first
+        // note (a conductor track has none).
+        var open: [[Int]] = []
         var openCount = 0
         for event in events {
             guard case .channel(let message) = event.payload else { continue }
             switch message {
             case .noteOn(let channel, let key, let velocity) where velocity > 0:
+                if open.isEmpty { open = [[Int]](repeating: [], count: 16 * 128) }
                 open[Int(channel) * 128 + Int(key)].append(notes.count)
                 openCount += 1
                 notes.append(
@@ -40,7 +42,7 @@ extension MIDIFile.Track {
                         endTick: event.tick, isUnterminated: false))
             case .noteOn(let channel, let key, _), .noteOff(let channel, let key, _):
                 let slot = Int(channel) * 128 + Int(key)
-                guard !open[slot].isEmpty else { continue }
+                guard !open.isEmpty, !open[slot].isEmpty else { continue }
                 let index = open[slot].removeFirst()
                 openCount -= 1
                 notes[index].endTick = event.tick
