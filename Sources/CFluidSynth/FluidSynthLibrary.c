@@ -122,11 +122,10 @@ static atomic_int state = UNTRIED;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static char failure[512];
 
-static void *resolve(void *library, const char *name) {
+static void *resolve(void *library, const char *library_name, const char *name) {
     void *function = dlsym(library, name);
     if (function == NULL && failure[0] == 0) {
-        snprintf(failure, sizeof failure, "%s has no function %s (FluidSynth %d.x is needed)",
-                 getenv("PIANOLA_FLUIDSYNTH_LIBRARY") ? getenv("PIANOLA_FLUIDSYNTH_LIBRARY") : DEFAULT_LIBRARY, name,
+        snprintf(failure, sizeof failure, "%s has no function %s (FluidSynth %d.x is needed)", library_name, name,
                  FLUIDSYNTH_VERSION_MAJOR);
     }
     return function;
@@ -145,15 +144,17 @@ static void open_library(void) {
         atomic_store_explicit(&state, FAILED, memory_order_release);
         return;
     }
-    void (*version)(int *, int *, int *) = (void (*)(int *, int *, int *))resolve(library, "fluid_version");
+    void (*version)(int *, int *, int *) = (void (*)(int *, int *, int *))resolve(library, name, "fluid_version");
     int major = 0, minor = 0, micro = 0;
     if (version != NULL) version(&major, &minor, &micro);
     if (version != NULL && major != FLUIDSYNTH_VERSION_MAJOR) {
         snprintf(failure, sizeof failure, "%s is FluidSynth %d.%d.%d; Pianola was built for %d.x", name, major, minor,
                  micro, FLUIDSYNTH_VERSION_MAJOR);
     }
-#define RESOLVE(type, name, parameters, arguments) pointer_##name = (type(*) parameters)resolve(library, #name);
-#define RESOLVE_VOID(name, parameters, arguments) pointer_##name = (void(*) parameters)resolve(library, #name);
+#define RESOLVE(type, function, parameters, arguments)                                                               \
+    pointer_##function = (type(*) parameters)resolve(library, name, #function);
+#define RESOLVE_VOID(function, parameters, arguments)                                                               \
+    pointer_##function = (void(*) parameters)resolve(library, name, #function);
     FLUIDSYNTH_FUNCTIONS(RESOLVE, RESOLVE_VOID)
     atomic_store_explicit(&state, failure[0] == 0 ? READY : FAILED, memory_order_release);
 }

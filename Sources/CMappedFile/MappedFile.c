@@ -21,45 +21,65 @@ static struct {
 } slots[SLOTS];
 static struct sigaction previous;
 static pthread_once_t installed = PTHREAD_ONCE_INIT;
+// Read once, outside the handler (sysconf is not async-signal-safe).
+static uintptr_t page_size;
 
-static void on_sigbus(int signal, siginfo_t *info, void *context) {
-    uintptr_t address = (uintptr_t)info->si_addr;
+/// Puts a zero page at `address` when it lies in a registered mapping; 1 when it did.
+static int zero_page_in_mapping(uintptr_t address) {
     for (int index = 0; index < SLOTS; index++) {
         uintptr_t end = atomic_load(&slots[index].end);
-        if (end == 0 || address < atomic_load(&slots[index].start) || address >= end) continue;
-        uintptr_t page = address & ~(uintptr_t)(sysconf(_SC_PAGESIZE) - 1);
+        uintptr_t start = atomic_load(&slots[index].start);
+        // A slot freed and claimed again between the two loads would mix two mappings: the end
+        // read again must be the same.
+        if (end == 0 || address < start || address >= end || atomic_load(&slots[index].end) != end) continue;
         // mmap is a plain system call on Linux, safe in a signal handler.
-        if (mmap((void *)page, (size_t)sysconf(_SC_PAGESIZE), PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
-                 0) != MAP_FAILED) {
-            atomic_store(&slots[index].damaged, 1);
-            return;
-        }
-        break;
+        void *page = (void *)(address & ~(page_size - 1));
+        if (mmap(page, page_size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) return 0;
+        atomic_store(&slots[index].damaged, 1);
+        return 1;
+    }
+    return 0;
+}
+
+static void on_sigbus(int signal, siginfo_t *info, void *context) {
+    int saved = errno;
+    // A truncated mapping faults with BUS_ADRERR; a SIGBUS sent by kill() has no address.
+    if (info->si_code == BUS_ADRERR && zero_page_in_mapping((uintptr_t)info->si_addr)) {
+        errno = saved;
+        return;
     }
     // Not ours (or the zero page could not be put there): what would have happened without us.
     if (previous.sa_flags & SA_SIGINFO) {
         if (previous.sa_sigaction != NULL) {
             previous.sa_sigaction(signal, info, context);
+            errno = saved;
             return;
         }
     } else if (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN) {
         previous.sa_handler(signal);
+        errno = saved;
         return;
     }
     struct sigaction fallback;
     memset(&fallback, 0, sizeof fallback);
     fallback.sa_handler = SIG_DFL;
     sigaction(SIGBUS, &fallback, NULL);
-    // Returning re-runs the faulting access, which now ends the process the default way.
+    // A fault re-runs the faulting access when the handler returns, which now ends the process
+    // the default way; a sent signal does not, so it is raised again.
+    if (info->si_code <= 0) raise(SIGBUS);
+    errno = saved;
 }
 
 static void install(void) {
+    page_size = (uintptr_t)sysconf(_SC_PAGESIZE);
+    // The handler in place before ours, read before ours is live.
+    sigaction(SIGBUS, NULL, &previous);
     struct sigaction action;
     memset(&action, 0, sizeof action);
     action.sa_sigaction = on_sigbus;
     action.sa_flags = SA_SIGINFO | SA_NODEFER;
     sigemptyset(&action.sa_mask);
-    sigaction(SIGBUS, &action, &previous);
+    sigaction(SIGBUS, &action, NULL);
 }
 
 const void *pianola_map_file(int descriptor, size_t length, int *slot) {

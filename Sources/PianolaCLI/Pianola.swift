@@ -52,7 +52,8 @@ struct PianolaCommand: ParsableCommand {
             printError("pianola: " + mistake)
             Glibc.exit(ExitCode.validationFailure.rawValue)
         }
-        if CommandLine.arguments.dropFirst().first == "--version" {
+        // The parser answers --version for any command (before a `--`), so this does too.
+        if CommandLine.arguments.dropFirst().prefix(while: { $0 != "--" }).contains("--version") {
             Terminal.writeOutput(versionText + "\n")
             Glibc.exit(0)
         }

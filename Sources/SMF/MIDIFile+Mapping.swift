@@ -19,22 +19,37 @@ extension MIDIFile {
     static func withBytes<Result>(
         path: String, _ body: (UnsafeBufferPointer<UInt8>) throws(MIDIFileError) -> Result
     ) throws(MIDIFileError) -> Result {
-        func copied() throws(MIDIFileError) -> Result {
-            try readBytes(path: path).withUnsafeBufferPointer { (bytes) throws(MIDIFileError) in try body(bytes) }
+        func copied(_ bytes: [UInt8]) throws(MIDIFileError) -> Result {
+            try bytes.withUnsafeBufferPointer { (bytes) throws(MIDIFileError) in try body(bytes) }
         }
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return try copied() }
-        defer { close(descriptor) }
+        guard descriptor >= 0 else { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
         var info = stat()
-        guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG,
-            Int(info.st_size) >= mappingMinimumBytes
-        else { return try copied() }
-        let length = Int(info.st_size)
+        let isLargeFile =
+            fstat(descriptor, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+            && Int(info.st_size) >= mappingMinimumBytes
         var slot: Int32 = 0
-        guard let address = pianola_map_file(descriptor, length, &slot) else { return try copied() }
+        let length = Int(info.st_size)
+        guard isLargeFile, let address = pianola_map_file(descriptor, length, &slot) else {
+            // Read from this descriptor: opening a named pipe again would wait for a new writer.
+            guard let file = fdopen(descriptor, "rb") else {
+                close(descriptor)
+                throw .unreadable(path: path, reason: String(cString: strerror(errno)))
+            }
+            defer { fclose(file) }
+            return try copied(readBytes(from: file, path: path))
+        }
+        close(descriptor)  // the mapping keeps the file
         defer { pianola_unmap_file(address, length, slot) }
         let bytes = UnsafeBufferPointer(start: address.assumingMemoryBound(to: UInt8.self), count: length)
-        let result = try body(bytes)
-        return pianola_mapped_file_damaged(slot) == 0 ? result : try copied()
+        // What was read over zeros (the file shrank meanwhile), answer or error, is read again.
+        let result: Result
+        do {
+            result = try body(bytes)
+        } catch {
+            guard pianola_mapped_file_damaged(slot) != 0 else { throw error }
+            return try copied(readBytes(path: path))
+        }
+        return pianola_mapped_file_damaged(slot) == 0 ? result : try copied(readBytes(path: path))
     }
 }

@@ -29,6 +29,11 @@ extension MIDIFile {
             throw .unreadable(path: path, reason: String(cString: strerror(errno)))
         }
         defer { fclose(file) }
+        return try readBytes(from: file, path: path)
+    }
+
+    /// The raw bytes of the open `file` (at `path`, for errors), read to its end.
+    static func readBytes(from file: UnsafeMutablePointer<FILE>, path: String) throws(MIDIFileError) -> [UInt8] {
         var info = stat()
         if fstat(fileno(file), &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
             throw .unreadable(path: path, reason: "it is a directory")

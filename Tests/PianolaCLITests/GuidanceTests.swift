@@ -38,6 +38,12 @@ struct GuidanceTests {
         #expect(
             version.stderr.contains("libfluidsynth.so"), "the trace shows no library: \(version.stderr.prefix(500))")
 
+        // --version after a command, as the argument parser answers it: the full text.
+        for command in ["info", "render"] {
+            let text = try runPianola([command, "--version"]).stdout
+            #expect(text.contains("FluidSynth 2.") && text.contains("libsndfile"), "\(command): \(text)")
+        }
+
         let missing = ["PIANOLA_FLUIDSYNTH_LIBRARY": "libpianola-no-such-fluidsynth.so"]
         #expect(try runPianola(["info", demoSong], environment: missing).status == 0)
         #expect(try runPianola(["--version"], environment: missing).stdout.contains("FluidSynth unavailable"))

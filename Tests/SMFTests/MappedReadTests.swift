@@ -1,4 +1,6 @@
 import CMappedFile
+import Foundation
+import Synchronization
 import TestSupport
 import Testing
 
@@ -48,6 +50,53 @@ struct MappedReadTests {
         #expect(bytes[length - 100] == 0 && bytes[length / 2] == 0)
         #expect(pianola_mapped_file_damaged(slot) == 1)
         #expect(Array(bytes.prefix(4)) == Array("MThd".utf8))
+    }
+
+    @Test("an error thrown over the zeros of a truncated mapping is not the answer: the file is read again")
+    func errorAfterTruncationIsRetried() throws {
+        let path = try Self.largeFile()
+        var calls = 0
+        let seen = try MIDIFile.withBytes(path: path) { (bytes) throws(MIDIFileError) -> Int in
+            calls += 1
+            if calls == 1 {
+                truncate(path, 50_000)
+                if bytes[bytes.count - 1] == 0 { throw .notMIDI(what: "zeros where the file was") }
+            }
+            return bytes.count
+        }
+        #expect(calls == 2 && seen == 50_000)
+    }
+
+    @Test("a named pipe is read from the descriptor opened once (a second open would wait for a writer)")
+    func namedPipe() throws {
+        let path = makeTemporaryDirectory("pianola-fifo") + "/song.mid"
+        #expect(mkfifo(path, 0o600) == 0)
+        let bytes = smf(tracks: [scaleTrack])
+        // The writer opens, writes everything and closes; then only the reader's own
+        // descriptor can still read it.
+        let writer = Thread {
+            let descriptor = open(path, O_WRONLY)
+            _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            close(descriptor)
+        }
+        writer.start()
+        // Read on a thread of its own, so that a reader waiting for a second writer fails the
+        // test instead of hanging it: after 20 s a writer that closes at once ends the wait.
+        let outcome = Mutex<Result<MIDIFile.ReadResult, MIDIFileError>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            let read: Result<MIDIFile.ReadResult, MIDIFileError>
+            do throws(MIDIFileError) { read = .success(try MIDIFile.read(path: path)) } catch { read = .failure(error) }
+            outcome.withLock { $0 = read }
+            done.signal()
+        }.start()
+        if done.wait(timeout: .now() + 20) == .timedOut {
+            Issue.record("reading the named pipe waited for another writer")
+            close(open(path, O_WRONLY))
+            done.wait()
+        }
+        let result = try #require(try outcome.withLock { $0 }?.get())
+        #expect(result.file.noteCount == 8 && result.diagnostics.isEmpty)
     }
 
     @Test("a file truncated while it is being read is read again as it is afterwards")

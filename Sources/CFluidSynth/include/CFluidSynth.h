@@ -20,7 +20,8 @@
 /// when it is ready; otherwise -1, with the reason (which library, what failed) copied into
 /// `message` (at most `capacity` bytes, NUL-terminated) when `message` is not NULL.
 /// The library is `libfluidsynth.so.3`, or the file named by the environment variable
-/// PIANOLA_FLUIDSYNTH_LIBRARY when it is set (read on the first call).
+/// PIANOLA_FLUIDSYNTH_LIBRARY when it is set (read on the first call; CFluidSynthRealtime finds the
+/// library by a file name containing "libfluidsynth", so other names play without its wrapper).
 int pianola_fluidsynth_load(char *message, size_t capacity);
 
 #endif
