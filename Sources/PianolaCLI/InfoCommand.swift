@@ -82,10 +82,10 @@ struct InfoCommand: ParsableCommand {
     }
 
     func run() throws {
-        // Each file's bytes are one large, short-lived array: glibc would map it and unmap it
-        // again for every file, and the kernel zero its pages each time. Kept in the heap, the
-        // block is reused; the price is that freed blocks stay resident (up to 256 MB) until the
-        // command ends.
+        // A file under 1 MB (larger ones are mapped: MIDIFile.withBytes) is read into one
+        // short-lived array: glibc would map it and unmap it again for every file, and the kernel
+        // zero its pages each time. Kept in the heap, the block is reused; the price is that freed
+        // blocks stay resident (up to 256 MB) until the command ends.
         HeapTuning.set(HeapTuning.mmapThreshold, 32 << 20)
         HeapTuning.set(HeapTuning.trimThreshold, 256 << 20)
         let (files, json, strict, verbose) = (files, json, strict, verbose)

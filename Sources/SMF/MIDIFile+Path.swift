@@ -12,8 +12,7 @@ extension MIDIFile {
         -> ReadResult
     {
         try withBytes(path: path) { (bytes) throws(MIDIFileError) in
-            var reader = SMFReader(bytes: bytes, strict: strict, threads: threads)
-            return try reader.read()
+            try read(buffer: bytes, strict: strict, threads: threads)
         }
     }
 

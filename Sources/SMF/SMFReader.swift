@@ -28,9 +28,15 @@ extension MIDIFile {
         -> ReadResult
     {
         try bytes.withUnsafeBufferPointer { (buffer) throws(MIDIFileError) -> ReadResult in
-            var reader = SMFReader(bytes: buffer, strict: strict, threads: threads)
-            return try reader.read()
+            try read(buffer: buffer, strict: strict, threads: threads)
         }
+    }
+
+    static func read(
+        buffer: UnsafeBufferPointer<UInt8>, strict: Bool, threads: Int
+    ) throws(MIDIFileError) -> ReadResult {
+        var reader = SMFReader(bytes: buffer, strict: strict, threads: threads)
+        return try reader.read()
     }
 }
 
