@@ -174,7 +174,8 @@ public final class AudioEngine: @unchecked Sendable {
         }
     }
 
-    /// Watches `node`'s output on the render thread.
+    /// Watches `node`'s output on the render thread. A tapped node renders (with the nodes that feed
+    /// it) even when nothing connects it to the output.
     public func installTap(on node: AudioNode, _ tap: AudioTap) throws {
         try mutate { graph in
             guard graph.nodes[ObjectIdentifier(node)] != nil else { throw AudioGraphError.nodeNotAttached(node.name) }
@@ -260,12 +261,14 @@ public final class AudioEngine: @unchecked Sendable {
     /// Renders `frameCount` frames (at most `maximumFrameCount`) into `buffer`: runs the render
     /// observers, then every node in dependency order. Render thread; no locks, no allocation.
     /// Returns false, leaving the buffer silent, if the engine is not prepared or the output is
-    /// not connected.
+    /// not connected (tapped nodes render all the same).
     @discardableResult
     public func render(frameCount: Int, into buffer: AudioBuffer) -> Bool {
         let frames = min(frameCount, buffer.frameCapacity)
         adoptPublishedPlan()
-        guard let plan = currentPlan?.takeUnretainedValue(), plan.output != nil, frames <= plan.maximumFrameCount else {
+        guard let plan = currentPlan?.takeUnretainedValue(), plan.output != nil || !plan.steps.isEmpty,
+            frames <= plan.maximumFrameCount
+        else {
             buffer.clear(frames: frames)
             buffer.frameLength = frames
             return false
@@ -289,9 +292,11 @@ public final class AudioEngine: @unchecked Sendable {
                 buffer.channel(channel).update(
                     from: output.channel(min(channel, output.channelCount - 1)), count: frames)
             }
+        } else {
+            buffer.clear(frames: frames)
         }
         sampleTime += Int64(frames)
-        return true
+        return plan.output != nil
     }
 
     /// Moves the render thread to the newest plan. When the new plan drops or re-sources mixer
@@ -403,6 +408,9 @@ public final class AudioEngine: @unchecked Sendable {
             order.append(id)
         }
         visit(ObjectIdentifier(outputNode))
+        // A tapped node renders even when nothing connects it to the output (as AVAudioEngine's
+        // input node does with a tap and no connection): its tap pulls it.
+        for id in graph.attachOrder where graph.taps[id]?.isEmpty == false { visit(id) }
 
         var channelCounts: [ObjectIdentifier: Int] = [:]
         var steps: [RenderPlan.Step] = []

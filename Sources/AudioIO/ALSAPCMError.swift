@@ -8,12 +8,16 @@ public enum ALSAPCMError: Error, Equatable, Sendable, CustomStringConvertible {
     /// Playback failed for good and the stream stopped (the device was unplugged or stopped
     /// responding); reported by `ALSAOutput.failure`, not thrown.
     case writeFailed(device: String, reason: String)
+    /// Capture failed for good and the stream stopped (the device was unplugged or stopped
+    /// responding); reported by `AudioInputNode.failure`, not thrown.
+    case readFailed(device: String, reason: String)
 
     public var description: String {
         switch self {
         case .cannotOpen(let device, let reason): return "audio device '\(device)': cannot open: \(reason)"
         case .unsupportedConfiguration(let device, let reason): return "audio device '\(device)': \(reason)"
         case .writeFailed(let device, let reason): return "audio device '\(device)': write failed: \(reason)"
+        case .readFailed(let device, let reason): return "audio device '\(device)': capture failed: \(reason)"
         }
     }
 }

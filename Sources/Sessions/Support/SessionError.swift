@@ -21,6 +21,8 @@ public enum SessionError: Error, Sendable, CustomStringConvertible {
     case midi(MIDIIOError)
     /// The recording could not be written as a MIDI file.
     case midiFile(MIDIFileError)
+    /// An audio file could not be created or written (an existing file, a full disk).
+    case audioFile(AudioFileError)
     /// A file the session writes (a recording, a report).
     case cannotWrite(path: String, reason: String)
     /// Anything else a building block reported.
@@ -36,6 +38,7 @@ public enum SessionError: Error, Sendable, CustomStringConvertible {
         case let error as EffectSpecError: self = .effects(error)
         case let error as MIDIIOError: self = .midi(error)
         case let error as MIDIFileError: self = .midiFile(error)
+        case let error as AudioFileError: self = .audioFile(error)
         default: self = .failed("\(error)")
         }
     }
@@ -48,6 +51,7 @@ public enum SessionError: Error, Sendable, CustomStringConvertible {
         case .effects(let error): return error.description
         case .midi(let error): return error.description
         case .midiFile(let error): return error.description
+        case .audioFile(let error): return error.description
         case .cannotWrite(let path, let reason): return "\(path): cannot write: \(reason)"
         case .failed(let reason): return reason
         }

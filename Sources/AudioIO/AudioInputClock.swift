@@ -1,0 +1,85 @@
+import AudioGraph
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Drives an engine from a capture device's clock when nothing plays it: an audio thread that
+/// waits for each period from an `AudioInputNode`, then renders the engine for it (its taps and
+/// meters see the period; the engine's output is discarded). Set it as the engine's
+/// `outputDevice` (or use `AudioEngine.driveFromInput(_:)`) and call `start()`.
+///
+/// The thread asks for SCHED_FIFO and runs at normal priority where that is not permitted. It
+/// allocates nothing and blocks only on the capture PCM.
+public final class AudioInputClock: AudioOutputDevice, @unchecked Sendable {
+    /// The engine rendered once per captured period.
+    public let engine: AudioEngine
+    /// The input whose periods pace the engine.
+    public let input: AudioInputNode
+    private let scratch: AudioBuffer
+    private let running = Atomic<Bool>(false)
+    private let realtime = Atomic<Bool>(false)
+    private let decided = Atomic<Bool>(false)
+    private var thread: WorkerThread?
+
+    /// A clock for `engine` paced by `input` (which should be attached to it).
+    public init(engine: AudioEngine, input: AudioInputNode) {
+        self.engine = engine
+        self.input = input
+        scratch = AudioBuffer(channelCount: 2, frameCapacity: input.configuration.periodFrames)
+    }
+
+    /// Whether the audio thread is running (it stops by itself if capture fails for good).
+    public var isRunning: Bool { running.load(ordering: .relaxed) }
+    /// Whether the audio thread got SCHED_FIFO; known once `start()` returned.
+    public var isRealTimeScheduled: Bool { realtime.load(ordering: .relaxed) }
+
+    /// Prepares the engine for the input's rate and period and starts the audio thread.
+    public func start() throws {
+        guard !running.load(ordering: .relaxed) else { return }
+        let configuration = input.configuration
+        try engine.prepare(
+            format: .stereo(sampleRate: configuration.sampleRate), maximumFrameCount: configuration.periodFrames)
+        running.store(true, ordering: .relaxed)
+        decided.store(false, ordering: .relaxed)
+        thread = WorkerThread { [self] in run() }
+        guard thread != nil else {
+            running.store(false, ordering: .relaxed)
+            throw ALSAPCMError.unsupportedConfiguration(
+                device: configuration.device, reason: "cannot start the audio thread")
+        }
+        for _ in 0..<200 where !decided.load(ordering: .acquiring) { usleep(1_000) }
+    }
+
+    /// Stops the audio thread after the period it is reading.
+    public func stop() {
+        running.store(false, ordering: .relaxed)
+        thread?.join()
+        thread = nil
+    }
+
+    private func run() {
+        realtime.store(WorkerThread.requestRealTimeScheduling(), ordering: .relaxed)
+        decided.store(true, ordering: .releasing)
+        let frames = input.configuration.periodFrames
+        while running.load(ordering: .relaxed) {
+            guard input.capturePeriod(frameCount: frames) else { break }
+            engine.render(frameCount: frames, into: scratch)
+        }
+        running.store(false, ordering: .relaxed)
+    }
+}
+
+extension AudioEngine {
+    /// Makes `input`'s capture clock drive this engine (an `AudioInputClock` as its
+    /// `outputDevice`), for recording without playing anything; replaces (and stops) any device it
+    /// had. Call `start()` to begin.
+    @discardableResult
+    public func driveFromInput(_ input: AudioInputNode) -> AudioInputClock {
+        outputDevice?.stop()
+        let clock = AudioInputClock(engine: self, input: input)
+        outputDevice = clock
+        return clock
+    }
+}

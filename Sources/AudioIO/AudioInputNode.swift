@@ -1,0 +1,313 @@
+import AudioGraph
+import CALSA
+import CALSAShims
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The graph's source of device input, like AVAudioInputNode: an ALSA capture device (a
+/// microphone, a line input, a loopback) whose audio flows into the engine, to be tapped into a
+/// file (`AudioFileTap`), measured (`PowerMeter`) or run through effects.
+///
+/// The node reads one period from the device each time it renders, on the render thread, so it
+/// runs on whatever clock drives the engine:
+/// - with an `ALSAOutput` on the same card (full duplex), the output's audio thread reads the
+///   capture and writes the playback each period, one thread and one clock;
+/// - alone (only recording), `AudioInputClock` drives the engine from the capture itself.
+///
+/// Overruns (the device's buffer filled before it was read) are recovered and counted
+/// (`overrunCount`); a device that goes away stops the capture, the node then renders silence and
+/// `failure` says why. Rendering blocks only on the PCM and allocates nothing.
+public final class AudioInputNode: AudioNode, @unchecked Sendable {
+    /// What to open and how.
+    public struct Configuration: Sendable, Hashable {
+        /// ALSA PCM name: `default`, `hw:1,0`, `plughw:1`, `dsnoop:…`, or one that `definitions` defines.
+        public var device: String
+        /// The sample rate in Hz; the device must accept it exactly (`plughw:` converts).
+        public var sampleRate: Double
+        /// Channels to capture (1…8).
+        public var channelCount: Int
+        /// Frames per period (32…8192): the engine renders this many per pull when the input drives it.
+        public var periodFrames: Int
+        /// Periods in the device buffer (2…16): more periods tolerate longer stalls before an overrun.
+        public var periodCount: Int
+        /// ALSA configuration text (asoundrc syntax) added to the system's for this device only,
+        /// e.g. `pcm.take { type file slave.pcm null file "/dev/null" infile "in.raw" format raw }`;
+        /// empty: the system's configuration alone.
+        public var definitions: String
+
+        /// A configuration; ranges are checked when the node opens the device.
+        public init(
+            device: String = "default", sampleRate: Double = 48_000, channelCount: Int = 2, periodFrames: Int = 1_024,
+            periodCount: Int = 3, definitions: String = ""
+        ) {
+            self.device = device
+            self.sampleRate = sampleRate
+            self.channelCount = channelCount
+            self.periodFrames = periodFrames
+            self.periodCount = periodCount
+            self.definitions = definitions
+        }
+    }
+
+    /// The device's sample format, in order of preference.
+    public enum SampleFormat: String, Sendable, CaseIterable {
+        /// 32-bit float; 32-, 24- (packed in 3 bytes) and 16-bit signed integers; all little-endian.
+        case float32, int32, int24, int16
+        var alsa: snd_pcm_format_t {
+            switch self {
+            case .float32: return SND_PCM_FORMAT_FLOAT_LE
+            case .int32: return SND_PCM_FORMAT_S32_LE
+            case .int24: return SND_PCM_FORMAT_S24_3LE
+            case .int16: return SND_PCM_FORMAT_S16_LE
+            }
+        }
+        var bytes: Int {
+            switch self {
+            case .float32, .int32: return 4
+            case .int24: return 3
+            case .int16: return 2
+            }
+        }
+    }
+
+    /// The configuration as opened; `periodFrames` and `periodCount` as the device granted them.
+    public let configuration: Configuration
+    /// The format the device delivers: the first of `SampleFormat.allCases` it accepts.
+    public let sampleFormat: SampleFormat
+    private let pcm: OpaquePointer
+    private let interleaved: UnsafeMutableRawPointer
+    private let captured: AudioBuffer
+    private let overruns = Atomic<Int>(0)
+    private let framesCaptured = Atomic<Int>(0)
+    private let failed = Atomic<Int32>(0)
+    private var capturedPending = false
+    private var closed = false
+
+    /// Opens and configures the capture device; throws with the device's name and ALSA's reason.
+    public init(configuration: Configuration) throws(ALSAPCMError) {
+        let device = configuration.device
+        guard (32...8_192).contains(configuration.periodFrames) else {
+            throw .unsupportedConfiguration(device: device, reason: "period must be 32…8192 frames")
+        }
+        guard (2...16).contains(configuration.periodCount) else {
+            throw .unsupportedConfiguration(device: device, reason: "periods must be 2…16")
+        }
+        guard (1...8).contains(configuration.channelCount) else {
+            throw .unsupportedConfiguration(device: device, reason: "1…8 channels can be captured")
+        }
+        pianola_alsa_silence_library_errors()
+        var handle: OpaquePointer?
+        let opened = pianola_alsa_pcm_open(
+            &handle, device, configuration.definitions, Int32(SND_PCM_STREAM_CAPTURE.rawValue), SND_PCM_NONBLOCK)
+        guard opened == 0, let handle else {
+            var reason = String(cString: snd_strerror(opened))
+            if opened == -EBUSY { reason += " (another program is using it)" }
+            if opened == -ENOENT || opened == -EINVAL {
+                // A playback-only PCM (or a card without a capture device) has no capture stream.
+                reason += " (no such capture device; `pianola devices` lists them)"
+            }
+            throw .cannotOpen(device: device, reason: reason)
+        }
+        guard snd_pcm_nonblock(handle, 0) == 0 else {
+            snd_pcm_close(handle)
+            throw .cannotOpen(device: device, reason: "cannot switch to blocking reads")
+        }
+        var granted = configuration
+        granted.sampleRate = configuration.sampleRate.rounded()
+        do {
+            (sampleFormat, granted.periodFrames, granted.periodCount) = try Self.configure(handle, configuration)
+        } catch {
+            snd_pcm_close(handle)
+            throw error
+        }
+        pcm = handle
+        self.configuration = granted
+        // Room for the largest quantum an engine asks for (an output's period may differ from the input's).
+        captured = AudioBuffer(channelCount: granted.channelCount, frameCapacity: Self.maximumFrames)
+        interleaved = .allocate(byteCount: Self.maximumFrames * granted.channelCount * 4, alignment: 16)
+        super.init(name: "input \(device)")
+    }
+
+    deinit {
+        close()
+        interleaved.deallocate()
+    }
+
+    /// The most frames one render reads (the largest period).
+    static let maximumFrames = 8_192
+
+    private static func configure(
+        _ pcm: OpaquePointer, _ configuration: Configuration
+    ) throws(ALSAPCMError) -> (SampleFormat, Int, Int) {
+        let device = configuration.device
+        var hardware: OpaquePointer?
+        snd_pcm_hw_params_malloc(&hardware)
+        guard let hardware else { throw .unsupportedConfiguration(device: device, reason: "out of memory") }
+        defer { snd_pcm_hw_params_free(hardware) }
+        func check(_ result: Int32, _ what: String) throws(ALSAPCMError) {
+            if result < 0 {
+                throw .unsupportedConfiguration(
+                    device: device, reason: "\(what): \(String(cString: snd_strerror(result)))")
+            }
+        }
+        try check(snd_pcm_hw_params_any(pcm, hardware), "no configuration")
+        try check(snd_pcm_hw_params_set_access(pcm, hardware, SND_PCM_ACCESS_RW_INTERLEAVED), "interleaved access")
+        guard
+            let format = SampleFormat.allCases.first(where: {
+                snd_pcm_hw_params_test_format(pcm, hardware, $0.alsa) == 0
+            })
+        else {
+            throw .unsupportedConfiguration(device: device, reason: "none of float, s32, s24, s16 is supported")
+        }
+        try check(snd_pcm_hw_params_set_format(pcm, hardware, format.alsa), "sample format")
+        if snd_pcm_hw_params_set_channels(pcm, hardware, UInt32(configuration.channelCount)) < 0 {
+            var low: UInt32 = 0
+            var high: UInt32 = 0
+            snd_pcm_hw_params_get_channels_min(hardware, &low)
+            snd_pcm_hw_params_get_channels_max(hardware, &high)
+            let range = low == high ? "\(low)" : "\(low)…\(min(high, 64))"
+            throw .unsupportedConfiguration(
+                device: device,
+                reason: "\(configuration.channelCount) channels are not supported (the device captures \(range))")
+        }
+        if snd_pcm_hw_params_set_rate(pcm, hardware, UInt32(configuration.sampleRate.rounded()), 0) < 0 {
+            throw .unsupportedConfiguration(
+                device: device, reason: "sample rate \(Int(configuration.sampleRate)) Hz is not supported")
+        }
+        var period = snd_pcm_uframes_t(configuration.periodFrames)
+        var direction: Int32 = 0
+        try check(snd_pcm_hw_params_set_period_size_near(pcm, hardware, &period, &direction), "period size")
+        var periods = UInt32(configuration.periodCount)
+        try check(snd_pcm_hw_params_set_periods_near(pcm, hardware, &periods, &direction), "period count")
+        try check(snd_pcm_hw_params(pcm, hardware), "applying the configuration")
+        guard (1...8_192).contains(Int(period)) else {
+            throw .unsupportedConfiguration(device: device, reason: "the device granted a period of \(period) frames")
+        }
+        return (format, Int(period), Int(periods))
+    }
+
+    /// Overruns recovered so far (each one loses the audio the device could not hold).
+    public var overrunCount: Int { overruns.load(ordering: .relaxed) }
+    /// Frames captured since the node opened.
+    public var capturedFrameCount: Int { framesCaptured.load(ordering: .relaxed) }
+    /// Why capture stopped for good (the device went away), if it did; the node renders silence since.
+    public var failure: ALSAPCMError? {
+        let code = failed.load(ordering: .relaxed)
+        guard code != 0 else { return nil }
+        let text = String(cString: snd_strerror(code))
+        return .readFailed(
+            device: configuration.device, reason: "the device was disconnected or stopped responding (\(text))")
+    }
+    /// The capture buffer's length in seconds: the most a stall can last without an overrun.
+    public var bufferDuration: Double {
+        Double(configuration.periodFrames * configuration.periodCount) / configuration.sampleRate
+    }
+
+    override public var inputBusCount: Int { 0 }
+
+    override public func outputChannelCount(inputChannelCounts: [Int]) -> Int { configuration.channelCount }
+
+    override public func prepare(format: AudioFormat, maximumFrameCount: Int) throws {
+        guard format.sampleRate == configuration.sampleRate else {
+            throw AudioGraphError.formatMismatch(
+                node: name, format: format, reason: "the device captures at \(Int(configuration.sampleRate)) Hz")
+        }
+    }
+
+    /// Copies the captured period into the output, reading it from the device first unless the
+    /// clock already did (render thread).
+    override public func render(into output: AudioBuffer, inputs: RenderInputs, frameCount: Int, time: AudioTime) {
+        let frames = min(frameCount, captured.frameCapacity)
+        if !capturedPending { capture(frameCount: frames) }
+        capturedPending = false
+        for channel in 0..<output.channelCount {
+            output.channel(channel).update(
+                from: captured.channel(min(channel, captured.channelCount - 1)), count: frames)
+        }
+        if frames < frameCount {
+            for channel in 0..<output.channelCount {
+                (output.channel(channel) + frames).update(repeating: 0, count: frameCount - frames)
+            }
+        }
+    }
+
+    /// Reads the next `frameCount` frames (at most 8192) from the device, blocking until they are
+    /// there; the next render hands them out. For the clock that drives the engine (render thread).
+    /// Returns false once capture has failed for good (the frames are then silence).
+    @discardableResult
+    public func capturePeriod(frameCount: Int) -> Bool {
+        capture(frameCount: min(frameCount, captured.frameCapacity))
+        capturedPending = true
+        return failed.load(ordering: .relaxed) == 0
+    }
+
+    private func capture(frameCount: Int) {
+        guard failed.load(ordering: .relaxed) == 0, !closed else {
+            captured.clear(frames: frameCount)
+            return
+        }
+        let stride = configuration.channelCount * sampleFormat.bytes
+        var done = 0
+        while done < frameCount {
+            let result = snd_pcm_readi(pcm, interleaved + done * stride, snd_pcm_uframes_t(frameCount - done))
+            if result > 0 {
+                done += Int(result)
+                continue
+            }
+            if result == -Int(EAGAIN) || result == 0 { continue }
+            let error = Int32(result)
+            if error == -EPIPE || error == -ESTRPIPE { overruns.add(1, ordering: .relaxed) }
+            if snd_pcm_recover(pcm, error, 1) < 0 || error == -ENODEV {
+                failed.store(error, ordering: .relaxed)
+                (interleaved + done * stride).initializeMemory(
+                    as: UInt8.self, repeating: 0, count: (frameCount - done) * stride)
+                break
+            }
+            snd_pcm_start(pcm)
+        }
+        framesCaptured.add(done, ordering: .relaxed)
+        deinterleave(frameCount: frameCount)
+    }
+
+    private func deinterleave(frameCount: Int) {
+        let channels = configuration.channelCount
+        for channel in 0..<channels {
+            let out = captured.channel(channel)
+            switch sampleFormat {
+            case .float32:
+                let samples = interleaved.assumingMemoryBound(to: Float.self)
+                for frame in 0..<frameCount { out[frame] = samples[frame * channels + channel] }
+            case .int32:
+                let samples = interleaved.assumingMemoryBound(to: Int32.self)
+                for frame in 0..<frameCount {
+                    out[frame] = Float(Double(samples[frame * channels + channel]) / 2_147_483_648)
+                }
+            case .int24:
+                let bytes = interleaved.assumingMemoryBound(to: UInt8.self)
+                for frame in 0..<frameCount {
+                    let at = (frame * channels + channel) * 3
+                    let value =
+                        Int32(
+                            bitPattern: UInt32(bytes[at]) << 8 | UInt32(bytes[at + 1]) << 16 | UInt32(bytes[at + 2])
+                                << 24) >> 8
+                    out[frame] = Float(value) / 8_388_608
+                }
+            case .int16:
+                let samples = interleaved.assumingMemoryBound(to: Int16.self)
+                for frame in 0..<frameCount { out[frame] = Float(samples[frame * channels + channel]) / 32_768 }
+            }
+        }
+    }
+
+    /// Stops capturing and closes the device (control thread, with the engine stopped); closing twice
+    /// is harmless. The node renders silence afterwards.
+    public func close() {
+        guard !closed else { return }
+        closed = true
+        snd_pcm_drop(pcm)
+        snd_pcm_close(pcm)
+    }
+}
