@@ -27,6 +27,8 @@ public final class PowerMeter: AudioTap, @unchecked Sendable {
         public var peakHoldPower: [Float]
         /// Per channel: whether a sample reached the clip level since the last `clearClips()`.
         public var clipped: [Bool]
+        /// The highest peak per channel since the meter started, dBFS.
+        public var maximumPeakPower: [Float]
     }
 
     /// The lowest level reported, for silence (as AVAudioRecorder's meters).
@@ -49,6 +51,7 @@ public final class PowerMeter: AudioTap, @unchecked Sendable {
     private let peaks: InlineArray<8, Atomic<UInt32>>
     private let holds: InlineArray<8, Atomic<UInt32>>
     private let clips: InlineArray<8, Atomic<Bool>>
+    private let maximums: InlineArray<8, Atomic<UInt32>>
     // Render-thread state.
     private let sums: RealTimeBuffer<Double>
     private let windowPeaks: RealTimeBuffer<Float>
@@ -75,6 +78,7 @@ public final class PowerMeter: AudioTap, @unchecked Sendable {
         peaks = InlineArray { _ in Atomic(silence) }
         holds = InlineArray { _ in Atomic(silence) }
         clips = InlineArray { _ in Atomic(false) }
+        maximums = InlineArray { _ in Atomic(silence) }
         sums = RealTimeBuffer(capacity: channelCount)
         windowPeaks = RealTimeBuffer(capacity: channelCount)
         heldPeaks = RealTimeBuffer(capacity: channelCount)
@@ -133,6 +137,10 @@ public final class PowerMeter: AudioTap, @unchecked Sendable {
             peaks[channel].store(Self.decibels(peak).bitPattern, ordering: .sequentiallyConsistent)
             holds[channel].store(Self.decibels(heldPeaks[channel]).bitPattern, ordering: .sequentiallyConsistent)
             if peak >= clipLevel { clips[channel].store(true, ordering: .relaxed) }
+            let peakDecibels = Self.decibels(peak)
+            if peakDecibels > Float(bitPattern: maximums[channel].load(ordering: .relaxed)) {
+                maximums[channel].store(peakDecibels.bitPattern, ordering: .sequentiallyConsistent)
+            }
             sums[channel] = 0
             windowPeaks[channel] = 0
         }
@@ -147,7 +155,8 @@ public final class PowerMeter: AudioTap, @unchecked Sendable {
         while true {
             let before = version.load(ordering: .sequentiallyConsistent)
             if before & 1 == 1 { continue }
-            var reading = Reading(endFrame: 0, averagePower: [], peakPower: [], peakHoldPower: [], clipped: [])
+            var reading = Reading(
+                endFrame: 0, averagePower: [], peakPower: [], peakHoldPower: [], clipped: [], maximumPeakPower: [])
             reading.endFrame = published.load(ordering: .sequentiallyConsistent)
             for channel in 0..<channelCount {
                 reading.averagePower.append(
@@ -155,6 +164,8 @@ public final class PowerMeter: AudioTap, @unchecked Sendable {
                 reading.peakPower.append(Float(bitPattern: peaks[channel].load(ordering: .sequentiallyConsistent)))
                 reading.peakHoldPower.append(Float(bitPattern: holds[channel].load(ordering: .sequentiallyConsistent)))
                 reading.clipped.append(clips[channel].load(ordering: .relaxed))
+                reading.maximumPeakPower.append(
+                    Float(bitPattern: maximums[channel].load(ordering: .sequentiallyConsistent)))
             }
             if version.load(ordering: .sequentiallyConsistent) == before { return reading }
         }

@@ -4,7 +4,8 @@ import CALSA
     import Glibc
 #endif
 
-/// The ALSA PCM devices that can play, as ALSA's name hints list them (names usable as `--device`).
+/// The ALSA PCM devices that can play or capture, as ALSA's name hints list them (names usable as
+/// `--device`).
 public enum ALSADeviceList {
     /// One PCM device from ALSA's name hints.
     public struct Device: Sendable, Hashable {
@@ -18,7 +19,13 @@ public enum ALSADeviceList {
     /// The devices that can play (those for both directions included, capture-only ones left out), in
     /// ALSA's order; empty when ALSA cannot list them. A listed device may still fail to open (busy,
     /// or a hint for hardware that is not there).
-    public static func playbackDevices() -> [Device] {
+    public static func playbackDevices() -> [Device] { devices(skipping: "Input") }
+
+    /// The devices that can capture (those for both directions included, playback-only ones left out),
+    /// names usable as `AudioInputNode.Configuration.device` and `pianola record --device`.
+    public static func captureDevices() -> [Device] { devices(skipping: "Output") }
+
+    private static func devices(skipping skipped: String) -> [Device] {
         var hints: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
         guard snd_device_name_hint(-1, "pcm", &hints) == 0, let hints else { return [] }
         defer { snd_device_name_free_hint(hints) }
@@ -32,8 +39,8 @@ public enum ALSADeviceList {
                 return String(cString: value)
             }
             guard let name = field("NAME") else { continue }
-            // IOID is absent for devices that do both directions; skip capture-only ones.
-            if let direction = field("IOID"), direction == "Input" { continue }
+            // IOID is absent for devices that do both directions.
+            if let direction = field("IOID"), direction == skipped { continue }
             let description = (field("DESC") ?? "").split(separator: "\n").joined(separator: " — ")
             devices.append(Device(name: name, description: description))
         }

@@ -105,9 +105,11 @@ public final class AudioInputNode: AudioNode, @unchecked Sendable {
         guard opened == 0, let handle else {
             var reason = String(cString: snd_strerror(opened))
             if opened == -EBUSY { reason += " (another program is using it)" }
-            if opened == -ENOENT || opened == -EINVAL {
-                // A playback-only PCM (or a card without a capture device) has no capture stream.
-                reason += " (no such capture device; `pianola devices` lists them)"
+            if opened == -ENOENT {
+                reason += " (no such capture device)"
+            } else if opened == -EINVAL {
+                // A playback-only PCM (dmix, a card without a capture device) has no capture stream.
+                reason += " (not a capture device)"
             }
             throw .cannotOpen(device: device, reason: reason)
         }
@@ -257,7 +259,15 @@ public final class AudioInputNode: AudioNode, @unchecked Sendable {
                 done += Int(result)
                 continue
             }
-            if result == -Int(EAGAIN) || result == 0 { continue }
+            if result == 0 {
+                // No frames and no error: a plugin whose source ended (the file plugin's infile at its
+                // end). The rest of the period is silence; the next read tries again.
+                (interleaved + done * stride).initializeMemory(
+                    as: UInt8.self, repeating: 0, count: (frameCount - done) * stride)
+                done = frameCount
+                break
+            }
+            if result == -Int(EAGAIN) { continue }
             let error = Int32(result)
             if error == -EPIPE || error == -ESTRPIPE { overruns.add(1, ordering: .relaxed) }
             if snd_pcm_recover(pcm, error, 1) < 0 || error == -ENODEV {

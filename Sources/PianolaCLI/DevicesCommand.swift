@@ -4,19 +4,24 @@ import Pianola
 struct DevicesCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "devices",
-        abstract: "List ALSA playback devices (names for --device) and MIDI sources (for live --connect).",
+        abstract: "List ALSA playback and capture devices (names for --device) and MIDI sources (for live --connect).",
         discussion: """
             `default` follows the system's choice (PipeWire or PulseAudio when they run); `hw:C,D` \
-            is a card's device used directly, `plughw:C,D` the same with format conversion. MIDI \
+            is a card's device used directly, `plughw:C,D` the same with format conversion. Capture \
+            devices are what `pianola record --device` takes. MIDI \
             sources are the ALSA sequencer's readable ports: keyboards, virtual ports and programs; \
             `pianola live --connect` takes their CLIENT:PORT or client name.
             """)
 
-    @Flag(help: "Print a JSON array of {kind, name, description}: kind is \"playback\" or \"midi-source\".")
+    @Flag(
+        help:
+            "Print a JSON array of {kind, name, description}: kind is \"playback\", \"capture\" or \"midi-source\"."
+    )
     var json = false
 
     func run() throws {
         let devices = ALSADeviceList.playbackDevices()
+        let captures = ALSADeviceList.captureDevices()
         let midi: Result<[MIDISequencerPort], MIDIIOError>
         do { midi = .success(try ALSASequencerInput.ports().filter { $0.isSource && $0.client != 0 }) } catch {
             midi = .failure(error)
@@ -25,6 +30,11 @@ struct DevicesCommand: ParsableCommand {
             var entries = devices.map {
                 JSONValue.object([
                     "kind": .string("playback"), "name": .string($0.name), "description": .string($0.description),
+                ])
+            }
+            entries += captures.map {
+                JSONValue.object([
+                    "kind": .string("capture"), "name": .string($0.name), "description": .string($0.description),
                 ])
             }
             if case .success(let ports) = midi {
@@ -38,13 +48,10 @@ struct DevicesCommand: ParsableCommand {
             print(JSONValue.array(entries).serialized())
             return
         }
-        print("Playback devices (--device):")
-        if devices.isEmpty { print("  none found") }
-        let width = min(40, devices.map(\.name.count).max() ?? 0)
-        for device in devices {
-            let padding = String(repeating: " ", count: max(1, width - device.name.count + 2))
-            print("  " + device.name + padding + device.description)
-        }
+        print("Playback devices (play/live --device):")
+        Self.printDevices(devices)
+        print("Capture devices (record --device):")
+        Self.printDevices(captures)
         print("MIDI sources (live --connect):")
         switch midi {
         case .failure(let error): print("  none: \(error.description)")
@@ -54,6 +61,15 @@ struct DevicesCommand: ParsableCommand {
                 let address = fitted(port.address, width: 8)
                 print("  \(address)\(port.clientName): \(port.portName)")
             }
+        }
+    }
+
+    private static func printDevices(_ devices: [ALSADeviceList.Device]) {
+        if devices.isEmpty { print("  none found") }
+        let width = min(40, devices.map(\.name.count).max() ?? 0)
+        for device in devices {
+            let padding = String(repeating: " ", count: max(1, width - device.name.count + 2))
+            print("  " + device.name + padding + device.description)
         }
     }
 }

@@ -4,7 +4,7 @@
 
 /// Raw, non-blocking keyboard input on a terminal (restored on exit).
 final class KeyReader {
-    enum Key { case space, left, right, up, down, next, previous, loop, quit }
+    enum Key { case space, left, right, up, down, next, previous, loop, clear, quit }
     private var original = termios()
 
     init() {
@@ -38,6 +38,7 @@ final class KeyReader {
         case UInt8(ascii: "n"): return .next
         case UInt8(ascii: "p"): return .previous
         case UInt8(ascii: "l"): return .loop
+        case UInt8(ascii: "c"): return .clear
         case UInt8(ascii: "q"): return .quit
         default: return nil
         }

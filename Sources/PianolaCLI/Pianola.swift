@@ -18,6 +18,7 @@ struct PianolaCommand: ParsableCommand {
               pianola play song.mid               play it on the sound device
               pianola render song.mid -o out.wav  write a WAV, FLAC, Ogg or AIFF file
               pianola live --autoconnect          play a MIDI keyboard through a font
+              pianola record -o take.wav          record an audio input, with meters
               pianola info song.mid               describe a MIDI file (--json: JSON)
               pianola soundfont --presets         the SoundFont in use, its presets
 
@@ -32,7 +33,8 @@ struct PianolaCommand: ParsableCommand {
         // here would load it for every command, since the configuration is read on each parse.
         version: versionNumber,
         subcommands: [
-            PlayCommand.self, LiveCommand.self, RenderCommand.self, ProcessCommand.self, FxCommand.self,
+            PlayCommand.self, LiveCommand.self, RecordCommand.self, RenderCommand.self, ProcessCommand.self,
+            FxCommand.self,
             InfoCommand.self, DevicesCommand.self, SoundFontCommand.self,
         ]
     )

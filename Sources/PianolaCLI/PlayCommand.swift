@@ -122,6 +122,7 @@ struct PlayCommand: ParsableCommand {
             case .up: session.faster()
             case .down: session.slower()
             case .loop: session.toggleLoop()
+            case .clear: break
             case .next: return .next
             case .previous: return .previous
             case .quit: return .quit

@@ -54,17 +54,19 @@ struct PlayCommandTests {
         #expect(result.stderr.contains("--period must be between 32 and 8192 frames"))
     }
 
-    @Test("devices lists ALSA playback devices, as text and JSON")
+    @Test("devices lists ALSA playback and capture devices, as text and JSON")
     func devices() throws {
         let result = try runPianola(["devices", "--json"])
         #expect(result.status == 0)
         let devices = try #require(
             try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: String]])
         #expect(devices.contains { $0["name"] == "null" && $0["kind"] == "playback" })
+        #expect(devices.contains { $0["name"] == "null" && $0["kind"] == "capture" })
         // No sequencer on this machine: the text says so (the VM tests list real MIDI sources).
         let text = try runPianola(["devices"])
         #expect(text.status == 0)
-        #expect(text.stdout.contains("Playback devices (--device):\n  null"))
+        #expect(text.stdout.contains("Playback devices (play/live --device):\n  null"))
+        #expect(text.stdout.contains("Capture devices (record --device):\n  null"))
         #expect(
             text.stdout.contains("MIDI sources (live --connect):\n  none: ALSA sequencer: cannot open /dev/snd/seq"))
     }

@@ -114,3 +114,227 @@ struct AudioRecorderTests {
         #expect(!FileManager.default.fileExists(atPath: folder + "/new.wav"))
     }
 }
+
+/// Frames whose samples say where they came from: channel 0 holds the frame index modulo 2¹⁵ and
+/// channel 1 the rest, both as multiples of 2⁻¹⁵ (exact in float files).
+func numberedFrames(_ count: Int, from first: Int = 0) -> [Float] {
+    var samples = [Float](repeating: 0, count: count * 2)
+    for frame in 0..<count {
+        let index = first + frame
+        samples[frame * 2] = Float(index % 32_768) / 32_768
+        samples[frame * 2 + 1] = Float(index / 32_768) / 32_768
+    }
+    return samples
+}
+
+/// The source frame each recorded frame came from (see `numberedFrames`).
+func frameNumbers(_ samples: [Float]) -> [Int] {
+    stride(from: 0, to: samples.count - 1, by: 2).map {
+        Int((samples[$0] * 32_768).rounded()) + Int((samples[$0 + 1] * 32_768).rounded()) * 32_768
+    }
+}
+
+/// Runs of consecutive frame numbers: (first, count) each.
+func runs(_ numbers: [Int]) -> [(first: Int, count: Int)] {
+    var result: [(first: Int, count: Int)] = []
+    for number in numbers {
+        if let last = result.last, last.first + last.count == number {
+            result[result.count - 1].count += 1
+        } else {
+            result.append((number, 1))
+        }
+    }
+    return result
+}
+
+/// Feeds a FIFO with `samples` at `speed` × real time (in 4 KiB writes, so no frame is split),
+/// from its own thread, so that the capture is paced as a device would pace it.
+final class PacedFeeder: @unchecked Sendable {
+    let path: String
+    private var thread: Thread?
+
+    init(folder: String, samples: [Float], rate: Double, channels: Int, speed: Double) {
+        path = folder + "/input.fifo"
+        mkfifo(path, 0o644)
+        // The reader (the capture device) closes the FIFO when the recording stops, which would
+        // otherwise end this process with SIGPIPE at the next write.
+        signal(SIGPIPE, SIG_IGN)
+        let fifo = path
+        thread = Thread {
+            let descriptor = open(fifo, O_WRONLY)
+            guard descriptor >= 0 else { return }
+            defer { close(descriptor) }
+            let chunkFrames = 4_096 / (4 * channels)
+            let start = Date()
+            var offset = 0
+            while offset < samples.count {
+                let count = min(chunkFrames * channels, samples.count - offset)
+                let written = samples[offset..<offset + count].withUnsafeBytes {
+                    write(descriptor, $0.baseAddress, $0.count)
+                }
+                if written <= 0 { return }
+                offset += count
+                let due = Double(offset / channels) / rate / speed
+                let wait = due - Date().timeIntervalSince(start)
+                if wait > 0 { usleep(UInt32(wait * 1e6)) }
+            }
+        }
+        thread?.start()
+    }
+
+    var device: FileCaptureDevice { FileCaptureDevice(path: path) }
+}
+
+@Suite("Audio recorder: pause, split, meters, a file valid while it grows", .serialized)
+struct AudioRecorderBehaviourTests {
+    @Test("pause and resume leave exactly the un-paused parts, each whole")
+    func pauseAndResume() throws {
+        let folder = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let rate = 48_000.0
+        let feeder = PacedFeeder(
+            folder: folder, samples: numberedFrames(Int(rate) * 8), rate: rate, channels: 2, speed: 4)
+        var file = AudioFileTap.Settings()
+        file.encoding = .f32
+        let recorder = try AudioRecorder(
+            path: folder + "/take.wav",
+            configuration: .init(input: feeder.device.configuration(rate: rate, channels: 2, period: 256), file: file))
+        try recorder.record()
+        usleep(250_000)
+        recorder.pause()
+        usleep(150_000)
+        recorder.resume()
+        usleep(150_000)
+        recorder.pause()
+        usleep(100_000)
+        recorder.resume()
+        usleep(150_000)
+        try recorder.stop()
+        let recorded = try AudioFile.read(from: folder + "/take.wav")
+        let parts = runs(frameNumbers(recorded.samples))
+        #expect(parts.count == 3, "runs: \(parts.map { "\($0.first)+\($0.count)" })")
+        #expect(parts.first?.first == 0, "the recording starts with the first captured frame")
+        // Each part is whole periods of the capture, and the gaps are the paused periods.
+        #expect(parts.allSatisfy { $0.first % 256 == 0 && $0.count % 256 == 0 })
+        #expect(parts.dropFirst().allSatisfy { $0.count > 256 })
+        #expect(recorded.frameCount == recorder.tap.writtenFrameCount)
+        #expect(recorded.frameCount == Int((recorder.currentTime * rate).rounded()))
+    }
+
+    @Test("--split parts follow each other without a gap or an overlap: together they are the whole")
+    func splitParts() throws {
+        let folder = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let rate = 44_100.0
+        let source = testSignal(frames: Int(rate * 2), channels: 2, rate: rate)
+        let device = try FileCaptureDevice.make(samples: source, in: folder)
+        func record(_ name: String, split: Int?) throws -> AudioRecorder {
+            var file = AudioFileTap.Settings()
+            file.splitFrames = split
+            let recorder = try AudioRecorder(
+                path: folder + "/" + name,
+                configuration: .init(input: device.configuration(rate: rate, channels: 2), file: file))
+            try recorder.record(forDuration: 1.5)
+            while recorder.isRecording { usleep(5_000) }
+            try recorder.stop()
+            return recorder
+        }
+        let whole = try record("whole.wav", split: nil)
+        let split = try record("part.wav", split: 10_000)
+        #expect(split.files.map { String($0.split(separator: "/").last!) } == (1...7).map { "part-00\($0).wav" })
+        let parts = try split.files.map { try AudioFile.read(from: $0) }
+        #expect(parts.dropLast().allSatisfy { $0.frameCount == 10_000 })
+        let joined = parts.flatMap(\.samples)
+        let reference = try AudioFile.read(from: whole.files[0]).samples
+        #expect(joined.count == reference.count && joined == reference, "the parts differ from the whole recording")
+        #expect(reference.count == Int(rate * 1.5) * 2)
+    }
+
+    @Test("meters: each window's RMS and peak equal those computed from the recorded samples, within 0.1 dB")
+    func meters() throws {
+        let folder = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let rate = 48_000.0
+        let source = testSignal(frames: Int(rate * 4), channels: 2, rate: rate)
+        let feeder = PacedFeeder(folder: folder, samples: source, rate: rate, channels: 2, speed: 4)
+        var file = AudioFileTap.Settings()
+        file.encoding = .f32
+        let recorder = try AudioRecorder(
+            path: folder + "/take.wav",
+            configuration: .init(
+                input: feeder.device.configuration(rate: rate, channels: 2, period: 256), file: file,
+                meterWindowFrames: 2_048))
+        try recorder.record(forDuration: 3)
+        var readings: [PowerMeter.Reading] = []
+        while recorder.isRecording {
+            let reading = recorder.meterReading()
+            if reading.endFrame > 0 && reading.endFrame != readings.last?.endFrame { readings.append(reading) }
+            usleep(7_000)
+        }
+        try recorder.stop()
+        #expect(readings.count > 20)
+        var worst = 0.0
+        for reading in readings {
+            for channel in 0..<2 {
+                let window = (reading.endFrame - 2_048..<reading.endFrame).map { Double(source[$0 * 2 + channel]) }
+                let rms = 20 * log10((window.map { $0 * $0 }.reduce(0, +) / 2_048).squareRoot())
+                let peak = 20 * log10(window.map(abs).max()!)
+                worst = max(
+                    worst, abs(rms - Double(reading.averagePower[channel])),
+                    abs(peak - Double(reading.peakPower[channel])))
+                #expect(reading.peakHoldPower[channel] >= reading.peakPower[channel])
+            }
+        }
+        #expect(worst < 0.1, "largest difference \(worst) dB")
+        #expect(readings.allSatisfy { $0.clipped == [false, false] })
+        #expect(recorder.averagePower(channel: 5) == PowerMeter.floor)
+    }
+
+    @Test("the file is valid while it grows: opened mid-recording, it holds all but the last second")
+    func validWhileRecording() throws {
+        let folder = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let rate = 48_000.0
+        let feeder = PacedFeeder(
+            folder: folder, samples: numberedFrames(Int(rate) * 6), rate: rate, channels: 2, speed: 1)
+        var file = AudioFileTap.Settings()
+        file.encoding = .f32
+        let recorder = try AudioRecorder(
+            path: folder + "/take.wav",
+            configuration: .init(input: feeder.device.configuration(rate: rate, channels: 2, period: 512), file: file))
+        try recorder.record()
+        usleep(2_500_000)
+        let captured = recorder.currentTime
+        let partial = try AudioFile.read(from: folder + "/take.wav")
+        try recorder.stop()
+        #expect(Double(partial.frameCount) / rate >= captured - 1, "\(partial.frameCount) frames after \(captured) s")
+        #expect(partial.frameCount > 0)
+        #expect(runs(frameNumbers(partial.samples)).count == 1)
+    }
+
+    @Test("a full disk ends the recording with one clear error and a valid file of what came before")
+    func fullDisk() throws {
+        let small: SmallFileSystem
+        switch SmallFileSystem.mount(kilobytes: 512) {
+        case .success(let system): small = system
+        case .failure(let reason):
+            print("skipped: \(reason.text)")
+            return
+        }
+        let folder = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let rate = 48_000.0
+        let device = try FileCaptureDevice.make(
+            samples: testSignal(frames: Int(rate * 4), channels: 2, rate: rate), in: folder)
+        small.fill(leaving: 200_000)
+        let recorder = try AudioRecorder(
+            path: small.path + "/take.wav", configuration: .init(input: device.configuration(rate: rate, channels: 2)))
+        try recorder.record(forDuration: 3)
+        let deadline = Date().addingTimeInterval(20)
+        while recorder.isRecording && recorder.failure == nil && Date() < deadline { usleep(10_000) }
+        #expect(throws: SessionError.self) { try recorder.stop() }
+        #expect(recorder.failure?.description == "no space left on device (\(small.path)/take.wav)")
+        let saved = try AudioFile.read(from: small.path + "/take.wav")
+        #expect(saved.frameCount > 10_000 && saved.frameCount < Int(rate * 3), "\(saved.frameCount) frames saved")
+    }
+}

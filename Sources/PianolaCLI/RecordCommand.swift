@@ -1,0 +1,148 @@
+import ArgumentParser
+import Pianola
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+struct RecordCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "record",
+        abstract: "Record an audio input (a microphone, a line input) to a WAV, FLAC, AIFF or Ogg file.",
+        discussion: """
+            Records from an ALSA capture device (`pianola devices` lists them) until --duration, `q`, \
+            Ctrl-C (exit 130) or SIGTERM (exit 0); the file is completed in every case. The file is \
+            valid while it grows: its header is brought up to date twice a second, so even a crash \
+            or a power cut loses at most the last second of a WAV or AIFF file. An existing file is \
+            never replaced without --force. A full disk ends the recording with one line and a \
+            valid file of everything up to then.
+
+            On a terminal: a meter per channel (RMS bar, peak, held peak, and a clip light that stays \
+            on until `c`), elapsed time, file size, overruns; space pauses and resumes (the file \
+            continues without the paused part). Without a terminal: a line every 10 seconds.
+
+            Examples:
+              pianola record -o take.wav                         # default device, 48 kHz stereo, 16-bit
+              pianola record -o take.flac -d hw:1 --channels 1 --format s24 --duration 60
+              pianola record -o voice.wav --fx filter:type=highPass,freq=80 --monitor
+              pianola record -o set.wav --split 600              # set-001.wav, set-002.wav, … every 10 min
+            """)
+
+    @Option(name: .shortAndLong, help: ArgumentHelp("The file to write (.wav, .flac, .aiff, .ogg).", valueName: "file"))
+    var output: String
+
+    @Option(name: .shortAndLong, help: ArgumentHelp("ALSA capture device (see `pianola devices`).", valueName: "name"))
+    var device = "default"
+
+    @Option(
+        name: [.customShort("r"), .long], parsing: .unconditional,
+        help: ArgumentHelp("Sample rate in Hz, 8000…192000.", valueName: "hz"))
+    var rate = 48_000
+
+    @Option(parsing: .unconditional, help: ArgumentHelp("Channels to record, 1…8.", valueName: "count"))
+    var channels = 2
+
+    @Option(
+        help: ArgumentHelp("Sample format of the file: s16, s24 or f32.", valueName: "format"),
+        completion: AudioFile.Encoding.completion, transform: AudioFile.Encoding.parser(for: "--format"))
+    var format: AudioFile.Encoding = .s16
+
+    @Option(parsing: .unconditional, help: ArgumentHelp("Stop after this many seconds.", valueName: "seconds"))
+    var duration: Double?
+
+    @Option(parsing: .unconditional, help: ArgumentHelp("Frames per period, 32…8192.", valueName: "frames"))
+    var period = 1_024
+
+    @Option(parsing: .unconditional, help: ArgumentHelp("Periods in the device buffer, 2…16.", valueName: "count"))
+    var periods = 3
+
+    @OptionGroup var effectOptions: EffectOptions
+
+    @Flag(help: "Hear the input (after the effects) on the output device, at the latency shown.")
+    var monitor = false
+
+    @Option(help: ArgumentHelp("The output device for --monitor.", valueName: "name"))
+    var monitorDevice = "default"
+
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp(
+            "Start a new numbered file every this many seconds (take-001.wav, take-002.wav, …), without a gap.",
+            valueName: "seconds"))
+    var split: Double?
+
+    @Flag(help: "Replace the output file if it exists.")
+    var force = false
+
+    @Flag(help: "At the end, print a JSON summary on standard output (files, seconds, frames, overruns, peaks).")
+    var json = false
+
+    @Flag(name: .shortAndLong, help: "Print nothing but errors.")
+    var quiet = false
+
+    func validate() throws {
+        guard (32...8_192).contains(period) else {
+            throw ValidationError("--period must be between 32 and 8192 frames, got \(period)")
+        }
+        guard (2...16).contains(periods) else {
+            throw ValidationError("--periods must be between 2 and 16, got \(periods)")
+        }
+        guard BatchJob.sampleRates.contains(Double(rate)) else {
+            throw ValidationError("--rate must be between 8000 and 192000 Hz, got \(rate)")
+        }
+        guard (1...8).contains(channels) else {
+            throw ValidationError("--channels must be between 1 and 8, got \(channels)")
+        }
+        if let duration, !(duration > 0 && duration.isFinite) {
+            throw ValidationError("--duration must be a positive number of seconds")
+        }
+        if let split, !(split >= 1 && split.isFinite) { throw ValidationError("--split must be at least 1 second") }
+    }
+
+    func run() throws {
+        Terminal.trapInterrupts()
+        var configuration = AudioRecorder.Configuration(
+            input: AudioInputNode.Configuration(
+                device: device, sampleRate: Double(rate), channelCount: channels, periodFrames: period,
+                periodCount: periods))
+        configuration.file.encoding = format
+        configuration.file.overwrite = force
+        configuration.file.splitFrames = split.map { Int(($0 * Double(rate)).rounded()) }
+        configuration.effects = try effectOptions.specs()
+        if monitor {
+            configuration.monitor = ALSAOutput.Configuration(
+                device: monitorDevice, sampleRate: Double(rate), periodFrames: period, periodCount: max(2, periods))
+        }
+        let recorder: AudioRecorder
+        do { recorder = try AudioRecorder(path: output, configuration: configuration) } catch {
+            if case .device = error { throw CLIError("\(error); \(Hints.devices)") }
+            throw error
+        }
+        if !quiet { describe(recorder) }
+        if let duration { try recorder.record(forDuration: duration) } else { try recorder.record() }
+        let display = RecordDisplay(recorder: recorder, quiet: quiet)
+        let stopped = display.follow(until: duration != nil)
+        var failure: SessionError?
+        do { try recorder.stop() } catch { failure = error }
+        failure = failure ?? recorder.failure
+        display.summarize(failure: failure)
+        if json { Terminal.writeOutput(RecordDisplay.summary(recorder).serialized() + "\n") }
+        if let failure { throw failure }
+        if stopped == .interrupted, Terminal.interruptSignal == SIGINT { throw Terminal.interruptExitCode }
+    }
+
+    private func describe(_ recorder: AudioRecorder) {
+        let input = recorder.input
+        let settings = input.configuration
+        Terminal.writeError(
+            "Input: \(settings.device), \(input.sampleFormat.rawValue), \(settings.channelCount) ch at "
+                + "\(Int(settings.sampleRate)) Hz, \(settings.periodFrames) × \(settings.periodCount) frames\n")
+        if let latency = recorder.monitorLatency, let output = recorder.monitorOutput {
+            Terminal.writeError(
+                "Monitor: \(output.device), latency \(String(format1: latency * 1000)) ms (input period + output buffer)\n"
+            )
+        }
+        let parts = split.map { " (a new file every \(String(format1: $0)) s)" } ?? ""
+        Terminal.writeError("Recording to \(recorder.files.first ?? output)\(parts), \(format.rawValue)\n")
+    }
+}
