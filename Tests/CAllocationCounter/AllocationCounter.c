@@ -3,6 +3,8 @@
 // on its way to glibc's own implementation, and counts those of the thread that asked.
 #include "CAllocationCounter.h"
 #include <errno.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stddef.h>
 
 extern void *__libc_malloc(size_t size);
@@ -13,6 +15,35 @@ extern void __libc_free(void *pointer);
 
 static __thread int counting;
 static __thread long count;
+static atomic_int watching_realtime;
+static atomic_long realtime_count;
+
+/// Whether this allocation is one to count: the calling thread's own count is on, or real-time
+/// threads are watched and the caller is one (SCHED_FIFO or SCHED_RR: the audio threads).
+static inline int counted(void) {
+    if (counting) {
+        count++;
+        return 1;
+    }
+    if (atomic_load_explicit(&watching_realtime, memory_order_relaxed)) {
+        int policy = sched_getscheduler(0);
+        if (policy == SCHED_FIFO || policy == SCHED_RR) {
+            atomic_fetch_add(&realtime_count, 1);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+void pianola_allocations_watch_realtime_threads(void) {
+    atomic_store(&realtime_count, 0);
+    atomic_store(&watching_realtime, 1);
+}
+
+long pianola_allocations_stop_watching_realtime_threads(void) {
+    atomic_store(&watching_realtime, 0);
+    return atomic_load(&realtime_count);
+}
 
 void pianola_allocations_start(void) {
     count = 0;
@@ -25,34 +56,34 @@ long pianola_allocations_stop(void) {
 }
 
 void *malloc(size_t size) {
-    if (counting) count++;
+    (void)counted();
     return __libc_malloc(size);
 }
 
 void *calloc(size_t number, size_t size) {
-    if (counting) count++;
+    (void)counted();
     return __libc_calloc(number, size);
 }
 
 void *realloc(void *pointer, size_t size) {
-    if (counting) count++;
+    (void)counted();
     return __libc_realloc(pointer, size);
 }
 
 void free(void *pointer) { __libc_free(pointer); }
 
 void *memalign(size_t alignment, size_t size) {
-    if (counting) count++;
+    (void)counted();
     return __libc_memalign(alignment, size);
 }
 
 void *aligned_alloc(size_t alignment, size_t size) {
-    if (counting) count++;
+    (void)counted();
     return __libc_memalign(alignment, size);
 }
 
 int posix_memalign(void **result, size_t alignment, size_t size) {
-    if (counting) count++;
+    (void)counted();
     void *pointer = __libc_memalign(alignment < sizeof(void *) ? sizeof(void *) : alignment, size);
     if (pointer == NULL) return ENOMEM;
     *result = pointer;

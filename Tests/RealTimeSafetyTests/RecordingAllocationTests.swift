@@ -1,0 +1,106 @@
+import CAllocationCounter
+import Foundation
+import Pianola
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+@Suite("Real-time safety: recording", .serialized)
+struct RecordingAllocationTests {
+    @Test("capture, effects, meters and the file tap make no heap allocation on the render thread")
+    func renderPathAllocatesNothing() throws {
+        let folder = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let device = try FileCaptureDevice.make(samples: numberedFrames(48_000 * 4), in: folder)
+        let input = try AudioInputNode(
+            configuration: .init(
+                device: device.name, sampleRate: 48_000, channelCount: 2, periodFrames: 256, periodCount: 3,
+                definitions: device.definitions))
+        let engine = AudioEngine()
+        let eq = EQNode(numberOfBands: 2)
+        try engine.attach(input)
+        try engine.attach(eq)
+        try engine.connect(input, to: eq)
+        try engine.connect(eq, to: engine.mainMixerNode)
+        let meter = PowerMeter(channelCount: 2, sampleRate: 48_000, windowFrames: 1_000)
+        let tap = try AudioFileTap(path: folder + "/take.wav", channelCount: 2, sampleRate: 48_000)
+        try engine.installTap(on: eq, meter)
+        try engine.installTap(on: eq, tap)
+        try engine.enableManualRenderingMode(format: .stereo(sampleRate: 48_000), maximumFrameCount: 256)
+        let buffer = AudioBuffer(channelCount: 2, frameCapacity: 256)
+        tap.record()
+        for _ in 0..<20 { engine.render(frameCount: 256, into: buffer) }
+        var allocations = 0
+        for quantum in 0..<500 {
+            if quantum == 200 { tap.pause() }
+            if quantum == 300 { tap.record() }
+            pianola_allocations_start()
+            engine.render(frameCount: 256, into: buffer)
+            allocations += pianola_allocations_stop()
+        }
+        try tap.finish()
+        input.close()
+        #expect(allocations == 0, "\(allocations) allocations in 500 quanta")
+        #expect(tap.writtenFrameCount == 420 * 256)
+        #expect(meter.reading().averagePower[0] > -60, "the meter measured the input")
+    }
+
+    @Test("a recorder's audio threads (capture clock; full duplex with a monitor) allocate nothing after warm-up")
+    func recorderThreadsAllocateNothing() throws {
+        for monitoring in [false, true] {
+            let folder = makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            let feeder = PacedFeeder(
+                folder: folder, samples: numberedFrames(48_000 * 3), rate: 48_000, channels: 2, speed: 2)
+            var configuration = AudioRecorder.Configuration(
+                input: .init(
+                    device: feeder.device.name, sampleRate: 48_000, channelCount: 2, periodFrames: 256,
+                    periodCount: 3, definitions: feeder.device.definitions),
+                effects: [try EffectSpec.parse("eq:type=highShelf,freq=8000,gain=-6")])
+            if monitoring {
+                configuration.monitor = ALSAOutput.Configuration(
+                    device: "null", sampleRate: 48_000, periodFrames: 256, periodCount: 2)
+            }
+            let recorder = try AudioRecorder(path: folder + "/take.wav", configuration: configuration)
+            try recorder.record()
+            usleep(300_000)
+            let realTime =
+                monitoring
+                ? recorder.monitorOutput?.isRealTimeScheduled == true
+                : (recorder.engine.outputDevice as? AudioInputClock)?.isRealTimeScheduled == true
+            guard realTime else {
+                try recorder.stop()
+                print("skipped: the audio thread did not get SCHED_FIFO here, so it cannot be told apart")
+                return
+            }
+            pianola_allocations_watch_realtime_threads()
+            usleep(700_000)
+            _ = recorder.meterReading()
+            let allocations = pianola_allocations_stop_watching_realtime_threads()
+            try recorder.stop()
+            #expect(allocations == 0, "\(allocations) allocations (monitoring: \(monitoring))")
+            #expect(recorder.currentTime > 0.5)
+        }
+    }
+
+    @Test("watching real-time threads sees their allocations (a test that could fail)")
+    func watchingSeesAllocations() throws {
+        pianola_allocations_watch_realtime_threads()
+        let thread = Thread {
+            var parameters = sched_param()
+            parameters.sched_priority = 10
+            guard pthread_setschedparam(pthread_self(), Int32(SCHED_FIFO), &parameters) == 0 else { return }
+            let array = [Int](repeating: 1, count: 1000 + Int.random(in: 0...10))
+            precondition(array.count > 999)
+        }
+        thread.start()
+        while !thread.isFinished { usleep(1_000) }
+        let counted = pianola_allocations_stop_watching_realtime_threads()
+        // Where SCHED_FIFO is refused, nothing can be seen; the recorder test skips then too.
+        let permitted = getuid() == 0
+        if permitted { #expect(counted >= 1) } else { print("skipped: SCHED_FIFO needs root here (\(counted) seen)") }
+    }
+}
