@@ -1,0 +1,157 @@
+import Foundation
+import Pianola
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// An ALSA configuration (the system's, plus capture devices of the test's own) for a child
+/// `pianola`: `ALSA_CONFIG_PATH` lists the system's file and then this one.
+private func alsaEnvironment(_ folder: String, _ definitions: [String]) throws -> [String: String] {
+    let path = folder + "/asound.conf"
+    try definitions.joined(separator: "\n").write(toFile: path, atomically: true, encoding: .utf8)
+    return ["ALSA_CONFIG_PATH": "/usr/share/alsa/alsa.conf:" + path]
+}
+
+/// `pianola record …` running in the background.
+private func startRecording(_ arguments: [String], environment: [String: String]) throws -> Process {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: pianolaBinaryDirectory() + "/pianola")
+    process.arguments = ["record"] + arguments
+    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    process.standardInput = FileHandle.nullDevice
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    return process
+}
+
+@Suite("pianola record", .serialized)
+struct RecordCommandTests {
+    @Test("records a device to a file, the same samples, with a JSON summary")
+    func recordsToFile() throws {
+        let folder = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let source = numberedFrames(44_100 * 3)
+        let device = try FileCaptureDevice.make(samples: source, in: folder)
+        let environment = try alsaEnvironment(folder, [device.definitions])
+        let result = try runPianola(
+            [
+                "record", "-o", folder + "/take.flac", "-d", device.name, "--rate", "44100", "--format", "s24",
+                "--duration", "2", "--json",
+            ], environment: environment)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("Input: pianola_test_capture, float32, 2 ch at 44100 Hz, 1024 × 3 frames"))
+        #expect(result.stderr.contains("Recorded 0:02.0 to \(folder)/take.flac"))
+        let summary = try #require(
+            try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect(summary["frames"] as? Int == 88_200)
+        #expect(summary["files"] as? [String] == [folder + "/take.flac"])
+        #expect(summary["overruns"] as? Int == 0)
+        let recorded = try AudioFile.read(from: folder + "/take.flac")
+        #expect(recorded.frameCount == 88_200 && recorded.samples == Array(source[0..<176_400]))
+    }
+
+    @Test("bad input: one line each, a non-zero exit, and no file created")
+    func badInput() throws {
+        let folder = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let device = try FileCaptureDevice.make(samples: [Float](repeating: 0, count: 1_000), in: folder)
+        let environment = try alsaEnvironment(
+            folder, [device.definitions, "pcm.playback_only { type asym playback.pcm \"null\" }"])
+        let out = folder + "/take.wav"
+        let cases: [([String], String)] = [
+            (["-d", "hw:57"], "pianola: audio device 'hw:57': cannot open: "),
+            (["-d", "playback_only"], "pianola: audio device 'playback_only': cannot open: "),
+            (["-d", device.name, "--channels", "9"], "--channels must be between 1 and 8, got 9"),
+            (["-d", device.name, "--rate", "4000"], "--rate must be between 8000 and 192000 Hz, got 4000"),
+            (["-d", device.name, "--split", "0.5"], "--split must be at least 1 second"),
+            (["-d", device.name, "--format", "s8"], "--format must be s16, s24 or f32, got 's8'"),
+            (["-d", device.name, "-o", folder + "/no/such/folder/take.wav"], "No such file or directory"),
+            (["-d", device.name, "-o", folder + "/take.mp3"], "use a .wav, .flac, .ogg, .aiff or .raw extension"),
+        ]
+        for (arguments, message) in cases {
+            let result = try runPianola(
+                ["record", "-o", out, "--duration", "1"] + arguments, environment: environment)
+            #expect(result.status != 0, "\(arguments)")
+            #expect(result.stderr.contains(message), "\(arguments): \(result.stderr)")
+            #expect(
+                result.stderr.split(separator: "\n").filter { $0.hasPrefix("pianola:") || $0.hasPrefix("Error:") }
+                    .count == 1, "\(arguments): \(result.stderr)")
+            let left = try FileManager.default.contentsOfDirectory(atPath: folder).filter {
+                !["input.raw", "asound.conf"].contains($0)
+            }
+            #expect(left.isEmpty, "\(arguments) left \(left)")
+        }
+        // An existing file: refused and kept, unless --force.
+        try Data("keep".utf8).write(to: URL(fileURLWithPath: out))
+        let refused = try runPianola(
+            ["record", "-o", out, "-d", device.name, "--duration", "1"], environment: environment)
+        #expect(refused.status == 1)
+        #expect(refused.stderr == "pianola: \(out): cannot open: the file exists (use --force to replace it)\n")
+        #expect(try String(contentsOfFile: out, encoding: .utf8) == "keep")
+        let forced = try runPianola(
+            ["record", "-o", out, "-d", device.name, "--duration", "0.5", "--force"], environment: environment)
+        #expect(forced.status == 0, "\(forced.stderr)")
+        #expect(try AudioFile.read(from: out).frameCount == 24_000)
+    }
+
+    @Test("SIGTERM and SIGINT complete the file (exit 0 and 130); SIGKILL leaves all but the last second")
+    func signals() throws {
+        for signal in [SIGTERM, SIGINT, SIGKILL] {
+            let folder = makeTemporaryDirectory()
+            defer { try? FileManager.default.removeItem(atPath: folder) }
+            let feeder = PacedFeeder(
+                folder: folder, samples: numberedFrames(48_000 * 30), rate: 48_000, channels: 2, speed: 1)
+            let environment = try alsaEnvironment(folder, [feeder.device.definitions])
+            let out = folder + "/take.wav"
+            let process = try startRecording(
+                ["-o", out, "-d", feeder.device.name, "--format", "f32", "--period", "512"], environment: environment)
+            sleep(3)
+            kill(process.processIdentifier, signal)
+            let killedAt = Date()
+            process.waitUntilExit()
+            let expectedStatus: Int32 = signal == SIGINT ? 130 : signal == SIGTERM ? 0 : SIGKILL
+            #expect(process.terminationStatus == expectedStatus, "signal \(signal)")
+            let recorded = try AudioFile.read(from: out)
+            let seconds = Double(recorded.frameCount) / 48_000
+            // The feeder started with the recorder; about 3 s were captured when the signal came.
+            #expect(
+                seconds > (signal == SIGKILL ? 1.4 : 2.4) && seconds < 3.5 + Date().timeIntervalSince(killedAt),
+                "signal \(signal): \(seconds) s")
+            let parts = frameNumbersAreOneRun(recorded.samples)
+            #expect(parts, "signal \(signal): the file is one unbroken run of the input")
+        }
+    }
+
+    @Test("--split writes numbered files that join into the whole recording")
+    func split() throws {
+        let folder = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let source = numberedFrames(8_000 * 5)
+        let device = try FileCaptureDevice.make(samples: source, in: folder)
+        let environment = try alsaEnvironment(folder, [device.definitions])
+        let result = try runPianola(
+            [
+                "record", "-o", folder + "/set.wav", "-d", device.name, "--rate", "8000", "--duration", "3.5",
+                "--split", "1", "--format", "f32",
+            ], environment: environment)
+        #expect(result.status == 0, "\(result.stderr)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasPrefix("set") }.sorted()
+        #expect(names == ["set-001.wav", "set-002.wav", "set-003.wav", "set-004.wav"])
+        let joined = try names.flatMap { try AudioFile.read(from: folder + "/" + $0).samples }
+        #expect(joined == Array(source[0..<56_000]))
+    }
+}
+
+/// Whether the frames are one unbroken run of `numberedFrames`, from the first.
+private func frameNumbersAreOneRun(_ samples: [Float]) -> Bool {
+    for frame in 0..<samples.count / 2 {
+        let number =
+            Int((samples[frame * 2] * 32_768).rounded()) + Int((samples[frame * 2 + 1] * 32_768).rounded()) * 32_768
+        if number != frame { return false }
+    }
+    return true
+}
