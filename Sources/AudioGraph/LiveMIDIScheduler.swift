@@ -60,6 +60,15 @@ public final class LiveMIDIScheduler: RenderObserver, @unchecked Sendable {
     private let pendingHead = Atomic<Int>(0)
     private let pendingTail = Atomic<Int>(0)
 
+    /// Where each delivered message was placed (arrival → sample time), while `logsPlacements`:
+    /// a single-producer ring the control thread drains (`takePlacements()`).
+    private static let placementMask = 65_535
+    private let placedArrivals = RealTimeBuffer<UInt64>(capacity: LiveMIDIScheduler.placementMask + 1)
+    private let placedFrames = RealTimeBuffer<Int64>(capacity: LiveMIDIScheduler.placementMask + 1)
+    private let placementHead = Atomic<Int>(0)
+    private let placementTail = Atomic<Int>(0)
+    private let placing = Atomic<Bool>(false)
+
     // Audio-thread state.
     private var anchor: UInt64 = 0
     private var hasAnchor = false
@@ -201,9 +210,40 @@ public final class LiveMIDIScheduler: RenderObserver, @unchecked Sendable {
             if let arrival = noteOn ?? nil, presentationClock != nil {
                 deferLatency(arrival: arrival, frame: start + Int64(offset))
             }
+            if placing.load(ordering: .relaxed), let arrival = queues[chosen].firstArrival {
+                logPlacement(arrival: arrival, frame: start + Int64(offset))
+            }
             queues[chosen].removeFirst()
             delivered.add(1, ordering: .relaxed)
         }
+    }
+
+    /// Whether the scheduler logs where it places each message (`takePlacements()`): for a MIDI
+    /// recording whose times are those the audio has them at (`pianola live --record-audio`).
+    public var logsPlacements: Bool {
+        get { placing.load(ordering: .relaxed) }
+        set { placing.store(newValue, ordering: .relaxed) }
+    }
+
+    /// The placements logged since the last call, oldest first: each message's arrival stamp and the
+    /// sample time it was placed at (control thread). The log holds 65 536; more between two calls
+    /// are not logged.
+    public func takePlacements() -> [(arrival: UInt64, sampleTime: Int64)] {
+        let head = placementHead.load(ordering: .relaxed)
+        let tail = placementTail.load(ordering: .acquiring)
+        let taken = (head..<tail).map {
+            (arrival: placedArrivals[$0 & Self.placementMask], sampleTime: placedFrames[$0 & Self.placementMask])
+        }
+        placementHead.store(tail, ordering: .releasing)
+        return taken
+    }
+
+    private func logPlacement(arrival: UInt64, frame: Int64) {
+        let tail = placementTail.load(ordering: .relaxed)
+        guard tail - placementHead.load(ordering: .acquiring) <= Self.placementMask else { return }
+        placedArrivals[tail & Self.placementMask] = arrival
+        placedFrames[tail & Self.placementMask] = frame
+        placementTail.store(tail + 1, ordering: .releasing)
     }
 
     /// Keeps a note placed at `frame` until the output has timed the first frame FluidSynth can

@@ -18,12 +18,14 @@ struct LiveCommand: ParsableCommand {
 
             On a terminal: one status line (sources and their activity, voices, level, latency, \
             underruns) and `q` to quit. Ctrl-C (exit 130) or SIGTERM (exit 0, a requested stop) end it \
-            cleanly too; --record is saved then.
+            cleanly too; --record and --record-audio are saved then. With both, the MIDI file has \
+            each message where the audio file has it (sample-aligned).
 
             Examples:
               pianola live --autoconnect
               pianola live --connect 'USB Keyboard' --period 64 --periods 3
               pianola live --connect 20:0 --program 1:4 --record take1.mid
+              pianola live --autoconnect --record take.mid --record-audio take.wav  # aligned
               pianola live --rtpmidi 5004                    # a Mac or an iPad joins
               pianola live --rtpmidi-connect mac.local:5004  # or join its session
             """)
@@ -62,6 +64,8 @@ struct LiveCommand: ParsableCommand {
 
     @OptionGroup var effectOptions: EffectOptions
 
+    @OptionGroup var audioRecording: AudioRecordingOptions
+
     @Flag(name: .shortAndLong, help: "Print nothing but errors.")
     var quiet = false
 
@@ -82,6 +86,7 @@ struct LiveCommand: ParsableCommand {
         configuration.delay = .microseconds(Int64((delay * 1000).rounded()))
         configuration.effects = try effectOptions.specs()
         configuration.recordsMIDI = record != nil
+        configuration.recordsAudio = audioRecording.recording
         let session: LiveSession
         do { session = try LiveSession(configuration) } catch {
             switch error {
@@ -114,6 +119,8 @@ struct LiveCommand: ParsableCommand {
             try session.writeRecording(to: record)
             if !quiet { Terminal.writeError("Recorded \(session.recorder?.count ?? 0) events to \(record)\n") }
         }
+        let recordingFailure = AudioRecordingOptions.report(
+            session.audioTap, sampleRate: session.output.sampleRate, quiet: quiet)
         if let latencyReport { try session.latencyReport().write(to: latencyReport) }
         if !quiet {
             for event in session.takeEvents() { Terminal.writeError("\(event)\n") }
@@ -126,7 +133,7 @@ struct LiveCommand: ParsableCommand {
             Terminal.writeError(
                 "\(status.deliveredCount) events played, \(status.lateCount) late, \(status.underruns) underruns\n")
         }
-        if let failure { throw CLIError(failure) }
+        if let failure = failure ?? recordingFailure { throw CLIError(failure) }
         // Ctrl-C is an interruption (130); SIGTERM is how a service manager or a script stops a
         // live session on purpose, a clean stop (0), as `q` is.
         if Terminal.interruptSignal == SIGINT { throw Terminal.interruptExitCode }

@@ -22,6 +22,7 @@ struct PlayCommand: ParsableCommand {
               pianola play song.mid
               pianola play *.mid --device hw:1,0 --period 512 --periods 3
               pianola play song.kar --speed 0.8 --transpose -2 --loop
+              pianola play song.mid --record-audio heard.wav   # what is heard, to a file too
             """)
 
     @Argument(
@@ -42,6 +43,8 @@ struct PlayCommand: ParsableCommand {
 
     @OptionGroup var effectOptions: EffectOptions
 
+    @OptionGroup var audioRecording: AudioRecordingOptions
+
     @Flag(name: .shortAndLong, help: "Print nothing but errors.")
     var quiet = false
 
@@ -60,6 +63,7 @@ struct PlayCommand: ParsableCommand {
         configuration.speed = song.speed
         configuration.transpose = song.transpose
         configuration.loops = loop
+        configuration.recordsAudio = audioRecording.recording
         let session: PlaybackSession
         do { session = try PlaybackSession(configuration) } catch {
             guard case .device = error else { throw error }
@@ -93,6 +97,7 @@ struct PlayCommand: ParsableCommand {
             let next: Next
             do { next = try playing(fileName(files[index]), in: session, keys: keys) } catch {
                 session.finish()
+                if let failure = finishRecording(session) { throw CLIError(failure) }
                 throw error
             }
             session.endSong()
@@ -103,7 +108,13 @@ struct PlayCommand: ParsableCommand {
             }
         }
         session.finish()
+        if let failure = finishRecording(session) { throw CLIError(failure) }
         if failures > 0 { throw ExitCode(1) }
+    }
+
+    /// Reports the --record-audio file (complete once the session finished); its failure, if any.
+    private func finishRecording(_ session: PlaybackSession) -> String? {
+        AudioRecordingOptions.report(session.audioTap, sampleRate: session.output.sampleRate, quiet: quiet)
     }
 
     /// Follows a song until it ends or a key moves on: keys to the transport, the status line

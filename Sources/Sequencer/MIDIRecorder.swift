@@ -49,6 +49,12 @@ public final class MIDIRecorder: Sendable {
 
     /// The recording as a format-0 file: tempo and 4/4 at tick 0, then the messages in arrival order.
     public func midiFile() -> MIDIFile {
+        midiFile { Double(Int64(bitPattern: $0 &- start)) / 1e9 }
+    }
+
+    /// The recording as a format-0 file with each message at `seconds(arrival)` seconds from the
+    /// start (e.g. where the audio has it: the sample time it was played at), in arrival order.
+    public func midiFile(seconds: (UInt64) -> Double) -> MIDIFile {
         let recorded = events.withLock { $0 }.sorted { $0.arrival < $1.arrival }
         var track = MIDIFile.Track()
         track.events.append(.init(tick: 0, .meta(.text(.trackName, Array("Pianola live".utf8)))))
@@ -59,8 +65,12 @@ public final class MIDIRecorder: Sendable {
                 tick: 0,
                 .meta(.timeSignature(numerator: 4, denominatorPower: 2, clocksPerClick: 24, thirtySecondsPerQuarter: 8))
             ))
+        let ticksPerSecond = beatsPerMinute / 60 * Double(ticksPerQuarterNote)
+        var previous = 0
         for (arrival, message) in recorded {
-            let tick = tick(at: arrival)
+            // Never backwards (a mapped time can be a frame earlier than the previous message's).
+            let tick = max(previous, Int((seconds(arrival) * ticksPerSecond).rounded()))
+            previous = tick
             if case .systemExclusive(let payload) = message {
                 track.events.append(.init(tick: tick, .sysEx(payload + [0xF7])))
             } else {
@@ -74,5 +84,10 @@ public final class MIDIRecorder: Sendable {
     /// Writes the recording to `path` (through a temporary name and a rename).
     public func write(to path: String) throws(MIDIFileError) {
         try midiFile().write(to: path)
+    }
+
+    /// Writes the recording to `path` with each message at `seconds(arrival)` (see `midiFile(seconds:)`).
+    public func write(to path: String, seconds: (UInt64) -> Double) throws(MIDIFileError) {
+        try midiFile(seconds: seconds).write(to: path)
     }
 }

@@ -1,4 +1,6 @@
 import Foundation
+import Pianola
+import TestSupport
 import Testing
 
 @Suite("pianola play and devices", .serialized)
@@ -41,6 +43,30 @@ struct PlayCommandTests {
         #expect(played.count >= music && rendered.count >= music)
         let mismatches = zip(played.prefix(music), rendered.prefix(music)).filter { $0 != $1 }.count
         #expect(mismatches == 0, "\(mismatches) samples differ")
+    }
+
+    @Test("play --record-audio writes what is heard: the samples `render` writes, from the first frame")
+    func playRecordsAudio() throws {
+        let directory = try scratchDirectory()
+        // A device paced at 8 × real time (a FIFO drained at that rate), as a sound card paces it.
+        let drain = PacedDrain(folder: directory, bytesPerSecond: 44_100 * 8 * 8)
+        let played = try runPianola([
+            "play", demoSong, "-d", drain.device, "-s", bundledFontPath, "--record-audio", directory + "/heard.flac",
+            "--record-format", "s24",
+        ])
+        #expect(played.status == 0, "\(played.stderr)")
+        #expect(played.stderr.contains("Recorded audio: "), "\(played.stderr)")
+        #expect(!played.stderr.contains("frames lost"), "\(played.stderr)")
+        let rendered = try runPianola([
+            "render", "-q", demoSong, "-o", directory + "/rendered.flac", "-s", bundledFontPath, "--format", "s24",
+        ])
+        #expect(rendered.status == 0)
+        let heard = try AudioFile.read(from: directory + "/heard.flac").samples
+        let reference = try AudioFile.read(from: directory + "/rendered.flac").samples
+        let music = 44_100 * 15 * 2
+        #expect(heard.count >= music && reference.count >= music)
+        let differing = zip(heard.prefix(music), reference.prefix(music)).filter { $0 != $1 }.count
+        #expect(differing == 0, "\(differing) samples differ")
     }
 
     @Test("bad device, bad period: one clear line and a non-zero exit")

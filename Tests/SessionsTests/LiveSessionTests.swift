@@ -184,6 +184,50 @@ struct LiveSessionTests {
         #expect(notes.allSatisfy { !$0.isUnterminated }, "a note was left sounding: \(notes)")
     }
 
+    @Test("--record-audio: the MIDI recording has each note where the audio has it, within a 64-frame block")
+    func recordsAlignedAudio() throws {
+        let directory = makeTemporaryDirectory("pianola-live")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // The output paced at twice real time (a FIFO drained at that rate): unpaced, the null device
+        // renders far faster than a disk takes a recording, and the recording would drop frames.
+        let drain = PacedDrain(folder: directory, bytesPerSecond: 44_100 * 8 * 2)
+        var configuration = configuration()
+        configuration.device.device = drain.device
+        var settings = AudioFileTap.Settings()
+        settings.encoding = .f32
+        configuration.recordsAudio = OutputRecording(path: directory + "/take.wav", settings: settings)
+        configuration.sampler.isReverbEnabled = false
+        configuration.sampler.isChorusEnabled = false
+        let session = try LiveSession(configuration)
+        try session.start()
+        let port = try #require(session.network?.port)
+        let peer = try UDPPeer()
+        #expect(peer.join(port: port))
+        for key: UInt8 in [60, 67, 72] {
+            usleep(200_000)
+            try peer.play([[0x90, key, 100]], port: port)
+            usleep(100_000)
+            try peer.play([[0x80, key, 0]], port: port)
+            _ = session.status()
+        }
+        usleep(300_000)
+        session.stop()
+        try session.writeRecording(to: directory + "/take.mid")
+        let notes = try MIDIFile.read(path: directory + "/take.mid").file.tracks.flatMap { $0.notes() }
+        #expect(notes.map(\.key) == [60, 67, 72])
+        let audio = try AudioFile.read(from: directory + "/take.wav")
+        #expect(audio.frameCount > 0 && session.audioTap?.failure == nil)
+        #expect(session.audioTap?.droppedFrameCount == 0)
+        for note in notes {
+            // 120 BPM at 1920 ticks per quarter: 3840 ticks a second.
+            let frame = Int((Double(note.startTick) / 3_840 * audio.sampleRate).rounded())
+            // The previous note (released long before, in this unpaced render) is silent by then.
+            let onset = (max(0, frame - 4_096)..<audio.frameCount).first { abs(audio.samples[$0 * 2]) > 1e-4 }
+            let distance = (onset ?? Int.max) - frame
+            #expect((0..<128).contains(distance), "note \(note.key): sound \(distance) frames from its MIDI time")
+        }
+    }
+
     @Test("a session lets go of its device: stopped, or released without a stop, the output closes and is freed")
     func releasesDevice() throws {
         weak var engine: AudioEngine?

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -73,4 +74,42 @@ public final class PacedFeeder: @unchecked Sendable {
     }
 
     public var device: FileCaptureDevice { FileCaptureDevice(path: path) }
+}
+
+/// Drains a FIFO at `bytesPerSecond`, from its own thread: an ALSA `file` plugin writing into
+/// it (`file:FILE=fifo,FORMAT=raw`) is then paced as a sound card paces its writer.
+public final class PacedDrain: @unchecked Sendable {
+    public let path: String
+    private let stopping = StopFlag()
+
+    private final class StopFlag: Sendable {
+        let value = Atomic<Bool>(false)
+    }
+
+    public init(folder: String, bytesPerSecond: Double) {
+        path = folder + "/output.fifo"
+        mkfifo(path, 0o644)
+        let fifo = path
+        let stopping = stopping
+        Thread {
+            let descriptor = open(fifo, O_RDONLY)
+            guard descriptor >= 0 else { return }
+            defer { close(descriptor) }
+            var buffer = [UInt8](repeating: 0, count: 4_096)
+            let start = Date()
+            var total = 0
+            while !stopping.value.load(ordering: .relaxed) {
+                let count = read(descriptor, &buffer, buffer.count)
+                if count <= 0 { return }
+                total += count
+                let wait = Double(total) / bytesPerSecond - Date().timeIntervalSince(start)
+                if wait > 0 { usleep(UInt32(wait * 1e6)) }
+            }
+        }.start()
+    }
+
+    /// The ALSA device name that writes into the FIFO.
+    public var device: String { "file:FILE=\(path),FORMAT=raw" }
+
+    deinit { stopping.value.store(true, ordering: .relaxed) }
 }

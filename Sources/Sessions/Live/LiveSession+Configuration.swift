@@ -30,6 +30,9 @@ extension LiveSession {
         public var effects: [EffectSpec] = []
         /// Whether what is played is recorded (`LiveSession.writeRecording(to:)`).
         public var recordsMIDI = false
+        /// Write the mixed output to an audio file as it plays; with `recordsMIDI`, the MIDI file then has
+        /// each message where the audio has it (sample-aligned).
+        public var recordsAudio: OutputRecording?
 
         /// A configuration playing `soundFonts` on `device` (by default: `default`, 44100 Hz, 2 periods of 128
         /// frames), everything else at its default.

@@ -41,6 +41,10 @@ public final class LiveSession {
     public let meter = LevelMeter()
     /// What was played, when `configuration.recordsMIDI`.
     public let recorder: MIDIRecorder?
+    /// The audio file being written, when `configuration.recordsAudio`.
+    public let audioTap: AudioFileTap?
+    /// Where the scheduler placed each message (arrival, sample time), when recording audio.
+    var placements: [(arrival: UInt64, sampleTime: Int64)] = []
     /// The listening session's mDNS advertisement, once started (avahi may be missing).
     public private(set) var advertisement: RTPMIDIAdvertisement?
     /// Things the user should know that are not errors; new ones appear with `start`.
@@ -84,6 +88,13 @@ public final class LiveSession {
             output = try engine.connectOutput(toDevice: configuration.device)
         } catch { throw SessionError(error) }
         scheduler.presentationClock = output
+        if let recording = configuration.recordsAudio {
+            // Created last: a session that cannot be set up leaves no file.
+            audioTap = try engine.recordOutput(recording, sampleRate: output.sampleRate)
+            scheduler.logsPlacements = true
+        } else {
+            audioTap = nil
+        }
         recorder = configuration.recordsMIDI ? MIDIRecorder() : nil
         if let recorder {
             sequencerInput?.messageHandler = { message, arrival in recorder.record(message, at: arrival) }
@@ -176,7 +187,9 @@ public final class LiveSession {
 
     /// The sound now; `peak` is the highest level since the last call.
     public func status() -> LiveStatus {
-        LiveStatus(
+        // Drained as it goes: the scheduler's log holds 65 536 messages.
+        if audioTap != nil { placements += scheduler.takePlacements() }
+        return LiveStatus(
             voiceCount: sampler.activeVoiceCount, peak: meter.takePeaks().max() ?? 0,
             latencyMilliseconds: latencyMilliseconds, underruns: output.xrunCount,
             deliveredCount: scheduler.deliveredCount, lateCount: scheduler.lateCount)
@@ -196,6 +209,9 @@ public final class LiveSession {
             usleep(UInt32(output.bufferLatency * 2_000_000 + delayMilliseconds * 1000))
             engine.stop()
         }
+        if audioTap != nil { placements += scheduler.takePlacements() }
+        // The audio file is complete (a failure stays readable in `audioTap.failure`).
+        _ = try? audioTap?.finish()
         // The engine, the device and the scheduler's clock hold each other: let go.
         output.close()
         scheduler.presentationClock = nil
@@ -207,7 +223,14 @@ public final class LiveSession {
     /// Writes what was played as a MIDI file (tempo 120).
     public func writeRecording(to path: String) throws(SessionError) {
         guard let recorder else { throw .failed("nothing was recorded: the session records no MIDI") }
-        do { try recorder.write(to: path) } catch { throw .midiFile(error) }
+        do {
+            if audioTap != nil {
+                let map = PlacementMap(placements, sampleRate: output.sampleRate, start: recorder.start)
+                try recorder.write(to: path, seconds: map.seconds)
+            } else {
+                try recorder.write(to: path)
+            }
+        } catch { throw .midiFile(error) }
     }
 
     /// Each note's latency so far.

@@ -34,6 +34,8 @@ public final class PlaybackSession {
         public var transpose = 0
         /// Whether each song loops.
         public var loops = false
+        /// Write the mixed output to an audio file as it plays, from the first song's first frame.
+        public var recordsAudio: OutputRecording?
 
         /// A configuration playing `soundFonts` on `device` (by default: `default`, 44100 Hz, 2 periods of 256
         /// frames), everything else at its default.
@@ -56,6 +58,8 @@ public final class PlaybackSession {
     public let output: ALSAOutput
     /// The main mixer's level, for meters.
     public let meter = LevelMeter()
+    /// The audio file being written, when `configuration.recordsAudio`; complete after `finish()`.
+    public let audioTap: AudioFileTap?
     /// The song playing (or paused), if any.
     public private(set) var player: MusicPlayer?
     /// The tempo factor every song plays at, within `speeds`: the configuration's, then as `faster()` and
@@ -82,6 +86,12 @@ public final class PlaybackSession {
         speed = min(max(configuration.speed, Self.speeds.lowerBound), Self.speeds.upperBound)
         loops = configuration.loops
         transpose = configuration.transpose
+        // Created last: a session that cannot be set up leaves no file.
+        if let recording = configuration.recordsAudio {
+            audioTap = try engine.recordOutput(recording, sampleRate: output.sampleRate)
+        } else {
+            audioTap = nil
+        }
     }
 
     /// Plays `sequence` from `start` seconds (or its beginning), in place of the song before;
@@ -170,6 +180,8 @@ public final class PlaybackSession {
         // The engine and the device hold each other: let go.
         output.close()
         engine.outputDevice = nil
+        // The audio file is complete (a failure stays readable in `audioTap.failure`).
+        _ = try? audioTap?.finish()
     }
 
     deinit { finish() }
