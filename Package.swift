@@ -151,7 +151,8 @@ let package = Package(
         // Test-only: counts heap allocations per thread, to prove the render path allocates nothing.
         .target(name: "CAllocationCounter", path: "Tests/CAllocationCounter"),
         .testTarget(
-            name: "RealTimeSafetyTests", dependencies: ["Pianola", "CAllocationCounter", "TestSupport"], swiftSettings: strictSettings),
+            name: "RealTimeSafetyTests", dependencies: ["Pianola", "CAllocationCounter", "TestSupport"],
+            swiftSettings: strictSettings),
         .testTarget(
             name: "SamplerTests", dependencies: ["TestSupport", "Sampler", "Sequencer", "SMF"],
             swiftSettings: strictSettings),
