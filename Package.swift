@@ -114,6 +114,9 @@ let package = Package(
         .executableTarget(
             name: "reverb-player", dependencies: ["Pianola"], path: "Examples/ReverbPlayer",
             swiftSettings: strictSettings),
+        .executableTarget(
+            name: "record-with-meter", dependencies: ["Pianola"], path: "Examples/RecordWithMeter",
+            swiftSettings: strictSettings),
 
         // MARK: Test peers (run by the device tests in the VM)
         .executableTarget(
@@ -165,7 +168,7 @@ let package = Package(
             name: "PianolaCLITests",
             dependencies: [
                 "PianolaCLI", "TestSupport", "SMF", "make-demo-song", "render-to-file", "play-midi-file",
-                "reverb-player",
+                "reverb-player", "record-with-meter",
             ],
             swiftSettings: strictSettings),
     ]

@@ -126,6 +126,42 @@ struct RecordCommandTests {
         }
     }
 
+    @Test("the RecordWithMeter example records input → EQ → file and prints the meters")
+    func recordWithMeterExample() throws {
+        let folder = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        // A 1 kHz tone at -6 dBFS with a DC offset of 0.2, which the example's 80 Hz high-pass removes.
+        let source = (0..<48_000 * 3).flatMap { frame -> [Float] in
+            let value = Float(0.5 * sin(2 * Double.pi * 1_000 * Double(frame) / 48_000)) + 0.2
+            return [value, value]
+        }
+        let device = try FileCaptureDevice.make(samples: source, in: folder)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: pianolaBinaryDirectory() + "/record-with-meter")
+        process.arguments = [folder + "/take.wav", "--device", device.name, "--seconds", "2"]
+        process.environment = ProcessInfo.processInfo.environment.merging(
+            try alsaEnvironment(folder, [device.definitions])
+        ) { $1 }
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(printed)")
+        #expect(printed.contains("Wrote 96000 frames to \(folder)/take.wav"), "\(printed)")
+        let recorded = try AudioFile.read(from: folder + "/take.wav")
+        #expect(recorded.frameCount == 96_000 && recorded.channelCount == 2)
+        // After the high-pass has settled: no DC left, the tone near -6 dBFS peak (plus the 3 kHz lift's tail).
+        let settled = stride(from: 48_000, to: 96_000, by: 1).map { recorded.samples[$0 * 2] }
+        let mean = settled.reduce(0, +) / Float(settled.count)
+        #expect(abs(mean) < 0.01, "DC left: \(mean)")
+        let peak = settled.map(abs).max() ?? 0
+        #expect(peak > 0.45 && peak < 0.6, "peak \(peak)")
+        // Without a device it fails with one line.
+        #expect(try runExample("record-with-meter", [folder + "/other.wav", "--device", "hw:57"]) == 1)
+        #expect(!FileManager.default.fileExists(atPath: folder + "/other.wav"))
+    }
+
     @Test("--split writes numbered files that join into the whole recording")
     func split() throws {
         let folder = makeTemporaryDirectory()
