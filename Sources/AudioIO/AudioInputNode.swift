@@ -83,6 +83,12 @@ public final class AudioInputNode: AudioNode, @unchecked Sendable {
     private let overruns = Atomic<Int>(0)
     private let framesCaptured = Atomic<Int>(0)
     private let failed = Atomic<Int32>(0)
+    // The last read's timing (a sequence lock: odd while being written): when it ended, the frames
+    // captured by then, and the frames the device held beyond them (`snd_pcm_delay`).
+    private let timingVersion = Atomic<Int>(0)
+    private let timingTime = Atomic<UInt64>(0)
+    private let timingEnd = Atomic<Int64>(0)
+    private let timingDelay = Atomic<Int64>(0)
     private var capturedPending = false
     private var closed = false
 
@@ -280,6 +286,43 @@ public final class AudioInputNode: AudioNode, @unchecked Sendable {
         }
         framesCaptured.add(done, ordering: .relaxed)
         deinterleave(frameCount: frameCount)
+        publishTiming()
+    }
+
+    /// Records when this read ended and how much the device held beyond it: the map from a captured
+    /// frame to the time it entered the device (`captureTime(ofFrame:)`).
+    private func publishTiming() {
+        guard snd_pcm_state(pcm) == SND_PCM_STATE_RUNNING else { return }
+        var delay = snd_pcm_sframes_t(0)
+        guard snd_pcm_delay(pcm, &delay) == 0 else { return }
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let version = timingVersion.load(ordering: .relaxed)
+        timingVersion.store(version + 1, ordering: .sequentiallyConsistent)
+        timingTime.store(UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec), ordering: .sequentiallyConsistent)
+        timingEnd.store(Int64(framesCaptured.load(ordering: .relaxed)), ordering: .sequentiallyConsistent)
+        timingDelay.store(Int64(delay), ordering: .sequentiallyConsistent)
+        timingVersion.store(version + 2, ordering: .sequentiallyConsistent)
+    }
+
+    /// When captured frame `frame` (counted from the first frame the node read, 0) entered the device,
+    /// on `MIDITimestamp`'s clock (CLOCK_MONOTONIC, nanoseconds), by the device's own account
+    /// (`snd_pcm_delay` after the last read); nil before the first read. In full duplex, frame *k* is
+    /// the engine's sample time *k*: with the output's `presentationTime(ofSampleTime:)` it gives the
+    /// monitoring latency.
+    public func captureTime(ofFrame frame: Int64) -> UInt64? {
+        while true {
+            let before = timingVersion.load(ordering: .sequentiallyConsistent)
+            if before == 0 { return nil }
+            if before & 1 == 1 { continue }
+            let time = timingTime.load(ordering: .sequentiallyConsistent)
+            let end = timingEnd.load(ordering: .sequentiallyConsistent)
+            let delay = timingDelay.load(ordering: .sequentiallyConsistent)
+            guard timingVersion.load(ordering: .sequentiallyConsistent) == before else { continue }
+            // At `time`, the frame at end + delay was entering the device.
+            let frames = Double(end + delay - frame)
+            return UInt64(max(0, Int64(time) - Int64(frames / configuration.sampleRate * 1e9)))
+        }
     }
 
     private func deinterleave(frameCount: Int) {

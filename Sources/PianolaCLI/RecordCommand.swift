@@ -122,11 +122,15 @@ struct RecordCommand: ParsableCommand {
         if let duration { try recorder.record(forDuration: duration) } else { try recorder.record() }
         let display = RecordDisplay(recorder: recorder, quiet: quiet)
         let stopped = display.follow(until: duration != nil)
+        // Measured while both devices still run.
+        let measuredLatency = recorder.measuredMonitorLatency
         var failure: SessionError?
         do { try recorder.stop() } catch { failure = error }
         failure = failure ?? recorder.failure
-        display.summarize(failure: failure)
-        if json { Terminal.writeOutput(RecordDisplay.summary(recorder).serialized() + "\n") }
+        display.summarize(failure: failure, measuredLatency: measuredLatency)
+        if json {
+            Terminal.writeOutput(RecordDisplay.summary(recorder, measuredLatency: measuredLatency).serialized() + "\n")
+        }
         if let failure { throw failure }
         if stopped == .interrupted, Terminal.interruptSignal == SIGINT { throw Terminal.interruptExitCode }
     }

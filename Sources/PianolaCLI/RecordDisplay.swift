@@ -50,10 +50,12 @@ struct RecordDisplay {
     func statusLine() -> String {
         var parts = [
             "\(Terminal.clock(recorder.currentTime)) \(recorder.isRecording ? "recorded" : "paused")",
-            Self.megabytes(recorder.tap.fileSize), "\(recorder.overrunCount) overruns",
+            Self.megabytes(recorder.tap.fileSize), Self.count(recorder.overrunCount, "overrun"),
         ]
-        if recorder.droppedFrameCount > 0 { parts.append("\(recorder.droppedFrameCount) frames lost (disk too slow)") }
-        if recorder.monitorOutput != nil { parts.append("\(recorder.underrunCount) monitor underruns") }
+        if recorder.droppedFrameCount > 0 {
+            parts.append(Self.count(recorder.droppedFrameCount, "frame") + " lost (disk too slow)")
+        }
+        if recorder.monitorOutput != nil { parts.append(Self.count(recorder.underrunCount, "monitor underrun")) }
         if recorder.files.count > 1 { parts.append("file \(recorder.files.count)") }
         let peak = recorder.meterReading().maximumPeakPower.max() ?? PowerMeter.floor
         parts.append("peak \(String(format1: Double(peak))) dB")
@@ -89,21 +91,29 @@ struct RecordDisplay {
         }
     }
 
+    /// "1 overrun", "2 overruns".
+    static func count(_ number: Int, _ noun: String) -> String { "\(number) \(noun)\(number == 1 ? "" : "s")" }
+
     static func megabytes(_ bytes: Int) -> String { "\(String(format1: Double(bytes) / 1_000_000)) MB" }
 
     /// The closing lines: what was written, and what went wrong.
-    func summarize(failure: SessionError?) {
+    func summarize(failure: SessionError?, measuredLatency: Double?) {
         guard !quiet else { return }
         let files = recorder.files
         let names = files.count == 1 ? files[0] : "\(files.count) files (\(files.first ?? "")…\(files.last ?? ""))"
         Terminal.writeError(
             "Recorded \(Terminal.clock(recorder.currentTime)) to \(names), \(Self.megabytes(recorder.tap.fileSize)); "
-                + "\(recorder.overrunCount) overruns, \(recorder.droppedFrameCount) frames lost\n")
+                + "\(Self.count(recorder.overrunCount, "overrun")), \(Self.count(recorder.droppedFrameCount, "frame")) lost\n"
+        )
+        if let measured = measuredLatency {
+            Terminal.writeError(
+                "Monitor latency: \(String(format1: measured * 1000)) ms by the devices' own accounts\n")
+        }
         if failure != nil { Terminal.writeError("note: the file holds everything recorded before the error\n") }
     }
 
     /// The JSON summary (`--json`).
-    static func summary(_ recorder: AudioRecorder) -> JSONValue {
+    static func summary(_ recorder: AudioRecorder, measuredLatency: Double?) -> JSONValue {
         let reading = recorder.meterReading()
         return .object([
             "files": .array(recorder.files.map { .string($0) }),
@@ -116,6 +126,8 @@ struct RecordDisplay {
             "peakDecibels": .array(reading.maximumPeakPower.map { .number(Double($0)) }),
             "clipped": .array(reading.clipped.map { .bool($0) }),
             "failure": recorder.failure.map { .string($0.description) } ?? .null,
+            "monitorLatencyMs": recorder.monitorLatency.map { .number($0 * 1000) } ?? .null,
+            "measuredMonitorLatencyMs": measuredLatency.map { .number($0 * 1000) } ?? .null,
         ])
     }
 }

@@ -24,7 +24,8 @@ plays it inside the VM into the loopback card while capturing the loopback's oth
   unplugged): the player stops with one line naming the device, non-zero exit.
 - live input from test keyboards (autoconnect, --connect, the library example, latency), and
   subscriptions that fail: ALSASequencerInput reports them (an event and the source's failure),
-  read through Tests/Device/SequencerProbe.
+  read through Tests/Device/SequencerProbe;
+- audio in: `pianola record` through the loopback (Tests/Device/record_checks.py).
 
 Prints one line per check and exits non-zero if any failed.
 """
@@ -40,6 +41,9 @@ import sys
 import tempfile
 
 import numpy as np
+
+from midi_files import read_smf_messages
+from record_checks import check_record, write_sources
 
 RATE = 44100
 NOTE_INTERVAL = 0.5
@@ -149,49 +153,6 @@ KEYS = [
     (100, "b1 0a 20"), (500, "90 3c 64"), (800, "80 3c 00"), (1000, "90 3c 64"), (1300, "80 3c 00"),
     (1500, "f0 7f 7f 04 01 00 7f f7"), (1700, "e1 00 40"), (2000, "90 3c 64"), (2300, "80 3c 00"),
 ]
-
-
-def read_smf_messages(path):
-    """(tick, bytes) of every channel message and SysEx of a format-0 file (meta events skipped)."""
-    data = open(path, "rb").read()
-    if data[:4] != b"MThd":
-        raise ValueError(f"{path}: not a MIDI file")
-    offset = 8 + struct.unpack(">I", data[4:8])[0]
-    messages, tick, status = [], 0, 0
-    while offset < len(data):
-        length = struct.unpack(">I", data[offset + 4 : offset + 8])[0]
-        track, position, offset = data[offset + 8 : offset + 8 + length], 0, offset + 8 + length
-
-        def number():
-            nonlocal position
-            value = 0
-            while True:
-                byte = track[position]
-                position += 1
-                value = value << 7 | byte & 0x7F
-                if byte < 0x80:
-                    return value
-
-        while position < len(track):
-            tick += number()
-            byte = track[position]
-            if byte == 0xFF:
-                position += 2
-                size = number()
-                position += size
-            elif byte in (0xF0, 0xF7):
-                position += 1
-                size = number()
-                messages.append((tick, bytes([0xF0]) + track[position : position + size]))
-                position += size
-            else:
-                if byte & 0x80:
-                    status = byte
-                    position += 1
-                size = 1 if status & 0xF0 in (0xC0, 0xD0) else 2
-                messages.append((tick, bytes([status]) + track[position : position + size]))
-                position += size
-    return messages
 
 
 def read_sent(path):
@@ -386,6 +347,7 @@ def main():
             key = 48 + index % 24
             file.write(f"{time} 90 {key:02x} 64\n{time + 5} 80 {key:02x} 00\n")
             time += 10 + index * 7 % 20
+    write_sources(directory)
     reference_path = os.path.join(directory, "notes.wav")
     subprocess.run(
         [pianola, "render", "-q", song, "-o", reference_path, "-s", font, "--format", "f32", "--rate", str(RATE)],
@@ -486,6 +448,7 @@ def main():
         )
 
     check_live(directory)
+    check_record(directory, check, pianola)
 
     if failures:
         print(f"device tests: FAILED: {', '.join(failures)} (results kept in {directory})")

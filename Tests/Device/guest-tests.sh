@@ -112,6 +112,9 @@ wait "$unbind"
 echo snd_dummy.0 > /sys/bus/platform/drivers/snd_dummy/bind
 sleep 0.5
 
+# --- Audio in (pianola record): see guest-record.sh ------------------------------------------------
+sh "$(dirname "$0")/guest-record.sh" "$out" "$pianola"
+
 # --- Live input (pianola live) -------------------------------------------------------------------
 # Needs the test keyboard (an ALSA sequencer client that plays a script and logs what it sent when)
 # and its scripts, in OUT: keys.txt.

@@ -69,10 +69,19 @@ public final class AudioRecorder: @unchecked Sendable {
     /// device cannot be opened or configured, an effect is wrong, or the file cannot be created.
     public init(path: String, configuration: Configuration) throws(SessionError) {
         self.path = path
-        engine = AudioEngine()
+        let engine = AudioEngine()
+        let input: AudioInputNode
         do {
             input = try AudioInputNode(configuration: configuration.input)
         } catch { throw .device(error) }
+        self.engine = engine
+        self.input = input
+        /// Undoes a half-built recorder: the device closes and the engine and its device let go of
+        /// each other (nothing else would free them).
+        func abandon() {
+            engine.outputDevice = nil
+            input.close()
+        }
         let rate = input.configuration.sampleRate
         var last: AudioNode = input
         var channels = input.configuration.channelCount
@@ -100,21 +109,40 @@ public final class AudioRecorder: @unchecked Sendable {
                 monitorOutput = nil
                 engine.driveFromInput(input)
             }
-        } catch { throw SessionError(error) }
+        } catch {
+            abandon()
+            throw SessionError(error)
+        }
         channelCount = channels
         meter = PowerMeter(
             channelCount: min(channels, PowerMeter.maximumChannelCount), sampleRate: rate,
             windowFrames: configuration.meterWindowFrames)
+        let tap: AudioFileTap
         do {
             tap = try AudioFileTap(path: path, channelCount: channels, sampleRate: rate, settings: configuration.file)
-        } catch { throw .audioFile(error) }
+        } catch {
+            abandon()
+            throw .audioFile(error)
+        }
+        self.tap = tap
         do {
             try engine.installTap(on: last, meter)
             try engine.installTap(on: last, tap)
         } catch {
             tap.deleteFiles()
+            abandon()
             throw SessionError(error)
         }
+    }
+
+    /// A recorder let go without `stop()` stops: its audio thread ends, the device closes and the
+    /// file is completed.
+    deinit {
+        engine.stop()
+        input.close()
+        _ = try? tap.finish()
+        // The engine and its device (clock or output) hold each other: let go.
+        engine.outputDevice = nil
     }
 
     /// Starts the audio (meters move) without recording yet; `record()` does it too.
@@ -188,6 +216,20 @@ public final class AudioRecorder: @unchecked Sendable {
         if let error = tap.failure { return .audioFile(error) }
         return nil
     }
+    /// Seconds from a sound reaching the input to its being heard on the monitor, as measured by the
+    /// devices' own accounts: when a recent frame entered the capture device
+    /// (`AudioInputNode.captureTime(ofFrame:)`) and when the output plays it
+    /// (`ALSAOutput.presentationTime(ofSampleTime:)`). Nil without a monitor, or before both have
+    /// timed a frame.
+    public var measuredMonitorLatency: Double? {
+        guard let output = monitorOutput else { return nil }
+        let frame = Int64(input.capturedFrameCount) - Int64(4 * input.configuration.periodFrames)
+        guard frame > 0, let captured = input.captureTime(ofFrame: frame),
+            let played = output.presentationTime(ofSampleTime: frame)
+        else { return nil }
+        return Double(Int64(bitPattern: played &- captured)) / 1e9
+    }
+
     /// Seconds from a sound reaching the input to its being heard on the monitor: the input's period
     /// plus the output's buffer (nil without a monitor).
     public var monitorLatency: Double? {
