@@ -104,22 +104,42 @@ public final class PowerMeter: AudioTap, @unchecked Sendable {
             let count = min(frameCount - done, windowFrames - inWindow)
             for channel in 0..<channelCount {
                 guard channel < buffer.channelCount else { continue }
-                let samples = buffer.channel(channel) + done
-                var sum = 0.0
-                var peak = windowPeaks[channel]
-                for frame in 0..<count {
-                    let value = samples[frame]
-                    sum += Double(value) * Double(value)
-                    peak = max(peak, abs(value))
-                }
-                sums[channel] += sum
-                windowPeaks[channel] = peak
+                let (sum, peak) = Self.measure(buffer.channel(channel) + done, count: count)
+                sums[channel] += Double(sum)
+                windowPeaks[channel] = max(windowPeaks[channel], peak)
             }
             inWindow += count
             done += count
             measured += count
             if inWindow == windowFrames { publishWindow() }
         }
+    }
+
+    /// The sum of squares and the highest absolute value of `count` samples: eight lanes at a time
+    /// (SIMD, independent accumulators), in single precision (a window's sum keeps 24 bits: far
+    /// finer than the 0.01 dB a meter shows).
+    @inline(__always)
+    private static func measure(_ samples: UnsafeMutablePointer<Float>, count: Int) -> (Float, Float) {
+        var sums = SIMD8<Float>()
+        var peaks = SIMD8<Float>()
+        let raw = UnsafeRawPointer(samples)
+        let vectors = count / 8
+        for index in 0..<vectors {
+            let lanes = raw.loadUnaligned(fromByteOffset: index * 32, as: SIMD8<Float>.self)
+            // Plain multiply-add and compare-select: `addProduct` and `pointwiseMax` call out per
+            // lane where the target has no FMA (the x86-64 baseline).
+            sums += lanes * lanes
+            let magnitude = lanes.replacing(with: -lanes, where: lanes .< 0)
+            peaks.replace(with: magnitude, where: magnitude .> peaks)
+        }
+        var sum = sums.sum()
+        var peak = peaks.max()
+        for frame in vectors * 8..<count {
+            let value = samples[frame]
+            sum += value * value
+            peak = max(peak, abs(value))
+        }
+        return (sum, peak)
     }
 
     private func publishWindow() {

@@ -48,19 +48,36 @@ public final class SampleRing: @unchecked Sendable {
         let count = min(room, frameCount)
         if count < frameCount { dropped.add(frameCount - count, ordering: .relaxed) }
         guard count > 0 else { return 0 }
-        let base = storage.base
-        let channels = channelCount
-        for channel in 0..<channels {
-            let source = buffer.channel(min(channel, buffer.channelCount - 1)) + start
-            var position = head % capacity
-            for frame in 0..<count {
-                base[position * channels + channel] = source[frame]
-                position += 1
-                if position == capacity { position = 0 }
-            }
+        // At most two contiguous stretches: up to the end of the storage, then from its start.
+        let first = head % capacity
+        let firstCount = min(count, capacity - first)
+        interleave(buffer, from: start, frames: firstCount, into: storage.base + first * channelCount)
+        if firstCount < count {
+            interleave(buffer, from: start + firstCount, frames: count - firstCount, into: storage.base)
         }
         written.store(head + count, ordering: .releasing)
         return count
+    }
+
+    @inline(__always)
+    private func interleave(
+        _ buffer: AudioBuffer, from start: Int, frames: Int, into destination: UnsafeMutablePointer<Float>
+    ) {
+        let channels = channelCount
+        if channels == 2 && buffer.channelCount >= 2 {
+            let left = buffer.channel(0) + start
+            let right = buffer.channel(1) + start
+            for frame in 0..<frames {
+                destination[2 &* frame] = left[frame]
+                destination[2 &* frame &+ 1] = right[frame]
+            }
+            return
+        }
+        for channel in 0..<channels {
+            let source = buffer.channel(min(channel, buffer.channelCount - 1)) + start
+            let out = destination + channel
+            for frame in 0..<frames { out[frame &* channels] = source[frame] }
+        }
     }
 
     /// Moves up to `maximumFrames` of the oldest frames into `destination` (interleaved, room for

@@ -331,26 +331,23 @@ public final class AudioInputNode: AudioNode, @unchecked Sendable {
             let out = captured.channel(channel)
             switch sampleFormat {
             case .float32:
-                let samples = interleaved.assumingMemoryBound(to: Float.self)
-                for frame in 0..<frameCount { out[frame] = samples[frame * channels + channel] }
+                let samples = interleaved.assumingMemoryBound(to: Float.self) + channel
+                for frame in 0..<frameCount { out[frame] = samples[frame &* channels] }
             case .int32:
-                let samples = interleaved.assumingMemoryBound(to: Int32.self)
-                for frame in 0..<frameCount {
-                    out[frame] = Float(Double(samples[frame * channels + channel]) / 2_147_483_648)
-                }
+                let samples = interleaved.assumingMemoryBound(to: Int32.self) + channel
+                let scale = Float(1.0 / 2_147_483_648.0)  // 2⁻³¹: exact
+                for frame in 0..<frameCount { out[frame] = Float(samples[frame &* channels]) * scale }
             case .int24:
-                let bytes = interleaved.assumingMemoryBound(to: UInt8.self)
+                let bytes = interleaved.assumingMemoryBound(to: UInt8.self) + channel &* 3
+                let stride = channels &* 3
                 for frame in 0..<frameCount {
-                    let at = (frame * channels + channel) * 3
-                    let value =
-                        Int32(
-                            bitPattern: UInt32(bytes[at]) << 8 | UInt32(bytes[at + 1]) << 16 | UInt32(bytes[at + 2])
-                                << 24) >> 8
-                    out[frame] = Float(value) / 8_388_608
+                    let at = frame &* stride
+                    let bits = UInt32(bytes[at]) << 8 | UInt32(bytes[at + 1]) << 16 | UInt32(bytes[at + 2]) << 24
+                    out[frame] = Float(Int32(bitPattern: bits) >> 8) * (1.0 / 8_388_608)
                 }
             case .int16:
-                let samples = interleaved.assumingMemoryBound(to: Int16.self)
-                for frame in 0..<frameCount { out[frame] = Float(samples[frame * channels + channel]) / 32_768 }
+                let samples = interleaved.assumingMemoryBound(to: Int16.self) + channel
+                for frame in 0..<frameCount { out[frame] = Float(samples[frame &* channels]) * (1.0 / 32_768) }
             }
         }
     }

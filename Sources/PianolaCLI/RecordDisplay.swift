@@ -42,7 +42,8 @@ struct RecordDisplay {
                 lastLine = Terminal.monotonicSeconds()
                 Terminal.writeError(statusLine() + "\n")
             }
-            usleep(50_000)
+            // 20 meter frames a second on a terminal; otherwise a look four times a second is enough.
+            usleep(drawn ? 50_000 : 250_000)
         }
     }
 
