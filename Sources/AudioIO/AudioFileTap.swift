@@ -17,7 +17,8 @@ import Synchronization
 /// dropped and counted (`droppedFrameCount`); if the disk is full, writing stops, `failure` says
 /// so and the file holds everything up to that point.
 ///
-/// Install it with `AudioEngine.installTap(on:_:)` on any node.
+/// Install it with `AudioEngine.installTap(on:_:)` on any node, and end it with `finish()` (or
+/// `deleteFiles()`): its writer thread runs, and keeps the tap alive, until then.
 public final class AudioFileTap: AudioTap, @unchecked Sendable {
     /// How the file is written.
     public struct Settings: Sendable, Hashable {
@@ -62,6 +63,7 @@ public final class AudioFileTap: AudioTap, @unchecked Sendable {
     private var descriptor: Int32 = -1
     private var framesInFile = 0
     private var fileFrameLimit = Int.max
+    private var updatesHeader: Bool { major == Int32(SF_FORMAT_WAV) || major == Int32(SF_FORMAT_AIFF) }
 
     /// Creates the file (the first part, with `splitFrames`) and starts the writer thread, paused:
     /// nothing is written before `record()`. Throws, creating nothing, if the format cannot be written,
@@ -85,13 +87,21 @@ public final class AudioFileTap: AudioTap, @unchecked Sendable {
         }
         limit = Atomic(settings.frameLimit ?? .max)
         ring = SampleRing(channelCount: channelCount, capacity: max(4_096, Int(settings.ringSeconds * sampleRate)))
+        if let split = settings.splitFrames {
+            precondition(split > 0, "parts need frames")
+            // Every part is checked now, not when a take reaches it minutes later.
+            if !settings.overwrite, let existing = (2...999).lazy.map(partPath).first(where: { access($0, F_OK) == 0 })
+            {
+                throw .cannotOpen(path: existing, reason: "the file exists (use --force to replace it)")
+            }
+        }
         try openPart(number: 1)
         writer = WorkerThread { [self] in runWriter() }
-        if writer == nil { throw .writeFailed(path: path, reason: "cannot start the writer thread") }
-    }
-
-    deinit {
-        _ = try? finish()
+        if writer == nil {
+            closeFile()
+            unlink(partPath(1))
+            throw .writeFailed(path: path, reason: "cannot start the writer thread")
+        }
     }
 
     /// The name of part `number` (the path itself without splitting).
@@ -239,7 +249,10 @@ public final class AudioFileTap: AudioTap, @unchecked Sendable {
             if Self.now() - lastHeader >= settings.headerInterval {
                 lastHeader = Self.now()
                 if let file {
-                    sf_command(file, Int32(SFC_UPDATE_HEADER_NOW), nil, 0)
+                    // WAV and AIFF headers carry the length; libsndfile rewrites them in place. (For Ogg
+                    // the same command starts a new stream in the middle of the file; FLAC's and raw
+                    // files' headers have nothing to update.)
+                    if updatesHeader { sf_command(file, Int32(SFC_UPDATE_HEADER_NOW), nil, 0) }
                     fdatasync(descriptor)
                 }
             }

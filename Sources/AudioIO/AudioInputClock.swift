@@ -41,6 +41,8 @@ public final class AudioInputClock: AudioOutputDevice, @unchecked Sendable {
         let configuration = input.configuration
         try engine.prepare(
             format: .stereo(sampleRate: configuration.sampleRate), maximumFrameCount: configuration.periodFrames)
+        // A thread that ended by itself (capture failed) is joined before another starts.
+        thread?.join()
         running.store(true, ordering: .relaxed)
         decided.store(false, ordering: .relaxed)
         thread = WorkerThread { [self] in run() }

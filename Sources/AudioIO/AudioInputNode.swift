@@ -111,7 +111,9 @@ public final class AudioInputNode: AudioNode, @unchecked Sendable {
         guard opened == 0, let handle else {
             var reason = String(cString: snd_strerror(opened))
             if opened == -EBUSY { reason += " (another program is using it)" }
-            if opened == -ENOENT {
+            if !configuration.definitions.isEmpty {
+                // The definitions themselves may be at fault (a syntax error, a missing file): no guess.
+            } else if opened == -ENOENT {
                 reason += " (no such capture device)"
             } else if opened == -EINVAL {
                 // A playback-only PCM (dmix, a card without a capture device) has no capture stream.

@@ -97,7 +97,8 @@ struct PlayCommand: ParsableCommand {
             let next: Next
             do { next = try playing(fileName(files[index]), in: session, keys: keys) } catch {
                 session.finish()
-                if let failure = finishRecording(session) { throw CLIError(failure) }
+                // The error that stopped playing comes first; a recording's failure is said too.
+                if let failure = finishRecording(session) { printError("pianola: \(failure)") }
                 throw error
             }
             session.endSong()

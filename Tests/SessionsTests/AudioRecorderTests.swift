@@ -245,6 +245,37 @@ struct AudioRecorderBehaviourTests {
         #expect(runs(frameNumbers(partial.samples)).count == 1)
     }
 
+    @Test(
+        "every format stays whole through its header refreshes (WAV, AIFF, FLAC, Ogg)",
+        arguments: ["wav", "aiff", "flac", "ogg"])
+    func everyFormatWhileRefreshing(format: String) throws {
+        let folder = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let rate = 48_000.0
+        let source = testSignal(frames: Int(rate * 3), channels: 2, rate: rate)
+        let feeder = PacedFeeder(folder: folder, samples: source, rate: rate, channels: 2, speed: 1.5)
+        var file = AudioFileTap.Settings()
+        file.headerInterval = 0.2
+        let recorder = try AudioRecorder(
+            path: folder + "/take." + format,
+            configuration: .init(input: feeder.device.configuration(rate: rate, channels: 2, period: 512), file: file))
+        try recorder.record(forDuration: 1.5)
+        while recorder.isRecording { usleep(10_000) }
+        try recorder.stop()
+        let recorded = try AudioFile.read(from: folder + "/take." + format)
+        #expect(recorded.frameCount == 72_000, "\(format): \(recorded.frameCount) frames")
+        // Lossless formats hold the samples; Vorbis holds the sound (a single stream, not restarted):
+        // its error at least 20 dB below the signal.
+        let differences = zip(recorded.samples, source).map { Double($0 - $1) }
+        if format == "ogg" {
+            let noise = differences.map { $0 * $0 }.reduce(0, +)
+            let signal = source.prefix(differences.count).map { Double($0) * Double($0) }.reduce(0, +)
+            #expect(noise < signal / 100, "ogg: error \(10 * log10(noise / signal)) dB")
+        } else {
+            #expect(differences.allSatisfy { $0 == 0 }, "\(format): the samples differ")
+        }
+    }
+
     @Test("a full disk ends the recording with one clear error and a valid file of what came before")
     func fullDisk() throws {
         let small: SmallFileSystem

@@ -90,7 +90,13 @@ public final class LiveSession {
         scheduler.presentationClock = output
         if let recording = configuration.recordsAudio {
             // Created last: a session that cannot be set up leaves no file.
-            audioTap = try engine.recordOutput(recording, sampleRate: output.sampleRate)
+            do { audioTap = try engine.recordOutput(recording, sampleRate: output.sampleRate) } catch {
+                // The device is open and the engine and it hold each other: let go before failing.
+                output.close()
+                engine.outputDevice = nil
+                scheduler.presentationClock = nil
+                throw error
+            }
             scheduler.logsPlacements = true
         } else {
             audioTap = nil

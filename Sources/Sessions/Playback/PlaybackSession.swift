@@ -88,7 +88,12 @@ public final class PlaybackSession {
         transpose = configuration.transpose
         // Created last: a session that cannot be set up leaves no file.
         if let recording = configuration.recordsAudio {
-            audioTap = try engine.recordOutput(recording, sampleRate: output.sampleRate)
+            do { audioTap = try engine.recordOutput(recording, sampleRate: output.sampleRate) } catch {
+                // The device is open and the engine and it hold each other: let go before failing.
+                output.close()
+                engine.outputDevice = nil
+                throw error
+            }
         } else {
             audioTap = nil
         }
