@@ -25,7 +25,7 @@ struct LiveCommand: ParsableCommand {
               pianola live --autoconnect
               pianola live --connect 'USB Keyboard' --period 64 --periods 3
               pianola live --connect 20:0 --program 1:4 --record take1.mid
-              pianola live --autoconnect --record take.mid --record-audio take.wav  # aligned
+              pianola live --autoconnect --record take.mid --record-audio take.wav
               pianola live --rtpmidi 5004                    # a Mac or an iPad joins
               pianola live --rtpmidi-connect mac.local:5004  # or join its session
             """)

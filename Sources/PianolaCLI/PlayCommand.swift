@@ -22,7 +22,7 @@ struct PlayCommand: ParsableCommand {
               pianola play song.mid
               pianola play *.mid --device hw:1,0 --period 512 --periods 3
               pianola play song.kar --speed 0.8 --transpose -2 --loop
-              pianola play song.mid --record-audio heard.wav   # what is heard, to a file too
+              pianola play song.mid --record-audio heard.wav
             """)
 
     @Argument(

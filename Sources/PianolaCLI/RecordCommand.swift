@@ -22,10 +22,10 @@ struct RecordCommand: ParsableCommand {
             continues without the paused part). Without a terminal: a line every 10 seconds.
 
             Examples:
-              pianola record -o take.wav                         # default device, 48 kHz stereo, 16-bit
+              pianola record -o take.wav          # default device, 48 kHz stereo, s16
               pianola record -o take.flac -d hw:1 --channels 1 --format s24 --duration 60
               pianola record -o voice.wav --fx filter:type=highPass,freq=80 --monitor
-              pianola record -o set.wav --split 600              # set-001.wav, set-002.wav, … every 10 min
+              pianola record -o set.wav --split 600   # set-001.wav, set-002.wav, …
             """)
 
     @Option(name: .shortAndLong, help: ArgumentHelp("The file to write (.wav, .flac, .aiff, .ogg).", valueName: "file"))
