@@ -75,7 +75,9 @@ struct GuidanceTests {
             $0.split(separator: " ")[1]
         }
         #expect(Array(examples.prefix(3)) == ["play", "render", "live"], "\(examples)")
-        for command in [[], ["play"], ["live"], ["record"], ["render"], ["process"], ["fx"], ["info"], ["devices"], ["soundfont"]] {
+        for command in [
+            [], ["play"], ["live"], ["record"], ["render"], ["process"], ["fx"], ["info"], ["devices"], ["soundfont"],
+        ] {
             let lines = try runPianola(command + ["--help"]).stdout.split(
                 separator: "\n", omittingEmptySubsequences: false)
             for (index, line) in lines.enumerated().dropLast() where line.hasPrefix("  pianola ") {
