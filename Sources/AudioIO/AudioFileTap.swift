@@ -35,6 +35,9 @@ public final class AudioFileTap: AudioTap, @unchecked Sendable {
         public var headerInterval = 0.5
         /// Stop after this many frames (the tap then ignores the rest); nil: until `finish()`.
         public var frameLimit: Int?
+        /// The file's sample rate; nil: the engine's. Another rate is converted on the writer thread
+        /// (libsamplerate, medium-quality sinc); `splitFrames` then counts the file's frames.
+        public var fileSampleRate: Double?
 
         /// Settings with the defaults: 16-bit, one file, no overwrite, a 4-second ring, headers every 0.5 s.
         public init() {}
@@ -44,8 +47,10 @@ public final class AudioFileTap: AudioTap, @unchecked Sendable {
     public let path: String
     /// Channels written (a tapped buffer with fewer repeats its last one).
     public let channelCount: Int
-    /// The file's sample rate: the engine's.
+    /// The tapped engine's sample rate (frames taken are counted at it).
     public let sampleRate: Double
+    /// The file's sample rate: `Settings.fileSampleRate`, or the engine's.
+    public let fileSampleRate: Double
     /// The settings the tap was made with.
     public let settings: Settings
     private let ring: SampleRing
@@ -63,6 +68,7 @@ public final class AudioFileTap: AudioTap, @unchecked Sendable {
     private var descriptor: Int32 = -1
     private var framesInFile = 0
     private var fileFrameLimit = Int.max
+    private let resampler: StreamingResampler?
     private var updatesHeader: Bool { major == Int32(SF_FORMAT_WAV) || major == Int32(SF_FORMAT_AIFF) }
 
     /// Creates the file (the first part, with `splitFrames`) and starts the writer thread, paused:
@@ -76,14 +82,25 @@ public final class AudioFileTap: AudioTap, @unchecked Sendable {
         self.channelCount = channelCount
         self.sampleRate = sampleRate
         self.settings = settings
+        let fileRate = (settings.fileSampleRate ?? sampleRate).rounded()
+        fileSampleRate = fileRate
         major = try AudioFile.majorFormat(forPath: path)
         var info = SF_INFO()
-        info.samplerate = Int32(sampleRate.rounded())
+        info.samplerate = Int32(fileRate)
         info.channels = Int32(channelCount)
         info.format = major | AudioFile.subtype(major: major, encoding: settings.encoding)
         guard sf_format_check(&info) != 0 else {
             throw .unsupportedFormat(
-                path: path, reason: "\(settings.encoding.rawValue), \(channelCount) channels at \(Int(sampleRate)) Hz")
+                path: path, reason: "\(settings.encoding.rawValue), \(channelCount) channels at \(Int(fileRate)) Hz")
+        }
+        if fileRate != sampleRate.rounded() {
+            guard let converter = StreamingResampler(from: sampleRate, to: fileRate, channelCount: channelCount) else {
+                throw .unsupportedFormat(
+                    path: path, reason: "cannot convert \(Int(sampleRate)) Hz to \(Int(fileRate)) Hz")
+            }
+            resampler = converter
+        } else {
+            resampler = nil
         }
         limit = Atomic(settings.frameLimit ?? .max)
         ring = SampleRing(channelCount: channelCount, capacity: max(4_096, Int(settings.ringSeconds * sampleRate)))
@@ -126,7 +143,7 @@ public final class AudioFileTap: AudioTap, @unchecked Sendable {
             throw .cannotOpen(path: name, reason: String(cString: strerror(code)))
         }
         var info = SF_INFO()
-        info.samplerate = Int32(sampleRate.rounded())
+        info.samplerate = Int32(fileSampleRate)
         info.channels = Int32(channelCount)
         info.format = major | AudioFile.subtype(major: major, encoding: settings.encoding)
         guard let handle = sf_open_fd(fd, Int32(SFM_WRITE), &info, Int32(SF_TRUE)) else {
@@ -189,7 +206,7 @@ public final class AudioFileTap: AudioTap, @unchecked Sendable {
     public var isStopped: Bool { state.load(ordering: .relaxed) == 2 }
     /// Frames taken from the tapped node so far (paused quanta not counted; dropped ones counted).
     public var recordedFrameCount: Int { accepted.load(ordering: .relaxed) }
-    /// Frames in the files so far.
+    /// Frames in the files so far (at `fileSampleRate`).
     public var writtenFrameCount: Int { written.load(ordering: .relaxed) }
     /// Frames lost because the disk did not keep up (the ring was full).
     public var droppedFrameCount: Int { ring.droppedFrameCount }
@@ -240,7 +257,14 @@ public final class AudioFileTap: AudioTap, @unchecked Sendable {
                 }
                 if count == 0 { break }
                 moved += count
-                writeFrames(samples, count: count, part: &part)
+                if let resampler {
+                    let converted = samples.withUnsafeBufferPointer {
+                        resampler.process($0.baseAddress, frames: count, end: false)
+                    }
+                    writeFrames(converted, count: converted.count / channelCount, part: &part)
+                } else {
+                    writeFrames(samples, count: count, part: &part)
+                }
             }
             if failure != nil {
                 state.store(2, ordering: .relaxed)
@@ -256,7 +280,14 @@ public final class AudioFileTap: AudioTap, @unchecked Sendable {
                     fdatasync(descriptor)
                 }
             }
-            if stopping && ring.availableFrames == 0 { break }
+            if stopping && ring.availableFrames == 0 {
+                // The converter's last frames (its filter's delay).
+                if let resampler {
+                    let rest = resampler.process(nil, frames: 0, end: true)
+                    writeFrames(rest, count: rest.count / channelCount, part: &part)
+                }
+                break
+            }
             // The ring holds seconds: waking ten times a second keeps the disk well ahead (and
             // costs a machine little).
             if moved == 0 { usleep(100_000) }

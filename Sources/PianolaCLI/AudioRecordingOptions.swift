@@ -27,10 +27,10 @@ struct AudioRecordingOptions: ParsableArguments {
     }
 
     /// The closing line for a finished recording (and its failure, if writing stopped early).
-    static func report(_ tap: AudioFileTap?, sampleRate: Double, quiet: Bool) -> String? {
+    static func report(_ tap: AudioFileTap?, quiet: Bool) -> String? {
         guard let tap else { return nil }
         if !quiet {
-            let seconds = Double(tap.writtenFrameCount) / sampleRate
+            let seconds = Double(tap.writtenFrameCount) / tap.fileSampleRate
             Terminal.writeError(
                 "Recorded audio: \(Terminal.clock(seconds)) to \(tap.files.first ?? tap.path)"
                     + (tap.droppedFrameCount > 0 ? ", \(tap.droppedFrameCount) frames lost (disk too slow)" : "") + "\n"

@@ -119,8 +119,7 @@ struct LiveCommand: ParsableCommand {
             try session.writeRecording(to: record)
             if !quiet { Terminal.writeError("Recorded \(session.recorder?.count ?? 0) events to \(record)\n") }
         }
-        let recordingFailure = AudioRecordingOptions.report(
-            session.audioTap, sampleRate: session.output.sampleRate, quiet: quiet)
+        let recordingFailure = AudioRecordingOptions.report(session.audioTap, quiet: quiet)
         if let latencyReport { try session.latencyReport().write(to: latencyReport) }
         if !quiet {
             for event in session.takeEvents() { Terminal.writeError("\(event)\n") }

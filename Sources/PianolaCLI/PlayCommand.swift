@@ -115,7 +115,7 @@ struct PlayCommand: ParsableCommand {
 
     /// Reports the --record-audio file (complete once the session finished); its failure, if any.
     private func finishRecording(_ session: PlaybackSession) -> String? {
-        AudioRecordingOptions.report(session.audioTap, sampleRate: session.output.sampleRate, quiet: quiet)
+        AudioRecordingOptions.report(session.audioTap, quiet: quiet)
     }
 
     /// Follows a song until it ends or a key moves on: keys to the transport, the status line

@@ -39,6 +39,12 @@ struct RecordCommand: ParsableCommand {
         help: ArgumentHelp("Sample rate in Hz, 8000…192000.", valueName: "hz"))
     var rate = 48_000
 
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp("The file's sample rate, if not the device's (converted as it is written).", valueName: "hz")
+    )
+    var fileRate: Int?
+
     @Option(parsing: .unconditional, help: ArgumentHelp("Channels to record, 1…8.", valueName: "count"))
     var channels = 2
 
@@ -90,6 +96,9 @@ struct RecordCommand: ParsableCommand {
         guard BatchJob.sampleRates.contains(Double(rate)) else {
             throw ValidationError("--rate must be between 8000 and 192000 Hz, got \(rate)")
         }
+        if let fileRate, !BatchJob.sampleRates.contains(Double(fileRate)) {
+            throw ValidationError("--file-rate must be between 8000 and 192000 Hz, got \(fileRate)")
+        }
         guard (1...8).contains(channels) else {
             throw ValidationError("--channels must be between 1 and 8, got \(channels)")
         }
@@ -107,7 +116,8 @@ struct RecordCommand: ParsableCommand {
                 periodCount: periods))
         configuration.file.encoding = format
         configuration.file.overwrite = force
-        configuration.file.splitFrames = split.map { Int(($0 * Double(rate)).rounded()) }
+        configuration.file.fileSampleRate = fileRate.map(Double.init)
+        configuration.file.splitFrames = split.map { Int(($0 * Double(fileRate ?? rate)).rounded()) }
         configuration.effects = try effectOptions.specs()
         if monitor {
             configuration.monitor = ALSAOutput.Configuration(
@@ -143,10 +153,11 @@ struct RecordCommand: ParsableCommand {
                 + "\(Int(settings.sampleRate)) Hz, \(settings.periodFrames) × \(settings.periodCount) frames\n")
         if let latency = recorder.monitorLatency, let output = recorder.monitorOutput {
             Terminal.writeError(
-                "Monitor: \(output.device), latency \(String(format1: latency * 1000)) ms (input period + output buffer)\n"
+                "Monitor: \(output.device), latency up to \(String(format1: latency * 1000)) ms (input period + output buffer)\n"
             )
         }
         let parts = split.map { " (a new file every \(String(format1: $0)) s)" } ?? ""
-        Terminal.writeError("Recording to \(recorder.files.first ?? output)\(parts), \(format.rawValue)\n")
+        let converted = fileRate.map { $0 == rate ? "" : " at \($0) Hz" } ?? ""
+        Terminal.writeError("Recording to \(recorder.files.first ?? output)\(parts), \(format.rawValue)\(converted)\n")
     }
 }

@@ -121,6 +121,7 @@ struct RecordDisplay {
             "seconds": .number(recorder.currentTime),
             "frames": .number(Double(recorder.tap.writtenFrameCount)),
             "sampleRate": .number(recorder.sampleRate),
+            "fileSampleRate": .number(recorder.tap.fileSampleRate),
             "channels": .number(Double(recorder.channelCount)),
             "overruns": .number(Double(recorder.overrunCount)),
             "droppedFrames": .number(Double(recorder.droppedFrameCount)),

@@ -44,6 +44,11 @@ for spec in "44100 1 s16" "44100 2 f32" "48000 2 s24" "48000 1 f32"; do
     finish_record "$name"
 done
 
+# 1b. --split: numbered parts of one second that together hold the source without a gap or an overlap.
+record split -d "$capture_end" --rate 48000 --format f32 --duration 4 --split 1 --period 1024 --periods 3
+aplay -q -D "$source_end" -t raw -f FLOAT_LE -c 2 -r 48000 "$out/src-48000-2.raw"
+finish_record split
+
 # 2. An overrun: the recorder is stopped (SIGSTOP) for half a second while the source plays; the
 #    capture buffer (3 × 1024 frames, 64 ms) overflows. It must count it, recover and go on.
 aplay -q -D "$source_end" -t raw -f FLOAT_LE -c 2 -r 48000 /dev/zero 2>/dev/null &
@@ -99,6 +104,17 @@ sleep 0.3
 kill -INT "$monitor_capture"
 wait "$monitor_capture"
 echo "$monitor_begin $source_begin" > "$out/monitor.times"
+
+# 5b. The capture card goes away while recording (snd-dummy unbound, as a USB card unplugged): one
+#     line, a non-zero exit, and a valid file of what came before.
+record lost-input -d hw:Dummy,0,0 --rate 48000 --period 1024 --periods 3
+sleep 1.5
+echo snd_dummy.0 > /sys/bus/platform/drivers/snd_dummy/unbind &
+unbind=$!
+finish_record lost-input
+wait "$unbind"
+echo snd_dummy.0 > /sys/bus/platform/drivers/snd_dummy/bind
+sleep 0.5
 
 # 6. Bad input: a playback-only device, a channel count and a rate the device refuses.
 bad() {

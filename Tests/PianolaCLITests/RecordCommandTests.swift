@@ -52,6 +52,16 @@ struct RecordCommandTests {
         #expect(summary["overruns"] as? Int == 0)
         let recorded = try AudioFile.read(from: folder + "/take.flac")
         #expect(recorded.frameCount == 88_200 && recorded.samples == Array(source[0..<176_400]))
+        // --file-rate: the file at another rate, converted as it is written.
+        let converted = try runPianola(
+            [
+                "record", "-o", folder + "/low.wav", "-d", device.name, "--rate", "44100", "--file-rate", "22050",
+                "--duration", "1", "--json",
+            ], environment: environment)
+        #expect(converted.status == 0, "\(converted.stderr)")
+        #expect(converted.stderr.contains("s16 at 22050 Hz"), "\(converted.stderr)")
+        let low = try AudioFile.read(from: folder + "/low.wav")
+        #expect(low.sampleRate == 22_050 && abs(low.frameCount - 22_050) <= 2, "\(low.frameCount) frames")
     }
 
     @Test("bad input: one line each, a non-zero exit, and no file created")
@@ -68,6 +78,7 @@ struct RecordCommandTests {
             (["-d", device.name, "--channels", "9"], "--channels must be between 1 and 8, got 9"),
             (["-d", device.name, "--rate", "4000"], "--rate must be between 8000 and 192000 Hz, got 4000"),
             (["-d", device.name, "--split", "0.5"], "--split must be at least 1 second"),
+            (["-d", device.name, "--file-rate", "500"], "--file-rate must be between 8000 and 192000 Hz, got 500"),
             (["-d", device.name, "--format", "s8"], "--format must be s16, s24 or f32, got 's8'"),
             (["-d", device.name, "-o", folder + "/no/such/folder/take.wav"], "No such file or directory"),
             (["-d", device.name, "-o", folder + "/take.mp3"], "use a .wav, .flac, .ogg, .aiff or .raw extension"),

@@ -276,6 +276,37 @@ struct AudioRecorderBehaviourTests {
         }
     }
 
+    @Test("a file at another rate: converted on the writer thread, the tone and its length kept")
+    func fileAtAnotherRate() throws {
+        let folder = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let source = (0..<48_000 * 2).flatMap { frame -> [Float] in
+            let value = Float(0.5 * sin(2 * Double.pi * 1_000 * Double(frame) / 48_000))
+            return [value, -value]
+        }
+        let device = try FileCaptureDevice.make(samples: source, in: folder)
+        var file = AudioFileTap.Settings()
+        file.encoding = .f32
+        file.fileSampleRate = 44_100
+        let recorder = try AudioRecorder(
+            path: folder + "/take.wav",
+            configuration: .init(input: device.configuration(rate: 48_000, channels: 2), file: file))
+        try recorder.record(forDuration: 1)
+        while recorder.isRecording { usleep(5_000) }
+        try recorder.stop()
+        let recorded = try AudioFile.read(from: folder + "/take.wav")
+        #expect(recorded.sampleRate == 44_100)
+        #expect(abs(recorded.frameCount - 44_100) <= 2, "\(recorded.frameCount) frames")
+        // Past the converter's start: a 1 kHz tone at half scale, the channels opposite.
+        let left = stride(from: 4_410, to: 40_000, by: 1).map { recorded.samples[$0 * 2] }
+        let crossings = zip(left, left.dropFirst()).filter { $0 < 0 && $1 >= 0 }.count
+        let seconds = Double(left.count) / 44_100
+        #expect(abs(Double(crossings) / seconds - 1_000) < 2, "\(Double(crossings) / seconds) Hz")
+        let peak = left.map(abs).max() ?? 0
+        #expect(abs(peak - 0.5) < 0.005, "peak \(peak)")
+        #expect(recorded.samples[8_000 * 2] == -recorded.samples[8_000 * 2 + 1])
+    }
+
     @Test("a full disk ends the recording with one clear error and a valid file of what came before")
     func fullDisk() throws {
         let small: SmallFileSystem

@@ -230,8 +230,9 @@ public final class AudioRecorder: @unchecked Sendable {
         return Double(Int64(bitPattern: played &- captured)) / 1e9
     }
 
-    /// Seconds from a sound reaching the input to its being heard on the monitor: the input's period
-    /// plus the output's buffer (nil without a monitor).
+    /// The most seconds from a sound reaching the input to its being heard on the monitor: the input's
+    /// period plus the output's buffer (the last frame of a period waits only for the buffer). Nil
+    /// without a monitor.
     public var monitorLatency: Double? {
         guard let output = monitorOutput else { return nil }
         return Double(input.configuration.periodFrames) / sampleRate + output.bufferLatency
