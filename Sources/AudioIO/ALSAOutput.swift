@@ -88,6 +88,7 @@ public final class ALSAOutput: AudioOutputDevice, AudioPresentationClock, @unche
     private let timingDelay = Atomic<Int64>(0)
     private let realtime = Atomic<Bool>(false)
     private let schedulingDecided = Atomic<Bool>(false)
+    private let threadID = Atomic<Int32>(0)
     private let fatalError = Mutex<ALSAPCMError?>(nil)
     private var thread: pthread_t?
     /// Set by `close()`: the PCM is closed and the output cannot start again.
@@ -205,6 +206,11 @@ public final class ALSAOutput: AudioOutputDevice, AudioPresentationClock, @unche
     public var xrunCount: Int { xruns.load(ordering: .relaxed) }
     /// The underruns and suspends so far: each one shifts frames against time.
     public var discontinuityCount: Int { xrunCount }
+    /// The audio thread's kernel thread id (for `chrt`, `top -H`, profilers), once it has started.
+    public var audioThreadID: Int32? {
+        let id = threadID.load(ordering: .relaxed)
+        return id == 0 ? nil : id
+    }
     /// Whether the audio thread got SCHED_FIFO (false: normal priority; not permitted here).
     /// Known once the thread has started: `start()` waits for it.
     public var isRealTimeScheduled: Bool { realtime.load(ordering: .relaxed) }
@@ -266,6 +272,7 @@ public final class ALSAOutput: AudioOutputDevice, AudioPresentationClock, @unche
 
     /// The audio thread: render a period, convert, write; recover from underruns.
     private func runAudioThread() {
+        threadID.store(pianola_current_thread_id(), ordering: .relaxed)
         var parameters = sched_param()
         parameters.sched_priority = 70
         realtime.store(pthread_setschedparam(pthread_self(), Int32(SCHED_FIFO), &parameters) == 0, ordering: .relaxed)

@@ -1,4 +1,5 @@
 import AudioGraph
+import CALSAShims
 import Synchronization
 
 #if canImport(Glibc)
@@ -21,6 +22,7 @@ public final class AudioInputClock: AudioOutputDevice, @unchecked Sendable {
     private let running = Atomic<Bool>(false)
     private let realtime = Atomic<Bool>(false)
     private let decided = Atomic<Bool>(false)
+    private let threadID = Atomic<Int32>(0)
     private var thread: WorkerThread?
 
     /// A clock for `engine` paced by `input` (which should be attached to it).
@@ -32,6 +34,11 @@ public final class AudioInputClock: AudioOutputDevice, @unchecked Sendable {
 
     /// Whether the audio thread is running (it stops by itself if capture fails for good).
     public var isRunning: Bool { running.load(ordering: .relaxed) }
+    /// The audio thread's kernel thread id (for `chrt`, `top -H`, profilers), once it has started.
+    public var audioThreadID: Int32? {
+        let id = threadID.load(ordering: .relaxed)
+        return id == 0 ? nil : id
+    }
     /// Whether the audio thread got SCHED_FIFO; known once `start()` returned.
     public var isRealTimeScheduled: Bool { realtime.load(ordering: .relaxed) }
 
@@ -62,6 +69,7 @@ public final class AudioInputClock: AudioOutputDevice, @unchecked Sendable {
     }
 
     private func run() {
+        threadID.store(pianola_current_thread_id(), ordering: .relaxed)
         realtime.store(WorkerThread.requestRealTimeScheduling(), ordering: .relaxed)
         decided.store(true, ordering: .releasing)
         let frames = input.configuration.periodFrames

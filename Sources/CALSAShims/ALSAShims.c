@@ -1,5 +1,7 @@
+#define _GNU_SOURCE
 #include "CALSAShims.h"
 #include <alsa/asoundlib.h>
+#include <unistd.h>
 
 static void silent(const char *file, int line, const char *function, int error, const char *format, ...) {
     (void)file;
@@ -42,3 +44,5 @@ int pianola_alsa_pcm_open(snd_pcm_t **pcm, const char *name, const char *definit
     snd_config_delete(local);
     return error;
 }
+
+int pianola_current_thread_id(void) { return (int)gettid(); }

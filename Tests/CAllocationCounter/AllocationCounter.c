@@ -1,11 +1,12 @@
+#define _GNU_SOURCE
 // Test-only allocation counter: defines the C allocator entry points in the test executable, so
 // that every allocation in the process (Swift runtime, libfluidsynth, libc) passes through here
 // on its way to glibc's own implementation, and counts those of the thread that asked.
 #include "CAllocationCounter.h"
 #include <errno.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <unistd.h>
 
 extern void *__libc_malloc(size_t size);
 extern void *__libc_calloc(size_t count, size_t size);
@@ -15,34 +16,32 @@ extern void __libc_free(void *pointer);
 
 static __thread int counting;
 static __thread long count;
-static atomic_int watching_realtime;
-static atomic_long realtime_count;
+static atomic_long watched_count;
+static atomic_int watched_thread;
 
-/// Whether this allocation is one to count: the calling thread's own count is on, or real-time
-/// threads are watched and the caller is one (SCHED_FIFO or SCHED_RR: the audio threads).
+/// Whether this allocation is one to count: the calling thread's own count is on, or it is the
+/// thread being watched (an audio thread, by its kernel id).
 static inline int counted(void) {
     if (counting) {
         count++;
         return 1;
     }
-    if (atomic_load_explicit(&watching_realtime, memory_order_relaxed)) {
-        int policy = sched_getscheduler(0);
-        if (policy == SCHED_FIFO || policy == SCHED_RR) {
-            atomic_fetch_add(&realtime_count, 1);
-            return 1;
-        }
+    int watched = atomic_load_explicit(&watched_thread, memory_order_relaxed);
+    if (watched != 0 && gettid() == watched) {
+        atomic_fetch_add(&watched_count, 1);
+        return 1;
     }
     return 0;
 }
 
-void pianola_allocations_watch_realtime_threads(void) {
-    atomic_store(&realtime_count, 0);
-    atomic_store(&watching_realtime, 1);
+void pianola_allocations_watch_thread(int thread) {
+    atomic_store(&watched_count, 0);
+    atomic_store(&watched_thread, thread);
 }
 
-long pianola_allocations_stop_watching_realtime_threads(void) {
-    atomic_store(&watching_realtime, 0);
-    return atomic_load(&realtime_count);
+long pianola_allocations_stop_watching_thread(void) {
+    atomic_store(&watched_thread, 0);
+    return atomic_load(&watched_count);
 }
 
 void pianola_allocations_start(void) {
@@ -89,3 +88,5 @@ int posix_memalign(void **result, size_t alignment, size_t size) {
     *result = pointer;
     return 0;
 }
+
+int pianola_allocations_current_thread(void) { return (int)gettid(); }

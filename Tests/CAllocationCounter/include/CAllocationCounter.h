@@ -7,10 +7,13 @@ void pianola_allocations_start(void);
 /// the calling thread made since the matching start.
 long pianola_allocations_stop(void);
 
-/// Starts counting the allocations of every thread that runs with a real-time policy (SCHED_FIFO
-/// or SCHED_RR): the audio threads of outputs and input clocks, whoever started them.
-void pianola_allocations_watch_realtime_threads(void);
-/// Stops that and returns how many allocations real-time threads made since the start.
-long pianola_allocations_stop_watching_realtime_threads(void);
+/// Starts counting the allocations of one thread, by its kernel id (`gettid()`), whoever started it:
+/// an output's or an input clock's audio thread (`audioThreadID`).
+void pianola_allocations_watch_thread(int thread);
+/// Stops that and returns how many allocations that thread made since the start.
+long pianola_allocations_stop_watching_thread(void);
+
+/// The calling thread's kernel id, as `pianola_allocations_watch_thread` takes it.
+int pianola_allocations_current_thread(void);
 
 #endif
