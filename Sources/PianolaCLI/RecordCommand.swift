@@ -19,13 +19,15 @@ struct RecordCommand: ParsableCommand {
 
             On a terminal: a meter per channel (RMS bar, peak, held peak, and a clip light that stays \
             on until `c`), elapsed time, file size, overruns; space pauses and resumes (the file \
-            continues without the paused part). Without a terminal: a line every 10 seconds.
+            continues without the paused part). Without a terminal: a line every 10 seconds; with \
+            --interactive the keys come from standard input all the same (a script can pause).
 
             Examples:
               pianola record -o take.wav          # default device, 48 kHz stereo, s16
               pianola record -o take.flac -d hw:1 --channels 1 --format s24 --duration 60
               pianola record -o voice.wav --fx filter:type=highPass,freq=80 --monitor
               pianola record -o set.wav --split 600   # set-001.wav, set-002.wav, …
+              pianola record -o take.wav --meter-log levels.jsonl  # levels as JSON lines
             """)
 
     @Option(name: .shortAndLong, help: ArgumentHelp("The file to write (.wav, .flac, .aiff, .ogg).", valueName: "file"))
@@ -80,6 +82,17 @@ struct RecordCommand: ParsableCommand {
     @Flag(help: "Replace the output file if it exists.")
     var force = false
 
+    @Flag(
+        name: .shortAndLong,
+        help: "Take keys (space, c, q) from standard input even when it is not a terminal, as `arecord -i`.")
+    var interactive = false
+
+    @Option(
+        help: ArgumentHelp(
+            "Write each meter window read (20 a second) as a JSON line to this file (- for standard output).",
+            valueName: "file"))
+    var meterLog: String?
+
     @Flag(help: "At the end, print a JSON summary on standard output (files, seconds, frames, overruns, peaks).")
     var json = false
 
@@ -123,14 +136,16 @@ struct RecordCommand: ParsableCommand {
             configuration.monitor = ALSAOutput.Configuration(
                 device: monitorDevice, sampleRate: Double(rate), periodFrames: period, periodCount: max(2, periods))
         }
+        let log = try meterLog.map { path throws(CLIError) in try MeterLog(path: path, overwrite: force) }
         let recorder: AudioRecorder
         do { recorder = try AudioRecorder(path: output, configuration: configuration) } catch {
+            log?.delete()
             if case .device = error { throw CLIError("\(error); \(Hints.devices)") }
             throw error
         }
         if !quiet { describe(recorder) }
         if let duration { try recorder.record(forDuration: duration) } else { try recorder.record() }
-        let display = RecordDisplay(recorder: recorder, quiet: quiet)
+        let display = RecordDisplay(recorder: recorder, quiet: quiet, interactive: interactive, meterLog: log)
         let stopped = display.follow(until: duration != nil)
         // Measured while both devices still run.
         let measuredLatency = recorder.measuredMonitorLatency

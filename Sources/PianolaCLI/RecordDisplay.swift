@@ -11,14 +11,19 @@ struct RecordDisplay {
 
     let recorder: AudioRecorder
     let quiet: Bool
+    /// Keys come from standard input even when it is not a terminal (`--interactive`).
+    var interactive = false
+    /// Every meter window read is logged here (`--meter-log`).
+    var meterLog: MeterLog?
 
     /// Shows the recording until it ends by itself (`untilFinished`: --duration), `q`, a signal or a failure.
     func follow(until untilFinished: Bool) -> Ending {
-        let keys = Terminal.isInteractive && isatty(0) == 1 ? KeyReader() : nil
-        let drawn = keys != nil && !quiet
+        let keys = interactive || (Terminal.isInteractive && isatty(0) == 1) ? KeyReader() : nil
+        let drawn = Terminal.isInteractive && isatty(0) == 1 && !quiet
         var linesDrawn = 0
         var lastLine = Terminal.monotonicSeconds()
         defer {
+            meterLog?.append(recorder.meterReading(), sampleRate: recorder.sampleRate)
             keys?.restore()
             if drawn { Terminal.writeError(String(repeating: "\u{1B}[A", count: linesDrawn) + "\r\u{1B}[J") }
         }
@@ -26,6 +31,7 @@ struct RecordDisplay {
             if Terminal.interruptSignal != nil { return .interrupted }
             if recorder.failure != nil { return .failed }
             if untilFinished && !recorder.isRecording && recorder.tap.isStopped { return .finished }
+            meterLog?.append(recorder.meterReading(), sampleRate: recorder.sampleRate)
             switch keys?.read() {
             case .quit: return .quit
             case .space: recorder.isRecording ? recorder.pause() : recorder.resume()
@@ -42,8 +48,9 @@ struct RecordDisplay {
                 lastLine = Terminal.monotonicSeconds()
                 Terminal.writeError(statusLine() + "\n")
             }
-            // 20 meter frames a second on a terminal; otherwise a look four times a second is enough.
-            usleep(drawn ? 50_000 : 250_000)
+            // 20 meter frames a second on a terminal or into a log; otherwise a look four times a
+            // second is enough.
+            usleep(drawn || meterLog != nil ? 50_000 : 250_000)
         }
     }
 

@@ -17,7 +17,8 @@ now() { date +%s.%N; }
 record() {
     name="$1"
     shift
-    "$pianola" record -o "$out/$name.wav" --json "$@" > "$out/$name.json" 2> "$out/$name.err" &
+    "$pianola" record -o "$out/$name.wav" --json "$@" > "$out/$name.json" 2> "$out/$name.err" \
+        < "${record_input:-/dev/null}" &
     record_pid=$!
     (sleep 120 && kill -9 "$record_pid" 2>/dev/null) &
     watchdog=$!
@@ -36,18 +37,40 @@ finish_record() {
 
 # 1. Sample for sample, at 44.1 and 48 kHz, 1 and 2 channels, 16-bit, 24-bit and float files: the
 #    recorder opens the capture end first (float), so the source is played at its parameters.
+#    Six periods of buffer (128 ms): an emulated machine stalls now and then, and these scenarios
+#    are about exact samples (the overrun one below provokes its overrun on purpose).
 for spec in "44100 1 s16" "44100 2 f32" "48000 2 s24" "48000 1 f32"; do
     set -- $spec
     name="exact-$1-$2-$3"
-    record "$name" -d "$capture_end" --rate "$1" --channels "$2" --format "$3" --duration 4 --period 1024 --periods 3
+    record "$name" -d "$capture_end" --rate "$1" --channels "$2" --format "$3" --duration 4 --period 1024 --periods 6 \
+        --meter-log "$out/$name.meters.jsonl"
     aplay -q -D "$source_end" -t raw -f FLOAT_LE -c "$2" -r "$1" "$out/src-$1-$2.raw"
     finish_record "$name"
 done
 
 # 1b. --split: numbered parts of one second that together hold the source without a gap or an overlap.
-record split -d "$capture_end" --rate 48000 --format f32 --duration 4 --split 1 --period 1024 --periods 3
+record split -d "$capture_end" --rate 48000 --format f32 --duration 4 --split 1 --period 1024 --periods 6
 aplay -q -D "$source_end" -t raw -f FLOAT_LE -c 2 -r 48000 "$out/src-48000-2.raw"
 finish_record split
+
+# 1c. Pause and resume by keys on standard input (--interactive, as `arecord -i`): space at about
+#     1.2 s and 2.2 s into a 4-second source, q after it. A FIFO opened read-write here first, so
+#     that neither end waits for the other.
+mkfifo "$out/keys"
+exec 3<> "$out/keys"
+record_input="$out/keys"
+record pause -d "$capture_end" --rate 48000 --format f32 --period 1024 --periods 6 --interactive
+record_input=
+aplay -q -D "$source_end" -t raw -f FLOAT_LE -c 2 -r 48000 "$out/src-pause.raw" &
+player=$!
+sleep 1.2
+printf ' ' >&3
+sleep 1
+printf ' ' >&3
+wait "$player"
+printf q >&3
+finish_record pause
+exec 3>&-
 
 # 2. An overrun: the recorder is stopped (SIGSTOP) for half a second while the source plays; the
 #    capture buffer (3 × 1024 frames, 64 ms) overflows. It must count it, recover and go on.

@@ -26,10 +26,10 @@ SOURCE_SECONDS = 1.5
 EXACT = [(44100, 1, "s16"), (44100, 2, "f32"), (48000, 2, "s24"), (48000, 1, "f32")]
 
 
-def source(rate, channels, seed=7):
+def source(rate, channels, seed=7, seconds=SOURCE_SECONDS):
     """A chirp (100 Hz rising 2 kHz a second) plus noise, each channel its own; every sample a
     multiple of 2^-15, exact in 16-bit, 24-bit and float files."""
-    frames = int(rate * SOURCE_SECONDS)
+    frames = int(rate * seconds)
     time = np.arange(frames) / rate
     generator = np.random.default_rng(seed)
     columns = []
@@ -49,6 +49,12 @@ def write_sources(directory):
     for rate, channels in {(rate, channels) for rate, channels, _ in EXACT} | {(48000, 2)}:
         padded = np.concatenate([source(rate, channels), np.zeros((rate // 2, channels), dtype="<f4")])
         padded.tofile(os.path.join(directory, f"src-{rate}-{channels}.raw"))
+    np.concatenate([pause_source(), np.zeros((24000, 2), dtype="<f4")]).tofile(os.path.join(directory, "src-pause.raw"))
+
+
+def pause_source():
+    """Four seconds of stereo chirp and noise for the pause scenario (paused at about 1.2 s for a second)."""
+    return source(48000, 2, seed=11, seconds=4)
 
 
 def through_monitor_chain(pianola, directory):
@@ -148,6 +154,9 @@ def check_record(directory, check, pianola):
         peaks = 20 * np.log10(np.abs(recorded).max(axis=0))
         error = float(np.abs(peaks - np.array(summary["peakDecibels"])).max())
         check(f"record {name}: meter peaks match numpy within 0.1 dB", error < 0.1, f"largest difference {error:.4f} dB")
+        check_meter_log(directory, name, recorded, check)
+
+    check_pause(directory, check)
 
     parts = [read_audio(os.path.join(directory, f"split-00{number}.wav")) for number in range(1, 5)]
     expected = source(48000, 2)
@@ -258,4 +267,66 @@ def check_monitor(directory, check, expected):
         reported is not None and measured is not None and reported - period - 5 <= measured <= reported + 5,
         f"reported {reported and round(reported, 2)} ms, measured {measured and round(measured, 2)} ms by the devices'"
         f" accounts; source start to monitor by the wall clock (rough): {wall and round(wall, 1)} ms",
+    )
+
+
+def decibels(levels):
+    """dBFS as the meter shows it: 20 log10, with −160 for silence and below."""
+    with np.errstate(divide="ignore"):
+        return np.maximum(-160.0, 20 * np.log10(levels))
+
+
+def check_meter_log(directory, name, recorded, check, window=1024):
+    """Every window in --meter-log (the reading at its end frame, the RMS and the peak of the 1024
+    frames before it) against numpy's RMS and peak of the same frames of the file, within 0.1 dB."""
+    lines = _text(directory, f"{name}.meters.jsonl").splitlines()
+    readings = [json.loads(line) for line in lines if line.strip()]
+    compared, worst, where = 0, 0.0, None
+    for reading in readings:
+        end = int(reading["endFrame"])
+        if end > len(recorded) or end < window:
+            continue
+        block = recorded[end - window : end].astype(np.float64)
+        rms = decibels(np.sqrt((block**2).mean(axis=0)))
+        peak = decibels(np.abs(block).max(axis=0))
+        errors = np.concatenate([np.abs(rms - reading["rms"]), np.abs(peak - reading["peak"])])
+        compared += 1
+        if errors.max() > worst:
+            worst, where = float(errors.max()), end
+    check(
+        f"record {name}: every meter window logged (RMS and peak) matches numpy within 0.1 dB",
+        compared >= 40 and worst < 0.1,
+        f"{compared} of {len(readings)} logged windows compared; largest difference {worst:.4f} dB (window ending at {where})",
+    )
+
+
+def check_pause(directory, check, period=1024):
+    """The paused take holds the source up to the pause and from the resume on: two exact runs of
+    it, nothing in between, the pause a whole number of periods long, about a second."""
+    audio = read_audio(os.path.join(directory, "pause.wav"))
+    expected = pause_source()
+    recorded = audio[0] if audio else np.zeros((0, 2), dtype=np.float32)
+    start = align(recorded, expected)
+    first = resumed = None
+    if start is not None:
+        length = min(len(expected), len(recorded) - start)
+        unequal = np.flatnonzero(np.any(recorded[start : start + length] != expected[:length], axis=1))
+        first = int(unequal[0]) if len(unequal) else length
+        # Where the frames after the first run come from in the source (past the first run).
+        after = align(expected[first + 1 :], recorded[start + first :]) if first < len(expected) else None
+        resumed = first + 1 + after if after is not None else None
+    whole = False
+    if resumed is not None:
+        rest = expected[resumed:]
+        segment = recorded[start + first : start + first + len(rest)]
+        whole = len(segment) == len(rest) and np.array_equal(segment, rest)
+    paused = (resumed - first) if resumed is not None else None
+    check(
+        "record --interactive: pause and resume leave exactly the un-paused parts, in whole periods",
+        _status(directory, "pause") == 0 and start is not None and first is not None and 0 < first < len(expected)
+        and whole and paused is not None and paused % period == 0 and (start + first) % period == 0
+        and 0.5 * 48000 <= paused <= 1.6 * 48000,
+        f"source found at frame {start}; the first run {first} frames, resumed at source frame {resumed} "
+        f"(paused {paused} frames), the rest of the source follows exactly: {whole}; "
+        f"status {_status(directory, 'pause')}: {_text(directory, 'pause.err').strip().splitlines()[-1:]}",
     )

@@ -16,12 +16,13 @@ private func alsaEnvironment(_ folder: String, _ definitions: [String]) throws -
 }
 
 /// `pianola record …` running in the background.
-private func startRecording(_ arguments: [String], environment: [String: String]) throws -> Process {
+private func startRecording(_ arguments: [String], environment: [String: String], input: Pipe? = nil) throws -> Process
+{
     let process = Process()
     process.executableURL = URL(fileURLWithPath: pianolaBinaryDirectory() + "/pianola")
     process.arguments = ["record"] + arguments
     process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-    process.standardInput = FileHandle.nullDevice
+    process.standardInput = input ?? FileHandle.nullDevice
     process.standardOutput = FileHandle.nullDevice
     process.standardError = FileHandle.nullDevice
     try process.run()
@@ -107,6 +108,68 @@ struct RecordCommandTests {
             ["record", "-o", out, "-d", device.name, "--duration", "0.5", "--force"], environment: environment)
         #expect(forced.status == 0, "\(forced.stderr)")
         #expect(try AudioFile.read(from: out).frameCount == 24_000)
+        // An existing meter log: refused and kept, and no recording started.
+        try Data("keep".utf8).write(to: URL(fileURLWithPath: folder + "/levels.jsonl"))
+        let log = try runPianola(
+            ["record", "-o", folder + "/other.wav", "-d", device.name, "--meter-log", folder + "/levels.jsonl"],
+            environment: environment)
+        #expect(log.status == 1)
+        #expect(
+            log.stderr == "pianola: \(folder)/levels.jsonl: cannot open: the file exists (use --force to replace it)\n")
+        #expect(!FileManager.default.fileExists(atPath: folder + "/other.wav"))
+    }
+
+    @Test("--interactive takes space and q from a pipe; --meter-log writes every window read as JSON")
+    func keysFromPipeAndMeterLog() throws {
+        let folder = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let feeder = PacedFeeder(
+            folder: folder, samples: numberedFrames(48_000 * 30), rate: 48_000, channels: 2, speed: 1)
+        let environment = try alsaEnvironment(folder, [feeder.device.definitions])
+        let keys = Pipe()
+        let process = try startRecording(
+            [
+                "-o", folder + "/take.wav", "-d", feeder.device.name, "--format", "f32", "--period", "512",
+                "--interactive", "--meter-log", folder + "/levels.jsonl",
+            ], environment: environment, input: keys)
+        for key in [" ", " ", "q"] {
+            sleep(1)
+            keys.fileHandleForWriting.write(Data(key.utf8))
+        }
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        // Two unbroken runs of the input (frame numbers), the pause between them whole periods.
+        let samples = try AudioFile.read(from: folder + "/take.wav").samples
+        let numbers = (0..<samples.count / 2).map { frame in
+            Int((samples[frame * 2] * 32_768).rounded()) + Int((samples[frame * 2 + 1] * 32_768).rounded()) * 32_768
+        }
+        let jumps = numbers.indices.dropFirst().filter { numbers[$0] != numbers[$0 - 1] + 1 }
+        #expect(numbers.first == 0 && jumps.count == 1, "jumps at \(jumps)")
+        if let jump = jumps.first {
+            let paused = numbers[jump] - jump
+            #expect(jump % 512 == 0 && paused % 512 == 0, "paused at \(jump) for \(paused) frames")
+            #expect(paused > 24_000 && paused < 96_000, "paused for \(paused) frames")
+        }
+        // The log: about 20 windows a second, in order; the first ones (before the pause) measure the
+        // file's own frames.
+        let lines = try String(contentsOfFile: folder + "/levels.jsonl", encoding: .utf8).split(separator: "\n")
+        let readings = try lines.map {
+            try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        let ends = readings.compactMap { $0["endFrame"] as? Int }
+        #expect(ends.count == readings.count && ends.count >= 30, "\(ends.count) windows logged")
+        #expect(zip(ends, ends.dropFirst()).allSatisfy { $0 < $1 } && ends.allSatisfy { $0 % 1_024 == 0 })
+        let first = try #require(readings.first)
+        let end = try #require(first["endFrame"] as? Int)
+        let peaks = try #require(first["peak"] as? [Double])
+        let rms = try #require(first["rms"] as? [Double])
+        for channel in 0..<2 {
+            let window = (end - 1_024..<end).map { Double(samples[$0 * 2 + channel]) }
+            let expectedPeak = 20 * log10(window.map(abs).max() ?? 0)
+            let expectedRMS = 20 * log10((window.map { $0 * $0 }.reduce(0, +) / 1_024).squareRoot())
+            #expect(abs(peaks[channel] - max(-160, expectedPeak)) < 0.1, "channel \(channel) peak")
+            #expect(abs(rms[channel] - max(-160, expectedRMS)) < 0.1, "channel \(channel) RMS")
+        }
     }
 
     @Test("SIGTERM and SIGINT complete the file (exit 0 and 130); SIGKILL leaves all but the last second")
