@@ -1,4 +1,4 @@
-// Effects: EQ, filter, reverb and limiter nodes, each with a parameter table. Pure DSP on top of
+// Effects: EQ, filter, reverb, limiter and delay nodes, each with a parameter table. Pure DSP on top of
 // AudioGraph, in folders by family, each node beside the render kernels it runs:
 //   Chain/     `EffectChain` (the `--fx` specs as nodes), `EffectSpec`, `EffectDescription` and
 //              `EffectParameter` (the tables `pianola fx list` prints).
@@ -9,5 +9,6 @@
 //   Reverb/    `ReverbNode`: `PreDelay`, `InputDiffuser` and a 16-line `FeedbackDelayNetwork`, or
 //              Dattorro's plate (`DattorroPlate`).
 //   Dynamics/  `LimiterNode` (look-ahead, sample or true peak) and its `LookAheadLimiter`.
+//   Delay/     `DelayNode` (fractional, gliding, tempo-synced) and its `FractionalDelayLine`.
 // Render state lives in `RealTimeBuffer`s, allocated when a node is prepared and freed with it.
 import AudioGraph

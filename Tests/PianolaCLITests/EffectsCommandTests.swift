@@ -154,4 +154,28 @@ struct EffectsCommandTests {
         let quiet = zip(plain, limited).prefix(20_000).map { abs($0 - $1) }.max() ?? 1
         #expect(quiet < 1e-6, "the first 10 000 frames differ by \(quiet)")
     }
+
+    @Test("render --fx delay:time=1/4 follows the song's tempo (a beat late, to the sample); the tail keeps the echoes")
+    func renderDelayFollowsTempo() throws {
+        let directory = try scratchDirectory()
+        func render(_ name: String, _ extra: [String]) throws -> [Float] {
+            let result = try runPianola(
+                ["render", "-q", demoSong, "-o", directory + "/\(name).wav", "-s", bundledFontPath, "--format", "f32"]
+                    + extra)
+            #expect(result.status == 0, "\(result.stderr)")
+            return try readFloatWAV(directory + "/\(name).wav")
+        }
+        // The demo song starts at 120 BPM: a quarter note is 0.5 s, 22 050 frames at 44.1 kHz.
+        let dry = try render("dry", ["--tail", "2"])
+        let wet = try render("wet", ["--tail", "2", "--fx", "delay:time=1/4,feedback=0,mix=100,lowpass=96000"])
+        let lag = 2 * 22_050
+        #expect(wet[0..<lag].allSatisfy { $0 == 0 })
+        let difference = zip(wet[lag...], dry).map { abs($0 - $1) }.max() ?? 1
+        #expect(difference < 1e-6, "the echo differs from the dry render a beat earlier by \(difference)")
+        // The automatic tail waits for echoes across the quiet between them: a 1-second delay at
+        // 50 % feedback rings on for seconds after the last note's release.
+        let automatic = try render("plain", [])
+        let echoing = try render("echoing", ["--fx", "delay:time=1/2,feedback=50,mix=50"])
+        #expect(echoing.count >= automatic.count + 2 * 44_100 * 4, "\(echoing.count) and \(automatic.count) samples")
+    }
 }

@@ -135,7 +135,7 @@ struct RenderAllocationTests {
     }
 
     @Test(
-        "effects in the graph (EQ with gliding bands, reverb, true-peak and sample-peak limiters) make no heap allocation"
+        "effects in the graph (EQ with gliding bands, a gliding delay, reverb, true-peak and sample-peak limiters) make no heap allocation"
     )
     func noAllocationsWithEffects() throws {
         let engine = AudioEngine()
@@ -150,11 +150,13 @@ struct RenderAllocationTests {
         limiter.truePeak = true
         limiter.preGain = 12
         let reverb = ReverbNode(preset: .largeHall, wetDryMix: 40)
+        let delay = DelayNode(delayTime: 0.3, feedback: 60, lowPassCutoff: 5_000, wetDryMix: 40)
         // And a sample-peak limiter after it: its settled detection and its rest at unity.
         let peakLimiter = LimiterNode()
-        for node in [sampler, eq, reverb, limiter, peakLimiter] as [AudioNode] { try engine.attach(node) }
+        for node in [sampler, eq, delay, reverb, limiter, peakLimiter] as [AudioNode] { try engine.attach(node) }
         try engine.connect(sampler, to: eq)
-        try engine.connect(eq, to: reverb)
+        try engine.connect(eq, to: delay)
+        try engine.connect(delay, to: reverb)
         try engine.connect(reverb, to: limiter)
         try engine.connect(limiter, to: peakLimiter)
         try engine.connect(peakLimiter, to: engine.mainMixerNode)
@@ -173,7 +175,13 @@ struct RenderAllocationTests {
                 eq.bands[1].frequency = 1_000 + Double(quantum % 50) * 40
                 eq.bands[0].gain = Double(quantum % 7 + 1)
             }
-            if quantum == 250 { reverb.preset = .plate }  // rebuilt on the audio thread: Dattorro's plate
+            if quantum == 250 { reverb.preset = .plate }
+            // The delay glides to a new time, its cutoff across Nyquist (the filter off and on).
+            if quantum % 100 == 0 {
+                delay.delayTime = quantum % 200 == 0 ? 0.123 : 0.3
+                delay.lowPassCutoff = quantum % 200 == 0 ? 30_000 : 3_000
+                delay.wetDryMix = Double(quantum % 300) / 3
+            }  // rebuilt on the audio thread: Dattorro's plate
             pianola_allocations_start()
             engine.render(frameCount: 256, into: buffer)
             allocations += pianola_allocations_stop()

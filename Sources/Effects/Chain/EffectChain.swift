@@ -13,12 +13,13 @@ public final class EffectChain {
 
     /// Builds and prepares the chain for `channelCount` channels at `sampleRate`.
     public convenience init(
-        _ specs: [EffectSpec], sampleRate: Double, channelCount: Int = 2, maximumFrameCount: Int = 4_096
+        _ specs: [EffectSpec], sampleRate: Double, channelCount: Int = 2, maximumFrameCount: Int = 4_096,
+        songTempo: Double? = nil
     )
         throws(EffectSpecError)
     {
         try self.init(
-            nodes: try Self.makeNodes(specs), sampleRate: sampleRate, channelCount: channelCount,
+            nodes: try Self.makeNodes(specs, songTempo: songTempo), sampleRate: sampleRate, channelCount: channelCount,
             maximumFrameCount: maximumFrameCount)
     }
 
@@ -40,7 +41,10 @@ public final class EffectChain {
     }
 
     /// The nodes of a chain, not yet prepared: to connect in an engine, in order.
-    public static func makeNodes(_ specs: [EffectSpec]) throws(EffectSpecError) -> [AudioNode] {
+    /// `songTempo` (beats per minute) times a `delay` given a note value without a `tempo` of its own.
+    public static func makeNodes(_ specs: [EffectSpec], songTempo: Double? = nil) throws(EffectSpecError)
+        -> [AudioNode]
+    {
         var nodes: [AudioNode] = []
         var index = 0
         while index < specs.count {
@@ -86,6 +90,12 @@ public final class EffectChain {
                 limiter.truePeak = spec.values["truePeak"] == 1
                 nodes.append(limiter)
                 index += 1
+            case "delay":
+                nodes.append(
+                    DelayNode(
+                        delayTime: spec.delaySeconds(songTempo: songTempo), feedback: spec.values["feedback"] ?? 30,
+                        lowPassCutoff: spec.values["lowpass"] ?? 15_000, wetDryMix: spec.values["mix"] ?? 50))
+                index += 1
             default:
                 throw EffectSpecError("unknown effect '\(spec.name)' (see `pianola fx list`)")
             }
@@ -99,9 +109,19 @@ public final class EffectChain {
     }
 
     /// How long the chain rings on after its input stops: a reverb's fall to −90 dB (1.5 × its
-    /// reverberation time).
+    /// reverberation time), a delay's echoes to −90 dB; in a chain, the sum.
     public var tailSeconds: Double {
-        nodes.compactMap { ($0 as? ReverbNode).map { 1.5 * $0.preset.reverberationTime } }.max() ?? 0
+        nodes.reduce(0) { sum, node in
+            if let reverb = node as? ReverbNode { return sum + 1.5 * reverb.preset.reverberationTime }
+            if let delay = node as? DelayNode { return sum + delay.tailSeconds }
+            return sum
+        }
+    }
+
+    /// The longest delay time of the chain's delays, in seconds (0 without one): how long a render
+    /// may be quiet before an echo comes.
+    public var longestEcho: Double {
+        nodes.compactMap { ($0 as? DelayNode)?.delayTime }.max() ?? 0
     }
 
     /// Processes `frameCount` frames of `buffer` in place (at most the maximum frame count).

@@ -5,9 +5,10 @@
 /// One effect of a chain as the command line and chain files give it: a name and parameter values
 /// (`eq:type=highShelf,freq=8000,gain=-6`). Values are checked against the effect's parameter table.
 public struct EffectSpec: Hashable, Sendable {
-    /// The effect's name, one of `catalog`'s (`eq`, `filter`, `reverb`, `limiter`).
+    /// The effect's name, one of `catalog`'s (`eq`, `filter`, `reverb`, `limiter`, `delay`).
     public var name: String
-    /// Values by parameter key; choices are stored as their index, booleans as 0 or 1.
+    /// Values by parameter key; choices are stored as their index, booleans as 0 or 1. A `delay`'s
+    /// note value (`time=1/8`) is stored under `note`, as a fraction of a whole note.
     public var values: [String: Double]
 
     /// A spec of effect `name` with `values` by parameter key, taken as given. Unlike `parse(_:)` and
@@ -39,6 +40,9 @@ public struct EffectSpec: Hashable, Sendable {
         EffectDescription(
             name: "limiter", summary: "look-ahead peak limiter with a ceiling and a true-peak mode",
             parameters: LimiterNode.parameters),
+        EffectDescription(
+            name: "delay", summary: "echo with feedback, a low-pass in the loop, and tempo-synced times",
+            parameters: DelayNode.parameters),
     ]
 
     /// Parses `NAME[:key=value,...]`.
@@ -66,16 +70,63 @@ public struct EffectSpec: Hashable, Sendable {
             )
         }
         var spec = EffectSpec(name: name)
+        var noteText = ""
         for (key, text) in pairs {
             guard let parameter = effect.parameters.first(where: { $0.identifier == key }) else {
                 throw EffectSpecError(
                     "\(name): unknown parameter '\(key)' (\(name) takes \(effect.parameters.map(\.identifier).joined(separator: ", ")))"
                 )
             }
+            if name == "delay" && key == "time" && text.contains("/") {
+                spec.values["note"] = try noteValue(text, of: name)
+                noteText = text
+                spec.values["time"] = nil
+                continue
+            }
             spec.values[key] = try value(text, for: parameter, of: name)
+            if name == "delay" && key == "time" { spec.values["note"] = nil }
+        }
+        if let note = spec.values["note"], let tempo = spec.values["tempo"], note * 240 / tempo > 2 {
+            throw EffectSpecError(
+                "delay: time=\(noteText) at \(format(tempo)) BPM is \(format((note * 24_000 / tempo).rounded() / 100)) s, more than 2 s"
+            )
         }
         return spec
     }
+
+    /// A note value as a fraction of a whole note: `1/8` is 0.125, dotted `1/8.` 0.1875, triplet
+    /// `1/8t` 0.0833….
+    static func noteValue(_ text: String, of effect: String) throws(EffectSpecError) -> Double {
+        var body = Substring(text.lowercased())
+        var factor = 1.0
+        if body.hasSuffix(".") {
+            factor = 1.5
+            body = body.dropLast()
+        } else if body.hasSuffix("t") {
+            factor = 2.0 / 3
+            body = body.dropLast()
+        }
+        let parts = body.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, let numerator = Int(parts[0]), let denominator = Int(parts[1]),
+            (1...64).contains(numerator), (1...256).contains(denominator)
+        else {
+            throw EffectSpecError(
+                "\(effect): time=\(text) is not a note value (1/4, 1/8, dotted 1/8., triplet 1/8t) or seconds")
+        }
+        return Double(numerator) / Double(denominator) * factor
+    }
+
+    /// The seconds of a `delay` spec: its `time`, or its note value at its `tempo`, else at
+    /// `songTempo`, else at 120 beats per minute (a beat is a quarter note); at most 2 s (a note
+    /// value too long at a song's tempo is held at 2 s; with `tempo` given, `make` refuses it).
+    public func delaySeconds(songTempo: Double?) -> Double {
+        guard let note = values["note"] else { return values["time"] ?? 0.5 }
+        let tempo = values["tempo"] ?? songTempo ?? 120
+        return min(note * 4 * 60 / tempo, DelayNode.maximumDelayTime)
+    }
+
+    /// Whether the spec is a `delay` timed by a note value at the song's tempo (no `tempo` of its own).
+    public var followsSongTempo: Bool { name == "delay" && values["note"] != nil && values["tempo"] == nil }
 
     static func value(
         _ text: String, for parameter: EffectParameter, of effect: String

@@ -69,6 +69,9 @@ public final class PlaybackSession {
     public private(set) var loops: Bool
     /// Semitones every song is transposed by (drums excluded), from the configuration.
     public let transpose: Int
+    /// The effects after the sampler (a delay given a note value follows each song's tempo).
+    private let effectSpecs: [EffectSpec]
+    private let effectNodes: [AudioNode]
 
     /// Loads the SoundFont and opens the device (nothing plays until `play`).
     public init(_ configuration: Configuration) throws(SessionError) {
@@ -77,7 +80,8 @@ public final class PlaybackSession {
             sampleRate: configuration.device.sampleRate)
         engine = AudioEngine()
         do { try engine.attach(sampler) } catch { throw .graph(error) }
-        try engine.connect(sampler, throughEffects: configuration.effects)
+        effectSpecs = configuration.effects
+        effectNodes = try engine.connect(sampler, throughEffects: configuration.effects)
         engine.mainMixerNode.outputVolume = Float(pow(10, configuration.gainDecibels / 20))
         do {
             try engine.installTap(on: engine.mainMixerNode, meter)
@@ -112,6 +116,7 @@ public final class PlaybackSession {
                 throw .soundFont(error)
             }
         }
+        retimeDelays(effectNodes, specs: effectSpecs, songTempo: sequence.startingTempo)
         let player = MusicPlayer(sequence: sequence, destination: sampler)
         do { try engine.addRenderObserver(player) } catch { throw SessionError(error) }
         player.rate = speed

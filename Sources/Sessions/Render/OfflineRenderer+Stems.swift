@@ -61,7 +61,9 @@ extension OfflineRenderer {
             chain =
                 options.effects.isEmpty
                 ? nil
-                : try EffectChain(options.effects, sampleRate: rate, channelCount: 2, maximumFrameCount: quantum)
+                : try EffectChain(
+                    options.effects, sampleRate: rate, channelCount: 2, maximumFrameCount: quantum,
+                    songTempo: sequence.startingTempo)
         } catch {
             for writer in writers { writer.cancel() }
             throw .graph(error.description)
@@ -126,7 +128,8 @@ extension OfflineRenderer {
                 } else {
                     let tailIsDone = options.tailIsDone(
                         tailFrames: frames - musicFrames, quantum: quantum, peak: quantumPeak,
-                        voices: mix.voiceCounts[0], quietFrames: &quietFrames)
+                        voices: mix.voiceCounts[0], quietFrames: &quietFrames,
+                        echoFrames: Int((chain?.longestEcho ?? 0) * rate))
                     if tailIsDone {
                         if latency == 0 { break rendering }
                         draining = latency

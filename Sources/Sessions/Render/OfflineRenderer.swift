@@ -159,7 +159,9 @@ public final class OfflineRenderer: Sendable {
     ) throws(RenderError) -> RenderSummary {
         var effectNodes = effects ?? []
         if effects == nil {
-            do { effectNodes = try EffectChain.makeNodes(options.effects) } catch { throw .graph(error.description) }
+            do { effectNodes = try EffectChain.makeNodes(options.effects, songTempo: sequence.startingTempo) } catch {
+                throw .graph(error.description)
+            }
         }
         guard let target = options.loudness else {
             return try synthesize(
@@ -296,7 +298,8 @@ public final class OfflineRenderer: Sendable {
                     }
                     let tailIsDone = options.tailIsDone(
                         tailFrames: frames - musicFrames, quantum: quantum, peak: quantumPeak,
-                        voices: chunk.voiceCounts[index], quietFrames: &quietFrames)
+                        voices: chunk.voiceCounts[index], quietFrames: &quietFrames,
+                        echoFrames: Int((chain?.longestEcho ?? 0) * rate))
                     if tailIsDone {
                         if latency == 0 { break rendering }
                         draining = latency

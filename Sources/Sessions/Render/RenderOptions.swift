@@ -107,15 +107,18 @@ public struct RenderOptions: Sendable, Hashable {
     }
 
     /// Whether a render's tail is over after a quantum (`quietFrames` counts the quiet frames
-    /// so far, for the automatic tail).
-    func tailIsDone(tailFrames: Int, quantum: Int, peak: Float, voices: Int, quietFrames: inout Int) -> Bool {
+    /// so far, for the automatic tail). Once the voices have ended, the automatic tail ends at the
+    /// first quiet quantum, or after `echoFrames` of quiet when a delay's echo may still come.
+    func tailIsDone(
+        tailFrames: Int, quantum: Int, peak: Float, voices: Int, quietFrames: inout Int, echoFrames: Int = 0
+    ) -> Bool {
         let rate = sampleRate
         switch tail {
         case .seconds(let seconds):
             return Double(tailFrames) >= seconds * rate
         case .automatic:
             quietFrames = peak < Self.silenceThreshold ? quietFrames + quantum : 0
-            let voicesDone = voices == 0 && quietFrames > 0
+            let voicesDone = voices == 0 && quietFrames > echoFrames
             return voicesDone || quietFrames >= Int(2 * rate) || tailFrames >= Int(maximumTailSeconds * rate)
         }
     }

@@ -1,17 +1,39 @@
 import AudioGraph
 import Effects
+import Sequencer
 
 extension AudioEngine {
     /// Attaches the nodes of an effect chain and connects `source` → effects → the main mixer.
-    public func connect(_ source: AudioNode, throughEffects specs: [EffectSpec]) throws(SessionError) {
+    /// Returns the effect nodes, in order.
+    @discardableResult
+    public func connect(_ source: AudioNode, throughEffects specs: [EffectSpec]) throws(SessionError) -> [AudioNode] {
         do {
             var previous = source
-            for node in try EffectChain.makeNodes(specs) {
+            let nodes = try EffectChain.makeNodes(specs)
+            for node in nodes {
                 try attach(node)
                 try connect(previous, to: node)
                 previous = node
             }
             try connect(previous, to: mainMixerNode)
+            return nodes
         } catch { throw SessionError(error) }
+    }
+}
+
+extension MusicSequence {
+    /// The tempo a song starts at, in beats per minute: what a `delay` given a note value follows.
+    /// Nil for SMPTE-timed files, which have no tempo.
+    public var startingTempo: Double? {
+        guard case .ticksPerQuarterNote = tempoMap.division else { return nil }
+        return tempoMap.tempoChanges.first?.beatsPerMinute
+    }
+}
+
+/// Times the delays of `nodes` made from `specs` whose note values follow the song's tempo.
+func retimeDelays(_ nodes: [AudioNode], specs: [EffectSpec], songTempo: Double?) {
+    let delays = nodes.compactMap { $0 as? DelayNode }
+    for (spec, delay) in zip(specs.filter { $0.name == "delay" }, delays) where spec.followsSongTempo {
+        delay.delayTime = spec.delaySeconds(songTempo: songTempo)
     }
 }

@@ -1,0 +1,116 @@
+import AudioGraph
+
+/// The delay's lines: one ring per channel, read at a fractional delay by third-order Lagrange
+/// interpolation, with a one-pole low-pass and the feedback in the loop. Render-thread code: all
+/// memory is allocated in `init` and freed with the line.
+///
+/// Per sample and channel, with `D` the delay in samples (at least 2):
+///
+///     y[n] = LP(Lagrange(w, n − D))       the echo (low-passed once more on every round)
+///     w[n] = x[n] + feedback · y[n]        what the ring keeps
+///     out[n] = (1 − mix) · x[n] + mix · y[n]
+///
+/// The low-pass is the bilinear transform of a one-pole RC filter, −3 dB at the cutoff exactly:
+/// `|H(f)|² = 1 / (1 + (tan(πf/fs) / tan(πfc/fs))²)`; at or above the Nyquist frequency it is off.
+struct FractionalDelayLine: ~Copyable {
+    /// Left, then the other channels: each a ring of `1 << bits` samples.
+    private let ring: RealTimeBuffer<Float>
+    /// The low-pass's state per channel: its last input, then its last output.
+    private let filterState: RealTimeBuffer<Float>
+    private let bits: Int
+    let channelCount: Int
+    /// The running write position, shared by the channels.
+    private var write = 0
+
+    /// Lines for `channelCount` channels holding up to `maximumDelay` samples.
+    init(channelCount: Int, maximumDelay: Int) {
+        self.channelCount = channelCount
+        bits = Int.bitWidth - (maximumDelay + 4).leadingZeroBitCount
+        ring = RealTimeBuffer(capacity: max(1, channelCount) << bits)
+        filterState = RealTimeBuffer(capacity: 2 * max(1, channelCount))
+    }
+
+    /// The longest delay the lines hold, in samples.
+    var maximumDelay: Int { (1 << bits) - 4 }
+
+    /// Silence in every line.
+    func clear() {
+        ring.clear()
+        filterState.clear()
+    }
+
+    /// The four Lagrange weights for a delay of `integer + fraction` samples, applied to the
+    /// samples at delays `integer − 1`, `integer`, `integer + 1` and `integer + 2`.
+    @inline(__always)
+    static func weights(_ fraction: Float) -> SIMD4<Float> {
+        let f = fraction
+        return SIMD4(
+            -f * (f - 1) * (f - 2) / 6, (f + 1) * (f - 1) * (f - 2) / 2, -(f + 1) * f * (f - 2) / 2,
+            (f + 1) * f * (f - 1) / 6)
+    }
+
+    /// The loop's parameters for one quantum: where it starts and how it moves, per sample.
+    struct Ramps {
+        var feedback: Float
+        var feedbackStep: Float
+        var mix: Float
+        var mixStep: Float
+        /// The low-pass's coefficients (`b0`, `a1`), or nil when it is off.
+        var lowPass: (b0: Float, a1: Float)?
+    }
+
+    /// Processes `count` frames of channel `channel` of `input` into `output`. `delays` holds the
+    /// delay of each frame in samples when it glides; otherwise `steady` is the delay of them all.
+    /// Call it for every channel with the same arguments, then `advance(by:)`.
+    func process(
+        channel: Int, _ input: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>, count: Int,
+        steady: Double, delays: UnsafeMutablePointer<Double>?, ramps: Ramps
+    ) {
+        let mask = (1 << bits) - 1
+        let line = ring.base + (channel << bits)
+        let state = filterState.base + 2 * channel
+        var (lastIn, lastOut) = (state[0], state[1])
+        let steadyInteger = Int(steady)
+        let steadyWeights = Self.weights(Float(steady - Double(steadyInteger)))
+        var position = write
+        for frame in 0..<count {
+            let integer: Int
+            let weights: SIMD4<Float>
+            if let delays {
+                let delay = delays[frame]
+                integer = Int(delay)
+                weights = Self.weights(Float(delay - Double(integer)))
+            } else {
+                integer = steadyInteger
+                weights = steadyWeights
+            }
+            let base = position &- integer
+            let taps = SIMD4(
+                line[(base &+ 1) & mask], line[base & mask], line[(base &- 1) & mask], line[(base &- 2) & mask])
+            var echo = (weights * taps).sum()
+            if let (b0, a1) = ramps.lowPass {
+                let filtered = b0 * (echo + lastIn) - a1 * lastOut
+                lastIn = echo
+                // Flushed before it turns subnormal (slow on x86-64) once the loop dies away.
+                lastOut = abs(filtered) < 1e-30 ? 0 : filtered
+                echo = lastOut
+            } else {
+                (lastIn, lastOut) = (echo, echo)
+            }
+            let x = input[frame]
+            let step = Float(frame + 1)
+            let feedback = ramps.feedback + ramps.feedbackStep * step
+            let mix = ramps.mix + ramps.mixStep * step
+            // Bounded (±64, +36 dBFS): full feedback on a steady input grows without end otherwise.
+            let kept = min(max(x + feedback * echo, -64), 64)
+            line[position & mask] = abs(kept) < 1e-30 ? 0 : kept
+            output[frame] = (1 - mix) * x + mix * echo
+            position &+= 1
+        }
+        state[0] = lastIn
+        state[1] = lastOut
+    }
+
+    /// Moves the write position on after every channel has processed `count` frames.
+    mutating func advance(by count: Int) { write &+= count }
+}
