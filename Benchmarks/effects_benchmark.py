@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """Effect cost: Pianola's effect nodes side by side with PyPI pedalboard, in one run.
 
-Run from the repository root:  python3 Benchmarks/effects_benchmark.py [--seconds S] [--runs N]
+Run from the repository root:  python3 Benchmarks/effects_benchmark.py [--seconds S] [--runs N] [--no-render]
 
 Both process the same bytes: S seconds (default 60) of stereo Gaussian noise (sigma 0.25) at
 44.1 kHz, float32, best of N rounds (default 5) that alternate the two sides; the figure is
 nanoseconds per stereo frame.
 Pairs: a parametric band (pedalboard PeakFilter), a 4-band EQ (low shelf, two peaks, high shelf),
 the reverb (pedalboard's is Freeverb), the limiter (BrickwallLimiter), the true-peak limiter
-(BrickwallLimiter(true_peak=True)), and the chain EQ4 + reverb + limiter. Then the chain's cost
+(BrickwallLimiter(true_peak=True)), the chain EQ4 + reverb + limiter, and the delay (Delay; with
+and without the low-pass in the loop that pedalboard's lacks). Then the chain's cost
 against synthesis within one render of a dense General MIDI file (dense16, 60 s): the song
 synthesized quantum by quantum as `pianola render` does, each quantum then through the chain, the
 two steps timed separately (`effects-benchmark --in-render`), with the bundled font and with
@@ -30,6 +31,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seconds", type=int, default=60)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--no-render", action="store_true", help="skip the chain-within-a-render part")
     args = parser.parse_args()
     import numpy as np
     import pedalboard as pb
@@ -56,11 +58,14 @@ def main():
         "limiter": [pb.BrickwallLimiter(ceiling_db=-1, release_ms=100, lookahead_ms=5)],
         "limiterTruePeak": [pb.BrickwallLimiter(ceiling_db=-1, release_ms=100, lookahead_ms=5, true_peak=True)],
         "chain": eq4() + [pb.Reverb(), pb.BrickwallLimiter(ceiling_db=-1, release_ms=100, lookahead_ms=5)],
+        "delay": [pb.Delay(delay_seconds=0.25, feedback=0.4, mix=0.3)],
+        "delayLowPass": [pb.Delay(delay_seconds=0.25, feedback=0.4, mix=0.3)],
     }
     names = {"biquad": "parametric band (PeakFilter)", "eq4": "EQ, 4 bands",
              "eq4Matched": "EQ, 4 bands, matched design (pedalboard: its cookbook EQ)", "reverb": "reverb (pedalboard: Freeverb)",
              "limiter": "limiter (BrickwallLimiter)", "limiterTruePeak": "true-peak limiter (BrickwallLimiter, true_peak)",
-             "chain": "chain EQ4 + reverb + limiter"}
+             "chain": "chain EQ4 + reverb + limiter", "delay": "delay, 0.25 s, 40 % feedback (Delay)",
+             "delayLowPass": "delay with a 6 kHz low-pass in the loop (pedalboard: its Delay, which has none)"}
     # Rounds that alternate the two sides (one Pianola run of every effect, then one pedalboard run
     # of every effect), so that a slow stretch of a shared machine falls on both; best of the rounds.
     swift = {key: float("inf") for key in cases}
@@ -92,6 +97,8 @@ def main():
     # frames, as `pianola render` does) and each quantum put through the chain, each step timed on
     # its own (so both shares come from the same moments of a noisy machine, and the chain runs in
     # a render's cache state); with the bundled font and with Debian's FluidR3_GM.
+    if args.no_render:
+        return
     render_benchmark.ensure("mido")
     song = os.path.join(work, "dense16.mid")
     render_benchmark.dense16(song, 60)

@@ -83,6 +83,8 @@ let cases: [(String, () -> [AudioNode])] = [
     ("limiter", { [limiter(truePeak: false)] }),
     ("limiterTruePeak", { [limiter(truePeak: true)] }),
     ("chain", { [eq4(), ReverbNode(preset: .mediumHall, wetDryMix: 33), limiter(truePeak: false)] }),
+    ("delay", { [DelayNode(delayTime: 0.25, feedback: 40, lowPassCutoff: 96_000, wetDryMix: 30)] }),
+    ("delayLowPass", { [DelayNode(delayTime: 0.25, feedback: 40, lowPassCutoff: 6_000, wetDryMix: 30)] }),
 ]
 
 let input = AudioBuffer(channelCount: 2, frameCapacity: block)
