@@ -42,7 +42,9 @@ public final class EffectChain {
 
     /// The nodes of a chain, not yet prepared: to connect in an engine, in order.
     /// `songTempo` (beats per minute) times a `delay` given a note value without a `tempo` of its own.
-    public static func makeNodes(_ specs: [EffectSpec], songTempo: Double? = nil) throws(EffectSpecError)
+    public static func makeNodes(
+        _ specs: [EffectSpec], songTempo: Double? = nil
+    ) throws(EffectSpecError)
         -> [AudioNode]
     {
         var nodes: [AudioNode] = []
