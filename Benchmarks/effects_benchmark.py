@@ -8,7 +8,7 @@ Both process the same bytes: S seconds (default 60) of stereo Gaussian noise (si
 nanoseconds per stereo frame.
 Pairs: a parametric band (pedalboard PeakFilter), a 4-band EQ (low shelf, two peaks, high shelf),
 the reverb (pedalboard's is Freeverb), the limiter (BrickwallLimiter), the true-peak limiter
-(BrickwallLimiter(true_peak=True)), the chain EQ4 + reverb + limiter, and the delay (Delay; with
+(BrickwallLimiter(true_peak=True)), the chain EQ4 + reverb + limiter, the compressor (Compressor), and the delay (Delay; with
 and without the low-pass in the loop that pedalboard's lacks). Then the chain's cost
 against synthesis within one render of a dense General MIDI file (dense16, 60 s): the song
 synthesized quantum by quantum as `pianola render` does, each quantum then through the chain, the
@@ -58,13 +58,15 @@ def main():
         "limiter": [pb.BrickwallLimiter(ceiling_db=-1, release_ms=100, lookahead_ms=5)],
         "limiterTruePeak": [pb.BrickwallLimiter(ceiling_db=-1, release_ms=100, lookahead_ms=5, true_peak=True)],
         "chain": eq4() + [pb.Reverb(), pb.BrickwallLimiter(ceiling_db=-1, release_ms=100, lookahead_ms=5)],
+        "compressor": [pb.Compressor(threshold_db=-20, ratio=4, attack_ms=10, release_ms=100)],
         "delay": [pb.Delay(delay_seconds=0.25, feedback=0.4, mix=0.3)],
         "delayLowPass": [pb.Delay(delay_seconds=0.25, feedback=0.4, mix=0.3)],
     }
     names = {"biquad": "parametric band (PeakFilter)", "eq4": "EQ, 4 bands",
              "eq4Matched": "EQ, 4 bands, matched design (pedalboard: its cookbook EQ)", "reverb": "reverb (pedalboard: Freeverb)",
              "limiter": "limiter (BrickwallLimiter)", "limiterTruePeak": "true-peak limiter (BrickwallLimiter, true_peak)",
-             "chain": "chain EQ4 + reverb + limiter", "delay": "delay, 0.25 s, 40 % feedback (Delay)",
+             "chain": "chain EQ4 + reverb + limiter", "compressor": "compressor, -20 dB, 4:1, 10/100 ms (Compressor)",
+             "delay": "delay, 0.25 s, 40 % feedback (Delay)",
              "delayLowPass": "delay with a 6 kHz low-pass in the loop (pedalboard: its Delay, which has none)"}
     # Rounds that alternate the two sides (one Pianola run of every effect, then one pedalboard run
     # of every effect), so that a slow stretch of a shared machine falls on both; best of the rounds.

@@ -83,6 +83,18 @@ let cases: [(String, () -> [AudioNode])] = [
     ("limiter", { [limiter(truePeak: false)] }),
     ("limiterTruePeak", { [limiter(truePeak: true)] }),
     ("chain", { [eq4(), ReverbNode(preset: .mediumHall, wetDryMix: 33), limiter(truePeak: false)] }),
+    (
+        "compressor",
+        {
+            let node = DynamicsProcessorNode()
+            node.threshold = -20
+            node.ratio = 4
+            node.kneeWidth = 0
+            node.attackTime = 10
+            node.releaseTime = 100
+            return [node]
+        }
+    ),
     ("delay", { [DelayNode(delayTime: 0.25, feedback: 40, lowPassCutoff: 96_000, wetDryMix: 30)] }),
     ("delayLowPass", { [DelayNode(delayTime: 0.25, feedback: 40, lowPassCutoff: 6_000, wetDryMix: 30)] }),
 ]

@@ -135,7 +135,7 @@ struct RenderAllocationTests {
     }
 
     @Test(
-        "effects in the graph (EQ with gliding bands, a gliding delay, reverb, true-peak and sample-peak limiters) make no heap allocation"
+        "effects in the graph (EQ with gliding bands, a compressor with look-ahead, a gliding delay, reverb, true-peak and sample-peak limiters) make no heap allocation"
     )
     func noAllocationsWithEffects() throws {
         let engine = AudioEngine()
@@ -151,11 +151,17 @@ struct RenderAllocationTests {
         limiter.preGain = 12
         let reverb = ReverbNode(preset: .largeHall, wetDryMix: 40)
         let delay = DelayNode(delayTime: 0.3, feedback: 60, lowPassCutoff: 5_000, wetDryMix: 40)
+        let compressor = DynamicsProcessorNode()
+        compressor.lookAhead = 3
+        compressor.expansionRatio = 2
         // And a sample-peak limiter after it: its settled detection and its rest at unity.
         let peakLimiter = LimiterNode()
-        for node in [sampler, eq, delay, reverb, limiter, peakLimiter] as [AudioNode] { try engine.attach(node) }
+        for node in [sampler, eq, compressor, delay, reverb, limiter, peakLimiter] as [AudioNode] {
+            try engine.attach(node)
+        }
         try engine.connect(sampler, to: eq)
-        try engine.connect(eq, to: delay)
+        try engine.connect(eq, to: compressor)
+        try engine.connect(compressor, to: delay)
         try engine.connect(delay, to: reverb)
         try engine.connect(reverb, to: limiter)
         try engine.connect(limiter, to: peakLimiter)
@@ -181,12 +187,16 @@ struct RenderAllocationTests {
                 delay.delayTime = quantum % 200 == 0 ? 0.123 : 0.3
                 delay.lowPassCutoff = quantum % 200 == 0 ? 30_000 : 3_000
                 delay.wetDryMix = Double(quantum % 300) / 3
+                // A new look-ahead restarts it on the audio thread; the detector switches.
+                compressor.lookAhead = quantum % 200 == 0 ? 5 : 1
+                compressor.detector = quantum % 200 == 0 ? .rms : .peak
             }  // rebuilt on the audio thread: Dattorro's plate
             pianola_allocations_start()
             engine.render(frameCount: 256, into: buffer)
             allocations += pianola_allocations_stop()
         }
         #expect(limiter.gainReduction < 0, "the limiter works on real music")
+        #expect(compressor.gainReduction < 0, "the compressor works on real music")
         #expect(allocations == 0, "\(allocations) allocations in 500 quanta")
     }
 

@@ -92,6 +92,21 @@ public final class EffectChain {
                 limiter.truePeak = spec.values["truePeak"] == 1
                 nodes.append(limiter)
                 index += 1
+            case "compressor":
+                let compressor = DynamicsProcessorNode()
+                compressor.threshold = spec.values["threshold"] ?? -20
+                compressor.ratio = spec.values["ratio"] ?? 4
+                compressor.kneeWidth = spec.values["knee"] ?? 6
+                compressor.attackTime = spec.values["attack"] ?? 10
+                compressor.releaseTime = spec.values["release"] ?? 100
+                compressor.makeUpGain = spec.values["makeup"] ?? 0
+                compressor.lookAhead = spec.values["lookahead"] ?? 0
+                compressor.detector = DynamicsProcessorNode.Detector.allCases[Int(spec.values["detector"] ?? 0)]
+                compressor.expansionRatio = spec.values["expansionRatio"] ?? 1
+                compressor.expansionThreshold = spec.values["expansionThreshold"] ?? -60
+                compressor.isLinked = (spec.values["link"] ?? 1) == 1
+                nodes.append(compressor)
+                index += 1
             case "delay":
                 nodes.append(
                     DelayNode(
@@ -105,9 +120,9 @@ public final class EffectChain {
         return nodes
     }
 
-    /// The delay the chain adds, in frames (a limiter's look-ahead).
+    /// The delay the chain adds, in frames (a limiter's or a compressor's look-ahead).
     public var latency: Int {
-        nodes.reduce(0) { $0 + (($1 as? LimiterNode)?.latency ?? 0) }
+        nodes.reduce(0) { $0 + (($1 as? LimiterNode)?.latency ?? ($1 as? DynamicsProcessorNode)?.latency ?? 0) }
     }
 
     /// How long the chain rings on after its input stops: a reverb's fall to −90 dB (1.5 × its

@@ -5,7 +5,7 @@
 /// One effect of a chain as the command line and chain files give it: a name and parameter values
 /// (`eq:type=highShelf,freq=8000,gain=-6`). Values are checked against the effect's parameter table.
 public struct EffectSpec: Hashable, Sendable {
-    /// The effect's name, one of `catalog`'s (`eq`, `filter`, `reverb`, `limiter`, `delay`).
+    /// The effect's name, one of `catalog`'s (`eq`, `filter`, `reverb`, `limiter`, `compressor`, `delay`).
     public var name: String
     /// Values by parameter key; choices are stored as their index, booleans as 0 or 1. A `delay`'s
     /// note value (`time=1/8`) is stored under `note`, as a fraction of a whole note.
@@ -40,6 +40,10 @@ public struct EffectSpec: Hashable, Sendable {
         EffectDescription(
             name: "limiter", summary: "look-ahead peak limiter with a ceiling and a true-peak mode",
             parameters: LimiterNode.parameters),
+        EffectDescription(
+            name: "compressor",
+            summary: "compressor and expander: soft knee, look-ahead, peak or RMS detection",
+            parameters: DynamicsProcessorNode.parameters),
         EffectDescription(
             name: "delay", summary: "echo with feedback, a low-pass in the loop, and tempo-synced times",
             parameters: DelayNode.parameters),
