@@ -10,7 +10,8 @@ Pairs: a parametric band (pedalboard PeakFilter), a 4-band EQ (low shelf, two pe
 the reverb (pedalboard's is Freeverb), the limiter (BrickwallLimiter), the true-peak limiter
 (BrickwallLimiter(true_peak=True)), the chain EQ4 + reverb + limiter, the compressor (Compressor), and the delay (Delay; with
 and without the low-pass in the loop that pedalboard's lacks). Then the chain's cost
-against synthesis within one render of a dense General MIDI file (dense16, 60 s): the song
+(compressor + EQ4 + delay + reverb + limiter) against synthesis within one render of a dense
+General MIDI file (dense16, 60 s): the song
 synthesized quantum by quantum as `pianola render` does, each quantum then through the chain, the
 two steps timed separately (`effects-benchmark --in-render`), with the bundled font and with
 Debian's FluidR3_GM.
@@ -104,12 +105,16 @@ def main():
     render_benchmark.ensure("mido")
     song = os.path.join(work, "dense16.mid")
     render_benchmark.dense16(song, 60)
-    chain = ["eq:type=lowShelf,freq=100,gain=3", "eq:type=parametric,freq=500,gain=-3,q=1",
+    # Issue 20's chain: compressor + EQ + delay + reverb + limiter.
+    chain = ["compressor:threshold=-24,ratio=3,attack=10,release=150",
+             "eq:type=lowShelf,freq=100,gain=3", "eq:type=parametric,freq=500,gain=-3,q=1",
              "eq:type=parametric,freq=3000,gain=2,q=1", "eq:type=highShelf,freq=8000,gain=-3",
+             "delay:time=1/8,feedback=30,lowpass=6000,mix=20",
              "reverb:preset=mediumHall,mix=33", "limiter:ceiling=-1"]
     fonts = [("PianolaGM (bundled)", os.path.join(ROOT, "SoundFonts", "PianolaGM.sf2")),
              ("FluidR3_GM", "/usr/share/sounds/sf2/FluidR3_GM.sf2")]
-    print("\nThe chain within a render of dense16 (60 s, 16 channels), best of", args.runs, "renders")
+    print("\nThe chain (compressor, EQ4, delay, reverb, limiter) within a render of dense16 (60 s, 16 channels), best of",
+          args.runs, "renders")
     print("| font | synthesis ns/frame | chain ns/frame | chain / synthesis |")
     print("|---|---:|---:|---:|")
     for label, font in fonts:
