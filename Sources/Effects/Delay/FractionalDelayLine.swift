@@ -66,51 +66,109 @@ struct FractionalDelayLine: ~Copyable {
         channel: Int, _ input: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>, count: Int,
         steady: Double, delays: UnsafeMutablePointer<Double>?, ramps: Ramps
     ) {
+        // One loop per case (steady or gliding, filtered or not), specialized: no test per sample.
+        let state = filterState.base + 2 * channel
+        let integer = Int(steady)
+        let taps = SteadyTaps(integer: integer, weights: Self.weights(Float(steady - Double(integer))))
+        if let (b0, a1) = ramps.lowPass {
+            var filter = OnePole(b0: b0, a1: a1, lastIn: state[0], lastOut: state[1])
+            if let delays {
+                run(channel, input, output, count, GlidingTaps(delays: delays), &filter, ramps)
+            } else {
+                run(channel, input, output, count, taps, &filter, ramps)
+            }
+            (state[0], state[1]) = (filter.lastIn, filter.lastOut)
+        } else {
+            var filter = NoFilter()
+            if let delays {
+                run(channel, input, output, count, GlidingTaps(delays: delays), &filter, ramps)
+            } else {
+                run(channel, input, output, count, taps, &filter, ramps)
+            }
+            (state[0], state[1]) = (filter.last, filter.last)
+        }
+    }
+
+    @inline(__always)
+    private func run<Taps: DelayTaps, Filter: LoopFilter>(
+        _ channel: Int, _ input: UnsafeMutablePointer<Float>, _ output: UnsafeMutablePointer<Float>, _ count: Int,
+        _ taps: Taps, _ filter: inout Filter, _ ramps: Ramps
+    ) {
         let mask = (1 << bits) - 1
         let line = ring.base + (channel << bits)
-        let state = filterState.base + 2 * channel
-        var (lastIn, lastOut) = (state[0], state[1])
-        let steadyInteger = Int(steady)
-        let steadyWeights = Self.weights(Float(steady - Double(steadyInteger)))
         var position = write
         for frame in 0..<count {
-            let integer: Int
-            let weights: SIMD4<Float>
-            if let delays {
-                let delay = delays[frame]
-                integer = Int(delay)
-                weights = Self.weights(Float(delay - Double(integer)))
-            } else {
-                integer = steadyInteger
-                weights = steadyWeights
-            }
+            let (integer, weights) = taps.tap(frame)
             let base = position &- integer
-            let taps = SIMD4(
+            let samples = SIMD4(
                 line[(base &+ 1) & mask], line[base & mask], line[(base &- 1) & mask], line[(base &- 2) & mask])
-            var echo = (weights * taps).sum()
-            if let (b0, a1) = ramps.lowPass {
-                let filtered = b0 * (echo + lastIn) - a1 * lastOut
-                lastIn = echo
-                // Flushed before it turns subnormal (slow on x86-64) once the loop dies away.
-                lastOut = abs(filtered) < 1e-30 ? 0 : filtered
-                echo = lastOut
-            } else {
-                (lastIn, lastOut) = (echo, echo)
-            }
+            let echo = filter.filter((weights * samples).sum())
             let x = input[frame]
             let step = Float(frame + 1)
             let feedback = ramps.feedback + ramps.feedbackStep * step
             let mix = ramps.mix + ramps.mixStep * step
             // Bounded (±64, +36 dBFS): full feedback on a steady input grows without end otherwise.
-            let kept = min(max(x + feedback * echo, -64), 64)
+            var kept = x + feedback * echo
+            kept = kept > 64 ? 64 : kept
+            kept = kept < -64 ? -64 : kept
             line[position & mask] = abs(kept) < 1e-30 ? 0 : kept
             output[frame] = (1 - mix) * x + mix * echo
             position &+= 1
         }
-        state[0] = lastIn
-        state[1] = lastOut
     }
 
     /// Moves the write position on after every channel has processed `count` frames.
     mutating func advance(by count: Int) { write &+= count }
+}
+
+/// Where a frame's echo is read: the integer delay and the four Lagrange weights.
+protocol DelayTaps {
+    func tap(_ frame: Int) -> (Int, SIMD4<Float>)
+}
+
+/// One delay for every frame.
+struct SteadyTaps: DelayTaps {
+    let integer: Int
+    let weights: SIMD4<Float>
+    @inline(__always) func tap(_ frame: Int) -> (Int, SIMD4<Float>) { (integer, weights) }
+}
+
+/// A delay per frame, while it glides.
+struct GlidingTaps: DelayTaps {
+    let delays: UnsafeMutablePointer<Double>
+    @inline(__always) func tap(_ frame: Int) -> (Int, SIMD4<Float>) {
+        let delay = delays[frame]
+        let integer = Int(delay)
+        return (integer, FractionalDelayLine.weights(Float(delay - Double(integer))))
+    }
+}
+
+/// The filter in the loop.
+protocol LoopFilter {
+    mutating func filter(_ x: Float) -> Float
+}
+
+/// No filter (the cutoff at or above Nyquist).
+struct NoFilter: LoopFilter {
+    /// The last echo, the state a low-pass switched on takes up.
+    var last: Float = 0
+    @inline(__always) mutating func filter(_ x: Float) -> Float {
+        last = x
+        return x
+    }
+}
+
+/// The bilinear one-pole low-pass: y = b0 (x + x₋₁) − a1 y₋₁.
+struct OnePole: LoopFilter {
+    let b0: Float
+    let a1: Float
+    var lastIn: Float
+    var lastOut: Float
+    @inline(__always) mutating func filter(_ x: Float) -> Float {
+        let y = b0 * (x + lastIn) - a1 * lastOut
+        lastIn = x
+        // Flushed before it turns subnormal (slow on x86-64) once the loop dies away.
+        lastOut = abs(y) < 1e-30 ? 0 : y
+        return lastOut
+    }
 }
