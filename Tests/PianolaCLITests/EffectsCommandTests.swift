@@ -48,6 +48,15 @@ func decibels(of response: [Float], at frequency: Double, rate: Double) -> Doubl
     return 10 * log10(real * real + imaginary * imaginary)
 }
 
+/// `pianola render` of the demo song with the bundled font into a float WAV at `path`, with
+/// `extra` options; its samples (interleaved).
+func renderDemoSong(into path: String, _ extra: [String]) throws -> [Float] {
+    let result = try runPianola(
+        ["render", "-q", demoSong, "-o", path, "-s", bundledFontPath, "--format", "f32"] + extra)
+    #expect(result.status == 0, "\(result.stderr)")
+    return try readFloatWAV(path)
+}
+
 @Suite("pianola fx, process and --fx", .serialized)
 struct EffectsCommandTests {
     @Test("fx list prints every effect's parameters with ranges and defaults, as text and JSON")
@@ -113,11 +122,7 @@ struct EffectsCommandTests {
     func renderWithEffects() throws {
         let directory = try scratchDirectory()
         func render(_ name: String, _ extra: [String]) throws -> [Float] {
-            let result = try runPianola(
-                ["render", "-q", demoSong, "-o", directory + "/\(name).wav", "-s", bundledFontPath, "--format", "f32"]
-                    + extra)
-            #expect(result.status == 0, "\(result.stderr)")
-            return try readFloatWAV(directory + "/\(name).wav")
+            try renderDemoSong(into: directory + "/\(name).wav", extra)
         }
         let plain = try render("plain", [])
         #expect(try render("bypassed", ["--fx", "eq:type=lowPass,freq=200,bypass=on"]) == plain)
@@ -136,14 +141,7 @@ struct EffectsCommandTests {
     func renderLimiterIsAligned() throws {
         let directory = try scratchDirectory()
         func render(_ name: String, _ extra: [String]) throws -> [Float] {
-            let result = try runPianola(
-                [
-                    "render", "-q", demoSong, "-o", directory + "/\(name).wav", "-s", bundledFontPath, "--format",
-                    "f32",
-                    "--tail", "1",
-                ] + extra)
-            #expect(result.status == 0, "\(result.stderr)")
-            return try readFloatWAV(directory + "/\(name).wav")
+            try renderDemoSong(into: directory + "/\(name).wav", ["--tail", "1"] + extra)
         }
         let plain = try render("plain", [])
         let limited = try render("limited", ["--fx", "limiter:attack=20,ceiling=-1"])
@@ -159,11 +157,7 @@ struct EffectsCommandTests {
     func renderDelayFollowsTempo() throws {
         let directory = try scratchDirectory()
         func render(_ name: String, _ extra: [String]) throws -> [Float] {
-            let result = try runPianola(
-                ["render", "-q", demoSong, "-o", directory + "/\(name).wav", "-s", bundledFontPath, "--format", "f32"]
-                    + extra)
-            #expect(result.status == 0, "\(result.stderr)")
-            return try readFloatWAV(directory + "/\(name).wav")
+            try renderDemoSong(into: directory + "/\(name).wav", extra)
         }
         // The demo song starts at 120 BPM: a quarter note is 0.5 s, 22 050 frames at 44.1 kHz.
         let dry = try render("dry", ["--tail", "2"])

@@ -28,24 +28,24 @@ public final class DelayNode: AudioNode, @unchecked Sendable {
 
     /// The delay, seconds, 0 … 2.
     public var delayTime: Double {
-        get { load(delayBits) }
-        set { store(delayBits, min(max(newValue, 0), Self.maximumDelayTime)) }
+        get { delaySetting.value }
+        set { delaySetting.set(newValue) }
     }
     /// How much of each echo comes back, percent, −100 … 100 (negative: inverted).
     public var feedback: Double {
-        get { load(feedbackBits) }
-        set { store(feedbackBits, min(max(newValue, -100), 100)) }
+        get { feedbackSetting.value }
+        set { feedbackSetting.set(newValue) }
     }
     /// The cutoff of the low-pass filter in the loop, Hz, 10 and up (at or above the Nyquist
     /// frequency the filter is off).
     public var lowPassCutoff: Double {
-        get { load(cutoffBits) }
-        set { store(cutoffBits, max(newValue, 10)) }
+        get { cutoffSetting.value }
+        set { cutoffSetting.set(newValue) }
     }
     /// Percent of echoes in the output, 0 (the input only, bit for bit) … 100 (echoes only).
     public var wetDryMix: Double {
-        get { load(mixBits) }
-        set { store(mixBits, min(max(newValue, 0), 100)) }
+        get { mixSetting.value }
+        set { mixSetting.set(newValue) }
     }
 
     /// The parameter table of the `delay` effect. `time` also takes a note value (`1/8`, dotted
@@ -66,17 +66,10 @@ public final class DelayNode: AudioNode, @unchecked Sendable {
             default: 120, unit: .number),
     ]
 
-    private let delayBits: Atomic<UInt64>
-    private let feedbackBits: Atomic<UInt64>
-    private let cutoffBits: Atomic<UInt64>
-    private let mixBits: Atomic<UInt64>
-
-    private func load(_ atomic: borrowing Atomic<UInt64>) -> Double {
-        Double(bitPattern: atomic.load(ordering: .relaxed))
-    }
-    private func store(_ atomic: borrowing Atomic<UInt64>, _ value: Double) {
-        atomic.store(value.bitPattern, ordering: .relaxed)
-    }
+    private let delaySetting = AtomicParameter(0.5, "time", in: parameters)
+    private let feedbackSetting = AtomicParameter(30, "feedback", in: parameters)
+    private let cutoffSetting = AtomicParameter(15_000, "lowpass", in: parameters)
+    private let mixSetting = AtomicParameter(50, "mix", in: parameters)
 
     // Render state, allocated in prepare.
     private var sampleRate = 48_000.0
@@ -88,16 +81,15 @@ public final class DelayNode: AudioNode, @unchecked Sendable {
     private var feedbackNow: Float = 0
     private var mixNow: Float = 0
     private var cutoffNow = 0.0
+    /// The loop filter's coefficients for `designedCutoff` (nil: off).
+    private var lowPass: (b0: Float, a1: Float)?
+    private var designedCutoff = -1.0
 
     /// A delay named "delay": `delayTime` seconds (0 … 2), `feedback` percent, the loop's low-pass at
     /// `lowPassCutoff` Hz and `wetDryMix` percent of echoes. (AVAudioUnitDelay's defaults are 1 s,
     /// 50 %, 15 kHz and 100 %; these suit an echo heard with its source.)
     public init(delayTime: Double = 0.5, feedback: Double = 30, lowPassCutoff: Double = 15_000, wetDryMix: Double = 50)
     {
-        delayBits = Atomic(0)
-        feedbackBits = Atomic(0)
-        cutoffBits = Atomic(0)
-        mixBits = Atomic(0)
         super.init(name: "delay")
         self.delayTime = delayTime
         self.feedback = feedback
@@ -127,6 +119,7 @@ public final class DelayNode: AudioNode, @unchecked Sendable {
         feedbackNow = Float(feedback / 100)
         mixNow = Float(wetDryMix / 100)
         cutoffNow = lowPassCutoff
+        designedCutoff = -1
     }
 
     /// The delay asked for, in samples, within what the lines hold.
@@ -185,13 +178,18 @@ public final class DelayNode: AudioNode, @unchecked Sendable {
         // The cutoff glides geometrically, at most 20 ms to its target; off at or above Nyquist.
         let nyquist = sampleRate / 2
         let cutoffTarget = lowPassCutoff
-        let fraction = min(1, Double(count) / (0.020 * sampleRate))
-        cutoffNow = cutoffNow * pow(cutoffTarget / cutoffNow, fraction)
-        if cutoffTarget >= nyquist && cutoffNow >= 0.45 * sampleRate { cutoffNow = cutoffTarget }
-        if cutoffNow < nyquist {
-            let k = tan(Double.pi * cutoffNow / sampleRate)
-            ramps.lowPass = (Float(k / (1 + k)), Float((k - 1) / (k + 1)))
+        if cutoffNow != cutoffTarget {
+            let fraction = min(1, Double(count) / (0.020 * sampleRate))
+            cutoffNow = cutoffNow * pow(cutoffTarget / cutoffNow, fraction)
+            if cutoffTarget >= nyquist && cutoffNow >= 0.45 * sampleRate { cutoffNow = cutoffTarget }
         }
+        // The coefficients only when the cutoff has moved (a steady quantum computes nothing).
+        if cutoffNow != designedCutoff {
+            designedCutoff = cutoffNow
+            let k = tan(Double.pi * cutoffNow / sampleRate)
+            lowPass = cutoffNow < nyquist ? (Float(k / (1 + k)), Float((k - 1) / (k + 1))) : nil
+        }
+        ramps.lowPass = lowPass
         return ramps
     }
 

@@ -42,48 +42,48 @@ public final class DynamicsProcessorNode: AudioNode, @unchecked Sendable {
 
     /// Where compression starts, dBFS, −40 … 20.
     public var threshold: Double {
-        get { load(thresholdBits) }
-        set { store(thresholdBits, min(max(newValue, -40), 20)) }
+        get { thresholdSetting.value }
+        set { thresholdSetting.set(newValue) }
     }
     /// dB of input above the threshold per dB of output, 1 … 50 (1: no compression).
     public var ratio: Double {
-        get { load(ratioBits) }
-        set { store(ratioBits, min(max(newValue, 1), 50)) }
+        get { ratioSetting.value }
+        set { ratioSetting.set(newValue) }
     }
     /// The soft knee's width around the threshold, dB, 0 (hard) … 40.
     public var kneeWidth: Double {
-        get { load(kneeBits) }
-        set { store(kneeBits, min(max(newValue, 0), 40)) }
+        get { kneeSetting.value }
+        set { kneeSetting.set(newValue) }
     }
     /// Below this level, dBFS (−120 … 0), the expander lowers the signal further.
     public var expansionThreshold: Double {
-        get { load(expansionThresholdBits) }
-        set { store(expansionThresholdBits, min(max(newValue, -120), 0)) }
+        get { expansionThresholdSetting.value }
+        set { expansionThresholdSetting.set(newValue) }
     }
     /// dB of output per dB of input below the expansion threshold, 1 (off) … 50 (a gate).
     public var expansionRatio: Double {
-        get { load(expansionRatioBits) }
-        set { store(expansionRatioBits, min(max(newValue, 1), 50)) }
+        get { expansionRatioSetting.value }
+        set { expansionRatioSetting.set(newValue) }
     }
     /// Attack time constant, ms, 0.1 … 200.
     public var attackTime: Double {
-        get { load(attackBits) }
-        set { store(attackBits, min(max(newValue, 0.1), 200)) }
+        get { attackSetting.value }
+        set { attackSetting.set(newValue) }
     }
     /// Release time constant, ms, 10 … 3000.
     public var releaseTime: Double {
-        get { load(releaseBits) }
-        set { store(releaseBits, min(max(newValue, 10), 3_000)) }
+        get { releaseSetting.value }
+        set { releaseSetting.set(newValue) }
     }
     /// Gain after the dynamics, dB, −40 … 40.
     public var makeUpGain: Double {
-        get { load(makeUpBits) }
-        set { store(makeUpBits, min(max(newValue, -40), 40)) }
+        get { makeUpSetting.value }
+        set { makeUpSetting.set(newValue) }
     }
     /// How far the detector looks ahead of the audio, ms, 0 … 10 (the audio is delayed by it).
     public var lookAhead: Double {
-        get { load(lookAheadBits) }
-        set { store(lookAheadBits, min(max(newValue, 0), 10)) }
+        get { lookAheadSetting.value }
+        set { lookAheadSetting.set(newValue) }
     }
     /// Peak or RMS detection.
     public var detector: Detector {
@@ -118,26 +118,19 @@ public final class DynamicsProcessorNode: AudioNode, @unchecked Sendable {
         EffectParameter("link", "one gain for all channels", range: 0...1, default: 1, unit: .boolean),
     ]
 
-    private let thresholdBits = Atomic<UInt64>((-20.0).bitPattern)
-    private let ratioBits = Atomic<UInt64>(4.0.bitPattern)
-    private let kneeBits = Atomic<UInt64>(6.0.bitPattern)
-    private let expansionThresholdBits = Atomic<UInt64>((-60.0).bitPattern)
-    private let expansionRatioBits = Atomic<UInt64>(1.0.bitPattern)
-    private let attackBits = Atomic<UInt64>(10.0.bitPattern)
-    private let releaseBits = Atomic<UInt64>(100.0.bitPattern)
-    private let makeUpBits = Atomic<UInt64>(0.0.bitPattern)
-    private let lookAheadBits = Atomic<UInt64>(0.0.bitPattern)
+    private let thresholdSetting = AtomicParameter(-20, "threshold", in: parameters)
+    private let ratioSetting = AtomicParameter(4, "ratio", in: parameters)
+    private let kneeSetting = AtomicParameter(6, "knee", in: parameters)
+    private let expansionThresholdSetting = AtomicParameter(-60, "expansionThreshold", in: parameters)
+    private let expansionRatioSetting = AtomicParameter(1, "expansionRatio", in: parameters)
+    private let attackSetting = AtomicParameter(10, "attack", in: parameters)
+    private let releaseSetting = AtomicParameter(100, "release", in: parameters)
+    private let makeUpSetting = AtomicParameter(0, "makeup", in: parameters)
+    private let lookAheadSetting = AtomicParameter(0, "lookahead", in: parameters)
     private let rmsFlag = Atomic<Bool>(false)
     private let linkedFlag = Atomic<Bool>(true)
     private let latencyFrames = Atomic<Int>(0)
     private let reductionBits = Atomic<UInt32>(Float(0).bitPattern)
-
-    private func load(_ atomic: borrowing Atomic<UInt64>) -> Double {
-        Double(bitPattern: atomic.load(ordering: .relaxed))
-    }
-    private func store(_ atomic: borrowing Atomic<UInt64>, _ value: Double) {
-        atomic.store(value.bitPattern, ordering: .relaxed)
-    }
 
     // Render state, allocated in prepare.
     private var sampleRate = 48_000.0

@@ -22,23 +22,23 @@ import Synchronization
 public final class LimiterNode: AudioNode, @unchecked Sendable {
     /// Look-ahead and attack, ms, 1 … 30.
     public var attack: Double {
-        get { load(attackBits) }
-        set { store(attackBits, min(max(newValue, 1), 30)) }
+        get { attackSetting.value }
+        set { attackSetting.set(newValue) }
     }
     /// Release time constant, ms, 1 … 1000.
     public var release: Double {
-        get { load(releaseBits) }
-        set { store(releaseBits, min(max(newValue, 1), 1_000)) }
+        get { releaseSetting.value }
+        set { releaseSetting.set(newValue) }
     }
     /// Gain before limiting, dB, −40 … +40.
     public var preGain: Double {
-        get { load(preGainBits) }
-        set { store(preGainBits, min(max(newValue, -40), 40)) }
+        get { preGainSetting.value }
+        set { preGainSetting.set(newValue) }
     }
     /// The ceiling, dBFS (dBTP in true-peak mode), −40 … 0.
     public var ceiling: Double {
-        get { load(ceilingBits) }
-        set { store(ceilingBits, min(max(newValue, -40), 0)) }
+        get { ceilingSetting.value }
+        set { ceilingSetting.set(newValue) }
     }
     /// Detect peaks between samples (4× oversampled).
     public var truePeak: Bool {
@@ -60,20 +60,13 @@ public final class LimiterNode: AudioNode, @unchecked Sendable {
         EffectParameter("truePeak", "true-peak detection (4× oversampled)", range: 0...1, default: 0, unit: .boolean),
     ]
 
-    private let attackBits = Atomic<UInt64>(5.0.bitPattern)
-    private let releaseBits = Atomic<UInt64>(100.0.bitPattern)
-    private let preGainBits = Atomic<UInt64>(0.0.bitPattern)
-    private let ceilingBits = Atomic<UInt64>((-1.0).bitPattern)
+    private let attackSetting = AtomicParameter(5, "attack", in: parameters)
+    private let releaseSetting = AtomicParameter(100, "release", in: parameters)
+    private let preGainSetting = AtomicParameter(0, "preGain", in: parameters)
+    private let ceilingSetting = AtomicParameter(-1, "ceiling", in: parameters)
     private let truePeakFlag = Atomic<Bool>(false)
     private let latencyFrames = Atomic<Int>(0)
     private let reductionBits = Atomic<UInt32>(Float(0).bitPattern)
-
-    private func load(_ atomic: borrowing Atomic<UInt64>) -> Double {
-        Double(bitPattern: atomic.load(ordering: .relaxed))
-    }
-    private func store(_ atomic: borrowing Atomic<UInt64>, _ value: Double) {
-        atomic.store(value.bitPattern, ordering: .relaxed)
-    }
 
     // Render state: the look-ahead the limiter is set up for, and the limiter itself (sized in
     // prepare for the longest look-ahead).
