@@ -113,6 +113,9 @@ public final class EffectChain {
                         delayTime: spec.delaySeconds(songTempo: songTempo), feedback: spec.values["feedback"] ?? 30,
                         lowPassCutoff: spec.values["lowpass"] ?? 15_000, wetDryMix: spec.values["mix"] ?? 50))
                 index += 1
+            case "distortion":
+                nodes.append(spec.distortion())
+                index += 1
             default:
                 throw EffectSpecError("unknown effect '\(spec.name)' (see `pianola fx list`)")
             }
@@ -120,9 +123,15 @@ public final class EffectChain {
         return nodes
     }
 
-    /// The delay the chain adds, in frames (a limiter's or a compressor's look-ahead).
+    /// The delay the chain adds, in frames (a limiter's or a compressor's look-ahead, a distortion's
+    /// oversampling filters).
     public var latency: Int {
-        nodes.reduce(0) { $0 + (($1 as? LimiterNode)?.latency ?? ($1 as? DynamicsProcessorNode)?.latency ?? 0) }
+        nodes.reduce(0) { sum, node in
+            if let limiter = node as? LimiterNode { return sum + limiter.latency }
+            if let compressor = node as? DynamicsProcessorNode { return sum + compressor.latency }
+            if let distortion = node as? DistortionNode { return sum + distortion.latency }
+            return sum
+        }
     }
 
     /// How long the chain rings on after its input stops: a reverb's fall to −90 dB (1.5 × its

@@ -5,7 +5,7 @@
 /// One effect of a chain as the command line and chain files give it: a name and parameter values
 /// (`eq:type=highShelf,freq=8000,gain=-6`). Values are checked against the effect's parameter table.
 public struct EffectSpec: Hashable, Sendable {
-    /// The effect's name, one of `catalog`'s (`eq`, `filter`, `reverb`, `limiter`, `compressor`, `delay`).
+    /// The effect's name, one of `catalog`'s (`eq`, `filter`, `reverb`, `limiter`, `compressor`, `delay`, `distortion`).
     public var name: String
     /// Values by parameter key; choices are stored as their index, booleans as 0 or 1. A `delay`'s
     /// note value (`time=1/8`) is stored under `note`, as a fraction of a whole note.
@@ -47,6 +47,10 @@ public struct EffectSpec: Hashable, Sendable {
         EffectDescription(
             name: "delay", summary: "echo with feedback, a low-pass in the loop, and tempo-synced times",
             parameters: DelayNode.parameters),
+        EffectDescription(
+            name: "distortion",
+            summary: "soft, hard, tube and fold-back curves (8x oversampled, anti-aliased), bitcrush, ring modulator",
+            parameters: DistortionNode.parameters),
     ]
 
     /// Parses `NAME[:key=value,...]`.

@@ -1,0 +1,197 @@
+import AudioGraph
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The distortion's per-channel render state and its block processing: the dry delay, the
+/// shapers (through the oversampler), the bit crusher, the ring modulator's carrier, the DC
+/// blocker, the tone filter and the mix. Render-thread code: all memory is allocated in `init`.
+struct DistortionKernel: ~Copyable {
+    /// Drive gain, mix and level at the start of a block and their change per frame.
+    struct Ramps {
+        var gain, gainStep, mix, mixStep, level, levelStep: Float
+
+        mutating func advance(by count: Int) {
+            gain += gainStep * Float(count)
+            mix += mixStep * Float(count)
+            level += levelStep * Float(count)
+        }
+    }
+
+    let channelCount: Int
+    private let blockSize: Int
+    /// Per channel: the last `latency` input frames, then room for a block.
+    private let dryRows: RealTimeBuffer<Float>
+    private let rowLength: Int
+    private let scaled: RealTimeBuffer<Float>
+    private let oversampled: RealTimeBuffer<Float>
+    private let wet: RealTimeBuffer<Float>
+    private let carrierWave: RealTimeBuffer<Float>
+    /// Per channel: the shaper's four doubles, then the tone's two and the DC blocker's two.
+    private let state: RealTimeBuffer<Double>
+    /// Per channel: the bit crusher's held sample, the ring modulator's last input.
+    private let held: RealTimeBuffer<Float>
+    private let ringLast: RealTimeBuffer<Float>
+    private var holdPhase = 0.0
+    private var carrierPhase = 0.0
+
+    /// Settings the node sets before each quantum.
+    var bits: Float = 8
+    var downsample = 4.0
+    /// The carrier's phase step per oversampled sample, radians.
+    var carrierStep = 0.0
+    var tone: BiquadCoefficients?
+    var dcCoefficient = 0.999
+
+    private static let stride = 8
+
+    init(channelCount: Int, blockSize: Int) {
+        self.channelCount = channelCount
+        self.blockSize = blockSize
+        rowLength = Oversampler.latency + blockSize
+        dryRows = RealTimeBuffer(capacity: max(1, channelCount) * rowLength, repeating: 0)
+        scaled = RealTimeBuffer(capacity: blockSize, repeating: 0)
+        oversampled = RealTimeBuffer(capacity: Oversampler.factor * blockSize, repeating: 0)
+        wet = RealTimeBuffer(capacity: blockSize, repeating: 0)
+        carrierWave = RealTimeBuffer(capacity: Oversampler.factor * blockSize, repeating: 0)
+        state = RealTimeBuffer(capacity: max(1, channelCount) * Self.stride, repeating: 0)
+        held = RealTimeBuffer(capacity: max(1, channelCount), repeating: 0)
+        ringLast = RealTimeBuffer(capacity: max(1, channelCount), repeating: 0)
+    }
+
+    mutating func clear() {
+        dryRows.clear()
+        state.clear()
+        held.clear()
+        ringLast.clear()
+        holdPhase = .infinity
+        carrierPhase = 0
+    }
+
+    /// Processes `count` (≤ the block size) frames of one channel. Call it for every channel
+    /// with the same arguments, then `advance(by:shape:)`.
+    func process(
+        channel: Int, _ source: UnsafeMutablePointer<Float>, into target: UnsafeMutablePointer<Float>, count: Int,
+        shape: DistortionNode.Shape, ramps: Ramps, oversampler: borrowing Oversampler
+    ) {
+        let latency = Oversampler.latency
+        let row = dryRows.base + channel * rowLength
+        (row + latency).update(from: source, count: count)
+        let wet = self.wet.base
+        let channelState = state.base + channel * Self.stride
+        if shape == .bitCrush {
+            crush(row, count: count, channel: channel, ramps: ramps)
+        } else {
+            for k in 0..<count { scaled[k] = source[k] * (ramps.gain + ramps.gainStep * Float(k)) }
+            let samples = oversampled.base
+            let oversampledCount = Oversampler.factor * count
+            oversampler.upsample(channel: channel, scaled.base, count: count, into: samples)
+            switch shape {
+            case .softClip:
+                AntiderivativeShaper.run(SoftClipCurve.self, samples, count: oversampledCount, state: channelState)
+            case .hardClip:
+                AntiderivativeShaper.run(HardClipCurve.self, samples, count: oversampledCount, state: channelState)
+            case .tube: AntiderivativeShaper.run(TubeCurve.self, samples, count: oversampledCount, state: channelState)
+            case .foldback:
+                AntiderivativeShaper.run(FoldbackCurve.self, samples, count: oversampledCount, state: channelState)
+            case .ringModulator:
+                // One sample late, as the curves' kernels are: every shape has the same latency.
+                var last = ringLast[channel]
+                for k in 0..<oversampledCount {
+                    let next = samples[k]
+                    samples[k] = last * carrierWave[k]
+                    last = next
+                }
+                ringLast[channel] = last
+            case .bitCrush: break
+            }
+            oversampler.downsample(channel: channel, samples, count: count, into: wet)
+        }
+        if shape == .tube { blockDC(wet, count: count, state: channelState + 6) }
+        if let tone { filter(wet, count: count, tone, state: channelState + 4) }
+        for k in 0..<count {
+            let mix = ramps.mix + ramps.mixStep * Float(k)
+            let level = ramps.level + ramps.levelStep * Float(k)
+            target[k] = (1 - mix) * row[k] + mix * level * wet[k]
+        }
+        row.update(from: row + count, count: latency)
+    }
+
+    /// Quantizes the delayed input to `bits` and holds each sample `downsample` frames.
+    private func crush(_ dry: UnsafeMutablePointer<Float>, count: Int, channel: Int, ramps: Ramps) {
+        let steps = exp2(bits - 1)
+        var phase = holdPhase
+        var value = held[channel]
+        for k in 0..<count {
+            if phase >= downsample {
+                phase -= downsample
+                if phase >= downsample { phase = 0 }
+                let driven = dry[k] * (ramps.gain + ramps.gainStep * Float(k))
+                value = (min(max(driven, -1), 1) * steps).rounded() / steps
+            }
+            wet[k] = value
+            phase += 1
+        }
+        held[channel] = value
+    }
+
+    /// A one-pole DC blocker, y = x − x₁ + R·y₁ (−3 dB near 10 Hz).
+    private func blockDC(_ samples: UnsafeMutablePointer<Float>, count: Int, state: UnsafeMutablePointer<Double>) {
+        var (x1, y1) = (state[0], state[1])
+        let r = dcCoefficient
+        for k in 0..<count {
+            let x = Double(samples[k])
+            y1 = x - x1 + r * y1
+            x1 = x
+            samples[k] = Float(y1)
+        }
+        (state[0], state[1]) = (x1, y1)
+    }
+
+    /// The tone: a biquad, transposed direct form II.
+    private func filter(
+        _ samples: UnsafeMutablePointer<Float>, count: Int, _ c: BiquadCoefficients, state: UnsafeMutablePointer<Double>
+    ) {
+        var (s1, s2) = (state[0], state[1])
+        for k in 0..<count {
+            let x = Double(samples[k])
+            let y = c.b0 * x + s1
+            s1 = c.b1 * x - c.a1 * y + s2
+            s2 = c.b2 * x - c.a2 * y
+            samples[k] = Float(y)
+        }
+        (state[0], state[1]) = (s1, s2)
+    }
+
+    /// Fills the carrier for the next block (ring modulator only): a rotating phasor, so no sine
+    /// per sample.
+    func prepareBlock(count: Int, shape: DistortionNode.Shape) {
+        guard shape == .ringModulator else { return }
+        var (c, s) = (cos(carrierPhase), sin(carrierPhase))
+        let (cw, sw) = (cos(carrierStep), sin(carrierStep))
+        for k in 0..<(Oversampler.factor * count) {
+            carrierWave[k] = Float(s)
+            (c, s) = (c * cw - s * sw, s * cw + c * sw)
+        }
+    }
+
+    /// Moves the shared phases on by `count` frames.
+    mutating func advance(by count: Int, shape: DistortionNode.Shape) {
+        if shape == .ringModulator {
+            carrierPhase = (carrierPhase + carrierStep * Double(Oversampler.factor * count))
+                .truncatingRemainder(dividingBy: 2 * Double.pi)
+        }
+        if shape == .bitCrush {
+            var phase = holdPhase
+            for _ in 0..<count {
+                if phase >= downsample {
+                    phase -= downsample
+                    if phase >= downsample { phase = 0 }
+                }
+                phase += 1
+            }
+            holdPhase = phase
+        }
+    }
+}
