@@ -62,13 +62,19 @@ def main():
         "compressor": [pb.Compressor(threshold_db=-20, ratio=4, attack_ms=10, release_ms=100)],
         "delay": [pb.Delay(delay_seconds=0.25, feedback=0.4, mix=0.3)],
         "delayLowPass": [pb.Delay(delay_seconds=0.25, feedback=0.4, mix=0.3)],
+        "distortion": [pb.Distortion(drive_db=25)],
+        "distortion4x": [pb.Distortion(drive_db=25)],
+        "distortion1x": [pb.Distortion(drive_db=25)],
     }
     names = {"biquad": "parametric band (PeakFilter)", "eq4": "EQ, 4 bands",
              "eq4Matched": "EQ, 4 bands, matched design (pedalboard: its cookbook EQ)", "reverb": "reverb (pedalboard: Freeverb)",
              "limiter": "limiter (BrickwallLimiter)", "limiterTruePeak": "true-peak limiter (BrickwallLimiter, true_peak)",
              "chain": "chain EQ4 + reverb + limiter", "compressor": "compressor, -20 dB, 4:1, 10/100 ms (Compressor)",
              "delay": "delay, 0.25 s, 40 % feedback (Delay)",
-             "delayLowPass": "delay with a 6 kHz low-pass in the loop (pedalboard: its Delay, which has none)"}
+             "delayLowPass": "delay with a 6 kHz low-pass in the loop (pedalboard: its Delay, which has none)",
+             "distortion": "distortion, tanh, 25 dB drive, 8x (Distortion: tanh, not oversampled)",
+             "distortion4x": "distortion, the same at 4x",
+             "distortion1x": "distortion, the same at 1x (anti-aliased, not oversampled)"}
     # Rounds that alternate the two sides (one Pianola run of every effect, then one pedalboard run
     # of every effect), so that a slow stretch of a shared machine falls on both; best of the rounds.
     swift = {key: float("inf") for key in cases}

@@ -97,7 +97,17 @@ let cases: [(String, () -> [AudioNode])] = [
     ),
     ("delay", { [DelayNode(delayTime: 0.25, feedback: 40, lowPassCutoff: 96_000, wetDryMix: 30)] }),
     ("delayLowPass", { [DelayNode(delayTime: 0.25, feedback: 40, lowPassCutoff: 6_000, wetDryMix: 30)] }),
+    ("distortion", { [distortion(oversampling: 8)] }),
+    ("distortion4x", { [distortion(oversampling: 4)] }),
+    ("distortion1x", { [distortion(oversampling: 1)] }),
 ]
+
+/// tanh driven 25 dB (pedalboard's Distortion's curve), the tone off.
+func distortion(oversampling: Int) -> DistortionNode {
+    let node = DistortionNode(shape: .softClip, drive: 25, tone: 96_000, wetDryMix: 100)
+    node.oversampling = oversampling
+    return node
+}
 
 let input = AudioBuffer(channelCount: 2, frameCapacity: block)
 let output = AudioBuffer(channelCount: 2, frameCapacity: block)

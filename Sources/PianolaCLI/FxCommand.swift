@@ -32,8 +32,10 @@ struct FxListCommand: ParsableCommand {
         }
         for effect in EffectSpec.catalog {
             print("\(effect.name): \(effect.summary)")
+            // Keys in a column as wide as the longest (`expansionThreshold`) and two spaces.
+            let width = (effect.parameters.map(\.identifier.count).max() ?? 0) + 2
             for parameter in effect.parameters {
-                let key = fitted(parameter.identifier, width: 10)
+                let key = fitted(parameter.identifier, width: width)
                 print("  \(key)\(parameter.name): \(Self.values(of: parameter))")
             }
         }

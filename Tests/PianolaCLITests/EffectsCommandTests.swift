@@ -64,7 +64,11 @@ struct EffectsCommandTests {
         let text = try runPianola(["fx", "list"])
         #expect(text.status == 0)
         #expect(text.stdout.contains("eq: "))
-        #expect(text.stdout.contains("  freq      frequency: 10…22050 Hz, default 1000"))
+        let lines = text.stdout.split(separator: "\n").map { $0.split(separator: " ").joined(separator: " ") }
+        #expect(lines.contains("freq frequency: 10…22050 Hz, default 1000"))
+        // Long keys whole, in a column of their own.
+        #expect(lines.contains("expansionThreshold expansion threshold: -120…0 dB, default -60"))
+        #expect(lines.contains { $0.hasPrefix("oversampling factor for the curves") })
         #expect(text.stdout.contains("limiter: "))
         let json = try runPianola(["fx", "list", "--json"])
         let effects = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
@@ -151,6 +155,22 @@ struct EffectsCommandTests {
         // Below the ceiling the limiter is a pure (compensated) delay: the same samples.
         let quiet = zip(plain, limited).prefix(20_000).map { abs($0 - $1) }.max() ?? 1
         #expect(quiet < 1e-6, "the first 10 000 frames differ by \(quiet)")
+    }
+
+    @Test("render --fx distortion: mix 0 is the plain render (58 frames compensated); a preset changes the sound")
+    func renderDistortion() throws {
+        let directory = try scratchDirectory()
+        func render(_ name: String, _ extra: [String]) throws -> [Float] {
+            try renderDemoSong(into: directory + "/\(name).wav", ["--tail", "1"] + extra)
+        }
+        let plain = try render("plain", [])
+        // (2× oversampling: a debug build renders 8× slowly; every factor has the same latency.)
+        let dry = try render("dry", ["--fx", "distortion:preset=crunch,mix=0,oversampling=2"])
+        #expect(dry == plain, "mix 0 differs from the plain render (\(dry.count) and \(plain.count) samples)")
+        let crunch = try render("crunch", ["--fx", "distortion:preset=crunch,oversampling=2"])
+        #expect(crunch.count == plain.count)
+        let difference = zip(plain, crunch).map { Double($0 - $1) * Double($0 - $1) }.reduce(0, +)
+        #expect(difference > 1, "the crunch preset hardly changes the render (\(difference))")
     }
 
     @Test("render --fx delay:time=1/4 follows the song's tempo (a beat late, to the sample); the tail keeps the echoes")

@@ -135,7 +135,7 @@ struct RenderAllocationTests {
     }
 
     @Test(
-        "effects in the graph (EQ with gliding bands, a compressor with look-ahead, a gliding delay, reverb, true-peak and sample-peak limiters) make no heap allocation"
+        "effects in the graph (EQ with gliding bands, a compressor with look-ahead, a distortion changing shapes, a gliding delay, reverb, true-peak and sample-peak limiters) make no heap allocation"
     )
     func noAllocationsWithEffects() throws {
         let engine = AudioEngine()
@@ -154,14 +154,16 @@ struct RenderAllocationTests {
         let compressor = DynamicsProcessorNode()
         compressor.lookAhead = 3
         compressor.expansionRatio = 2
+        let distortion = DistortionNode(shape: .tube, drive: 12, tone: 8_000, wetDryMix: 30)
         // And a sample-peak limiter after it: its settled detection and its rest at unity.
         let peakLimiter = LimiterNode()
-        for node in [sampler, eq, compressor, delay, reverb, limiter, peakLimiter] as [AudioNode] {
+        for node in [sampler, eq, compressor, distortion, delay, reverb, limiter, peakLimiter] as [AudioNode] {
             try engine.attach(node)
         }
         try engine.connect(sampler, to: eq)
         try engine.connect(eq, to: compressor)
-        try engine.connect(compressor, to: delay)
+        try engine.connect(compressor, to: distortion)
+        try engine.connect(distortion, to: delay)
         try engine.connect(delay, to: reverb)
         try engine.connect(reverb, to: limiter)
         try engine.connect(limiter, to: peakLimiter)
@@ -190,6 +192,12 @@ struct RenderAllocationTests {
                 // A new look-ahead restarts it on the audio thread; the detector switches.
                 compressor.lookAhead = quantum % 200 == 0 ? 5 : 1
                 compressor.detector = quantum % 200 == 0 ? .rms : .peak
+                // Every shape in turn (the curves' tables, the crusher, the carrier), and a new
+                // oversampling factor, which restarts the distorted path on the audio thread.
+                let shapes = DistortionNode.Shape.allCases
+                distortion.shape = shapes[(quantum / 100) % shapes.count]
+                distortion.oversampling = [8, 4, 2, 1, 8][quantum / 100]
+                distortion.tone = quantum % 200 == 0 ? 30_000 : 6_000
             }  // rebuilt on the audio thread: Dattorro's plate
             pianola_allocations_start()
             engine.render(frameCount: 256, into: buffer)

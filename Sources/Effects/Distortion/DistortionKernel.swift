@@ -28,6 +28,11 @@ struct DistortionKernel: ~Copyable {
     private let oversampled: RealTimeBuffer<Float>
     private let wet: RealTimeBuffer<Float>
     private let carrierWave: RealTimeBuffer<Float>
+    /// Per channel: the oversampled signal's padding (see `Oversampler.padding`), then room for a block.
+    private let padRows: RealTimeBuffer<Float>
+    private let padRowLength: Int
+    /// The shaper's scratch: the oversampled block and its F₂, in double precision.
+    private let doubles: RealTimeBuffer<Double>
     /// Per channel: the shaper's four doubles, then the tone's two and the DC blocker's two.
     private let state: RealTimeBuffer<Double>
     /// Per channel: the bit crusher's held sample, the ring modulator's last input.
@@ -43,6 +48,8 @@ struct DistortionKernel: ~Copyable {
     var carrierStep = 0.0
     var tone: BiquadCoefficients?
     var dcCoefficient = 0.999
+    /// The oversampling factor, 1, 2, 4 or 8.
+    var factor = 8
 
     private static let stride = 8
 
@@ -55,6 +62,9 @@ struct DistortionKernel: ~Copyable {
         oversampled = RealTimeBuffer(capacity: Oversampler.factor * blockSize, repeating: 0)
         wet = RealTimeBuffer(capacity: blockSize, repeating: 0)
         carrierWave = RealTimeBuffer(capacity: Oversampler.factor * blockSize, repeating: 0)
+        padRowLength = Oversampler.latency + Oversampler.factor * blockSize
+        padRows = RealTimeBuffer(capacity: max(1, channelCount) * padRowLength, repeating: 0)
+        doubles = RealTimeBuffer(capacity: 2 * (Oversampler.factor * blockSize + 2), repeating: 0)
         state = RealTimeBuffer(capacity: max(1, channelCount) * Self.stride, repeating: 0)
         held = RealTimeBuffer(capacity: max(1, channelCount), repeating: 0)
         ringLast = RealTimeBuffer(capacity: max(1, channelCount), repeating: 0)
@@ -62,6 +72,12 @@ struct DistortionKernel: ~Copyable {
 
     mutating func clear() {
         dryRows.clear()
+        clearWet()
+    }
+
+    /// Silence in the distorted path only (the dry delay keeps its samples).
+    mutating func clearWet() {
+        padRows.clear()
         state.clear()
         held.clear()
         ringLast.clear()
@@ -84,17 +100,29 @@ struct DistortionKernel: ~Copyable {
             crush(row, count: count, channel: channel, ramps: ramps)
         } else {
             for k in 0..<count { scaled[k] = source[k] * (ramps.gain + ramps.gainStep * Float(k)) }
-            let samples = oversampled.base
-            let oversampledCount = Oversampler.factor * count
-            oversampler.upsample(channel: channel, scaled.base, count: count, into: samples)
+            let oversampledCount = factor * count
+            var samples = oversampled.base
+            oversampler.upsample(channel: channel, scaled.base, count: count, factor: factor, into: samples)
+            let padding = Oversampler.padding(factor: factor)
+            if padding > 0 {
+                // Delayed by `padding` samples: the block goes in behind the last ones and is read from the start.
+                let row = padRows.base + channel * padRowLength
+                (row + padding).update(from: samples, count: oversampledCount)
+                samples = row
+            }
             switch shape {
             case .softClip:
-                AntiderivativeShaper.run(SoftClipCurve.self, samples, count: oversampledCount, state: channelState)
+                AntiderivativeShaper.run(
+                    SoftClipCurve.self, samples, count: oversampledCount, state: channelState, scratch: doubles.base)
             case .hardClip:
-                AntiderivativeShaper.run(HardClipCurve.self, samples, count: oversampledCount, state: channelState)
-            case .tube: AntiderivativeShaper.run(TubeCurve.self, samples, count: oversampledCount, state: channelState)
+                AntiderivativeShaper.run(
+                    HardClipCurve.self, samples, count: oversampledCount, state: channelState, scratch: doubles.base)
+            case .tube:
+                AntiderivativeShaper.run(
+                    TubeCurve.self, samples, count: oversampledCount, state: channelState, scratch: doubles.base)
             case .foldback:
-                AntiderivativeShaper.run(FoldbackCurve.self, samples, count: oversampledCount, state: channelState)
+                AntiderivativeShaper.run(
+                    FoldbackCurve.self, samples, count: oversampledCount, state: channelState, scratch: doubles.base)
             case .ringModulator:
                 // One sample late, as the curves' kernels are: every shape has the same latency.
                 var last = ringLast[channel]
@@ -106,7 +134,8 @@ struct DistortionKernel: ~Copyable {
                 ringLast[channel] = last
             case .bitCrush: break
             }
-            oversampler.downsample(channel: channel, samples, count: count, into: wet)
+            oversampler.downsample(channel: channel, samples, count: count, factor: factor, into: wet)
+            if padding > 0 { samples.update(from: samples + oversampledCount, count: padding) }
         }
         if shape == .tube { blockDC(wet, count: count, state: channelState + 6) }
         if let tone { filter(wet, count: count, tone, state: channelState + 4) }
@@ -170,7 +199,7 @@ struct DistortionKernel: ~Copyable {
         guard shape == .ringModulator else { return }
         var (c, s) = (cos(carrierPhase), sin(carrierPhase))
         let (cw, sw) = (cos(carrierStep), sin(carrierStep))
-        for k in 0..<(Oversampler.factor * count) {
+        for k in 0..<(factor * count) {
             carrierWave[k] = Float(s)
             (c, s) = (c * cw - s * sw, s * cw + c * sw)
         }
@@ -179,7 +208,7 @@ struct DistortionKernel: ~Copyable {
     /// Moves the shared phases on by `count` frames.
     mutating func advance(by count: Int, shape: DistortionNode.Shape) {
         if shape == .ringModulator {
-            carrierPhase = (carrierPhase + carrierStep * Double(Oversampler.factor * count))
+            carrierPhase = (carrierPhase + carrierStep * Double(factor * count))
                 .truncatingRemainder(dividingBy: 2 * Double.pi)
         }
         if shape == .bitCrush {

@@ -41,9 +41,12 @@ public final class DistortionNode: AudioNode, @unchecked Sendable {
         case ringModulator = "ring"
     }
 
+    /// `Shape.allCases` once (a fresh array on each use would allocate on the audio thread).
+    private static let shapes = Shape.allCases
+
     /// The shaper (default `.softClip`).
     public var shape: Shape {
-        get { Shape.allCases[Int(shapeSetting.value)] }
+        get { Self.shapes[Int(shapeSetting.value)] }
         set { shapeSetting.set(Double(Shape.allCases.firstIndex(of: newValue)!)) }
     }
     /// Gain into the shaper, dB, 0 … 60.
@@ -83,6 +86,17 @@ public final class DistortionNode: AudioNode, @unchecked Sendable {
         set { carrierSetting.set(newValue) }
     }
 
+    /// The oversampling of the curves and the ring modulator: 8 (the default), 4, 2 or 1 (none;
+    /// other values are taken to the nearest of these). Each halving roughly halves the cost and
+    /// lets more aliasing through: a full-scale 5 kHz sine driven 60 dB leaves aliases at about
+    /// −87, −70, −48 and −24 dB (with antiderivative anti-aliasing at every factor; a plain
+    /// shaper without oversampling leaves −12 dB). Changing it takes effect at the next quantum and
+    /// restarts the filters (a click if sound is passing). The latency stays 58 frames.
+    public var oversampling: Int {
+        get { 1 << Int(oversamplingSetting.value.rounded()) }
+        set { oversamplingSetting.set(log2(Double(max(1, newValue))).rounded()) }
+    }
+
     /// The delay of every shape, in frames (the dry signal is delayed as much).
     public var latency: Int { Oversampler.latency }
 
@@ -103,6 +117,9 @@ public final class DistortionNode: AudioNode, @unchecked Sendable {
         EffectParameter("bits", "bitcrush: resolution", range: 1...16, default: 8, unit: .number),
         EffectParameter("downsample", "bitcrush: hold each sample this many", range: 1...64, default: 4, unit: .number),
         EffectParameter("carrier", "ring: carrier frequency", range: 1...8_000, default: 100, unit: .hertz),
+        EffectParameter(
+            "oversampling", "factor for the curves and ring (8: aliases < -80 dB at full drive)", range: 0...3,
+            default: 3, unit: .choice, choices: ["1", "2", "4", "8"]),
     ]
 
     private let shapeSetting = AtomicParameter(0, "type", in: parameters)
@@ -113,6 +130,8 @@ public final class DistortionNode: AudioNode, @unchecked Sendable {
     private let bitsSetting = AtomicParameter(8, "bits", in: parameters)
     private let downsampleSetting = AtomicParameter(4, "downsample", in: parameters)
     private let carrierSetting = AtomicParameter(100, "carrier", in: parameters)
+    private let oversamplingSetting = AtomicParameter(3, "oversampling", in: parameters)
+    private var factorNow = 8
 
     // Render state, allocated in prepare.
     private static let blockSize = 64
@@ -176,6 +195,7 @@ public final class DistortionNode: AudioNode, @unchecked Sendable {
     public override func reset() {
         oversampler.clear()
         kernel.clear()
+        factorNow = oversampling
         gainNow = Float(pow(10, drive / 20))
         mixNow = Float(wetDryMix / 100)
         levelNow = Float(pow(10, level / 20))
@@ -200,7 +220,14 @@ public final class DistortionNode: AudioNode, @unchecked Sendable {
         glideTone(frameCount: frameCount)
         kernel.bits = Float(bits)
         kernel.downsample = downsample
-        kernel.carrierStep = 2 * Double.pi * carrier / (sampleRate * Double(Oversampler.factor))
+        let factor = oversampling
+        if factor != factorNow {
+            factorNow = factor
+            oversampler.clear()
+            kernel.clearWet()
+        }
+        kernel.factor = factor
+        kernel.carrierStep = 2 * Double.pi * carrier / (sampleRate * Double(factor))
         var offset = 0
         while offset < frameCount {
             let n = min(Self.blockSize, frameCount - offset)

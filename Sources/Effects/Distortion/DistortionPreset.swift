@@ -6,6 +6,7 @@ public struct DistortionPreset: Hashable, Sendable {
     public let name: String
     /// What it is for.
     public let summary: String
+    /// The shaper.
     public let shape: DistortionNode.Shape
     /// Gain into the shaper, dB.
     public let drive: Double
@@ -15,8 +16,9 @@ public struct DistortionPreset: Hashable, Sendable {
     public let mix: Double
     /// Gain of the distorted signal, dB.
     public let level: Double
-    /// For `.bitCrush`: the resolution and the rate reduction.
+    /// For `.bitCrush`: the resolution, bits.
     public let bits: Double
+    /// For `.bitCrush`: the rate reduction (each sample held this many).
     public let downsample: Double
     /// For `.ringModulator`: the carrier, Hz.
     public let carrier: Double
@@ -91,6 +93,7 @@ extension EffectSpec {
         if let bits = values["bits"] { node.bits = bits }
         if let downsample = values["downsample"] { node.downsample = downsample }
         if let carrier = values["carrier"] { node.carrier = carrier }
+        if let factor = values["oversampling"] { node.oversampling = 1 << Int(factor) }
         return node
     }
 }

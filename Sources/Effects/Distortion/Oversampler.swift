@@ -26,10 +26,22 @@ import AudioGraph
 /// round trip delays by exactly `latency` frames (58: the filters' centres, counted in samples
 /// at 8 fs, add up to 464 with the shaper's one-sample kernel delay).
 struct Oversampler: ~Copyable {
-    /// The oversampling factor.
+    /// The largest oversampling factor.
     static let factor = 8
     /// The delay of a round trip plus the shaper's kernel (one sample at 8 fs), in frames.
     static let latency = 58
+
+    /// The samples (at `factor` × the rate) to delay a round trip at `factor` by, so that with the
+    /// shaper's one-sample kernel it takes `latency` frames whatever the factor: 0 at 8×, 6 at 4×, 13 at 2×
+    /// and 57 at 1×.
+    static func padding(factor: Int) -> Int {
+        switch factor {
+        case 8: 0
+        case 4: 4 * latency - (70 + 11 + 1 + 10 + 134)
+        case 2: 2 * latency - (35 + 1 + 67)
+        default: latency - 1
+        }
+    }
 
     private let up1, up2, up3: PolyphaseStage
     private let down1, down2, down3: PolyphaseStage
@@ -95,19 +107,39 @@ struct Oversampler: ~Copyable {
         down3.clear()
     }
 
-    /// `count` (≤ `blockSize`) frames of channel `channel` from `input`, eight times oversampled, into
-    /// `output` (8 × `count` samples).
-    func upsample(channel: Int, _ input: UnsafePointer<Float>, count: Int, into output: UnsafeMutablePointer<Float>) {
-        up1.interpolate(channel: channel, input, count: count, into: twice.base)
-        up2.interpolate(channel: channel, twice.base, count: 2 * count, into: fourTimes.base)
-        up3.interpolate(channel: channel, fourTimes.base, count: 4 * count, into: output)
+    /// `count` (≤ `blockSize`) frames of channel `channel` from `input`, `factor` (1, 2, 4 or 8) times
+    /// oversampled, into `output` (`factor` × `count` samples). At 4× and 2× only the first stages run.
+    func upsample(
+        channel: Int, _ input: UnsafePointer<Float>, count: Int, factor: Int, into output: UnsafeMutablePointer<Float>
+    ) {
+        switch factor {
+        case 8:
+            up1.interpolate(channel: channel, input, count: count, into: twice.base)
+            up2.interpolate(channel: channel, twice.base, count: 2 * count, into: fourTimes.base)
+            up3.interpolate(channel: channel, fourTimes.base, count: 4 * count, into: output)
+        case 4:
+            up1.interpolate(channel: channel, input, count: count, into: twice.base)
+            up2.interpolate(channel: channel, twice.base, count: 2 * count, into: output)
+        case 2: up1.interpolate(channel: channel, input, count: count, into: output)
+        default: output.update(from: input, count: count)
+        }
     }
 
-    /// `8 × count` samples of channel `channel` from `input`, filtered and decimated into `count` frames.
-    func downsample(channel: Int, _ input: UnsafePointer<Float>, count: Int, into output: UnsafeMutablePointer<Float>) {
-        down3.decimate(channel: channel, input, count: 4 * count, into: fourTimes.base)
-        down2.decimate(channel: channel, fourTimes.base, count: 2 * count, into: twice.base)
-        down1.decimate(channel: channel, twice.base, count: count, into: output)
+    /// `factor × count` samples of channel `channel` from `input`, filtered and decimated into `count` frames.
+    func downsample(
+        channel: Int, _ input: UnsafePointer<Float>, count: Int, factor: Int, into output: UnsafeMutablePointer<Float>
+    ) {
+        switch factor {
+        case 8:
+            down3.decimate(channel: channel, input, count: 4 * count, into: fourTimes.base)
+            down2.decimate(channel: channel, fourTimes.base, count: 2 * count, into: twice.base)
+            down1.decimate(channel: channel, twice.base, count: count, into: output)
+        case 4:
+            down2.decimate(channel: channel, input, count: 2 * count, into: twice.base)
+            down1.decimate(channel: channel, twice.base, count: count, into: output)
+        case 2: down1.decimate(channel: channel, input, count: count, into: output)
+        default: output.update(from: input, count: count)
+        }
     }
 }
 
