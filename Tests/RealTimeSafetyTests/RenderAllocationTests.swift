@@ -208,7 +208,9 @@ struct RenderAllocationTests {
         #expect(allocations == 0, "\(allocations) allocations in 500 quanta")
     }
 
-    @Test("an audio-file player (looping, clips scheduled and interrupting while it plays) makes no heap allocation")
+    @Test(
+        "an audio-file player (looping, clips scheduled and interrupting while it plays, varispeed) makes no heap allocation"
+    )
     func noAllocationsWithFilePlayer() throws {
         let engine = AudioEngine()
         let player = AudioFilePlayerNode()
@@ -227,6 +229,8 @@ struct RenderAllocationTests {
         for quantum in 0..<600 {
             if quantum % 100 == 50 { try player.schedule(clip, options: [.loops, .interrupts]) }
             if quantum % 100 == 80 { player.volume = Float(quantum % 3) * 0.4 }
+            // Varispeed from quantum 300: the converter reads the schedule, the rate glides.
+            if quantum >= 300 && quantum % 50 == 0 { player.rate = [1.5, 0.5, 2, 1, 0.25, 4][(quantum / 50) % 6] }
             pianola_allocations_start()
             engine.render(frameCount: 256, into: buffer)
             allocations += pianola_allocations_stop()

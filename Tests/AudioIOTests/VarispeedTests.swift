@@ -1,0 +1,76 @@
+import AudioGraph
+import Foundation
+import TestSupport
+import Testing
+
+@testable import AudioIO
+
+@Suite("AudioFilePlayerNode: varispeed")
+struct VarispeedTests {
+    /// The frequency of a sine from its upward zero crossings (interpolated linearly) in `range`.
+    func frequency(_ samples: [Float], _ range: Range<Int>, sampleRate: Double) -> Double {
+        var crossings: [Double] = []
+        for n in range.dropFirst() where samples[n - 1] < 0 && samples[n] >= 0 {
+            let (a, b) = (Double(samples[n - 1]), Double(samples[n]))
+            crossings.append(Double(n - 1) + a / (a - b))
+        }
+        guard let first = crossings.first, let last = crossings.last, crossings.count > 1 else { return 0 }
+        return Double(crossings.count - 1) * sampleRate / (last - first)
+    }
+
+    @Test("a 1 kHz sine at rate 1.5 plays at 1.5 kHz (±0.1 Hz) and in 1/1.5 of the time (±1 frame a second)")
+    func rateScalesPitchAndLength() throws {
+        let sine = (0..<48_000).map { Float(0.5 * sin(2 * Double.pi * 1_000 * Double($0) / 48_000)) }
+        let player = AudioFilePlayerNode()
+        player.rate = 1.5
+        try player.schedule(try AudioClip(channels: [sine], sampleRate: 48_000))
+        player.play()
+        let output = try renderSource(player, frames: 40_000).left
+        let measured = frequency(output, 2_000..<30_000, sampleRate: 48_000)
+        #expect(abs(measured - 1_500) < 0.1, "\(measured) Hz")
+        // A ramp gives the length: output frame k holds input frame 1.5 k, to the end at 32 000.
+        let ramp = try rampClip(frames: 48_000)
+        let rampPlayer = AudioFilePlayerNode()
+        rampPlayer.rate = 1.5
+        try rampPlayer.schedule(ramp)
+        rampPlayer.play()
+        let values = try renderSource(rampPlayer, frames: 40_000).left.map(Double.init)
+        // A least-squares line through the middle, where the converter has settled.
+        let points = 1_000..<31_000
+        let meanK = Double(points.lowerBound + points.upperBound - 1) / 2
+        let meanV = points.reduce(0.0) { $0 + values[$1] } / Double(points.count)
+        let covariance = points.reduce(0.0) { $0 + (Double($1) - meanK) * (values[$1] - meanV) }
+        let variance = points.reduce(0.0) { $0 + (Double($1) - meanK) * (Double($1) - meanK) }
+        let slope = covariance / variance
+        let intercept = meanV - slope * meanK
+        #expect(abs(slope * 100_000 - 1.5) < 1e-5, "\(slope * 100_000) input frames per output frame")
+        // The last input frame (value 0.48) arrives at output frame 32 000 ± 1.
+        let end = (0.48 - intercept) / slope
+        #expect(abs(end - 32_000) <= 1, "the clip ends at output frame \(end)")
+        #expect(values[32_100...].allSatisfy { abs($0) < 1e-3 }, "silence after the clip")
+    }
+
+    @Test("a rate change glides: no click (the second difference stays within that of the faster sine)")
+    func glide() throws {
+        let sine = (0..<96_000).map { Float(0.5 * sin(2 * Double.pi * 1_000 * Double($0) / 48_000)) }
+        let player = AudioFilePlayerNode()
+        try player.schedule(try AudioClip(channels: [sine], sampleRate: 48_000))
+        player.play()
+        let output = try renderSource(player, frames: 30_000) { done in
+            if done == 9_984 { player.rate = 2 }
+            if done == 19_968 { player.rate = 0.5 }
+        }.left
+        let measured = frequency(output, 15_000..<19_900, sampleRate: 48_000)
+        #expect(abs(measured - 2_000) < 0.5, "\(measured) Hz at rate 2")
+        // 0.5 · (2π · 2 kHz / 48 kHz)²: the largest second difference of the fastest sine.
+        let bound = 0.5 * pow(2 * Double.pi * 2_000 / 48_000, 2) * 1.05
+        var worst = 0.0
+        for n in 2..<output.count {
+            worst = max(worst, abs(Double(output[n]) - 2 * Double(output[n - 1]) + Double(output[n - 2])))
+        }
+        #expect(worst < bound, "second difference \(worst), bound \(bound)")
+        #expect(player.rate == 0.5)
+        player.rate = 10
+        #expect(player.rate == 4, "clamped to 0.25 … 4")
+    }
+}
