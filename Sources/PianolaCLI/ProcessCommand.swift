@@ -14,6 +14,10 @@ struct ProcessCommand: ParsableCommand {
               pianola process take.wav -o bright.wav \\
                   --fx eq:type=highShelf,freq=8000,gain=4
               pianola process mix.flac -o mix-eq.flac --fx-chain master.json --format s24
+              pianola process vox.wav -o fast.wav --fx varispeed:rate=1.5
+
+            A varispeed plays what comes before it faster or slower, the pitch following: the \
+            output is 1/rate as long.
             """)
 
     @Argument(help: ArgumentHelp("The audio file to process.", valueName: "input"))

@@ -157,6 +157,39 @@ struct EffectsCommandTests {
         #expect(quiet < 1e-6, "the first 10 000 frames differ by \(quiet)")
     }
 
+    @Test(
+        "process --fx varispeed: a 1 kHz sine at 1.5 is 1.5 kHz (±0.1 Hz) and 1/1.5 as long (±1 frame a second); render refuses it"
+    )
+    func processVarispeed() throws {
+        let directory = try scratchDirectory()
+        let sine = (0..<96_000).map { Float(0.5 * sin(2 * Double.pi * 1_000 * Double($0) / 48_000)) }
+        try writeFloatWAV(sine, channels: 1, rate: 48_000, to: directory + "/sine.wav")
+        func frequency(_ samples: [Float]) -> Double {
+            var crossings: [Double] = []
+            for n in 2_001..<(samples.count - 2_000) where samples[n - 1] < 0 && samples[n] >= 0 {
+                let (a, b) = (Double(samples[n - 1]), Double(samples[n]))
+                crossings.append(Double(n - 1) + a / (a - b))
+            }
+            return Double(crossings.count - 1) * 48_000 / (crossings.last! - crossings.first!)
+        }
+        for (fx, expected) in [("varispeed:rate=1.5", 1.5), ("varispeed:cents=-1200", 0.5)] {
+            let result = try runPianola([
+                "process", directory + "/sine.wav", "-o", directory + "/out.wav", "--format", "f32", "-q", "--fx", fx,
+            ])
+            #expect(result.status == 0, "\(result.stderr)")
+            let output = try readFloatWAV(directory + "/out.wav")
+            #expect(abs(Double(output.count) - 96_000 / expected) <= 2, "\(fx): \(output.count) frames")
+            let measured = frequency(output)
+            #expect(abs(measured - 1_000 * expected) < 0.1, "\(fx): \(measured) Hz")
+        }
+        let render = try runPianola([
+            "render", "-q", demoSong, "-o", directory + "/song.wav", "--fx", "varispeed:rate=2",
+        ])
+        #expect(render.status != 0)
+        #expect(render.stderr.contains("only `pianola process`"), "\(render.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: directory + "/song.wav"))
+    }
+
     @Test("render --fx distortion: mix 0 is the plain render (58 frames compensated); a preset changes the sound")
     func renderDistortion() throws {
         let directory = try scratchDirectory()

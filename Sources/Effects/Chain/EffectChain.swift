@@ -116,6 +116,10 @@ public final class EffectChain {
             case "distortion":
                 nodes.append(spec.distortion())
                 index += 1
+            case "varispeed":
+                throw EffectSpecError(
+                    "varispeed: changes the audio's length, so only `pianola process` applies it (in the library: AudioFilePlayerNode.rate)"
+                )
             default:
                 throw EffectSpecError("unknown effect '\(spec.name)' (see `pianola fx list`)")
             }

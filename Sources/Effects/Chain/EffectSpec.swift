@@ -5,7 +5,7 @@
 /// One effect of a chain as the command line and chain files give it: a name and parameter values
 /// (`eq:type=highShelf,freq=8000,gain=-6`). Values are checked against the effect's parameter table.
 public struct EffectSpec: Hashable, Sendable {
-    /// The effect's name, one of `catalog`'s (`eq`, `filter`, `reverb`, `limiter`, `compressor`, `delay`, `distortion`).
+    /// The effect's name, one of `catalog`'s (`eq`, `filter`, `reverb`, `limiter`, `compressor`, `delay`, `distortion`, `varispeed`).
     public var name: String
     /// Values by parameter key; choices are stored as their index, booleans as 0 or 1. A `delay`'s
     /// note value (`time=1/8`) is stored under `note`, as a fraction of a whole note.
@@ -51,6 +51,16 @@ public struct EffectSpec: Hashable, Sendable {
             name: "distortion",
             summary: "soft, hard, tube and fold-back curves (8x oversampled, anti-aliased), bitcrush, ring modulator",
             parameters: DistortionNode.parameters),
+        EffectDescription(
+            name: "varispeed", summary: "speed with the pitch following, as tape (pianola process only)",
+            parameters: [
+                EffectParameter(
+                    "rate", "playback rate (2: an octave up, half the length)", range: 0.25...4, default: 1,
+                    unit: .number),
+                EffectParameter(
+                    "cents", "the rate as a pitch shift, cents (multiplies rate)", range: -2400...2400,
+                    default: 0, unit: .number),
+            ]),
     ]
 
     /// Parses `NAME[:key=value,...]`.
@@ -94,6 +104,9 @@ public struct EffectSpec: Hashable, Sendable {
             spec.values[key] = try value(text, for: parameter, of: name)
             if name == "delay" && key == "time" { spec.values["note"] = nil }
         }
+        if name == "varispeed", !(0.25...4).contains(spec.varispeedRate) {
+            throw EffectSpecError("varispeed: rate × 2^(cents/1200) is \(format(spec.varispeedRate)), outside 0.25…4")
+        }
         if let note = spec.values["note"], let tempo = spec.values["tempo"], note * 240 / tempo > 2 {
             throw EffectSpecError(
                 "delay: time=\(noteText) at \(format(tempo)) BPM is \(format((note * 24_000 / tempo).rounded() / 100)) s, more than 2 s"
@@ -132,6 +145,9 @@ public struct EffectSpec: Hashable, Sendable {
         let tempo = values["tempo"] ?? songTempo ?? 120
         return min(note * 4 * 60 / tempo, DelayNode.maximumDelayTime)
     }
+
+    /// A `varispeed` spec's rate: `rate` × 2^(`cents`/1200).
+    public var varispeedRate: Double { (values["rate"] ?? 1) * pow(2, (values["cents"] ?? 0) / 1_200) }
 
     /// Whether the spec is a `delay` timed by a note value at the song's tempo (no `tempo` of its own).
     public var followsSongTempo: Bool { name == "delay" && values["note"] != nil && values["tempo"] == nil }

@@ -5,7 +5,9 @@ import Effects
 /// Applies an effect chain to an audio file (WAV, FLAC, Ogg, AIFF): what `pianola process`
 /// does. The chain's latency (a limiter's look-ahead) is taken off the start and the input is
 /// followed by as much silence, so the output lines up with the input frame for frame; a
-/// reverb's tail is kept. The output is written under a temporary name and renamed when complete.
+/// reverb's tail is kept. A `varispeed` in the chain resamples everything before it (libsamplerate,
+/// best quality): the output is 1/rate as long, and the effects after it work on the result. The
+/// output is written under a temporary name and renamed when complete.
 public struct AudioFileProcessor: Sendable {
     /// What was written.
     public struct Result: Sendable, Hashable {
@@ -37,26 +39,74 @@ public struct AudioFileProcessor: Sendable {
         let encoding = encoding ?? AudioFile.encoding(ofFileAt: input) ?? .s16
         let channels = max(1, audio.channelCount)
         let rate = audio.sampleRate
-        let chain: EffectChain
-        do { chain = try EffectChain(effects, sampleRate: rate, channelCount: channels) } catch {
-            throw .graph(error.description)
+        // The chains between varispeeds; all but the last run into memory, each then resampled.
+        var stages: [(chain: [EffectSpec], rate: Double)] = [([], 1)]
+        for spec in effects {
+            if spec.name == "varispeed" {
+                stages.append(([], spec.varispeedRate))
+            } else {
+                stages[stages.count - 1].chain.append(spec)
+            }
         }
-        let writer: AudioFileWriter
-        do {
-            writer = try AudioFileWriter(
-                path: output, sampleRate: audio.sampleRate, channelCount: channels, encoding: encoding,
-                expectedFrameCount: audio.frameCount + chain.latency + Int(chain.tailSeconds * rate))
-        } catch { throw .audio(error) }
+        let seconds = Double(audio.frameCount) / rate
+        var current = audio
+        for (index, stage) in stages.enumerated() {
+            if stage.rate != 1 { current = try Self.resample(current, rate: stage.rate) }
+            let chain: EffectChain
+            do { chain = try EffectChain(stage.chain, sampleRate: rate, channelCount: channels) } catch {
+                throw .graph(error.description)
+            }
+            let total = current.frameCount + chain.latency + Int(chain.tailSeconds * rate)
+            let last = index == stages.count - 1
+            // Progress in input seconds: the stages share the bar.
+            let share = (Double(index) / Double(stages.count), 1 / Double(stages.count))
+            let report = { (done: Int) in
+                progress((share.0 + share.1 * Double(done) / Double(max(total, 1))) * seconds, seconds)
+            }
+            if last {
+                let writer: AudioFileWriter
+                do {
+                    writer = try AudioFileWriter(
+                        path: output, sampleRate: rate, channelCount: channels, encoding: encoding,
+                        expectedFrameCount: total - chain.latency)
+                } catch { throw .audio(error) }
+                do {
+                    try Self.run(chain, over: current, total: total, progress: report) { buffer, skip, count in
+                        try writer.write(buffer, from: skip, frameCount: count)
+                    }
+                } catch {
+                    writer.cancel()
+                    throw error
+                }
+                do { try writer.finish() } catch { throw .audio(error) }
+            } else {
+                var samples: [Float] = []
+                samples.reserveCapacity((total - chain.latency) * channels)
+                try Self.run(chain, over: current, total: total, progress: report) { buffer, skip, count in
+                    for frame in skip..<(skip + count) {
+                        for channel in 0..<channels { samples.append(buffer.channel(channel)[frame]) }
+                    }
+                }
+                current = AudioFile.Buffer(samples: samples, channelCount: channels, sampleRate: rate)
+            }
+        }
+        _ = progress(seconds, seconds)
+        return Result(inputFrames: audio.frameCount, sampleRate: audio.sampleRate, encoding: encoding)
+    }
+
+    /// Runs `chain` over `audio` and `total` frames in all (the input, then silence for the latency
+    /// and the tail), handing each block to `sink` without the first `latency` frames.
+    private static func run(
+        _ chain: EffectChain, over audio: AudioFile.Buffer, total: Int, progress: (Int) -> Bool,
+        sink: (AudioBuffer, Int, Int) throws -> Void
+    ) throws(RenderError) {
+        let channels = max(1, audio.channelCount)
         let block = 4_096
         let buffer = AudioBuffer(channelCount: channels, frameCapacity: block)
         let latency = chain.latency
-        let total = audio.frameCount + latency + Int(chain.tailSeconds * rate)
         var position = 0
         while position < total {
-            guard progress(Double(min(position, audio.frameCount)) / rate, Double(audio.frameCount) / rate) else {
-                writer.cancel()
-                throw .cancelled
-            }
+            guard progress(min(position, total)) else { throw .cancelled }
             let count = min(block, total - position)
             for channel in 0..<channels {
                 let samples = buffer.channel(channel)
@@ -67,14 +117,28 @@ public struct AudioFileProcessor: Sendable {
             }
             chain.process(buffer, frameCount: count)
             let skip = max(0, min(count, latency - position))
-            do { try writer.write(buffer, from: skip, frameCount: count - skip) } catch {
-                writer.cancel()
-                throw .audio(error)
+            do { try sink(buffer, skip, count - skip) } catch let error as AudioFileError { throw .audio(error) } catch
+            {
+                throw .audio(.writeFailed(path: "", reason: "\(error)"))
             }
             position += count
         }
-        _ = progress(Double(audio.frameCount) / rate, Double(audio.frameCount) / rate)
-        do { try writer.finish() } catch { throw .audio(error) }
-        return Result(inputFrames: audio.frameCount, sampleRate: audio.sampleRate, encoding: encoding)
+    }
+
+    /// `audio` played at `rate` (pitch following): resampled from rate × its sample rate to its
+    /// sample rate, so it lasts 1/rate as long.
+    private static func resample(_ audio: AudioFile.Buffer, rate: Double) throws(RenderError) -> AudioFile.Buffer {
+        do {
+            let clip = try AudioClip(
+                AudioFile.Buffer(
+                    samples: audio.samples, channelCount: audio.channelCount, sampleRate: audio.sampleRate * rate))
+            let converted = try clip.converted(toSampleRate: audio.sampleRate, quality: .best)
+            var samples = [Float](repeating: 0, count: converted.frameCount * audio.channelCount)
+            for channel in 0..<audio.channelCount {
+                let source = converted.samples(channel: channel)
+                for frame in 0..<converted.frameCount { samples[frame * audio.channelCount + channel] = source[frame] }
+            }
+            return AudioFile.Buffer(samples: samples, channelCount: audio.channelCount, sampleRate: audio.sampleRate)
+        } catch { throw .audio(error) }
     }
 }
