@@ -46,6 +46,7 @@ let package = Package(
         .systemLibrary(
             name: "CSampleRate", pkgConfig: "samplerate",
             providers: [.apt(["libsamplerate0-dev"]), .brew(["libsamplerate"])]),
+        .systemLibrary(name: "CSoundTouch", providers: [.apt(["libsoundtouch-dev"])]),
         .systemLibrary(
             name: "CEBUR128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"]), .brew(["libebur128"])]),
 
@@ -67,7 +68,7 @@ let package = Package(
             swiftSettings: strictSettings),
         .target(
             name: "AudioIO",
-            dependencies: ["AudioGraph", "CALSA", "CALSAShims", "CSndFile", "CSampleRate", "CEBUR128"],
+            dependencies: ["AudioGraph", "CALSA", "CALSAShims", "CSndFile", "CSampleRate", "CEBUR128", "CSoundTouch"],
             swiftSettings: strictSettings),
         .target(
             name: "MIDIIO",

@@ -116,9 +116,11 @@ public final class EffectChain {
             case "distortion":
                 nodes.append(spec.distortion())
                 index += 1
-            case "varispeed":
+            case "varispeed", "timepitch":
                 throw EffectSpecError(
-                    "varispeed: changes the audio's length, so only `pianola process` applies it (in the library: AudioFilePlayerNode.rate)"
+                    "\(spec.name): changes the audio's length, so only `pianola process` applies it"
+                        + (spec.name == "varispeed"
+                            ? " (in the library: AudioFilePlayerNode.rate)" : " (in the library: TimePitch)")
                 )
             default:
                 throw EffectSpecError("unknown effect '\(spec.name)' (see `pianola fx list`)")

@@ -5,7 +5,7 @@
 /// One effect of a chain as the command line and chain files give it: a name and parameter values
 /// (`eq:type=highShelf,freq=8000,gain=-6`). Values are checked against the effect's parameter table.
 public struct EffectSpec: Hashable, Sendable {
-    /// The effect's name, one of `catalog`'s (`eq`, `filter`, `reverb`, `limiter`, `compressor`, `delay`, `distortion`, `varispeed`).
+    /// The effect's name, one of `catalog`'s (`eq`, `filter`, `reverb`, `limiter`, `compressor`, `delay`, `distortion`, `varispeed`, `timepitch`).
     public var name: String
     /// Values by parameter key; choices are stored as their index, booleans as 0 or 1. A `delay`'s
     /// note value (`time=1/8`) is stored under `note`, as a fraction of a whole note.
@@ -60,6 +60,14 @@ public struct EffectSpec: Hashable, Sendable {
                 EffectParameter(
                     "cents", "the rate as a pitch shift, cents (multiplies rate)", range: -2400...2400,
                     default: 0, unit: .number),
+            ]),
+        EffectDescription(
+            name: "timepitch", summary: "tempo and pitch apart, by SoundTouch (pianola process only)",
+            parameters: [
+                EffectParameter(
+                    "rate", "tempo (2: half the length, the same pitch)", range: 0.03125...32, default: 1, unit: .number
+                ),
+                EffectParameter("pitch", "pitch shift, cents", range: -2400...2400, default: 0, unit: .number),
             ]),
     ]
 

@@ -6,7 +6,8 @@ import Effects
 /// does. The chain's latency (a limiter's look-ahead) is taken off the start and the input is
 /// followed by as much silence, so the output lines up with the input frame for frame; a
 /// reverb's tail is kept. A `varispeed` in the chain resamples everything before it (libsamplerate,
-/// best quality): the output is 1/rate as long, and the effects after it work on the result. The
+/// best quality) and a `timepitch` stretches it (SoundTouch): the output is 1/rate as long, and
+/// the effects after it work on the result. The
 /// output is written under a temporary name and renamed when complete.
 public struct AudioFileProcessor: Sendable {
     /// What was written.
@@ -39,11 +40,12 @@ public struct AudioFileProcessor: Sendable {
         let encoding = encoding ?? AudioFile.encoding(ofFileAt: input) ?? .s16
         let channels = max(1, audio.channelCount)
         let rate = audio.sampleRate
-        // The chains between varispeeds; all but the last run into memory, each then resampled.
-        var stages: [(chain: [EffectSpec], rate: Double)] = [([], 1)]
+        // The chains between the length-changing steps (varispeed, timepitch); all but the last run
+        // into memory, and each step then resamples or stretches what came before it.
+        var stages: [(chain: [EffectSpec], before: EffectSpec?)] = [([], nil)]
         for spec in effects {
-            if spec.name == "varispeed" {
-                stages.append(([], spec.varispeedRate))
+            if ["varispeed", "timepitch"].contains(spec.name) {
+                stages.append(([], spec))
             } else {
                 stages[stages.count - 1].chain.append(spec)
             }
@@ -51,7 +53,16 @@ public struct AudioFileProcessor: Sendable {
         let seconds = Double(audio.frameCount) / rate
         var current = audio
         for (index, stage) in stages.enumerated() {
-            if stage.rate != 1 { current = try Self.resample(current, rate: stage.rate) }
+            if let change = stage.before {
+                if change.name == "varispeed" {
+                    current = try Self.resample(current, rate: change.varispeedRate)
+                } else {
+                    do {
+                        current = try TimePitch.process(
+                            current, rate: change.values["rate"] ?? 1, cents: change.values["pitch"] ?? 0)
+                    } catch { throw .audio(error) }
+                }
+            }
             let chain: EffectChain
             do { chain = try EffectChain(stage.chain, sampleRate: rate, channelCount: channels) } catch {
                 throw .graph(error.description)

@@ -1,0 +1,75 @@
+import AudioGraph
+import Foundation
+import Testing
+
+@testable import AudioIO
+
+@Suite("TimePitch (SoundTouch)")
+struct TimePitchTests {
+    let rate = 48_000.0
+
+    func sine(_ frequency: Double, seconds: Double) -> AudioFile.Buffer {
+        let samples = (0..<Int(seconds * rate)).map { Float(0.5 * sin(2 * Double.pi * frequency * Double($0) / rate)) }
+        return AudioFile.Buffer(samples: samples, channelCount: 1, sampleRate: rate)
+    }
+
+    /// A sine's frequency from its upward zero crossings (linearly interpolated), away from the ends.
+    func frequency(_ samples: [Float]) -> Double {
+        var crossings: [Double] = []
+        for n in 4_001..<(samples.count - 4_000) where samples[n - 1] < 0 && samples[n] >= 0 {
+            let (a, b) = (Double(samples[n - 1]), Double(samples[n]))
+            crossings.append(Double(n - 1) + a / (a - b))
+        }
+        return Double(crossings.count - 1) * rate / (crossings.last! - crossings.first!)
+    }
+
+    @Test(
+        "duration scales by 1/rate (within 0.5 %) and a sine's pitch moves by the cents asked (±2 cents)",
+        arguments: [(0.8, 300.0), (1.5, 0), (1, -700), (0.5, 1_200), (2, -1_200)])
+    func durationAndPitch(stretch: Double, cents: Double) throws {
+        let input = sine(1_000, seconds: 3)
+        let output = try TimePitch.process(input, rate: stretch, cents: cents)
+        let expected = Double(input.frameCount) / stretch
+        #expect(abs(Double(output.frameCount) - expected) <= 1)
+        // The sound lasts to the end, not only the frames: the last loud sample within 0.5 %.
+        let last = Double(output.samples.lastIndex { abs($0) > 0.25 } ?? 0)
+        #expect(abs(last - expected) < 0.005 * expected, "sound ends at \(last), expected \(expected)")
+        let measured = 1_200 * log2(frequency(output.samples) / 1_000)
+        #expect(abs(measured - cents) < 2, "\(measured) cents, asked \(cents)")
+    }
+
+    @Test("at rate 1 and pitch 0 music keeps its loudness (within 0.5 LU)")
+    func loudness() throws {
+        // Music enough for the meter: chords of decaying harmonic tones, a new one every 250 ms.
+        var samples = [Float](repeating: 0, count: Int(8 * rate) * 2)
+        let roots = [220.0, 261.6, 329.6, 392.0, 293.7, 349.2]
+        for note in 0..<32 {
+            let start = Int(Double(note) * 0.25 * rate)
+            let root = roots[note % roots.count]
+            for n in 0..<Int(0.6 * rate) where start + n < samples.count / 2 {
+                let t = Double(n) / rate
+                var value = 0.0
+                for harmonic in 1...5 { value += sin(2 * Double.pi * root * Double(harmonic) * t) / Double(harmonic) }
+                let sample = Float(0.15 * value * exp(-4 * t))
+                samples[2 * (start + n)] += sample
+                samples[2 * (start + n) + 1] += sample * 0.8
+            }
+        }
+        let input = AudioFile.Buffer(samples: samples, channelCount: 2, sampleRate: rate)
+        let output = try TimePitch.process(input, rate: 1, cents: 0)
+        func loudness(_ buffer: AudioFile.Buffer) throws -> Double {
+            let meter = try LoudnessMeter(channelCount: 2, sampleRate: rate, measuresTruePeakAndRange: false)
+            buffer.samples.withUnsafeBufferPointer { meter.add(interleaved: $0) }
+            return meter.integratedLoudness
+        }
+        let (before, after) = (try loudness(input), try loudness(output))
+        print("timepitch loudness at rate 1: \(before) LUFS in, \(after) LUFS out")
+        #expect(abs(before - after) < 0.5, "\(before) LUFS in, \(after) LUFS out")
+    }
+
+    @Test("out-of-range settings are a typed error")
+    func ranges() {
+        #expect(throws: AudioFileError.self) { try TimePitch.process(sine(440, seconds: 0.1), rate: 40, cents: 0) }
+        #expect(throws: AudioFileError.self) { try TimePitch.process(sine(440, seconds: 0.1), rate: 1, cents: 3_000) }
+    }
+}
