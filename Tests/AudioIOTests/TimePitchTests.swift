@@ -4,7 +4,7 @@ import Testing
 
 @testable import AudioIO
 
-@Suite("TimePitch (SoundTouch)")
+@Suite("TimePitch (SoundTouch, cut at onsets)")
 struct TimePitchTests {
     let rate = 48_000.0
 
@@ -36,6 +36,27 @@ struct TimePitchTests {
         #expect(abs(last - expected) < 0.005 * expected, "sound ends at \(last), expected \(expected)")
         let measured = 1_200 * log2(frequency(output.samples) / 1_000)
         #expect(abs(measured - cents) < 2, "\(measured) cents, asked \(cents)")
+    }
+
+    @Test(
+        "a click train keeps its onsets: every click once, within 10 ms of its time / rate",
+        arguments: [(0.8, 300.0), (1.5, 0), (1, -700), (0.5, 0), (2, 0)])
+    func clickTrain(stretch: Double, cents: Double) throws {
+        var samples = [Float](repeating: 0, count: Int(3 * rate))
+        for click in stride(from: 0, to: samples.count, by: 4_800) { samples[click] = 0.9 }
+        let input = AudioFile.Buffer(samples: samples, channelCount: 1, sampleRate: rate)
+        let output = try TimePitch.process(input, rate: stretch, cents: cents).samples
+        // Clicks found: a sample above 0.1 after at least 5 ms below it.
+        var found: [Int] = []
+        var last = Int.min / 2
+        for (index, sample) in output.enumerated() where abs(sample) > 0.1 {
+            if index - last > 240 { found.append(index) }
+            last = index
+        }
+        let expected = (0..<30).map { Double($0 * 4_800) / stretch }
+        #expect(found.count == expected.count, "\(found.count) clicks found, \(expected.count) expected")
+        let worst = expected.map { time in found.map { abs(Double($0) - time) }.min() ?? .infinity }.max()!
+        #expect(worst / rate * 1_000 < 10, "an onset \(worst / rate * 1_000) ms from its place")
     }
 
     @Test("at rate 1 and pitch 0 music keeps its loudness (within 0.5 LU)")
