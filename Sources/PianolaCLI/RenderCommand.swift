@@ -90,6 +90,12 @@ struct RenderCommand: ParsableCommand {
         completion: StemMode.completion, transform: StemMode.parser(for: "--stems"))
     var stems: StemMode?
 
+    @Option(
+        help: ArgumentHelp(
+            "With --stems, also write every stem into this one multichannel file: stem 1 on channels 1-2, stem 2 on 3-4, … in stems.json's order.",
+            valueName: "path"))
+    var multichannel: String?
+
     @Flag(
         help:
             "Print one JSON object per output on standard output (input, output, status, seconds, peak, loudness, SoundFonts, error), for pipelines."
@@ -103,6 +109,9 @@ struct RenderCommand: ParsableCommand {
         guard (1...64).contains(jobs) else { throw ValidationError("--jobs must be between 1 and 64, got \(jobs)") }
         if settings.timing == .fluidSynth && (song.speed != 1 || song.start != nil) {
             throw ValidationError("--timing fluidsynth plays from the start at speed 1: no --speed or --start with it")
+        }
+        if multichannel != nil && stems == nil {
+            throw ValidationError("--multichannel writes the stems into one file: give --stems too")
         }
         if stems != nil {
             guard manifest == nil, inputs.count == 1 else { throw ValidationError("--stems renders one MIDI file") }
@@ -298,7 +307,9 @@ struct RenderCommand: ParsableCommand {
         let result: (mix: RenderSummary, stems: [StemInfo])
         do {
             defer { progress?.finish() }
-            result = try renderer.renderStems(file, toFolder: folder, mode: mode, fileExtension: ext) { done, music in
+            result = try renderer.renderStems(
+                file, toFolder: folder, mode: mode, fileExtension: ext, multichannel: multichannel
+            ) { done, music in
                 if !quiet {
                     if progress == nil { progress = ProgressReporter(label: fileName(input), total: music) }
                     progress?.update(done: done)
@@ -312,7 +323,8 @@ struct RenderCommand: ParsableCommand {
             throw CLIError("\(input): \(error.description)")
         }
         try StemsDocument(
-            input: input, mode: mode, sampleRate: options.sampleRate, frames: result.mix.frames, stems: result.stems
+            input: input, mode: mode, sampleRate: options.sampleRate, frames: result.mix.frames, stems: result.stems,
+            multichannel: multichannel
         ).write(toFolder: folder)
         BatchReporter.warnIfClipped(result.mix)
         if json {

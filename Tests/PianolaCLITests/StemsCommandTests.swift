@@ -67,6 +67,40 @@ struct StemsCommandTests {
         #expect(snr > 35, "mix against a plain render: \(snr) dB")
     }
 
+    @Test("--multichannel: one file with every stem on its own pair of channels, each pair bit for bit its stem")
+    func multichannel() throws {
+        let directory = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let folder = directory + "/stems"
+        let result = try runPianola([
+            "render", "-q", demoSong, "-o", folder, "--stems", "channel", "--multichannel", directory + "/all.wav",
+            "-s", bundledFontPath, "--format", "f32",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let data = try #require(FileManager.default.contents(atPath: folder + "/stems.json"))
+        let document = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        #expect(document["multichannel"] as? String == directory + "/all.wav")
+        let stems = try #require(document["stems"] as? [[String: Any]]).dropFirst()
+        let all = try readFloatWAV(directory + "/all.wav")
+        let width = 2 * stems.count
+        #expect(stems.count == 5 && all.count % width == 0)
+        for (k, stem) in stems.enumerated() {
+            let own = try readFloatWAV(folder + "/" + (stem["file"] as? String ?? ""))
+            #expect(own.count / 2 == all.count / width, "\(stem["name"] ?? k): \(own.count / 2) frames")
+            var same = true
+            for frame in 0..<min(own.count / 2, all.count / width) {
+                same =
+                    same && all[frame * width + 2 * k] == own[2 * frame]
+                    && all[frame * width + 2 * k + 1] == own[2 * frame + 1]
+            }
+            #expect(same, "channels \(2 * k + 1)-\(2 * k + 2) are not stem \(stem["name"] ?? k)")
+        }
+        let bad = try runPianola([
+            "render", demoSong, "-o", directory + "/x.wav", "--multichannel", directory + "/y.wav",
+        ])
+        #expect(bad.status != 0 && bad.stderr.contains("give --stems too"), "\(bad.stderr)")
+    }
+
     @Test("bad --stems uses are one clear line and a non-zero exit")
     func badUses() throws {
         let directory = try scratchDirectory()

@@ -15,10 +15,12 @@ extension OfflineRenderer {
     /// Renders `file` into stems and their mix in one pass: one synthesizer per stem, all sharing
     /// the loaded SoundFont, the mix being their sum (the effects, if any, act on the mix only;
     /// stems stay dry). Writes `folder/mix.EXT` and one file per stem (creating the folder), and
-    /// returns what each holds. Every file has the same length and starts on the same frame.
+    /// returns what each holds. Every file has the same length and starts on the same frame. With
+    /// `multichannel`, also writes every stem into that one file, stem k (0-based) on channels
+    /// 2k and 2k + 1, each pair bit for bit its stem's file.
     public func renderStems(
         _ file: MIDIFile, toFolder folder: String, mode: StemMode, fileExtension: String = "wav",
-        progress: (Double, Double) -> Bool = { _, _ in true }
+        multichannel: String? = nil, progress: (Double, Double) -> Bool = { _, _ in true }
     ) throws(RenderError) -> (mix: RenderSummary, stems: [StemInfo]) {
         try checkTiming()
         let sequence = MusicSequence(file: file)
@@ -52,6 +54,12 @@ extension OfflineRenderer {
                         encoding: options.encoding, expectedFrameCount: options.maximumFrameCount(for: sequence)))
                 meters.append(try LoudnessMeter(channelCount: 2, sampleRate: options.sampleRate))
             }
+            if let multichannel {
+                writers.append(
+                    try AudioFileWriter(
+                        path: multichannel, sampleRate: options.sampleRate, channelCount: 2 * plan.count,
+                        encoding: options.encoding, expectedFrameCount: options.maximumFrameCount(for: sequence)))
+            }
         } catch {
             for writer in writers { writer.cancel() }
             throw .audio(error)
@@ -84,6 +92,7 @@ extension OfflineRenderer {
         let mixLevel = try OutputMeter(sampleRate: options.sampleRate, measuresLoudness: false)
         let mixWriter = writers[plan.count]
         let mixMeter = meters[plan.count]
+        let allStems = multichannel.map { _ in AudioBuffer(channelCount: 2 * plan.count, frameCapacity: quantum) }
         do {
             rendering: while true {
                 lanes[0].render(into: first)
@@ -98,6 +107,15 @@ extension OfflineRenderer {
                             left: chunk.audio.channel(0), right: chunk.audio.channel(1), frameCount: quantum)
                     }
                     mix.add(chunk)
+                    if let allStems, draining == nil {
+                        for channel in 0..<2 {
+                            allStems.channel(2 * index + channel).update(
+                                from: chunk.audio.channel(channel), count: quantum)
+                        }
+                    }
+                }
+                if let allStems, draining == nil {
+                    try writers[plan.count + 1].write(allStems, from: 0, frameCount: quantum)
                 }
                 for worker in workers { worker.releaseChunk() }
                 chain?.process(mix.audio, frameCount: quantum)

@@ -81,14 +81,20 @@ public struct StemsDocument: Sendable, Encodable {
     public var frames: Int
     /// The mix first, then one entry per stem.
     public var stems: [StemInfo]
+    /// The one multichannel file of every stem, if one was written: stem k (1-based, in `stems`
+    /// after the mix) on channels 2k − 1 and 2k.
+    public var multichannel: String?
 
     /// The document of a stems render of `input`.
-    public init(input: String, mode: StemMode, sampleRate: Double, frames: Int, stems: [StemInfo]) {
+    public init(
+        input: String, mode: StemMode, sampleRate: Double, frames: Int, stems: [StemInfo], multichannel: String? = nil
+    ) {
         self.input = input
         self.mode = mode
         self.sampleRate = sampleRate
         self.frames = frames
         self.stems = stems
+        self.multichannel = multichannel
     }
 
     /// Writes the document to `folder/stems.json` (through a temporary name and a rename).
