@@ -42,7 +42,9 @@ public enum TimePitch {
             throw .readFailed(path: "timepitch", reason: "SoundTouch could not make an instance")
         }
         defer { soundtouch_destroyInstance(handle) }
-        soundtouch_setChannels(handle, UInt32(channels))
+        guard soundtouch_setChannels(handle, UInt32(channels)) != 0 else {
+            throw .unsupportedFormat(path: "timepitch", reason: "SoundTouch takes 1 to 16 channels, not \(channels)")
+        }
         soundtouch_setSampleRate(handle, UInt32(audio.sampleRate.rounded()))
         soundtouch_setTempo(handle, Float(rate))
         soundtouch_setPitch(handle, Float(pow(2, cents / 1_200)))

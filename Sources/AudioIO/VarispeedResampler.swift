@@ -26,6 +26,9 @@ struct VarispeedResampler: ~Copyable {
     private let right: RealTimeBuffer<Float>
     private var available = 0
     private var consumed = 0
+    /// Input frames given to the converter and not yet out of it (its filter's delay and what it
+    /// buffers), counted as frames in minus frames out times the rate.
+    private var held = 0.0
     /// The rate the converter runs at now, gliding towards the one asked for.
     private(set) var rateNow = 1.0
     /// Whether the player reads through the converter (from the first rate other than 1 until a stop).
@@ -45,22 +48,29 @@ struct VarispeedResampler: ~Copyable {
         if let state { src_delete(state) }
     }
 
+    /// Drops the input read but not yet converted (a clip that interrupts cuts in sooner).
+    mutating func dropBuffered() { consumed = available }
+
     /// Forgets the converter's history and what it has buffered; inactive again, at rate 1.
     mutating func reset() {
         if let state { src_reset(state) }
         available = 0
         consumed = 0
+        held = 0
         rateNow = 1
         isActive = false
     }
 
     /// Writes `count` frames into `leftOut`/`rightOut` at `rate` (clamped to `rates`), reading
-    /// input through `source(left, right, frames)`, which must write that many frames (silence
-    /// where it has none). `sampleRate` sets the glide's pace; without `glide` the rate jumps (nothing
+    /// input through `source(left, right, frames, produced)`, which must write that many frames
+    /// (silence where it has none); `produced` is the output frame (from this call's first) at
+    /// which what is read will start to sound: the frames written so far plus what the converter
+    /// still holds. `sampleRate` sets the glide's pace; without `glide` the rate jumps (nothing
     /// has sounded through the converter yet).
     mutating func render(
         into leftOut: UnsafeMutablePointer<Float>, _ rightOut: UnsafeMutablePointer<Float>, count: Int, rate: Double,
-        sampleRate: Double, glide: Bool, source: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>, Int) -> Void
+        sampleRate: Double, glide: Bool,
+        source: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>, Int, Int) -> Void
     ) {
         guard let state, count > 0, count <= output.capacity / 2 else {
             leftOut.update(repeating: 0, count: count)
@@ -79,7 +89,7 @@ struct VarispeedResampler: ~Copyable {
         var stalls = 0
         while produced < count && stalls < 4 {
             if consumed == available {
-                source(left.base, right.base, Self.chunk)
+                source(left.base, right.base, Self.chunk, produced + Int((held / rateNow).rounded()))
                 for frame in 0..<Self.chunk {
                     input[2 * frame] = left[frame]
                     input[2 * frame + 1] = right[frame]
@@ -96,6 +106,7 @@ struct VarispeedResampler: ~Copyable {
             guard src_process(state, &data) == 0 else { break }
             consumed += data.input_frames_used
             produced += data.output_frames_gen
+            held += Double(data.input_frames_used) - Double(data.output_frames_gen) * rateNow
             stalls = data.input_frames_used == 0 && data.output_frames_gen == 0 ? stalls + 1 : 0
         }
         for frame in 0..<count {

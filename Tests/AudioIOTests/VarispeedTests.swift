@@ -73,4 +73,39 @@ struct VarispeedTests {
         player.rate = 10
         #expect(player.rate == 4, "clamped to 0.25 … 4")
     }
+
+    @Test("under varispeed a clip scheduled at a time starts within 3 ms of it, at rates 0.25 to 4")
+    func scheduledStart() throws {
+        for rate in [0.25, 0.5, 2, 4] {
+            let player = AudioFilePlayerNode()
+            player.rate = rate
+            let clip = try AudioClip(channels: [[Float](repeating: 0.5, count: 20_000)], sampleRate: 48_000)
+            try player.schedule(clip, at: AudioTime(sampleTime: 10_000, sampleRate: 48_000))
+            player.play()
+            let output = try renderSource(player, frames: 14_000).left
+            let onset = output.firstIndex { $0 > 0.25 } ?? -1
+            #expect(abs(onset - 10_000) <= 144, "rate \(rate): starts at \(onset), scheduled at 10 000")
+        }
+    }
+
+    @Test("a six-channel buffer at rate 0.8: every channel 1/0.8 as long and 0.8 times the frequency")
+    func multichannelBuffer() throws {
+        let channels = 6
+        var samples = [Float](repeating: 0, count: 48_000 * channels)
+        for frame in 0..<48_000 {
+            for channel in 0..<channels {
+                let frequency = 500 * Double(channel + 1)
+                samples[frame * channels + channel] = Float(
+                    0.5 * sin(2 * Double.pi * frequency * Double(frame) / 48_000))
+            }
+        }
+        let slower = try AudioFile.Buffer(samples: samples, channelCount: channels, sampleRate: 48_000)
+            .varispeed(rate: 0.8)
+        #expect(slower.frameCount == 60_000 && slower.channelCount == channels)
+        for channel in 0..<channels {
+            let one = (0..<slower.frameCount).map { slower.samples[$0 * channels + channel] }
+            let measured = frequency(one, 2_000..<58_000, sampleRate: 48_000)
+            #expect(abs(measured - 400 * Double(channel + 1)) < 0.1, "channel \(channel): \(measured) Hz")
+        }
+    }
 }

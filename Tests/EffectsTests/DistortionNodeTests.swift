@@ -176,4 +176,27 @@ struct DistortionNodeTests {
         let chain = try EffectChain([EffectSpec.parse("distortion")], sampleRate: rate)
         #expect(chain.latency == 58)
     }
+
+    @Test("a change of shape while playing makes no spike; a NaN in the input passes and is gone 2 000 frames later")
+    func shapeChangesAndNaN() throws {
+        let input = sine(220, amplitude: 0.5, count: 24_000, sampleRate: rate)
+        let node = DistortionNode(shape: .softClip, drive: 6, tone: 96_000, wetDryMix: 100)
+        let shapes: [DistortionNode.Shape] = [
+            .softClip, .hardClip, .tube, .foldback, .softClip, .ringModulator, .tube,
+            .bitCrush, .hardClip, .ringModulator, .foldback, .softClip,
+        ]
+        let output = try process(node, input, sampleRate: rate, quantum: 250) { position in
+            node.shape = shapes[min(position / 2_000, shapes.count - 1)]
+        }
+        let peak = output.map(abs).max() ?? 0
+        #expect(peak < 1.2, "peak \(peak) across the changes")
+        var poisoned = sine(220, amplitude: 0.5, count: 6_000, sampleRate: rate)
+        poisoned[1_000] = .nan
+        for shape in [DistortionNode.Shape.softClip, .tube, .hardClip] {
+            let node = DistortionNode(shape: shape, drive: 6, tone: 5_000, wetDryMix: 50)
+            let result = try process(node, poisoned, sampleRate: rate, quantum: 256)
+            let finite = result[3_100...].allSatisfy { $0.isFinite }
+            #expect(finite, "\(shape.rawValue): still not finite")
+        }
+    }
 }

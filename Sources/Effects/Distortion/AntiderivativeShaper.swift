@@ -316,7 +316,8 @@ final class SoftClipTable: @unchecked Sendable {
     @inline(__always)
     func correction(_ a: SIMD4<Double>) -> SIMD4<Double> {
         let magic = 6_755_399_441_055_744.0
-        let position = a.replacing(with: Self.end - 1e-9, where: a .> Self.end - 1e-9) * 16
+        // Beyond the table, and NaN (for which every comparison is false), read interval 0.
+        let position = a.replacing(with: 0, where: .!(a .< Self.end)) * 16
         let shifted = (position - 0.5) + magic
         let index = unsafeBitCast(shifted, to: SIMD4<Int64>.self) &- Int64(bitPattern: magic.bitPattern)
         let t = position - (shifted - magic)

@@ -126,6 +126,9 @@ struct DistortionKernel: ~Copyable {
             case .ringModulator:
                 // One sample late, as the curves' kernels are: every shape has the same latency.
                 var last = ringLast[channel]
+                // The curves' history follows the input, so a change to a curve starts from it.
+                channelState[1] = oversampledCount > 1 ? Double(samples[oversampledCount - 2]) : channelState[0]
+                channelState[0] = Double(samples[oversampledCount - 1])
                 for k in 0..<oversampledCount {
                     let next = samples[k]
                     samples[k] = last * carrierWave[k]
@@ -139,6 +142,8 @@ struct DistortionKernel: ~Copyable {
         }
         if shape == .tube { blockDC(wet, count: count, state: channelState + 6) }
         if let tone { filter(wet, count: count, tone, state: channelState + 4) }
+        // A NaN or an infinity in the input would stay in the recursive filters for good.
+        for index in 4..<8 where !channelState[index].isFinite { channelState[index] = 0 }
         for k in 0..<count {
             let mix = ramps.mix + ramps.mixStep * Float(k)
             let level = ramps.level + ramps.levelStep * Float(k)
@@ -191,6 +196,35 @@ struct DistortionKernel: ~Copyable {
             samples[k] = Float(y)
         }
         (state[0], state[1]) = (s1, s2)
+    }
+
+    /// Carries the shapers' state over a change of shape (call before the block that uses `new`).
+    /// Between curves and the ring modulator the history of inputs carries over, its F₂ values
+    /// recomputed for the new curve (the old curve's would make a spike of up to +70 dB); to or
+    /// from the bit crusher, which does not run the oversampler, the distorted path starts
+    /// afresh (returns true: the caller clears the oversampler too).
+    mutating func change(from old: DistortionNode.Shape, to new: DistortionNode.Shape) -> Bool {
+        if old == .bitCrush || new == .bitCrush {
+            clearWet()
+            return true
+        }
+        for channel in 0..<channelCount {
+            let channelState = state.base + channel * Self.stride
+            let (x1, x2) = (channelState[0], channelState[1])
+            let curve: (Double) -> Double
+            switch new {
+            case .softClip: curve = SoftClipCurve.second
+            case .hardClip: curve = HardClipCurve.second
+            case .tube: curve = TubeCurve.second
+            case .foldback: curve = FoldbackCurve.second
+            case .ringModulator, .bitCrush: curve = { _ in 0 }
+            }
+            (channelState[2], channelState[3]) = (curve(x1), curve(x2))
+            (channelState[6], channelState[7]) = (0, 0)
+            // The ring modulator's one-sample delay holds the last input.
+            ringLast[channel] = Float(x1)
+        }
+        return false
     }
 
     /// Fills the carrier for the next block (ring modulator only): a rotating phasor, so no sine

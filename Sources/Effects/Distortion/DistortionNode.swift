@@ -132,6 +132,7 @@ public final class DistortionNode: AudioNode, @unchecked Sendable {
     private let carrierSetting = AtomicParameter(100, "carrier", in: parameters)
     private let oversamplingSetting = AtomicParameter(3, "oversampling", in: parameters)
     private var factorNow = 8
+    private var shapeNow = Shape.softClip
 
     // Render state, allocated in prepare.
     private static let blockSize = 64
@@ -185,7 +186,9 @@ public final class DistortionNode: AudioNode, @unchecked Sendable {
     public override func prepare(format: AudioFormat, maximumFrameCount: Int) throws {
         sampleRate = format.sampleRate
         channelCount = format.channelCount
+        // The lazily made statics, made here rather than on the audio thread.
         _ = SoftClipTable.shared.correction(0)
+        _ = Self.shapes
         oversampler = Oversampler(channelCount: channelCount, blockSize: Self.blockSize)
         kernel = DistortionKernel(channelCount: channelCount, blockSize: Self.blockSize)
         reset()
@@ -196,6 +199,7 @@ public final class DistortionNode: AudioNode, @unchecked Sendable {
         oversampler.clear()
         kernel.clear()
         factorNow = oversampling
+        shapeNow = shape
         gainNow = Float(pow(10, drive / 20))
         mixNow = Float(wetDryMix / 100)
         levelNow = Float(pow(10, level / 20))
@@ -225,6 +229,10 @@ public final class DistortionNode: AudioNode, @unchecked Sendable {
             factorNow = factor
             oversampler.clear()
             kernel.clearWet()
+        }
+        if shape != shapeNow {
+            if kernel.change(from: shapeNow, to: shape) { oversampler.clear() }
+            shapeNow = shape
         }
         kernel.factor = factor
         kernel.carrierStep = 2 * Double.pi * carrier / (sampleRate * Double(factor))

@@ -12,7 +12,8 @@ import Effects
 public struct AudioFileProcessor: Sendable {
     /// What was written.
     public struct Result: Sendable, Hashable {
-        /// The input's length (the output adds any effect tail).
+        /// The input's length (the output adds any effect tail, and a varispeed or time-pitch
+        /// divides it by its rate).
         public var inputFrames: Int
         /// The input's sample rate in Hz, which the output keeps.
         public var sampleRate: Double
@@ -54,6 +55,7 @@ public struct AudioFileProcessor: Sendable {
         var current = audio
         for (index, stage) in stages.enumerated() {
             if let change = stage.before {
+                guard progress(Double(index) / Double(stages.count) * seconds, seconds) else { throw .cancelled }
                 if change.name == "varispeed" {
                     current = try Self.resample(current, rate: change.varispeedRate)
                 } else {
@@ -136,20 +138,8 @@ public struct AudioFileProcessor: Sendable {
         }
     }
 
-    /// `audio` played at `rate` (pitch following): resampled from rate × its sample rate to its
-    /// sample rate, so it lasts 1/rate as long.
+    /// `audio` played at `rate` (pitch following): 1/rate as long.
     private static func resample(_ audio: AudioFile.Buffer, rate: Double) throws(RenderError) -> AudioFile.Buffer {
-        do {
-            let clip = try AudioClip(
-                AudioFile.Buffer(
-                    samples: audio.samples, channelCount: audio.channelCount, sampleRate: audio.sampleRate * rate))
-            let converted = try clip.converted(toSampleRate: audio.sampleRate, quality: .best)
-            var samples = [Float](repeating: 0, count: converted.frameCount * audio.channelCount)
-            for channel in 0..<audio.channelCount {
-                let source = converted.samples(channel: channel)
-                for frame in 0..<converted.frameCount { samples[frame * audio.channelCount + channel] = source[frame] }
-            }
-            return AudioFile.Buffer(samples: samples, channelCount: audio.channelCount, sampleRate: audio.sampleRate)
-        } catch { throw .audio(error) }
+        do { return try audio.varispeed(rate: rate) } catch { throw .audio(error) }
     }
 }
