@@ -134,22 +134,9 @@ public final class AudioClip: @unchecked Sendable {
         for frame in 0..<frameCount {
             for channel in 0..<channelCount { input[frame * channelCount + channel] = channelPointer(channel)[frame] }
         }
-        var output = [Float](repeating: 0, count: outputCapacity * channelCount)
-        var produced = 0
-        let status: Int32 = input.withUnsafeBufferPointer { source in
-            output.withUnsafeMutableBufferPointer { destination in
-                var data = SRC_DATA()
-                data.data_in = source.baseAddress
-                data.input_frames = frameCount
-                data.data_out = destination.baseAddress
-                data.output_frames = outputCapacity
-                data.src_ratio = ratio
-                data.end_of_input = 1
-                let status = src_simple(&data, quality.converter, Int32(channelCount))
-                produced = data.output_frames_gen
-                return status
-            }
-        }
+        let (status, output, produced) = AudioFile.Buffer.convert(
+            input, frames: frameCount, channels: channelCount, ratio: ratio, converter: quality.converter,
+            capacity: outputCapacity)
         guard status == 0 else {
             throw .readFailed(
                 path: name, reason: "sample-rate conversion failed: " + String(cString: src_strerror(status)))

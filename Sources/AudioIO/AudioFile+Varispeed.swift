@@ -11,27 +11,39 @@ extension AudioFile.Buffer {
         let channels = max(1, channelCount)
         guard frameCount > 0, rate != 1 else { return self }
         let expected = Int((Double(frameCount) / rate).rounded())
-        var output = [Float](repeating: 0, count: (expected + 16) * channels)
-        var produced = 0
-        let status: Int32 = samples.withUnsafeBufferPointer { source in
-            output.withUnsafeMutableBufferPointer { destination in
-                var data = SRC_DATA()
-                data.data_in = source.baseAddress
-                data.input_frames = frameCount
-                data.data_out = destination.baseAddress
-                data.output_frames = expected + 16
-                data.src_ratio = 1 / rate
-                data.end_of_input = 1
-                let status = src_simple(&data, Int32(SRC_SINC_BEST_QUALITY), Int32(channels))
-                produced = data.output_frames_gen
-                return status
-            }
-        }
+        var (status, output, produced) = Self.convert(
+            samples, frames: frameCount, channels: channels, ratio: 1 / rate,
+            converter: Int32(SRC_SINC_BEST_QUALITY), capacity: expected + 16)
         guard status == 0 else {
             throw .readFailed(path: "varispeed", reason: String(cString: src_strerror(status)))
         }
         output.removeLast(output.count - min(produced, expected) * channels)
         output += [Float](repeating: 0, count: (expected - min(produced, expected)) * channels)
         return AudioFile.Buffer(samples: output, channelCount: channels, sampleRate: sampleRate)
+    }
+
+    /// libsamplerate's one-call conversion of `frames` interleaved frames at `ratio` (output
+    /// frames per input frame) into room for `capacity` frames: its status, the output and the
+    /// frames it produced.
+    static func convert(
+        _ input: [Float], frames: Int, channels: Int, ratio: Double, converter: Int32, capacity: Int
+    ) -> (status: Int32, output: [Float], produced: Int) {
+        var output = [Float](repeating: 0, count: capacity * channels)
+        var produced = 0
+        let status: Int32 = input.withUnsafeBufferPointer { source in
+            output.withUnsafeMutableBufferPointer { destination in
+                var data = SRC_DATA()
+                data.data_in = source.baseAddress
+                data.input_frames = frames
+                data.data_out = destination.baseAddress
+                data.output_frames = capacity
+                data.src_ratio = ratio
+                data.end_of_input = 1
+                let status = src_simple(&data, converter, Int32(channels))
+                produced = data.output_frames_gen
+                return status
+            }
+        }
+        return (status, output, produced)
     }
 }
