@@ -178,11 +178,8 @@ public final class DelayNode: AudioNode, @unchecked Sendable {
         // The cutoff glides geometrically, at most 20 ms to its target; off at or above Nyquist.
         let nyquist = sampleRate / 2
         let cutoffTarget = lowPassCutoff
-        if cutoffNow != cutoffTarget {
-            let fraction = min(1, Double(count) / (0.020 * sampleRate))
-            cutoffNow = cutoffNow * pow(cutoffTarget / cutoffNow, fraction)
-            if cutoffTarget >= nyquist && cutoffNow >= 0.45 * sampleRate { cutoffNow = cutoffTarget }
-        }
+        cutoffNow = glide(cutoffNow, to: cutoffTarget, frames: count, sampleRate: sampleRate)
+        if cutoffTarget >= nyquist && cutoffNow >= 0.45 * sampleRate { cutoffNow = cutoffTarget }
         // The coefficients only when the cutoff has moved (a steady quantum computes nothing).
         if cutoffNow != designedCutoff {
             designedCutoff = cutoffNow

@@ -35,10 +35,8 @@ protocol ShaperCurve {
 /// the curve the flat value is exact. Computed in double precision: the formula takes second
 /// differences of F₂, which in single precision lose the signal near the curve's peaks.
 enum AntiderivativeShaper {
-    /// Per-channel state: x[n−1], x[n−2], F₂(x[n−1]), F₂(x[n−2]).
-    static let stateSize = 4
-
-    /// Shapes `count` samples in place, carrying `state` (four doubles) across calls. `scratch`
+    /// Shapes `count` samples in place, carrying `state` across calls: x[n−1], x[n−2],
+    /// F₂(x[n−1]), F₂(x[n−2]). `scratch`
     /// holds 2 × (`count` + 2) doubles.
     ///
     /// Two passes: F₂ of every sample (four lanes at a time where the curve has a vector form),

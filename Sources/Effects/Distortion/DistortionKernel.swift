@@ -110,19 +110,16 @@ struct DistortionKernel: ~Copyable {
                 (row + padding).update(from: samples, count: oversampledCount)
                 samples = row
             }
+            let scratch = doubles.base
+            let shaped = samples
+            func shapeWith<Curve: ShaperCurve>(_ curve: Curve.Type) {
+                AntiderivativeShaper.run(curve, shaped, count: oversampledCount, state: channelState, scratch: scratch)
+            }
             switch shape {
-            case .softClip:
-                AntiderivativeShaper.run(
-                    SoftClipCurve.self, samples, count: oversampledCount, state: channelState, scratch: doubles.base)
-            case .hardClip:
-                AntiderivativeShaper.run(
-                    HardClipCurve.self, samples, count: oversampledCount, state: channelState, scratch: doubles.base)
-            case .tube:
-                AntiderivativeShaper.run(
-                    TubeCurve.self, samples, count: oversampledCount, state: channelState, scratch: doubles.base)
-            case .foldback:
-                AntiderivativeShaper.run(
-                    FoldbackCurve.self, samples, count: oversampledCount, state: channelState, scratch: doubles.base)
+            case .softClip: shapeWith(SoftClipCurve.self)
+            case .hardClip: shapeWith(HardClipCurve.self)
+            case .tube: shapeWith(TubeCurve.self)
+            case .foldback: shapeWith(FoldbackCurve.self)
             case .ringModulator:
                 // One sample late, as the curves' kernels are: every shape has the same latency.
                 var last = ringLast[channel]

@@ -137,7 +137,6 @@ public final class DistortionNode: AudioNode, @unchecked Sendable {
     // Render state, allocated in prepare.
     private static let blockSize = 64
     private var sampleRate = 48_000.0
-    private var channelCount = 0
     private var oversampler = Oversampler(channelCount: 0, blockSize: 1)
     private var kernel = DistortionKernel(channelCount: 0, blockSize: 1)
     private var gainNow: Float = 1
@@ -185,12 +184,12 @@ public final class DistortionNode: AudioNode, @unchecked Sendable {
 
     public override func prepare(format: AudioFormat, maximumFrameCount: Int) throws {
         sampleRate = format.sampleRate
-        channelCount = format.channelCount
         // The lazily made statics, made here rather than on the audio thread.
         _ = SoftClipTable.shared.correction(0)
         _ = Self.shapes
-        oversampler = Oversampler(channelCount: channelCount, blockSize: Self.blockSize)
-        kernel = DistortionKernel(channelCount: channelCount, blockSize: Self.blockSize)
+        oversampler = Oversampler(channelCount: format.channelCount, blockSize: Self.blockSize)
+        kernel = DistortionKernel(channelCount: format.channelCount, blockSize: Self.blockSize)
+        kernel.dcCoefficient = 1 - 2 * Double.pi * 10 / sampleRate
         reset()
     }
 
@@ -208,7 +207,7 @@ public final class DistortionNode: AudioNode, @unchecked Sendable {
     }
 
     public override func render(into output: AudioBuffer, inputs: RenderInputs, frameCount: Int, time: AudioTime) {
-        guard let input = inputs[0], channelCount > 0 else {
+        guard let input = inputs[0], kernel.channelCount > 0 else {
             output.clear(frames: frameCount)
             return
         }
@@ -236,11 +235,12 @@ public final class DistortionNode: AudioNode, @unchecked Sendable {
         }
         kernel.factor = factor
         kernel.carrierStep = 2 * Double.pi * carrier / (sampleRate * Double(factor))
+        let channelCount = min(kernel.channelCount, output.channelCount)
         var offset = 0
         while offset < frameCount {
             let n = min(Self.blockSize, frameCount - offset)
             kernel.prepareBlock(count: n, shape: shape)
-            for channel in 0..<min(channelCount, output.channelCount) {
+            for channel in 0..<channelCount {
                 kernel.process(
                     channel: channel, input.channel(min(channel, input.channelCount - 1)) + offset,
                     into: output.channel(channel) + offset, count: n, shape: shape, ramps: ramps,
@@ -250,7 +250,7 @@ public final class DistortionNode: AudioNode, @unchecked Sendable {
             ramps.advance(by: n)
             offset += n
         }
-        for channel in min(channelCount, output.channelCount)..<output.channelCount {
+        for channel in channelCount..<output.channelCount {
             output.channel(channel).update(repeating: 0, count: frameCount)
         }
     }
@@ -258,12 +258,7 @@ public final class DistortionNode: AudioNode, @unchecked Sendable {
     /// The tone glides geometrically, at most 20 ms to its target; the coefficients are designed
     /// only when it moved.
     private func glideTone(frameCount: Int) {
-        let target = tone
-        if toneNow != target {
-            let fraction = min(1, Double(frameCount) / (0.020 * sampleRate))
-            toneNow = toneNow * pow(target / toneNow, fraction)
-            if abs(toneNow - target) < 1e-6 * target { toneNow = target }
-        }
+        toneNow = glide(toneNow, to: tone, frames: frameCount, sampleRate: sampleRate)
         if toneNow != designedTone {
             designedTone = toneNow
             kernel.tone =
@@ -271,6 +266,5 @@ public final class DistortionNode: AudioNode, @unchecked Sendable {
                 ? BiquadCoefficients(
                     FilterBand(type: .lowPass, frequency: toneNow, gain: 0, bandwidth: 1), sampleRate: sampleRate) : nil
         }
-        kernel.dcCoefficient = 1 - 2 * Double.pi * 10 / sampleRate
     }
 }

@@ -208,16 +208,17 @@ struct PolyphaseStage: ~Copyable {
             odds[history + i] = input[2 * i + 1]
         }
         Self.fir(even.base, even.capacity, odds + history - evenOffset, count: count, into: output, stride: 1)
-        Self.accumulate(odd.base, odd.capacity, evens + history - oddOffset, count: count, into: output)
+        Self.fir(
+            odd.base, odd.capacity, evens + history - oddOffset, count: count, into: output, stride: 1, adding: true)
         evens.update(from: evens + count, count: history)
         odds.update(from: odds + count, count: history)
     }
 
-    /// out[i·stride] = Σ taps[j]·x[i − j].
+    /// out[i·stride] = Σ taps[j]·x[i − j], or, `adding`, out[i·stride] += that sum.
     @inline(__always)
     private static func fir(
         _ taps: UnsafeMutablePointer<Float>, _ tapCount: Int, _ x: UnsafePointer<Float>, count: Int,
-        into out: UnsafeMutablePointer<Float>, stride: Int
+        into out: UnsafeMutablePointer<Float>, stride: Int, adding: Bool = false
     ) {
         var i = 0
         while i + 16 <= count {
@@ -231,44 +232,15 @@ struct PolyphaseStage: ~Copyable {
                 j += 1
             }
             for k in 0..<8 {
-                out[(i + k) * stride] = a[k]
-                out[(i + 8 + k) * stride] = b[k]
+                out[(i + k) * stride] = adding ? out[(i + k) * stride] + a[k] : a[k]
+                out[(i + 8 + k) * stride] = adding ? out[(i + 8 + k) * stride] + b[k] : b[k]
             }
             i += 16
         }
         while i < count {
             var sum: Float = 0
             for j in 0..<tapCount { sum += taps[j] * x[i - j] }
-            out[i * stride] = sum
-            i += 1
-        }
-    }
-
-    /// out[i] += Σ taps[j]·x[i − j].
-    @inline(__always)
-    private static func accumulate(
-        _ taps: UnsafeMutablePointer<Float>, _ tapCount: Int, _ x: UnsafePointer<Float>, count: Int,
-        into out: UnsafeMutablePointer<Float>
-    ) {
-        var i = 0
-        while i + 16 <= count {
-            var a = load(out + i)
-            var b = load(out + i + 8)
-            var j = 0
-            while j < tapCount {
-                let t = SIMD8(repeating: taps[j])
-                a += t * load(x + i - j)
-                b += t * load(x + i + 8 - j)
-                j += 1
-            }
-            UnsafeMutableRawPointer(out + i).storeBytes(of: a, as: SIMD8<Float>.self)
-            UnsafeMutableRawPointer(out + i + 8).storeBytes(of: b, as: SIMD8<Float>.self)
-            i += 16
-        }
-        while i < count {
-            var sum = out[i]
-            for j in 0..<tapCount { sum += taps[j] * x[i - j] }
-            out[i] = sum
+            out[i * stride] = adding ? out[i * stride] + sum : sum
             i += 1
         }
     }

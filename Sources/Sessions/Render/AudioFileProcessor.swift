@@ -56,14 +56,13 @@ public struct AudioFileProcessor: Sendable {
         for (index, stage) in stages.enumerated() {
             if let change = stage.before {
                 guard progress(Double(index) / Double(stages.count) * seconds, seconds) else { throw .cancelled }
-                if change.name == "varispeed" {
-                    current = try Self.resample(current, rate: change.varispeedRate)
-                } else {
-                    do {
-                        current = try TimePitch.process(
+                do {
+                    current =
+                        change.name == "varispeed"
+                        ? try current.varispeed(rate: change.varispeedRate)
+                        : try TimePitch.process(
                             current, rate: change.values["rate"] ?? 1, cents: change.values["pitch"] ?? 0)
-                    } catch { throw .audio(error) }
-                }
+                } catch { throw .audio(error) }
             }
             let chain: EffectChain
             do { chain = try EffectChain(stage.chain, sampleRate: rate, channelCount: channels) } catch {
@@ -136,10 +135,5 @@ public struct AudioFileProcessor: Sendable {
             }
             position += count
         }
-    }
-
-    /// `audio` played at `rate` (pitch following): 1/rate as long.
-    private static func resample(_ audio: AudioFile.Buffer, rate: Double) throws(RenderError) -> AudioFile.Buffer {
-        do { return try audio.varispeed(rate: rate) } catch { throw .audio(error) }
     }
 }
