@@ -16,12 +16,14 @@ public final class AudioEngine: @unchecked Sendable {
     /// The node whose input is the engine's output.
     public let outputNode = OutputNode()
 
-    private struct Connection: Hashable {
+    struct Connection: Hashable {
         let source: ObjectIdentifier
         let format: AudioFormat?
+        /// The output channels of a route into the output node (nil: the default map).
+        var channels: [Int]? = nil
     }
 
-    private struct GraphState {
+    struct GraphState {
         var nodes: [ObjectIdentifier: AudioNode] = [:]
         /// The nodes in the order they were attached.
         var attachOrder: [ObjectIdentifier] = []
@@ -39,7 +41,7 @@ public final class AudioEngine: @unchecked Sendable {
         var scratch: AudioBuffer?
     }
 
-    private let state = Mutex(GraphState())
+    let state = Mutex(GraphState())
     private let device = Mutex<(any AudioOutputDevice)?>(nil)
     /// The newest plan (an unretained pointer; `GraphState.plans` keeps it alive).
     private let publishedPlan = Atomic<Int>(0)
@@ -266,7 +268,7 @@ public final class AudioEngine: @unchecked Sendable {
     public func render(frameCount: Int, into buffer: AudioBuffer) -> Bool {
         let frames = min(frameCount, buffer.frameCapacity)
         adoptPublishedPlan()
-        guard let plan = currentPlan?.takeUnretainedValue(), plan.output != nil || !plan.steps.isEmpty,
+        guard let plan = currentPlan?.takeUnretainedValue(), plan.routing.isConnected || !plan.steps.isEmpty,
             frames <= plan.maximumFrameCount
         else {
             buffer.clear(frames: frames)
@@ -287,16 +289,9 @@ public final class AudioEngine: @unchecked Sendable {
             }
         }
         buffer.frameLength = frames
-        if let output = plan.output {
-            for channel in 0..<buffer.channelCount {
-                buffer.channel(channel).update(
-                    from: output.channel(min(channel, output.channelCount - 1)), count: frames)
-            }
-        } else {
-            buffer.clear(frames: frames)
-        }
+        plan.routing.fill(buffer, frames: frames)
         sampleTime += Int64(frames)
-        return plan.output != nil
+        return plan.routing.isConnected
     }
 
     /// Moves the render thread to the newest plan. When the new plan drops or re-sources mixer
@@ -361,8 +356,8 @@ public final class AudioEngine: @unchecked Sendable {
     private func currentPlanOutputConnected() -> Bool {
         let published = publishedPlan.load(ordering: .acquiring)
         guard published != 0 else { return false }
-        return Unmanaged<RenderPlan>.fromOpaque(UnsafeRawPointer(bitPattern: published)!).takeUnretainedValue().output
-            != nil
+        return Unmanaged<RenderPlan>.fromOpaque(UnsafeRawPointer(bitPattern: published)!).takeUnretainedValue()
+            .routing.isConnected
     }
 
     /// Resets the sample clock and every node's state (control thread, not while rendering).
@@ -375,7 +370,7 @@ public final class AudioEngine: @unchecked Sendable {
     // MARK: Compiling
 
     /// Applies a graph change and, if the engine is prepared, compiles and publishes a new plan.
-    private func mutate(_ change: (inout GraphState) throws -> Void) throws {
+    func mutate(_ change: (inout GraphState) throws -> Void) throws {
         try state.withLock { graph in
             // Transactional: a change that does not compile leaves the graph as it was.
             let before = graph
@@ -394,90 +389,6 @@ public final class AudioEngine: @unchecked Sendable {
             let inUse = renderedGeneration.load(ordering: .acquiring)
             graph.plans.removeAll { $0.generation < inUse && $0 !== plan }
         }
-    }
-
-    private func compile(_ graph: inout GraphState, format: AudioFormat) throws -> RenderPlan {
-        // Depth-first from the output: every node after the nodes it depends on.
-        var order: [ObjectIdentifier] = []
-        var visited: Set<ObjectIdentifier> = []
-        func visit(_ id: ObjectIdentifier) {
-            guard visited.insert(id).inserted else { return }
-            for (_, connection) in (graph.inputs[id] ?? [:]).sorted(by: { $0.key < $1.key }) {
-                visit(connection.source)
-            }
-            order.append(id)
-        }
-        visit(ObjectIdentifier(outputNode))
-        // A tapped node renders even when nothing connects it to the output (as AVAudioEngine's
-        // input node does with a tap and no connection): its tap pulls it.
-        for id in graph.attachOrder where graph.taps[id]?.isEmpty == false { visit(id) }
-
-        var channelCounts: [ObjectIdentifier: Int] = [:]
-        var steps: [RenderPlan.Step] = []
-        var mixerInputs: [(MixerNode.Input, ObjectIdentifier)] = []
-        var finalOutput: AudioBuffer?
-        for id in order {
-            guard let node = graph.nodes[id] else { continue }
-            let connections = graph.inputs[id] ?? [:]
-            let busCount = connections.isEmpty ? 0 : (connections.keys.max() ?? -1) + 1
-            var inputCounts: [Int] = []
-            for bus in 0..<busCount {
-                guard let connection = connections[bus] else {
-                    inputCounts.append(0)
-                    continue
-                }
-                let count = channelCounts[connection.source] ?? 2
-                if let declared = connection.format, declared.channelCount != count {
-                    throw AudioGraphError.formatMismatch(
-                        node: node.name, format: declared,
-                        reason: "\(graph.nodes[connection.source]?.name ?? "the source") produces \(count) channels")
-                }
-                guard node.accepts(AudioFormat(sampleRate: format.sampleRate, channelCount: count), onBus: bus) else {
-                    throw AudioGraphError.formatMismatch(
-                        node: node.name, format: AudioFormat(sampleRate: format.sampleRate, channelCount: count),
-                        reason: "unsupported on bus \(bus)")
-                }
-                inputCounts.append(count)
-            }
-            if id == ObjectIdentifier(outputNode) {
-                if let source = connections[0]?.source { finalOutput = graph.buffers[source] }
-                continue
-            }
-            let outputChannels = node.outputChannelCount(inputChannelCounts: inputCounts)
-            channelCounts[id] = outputChannels
-            let nodeFormat = AudioFormat(sampleRate: format.sampleRate, channelCount: outputChannels)
-            if !graph.preparedNodes.contains(id) || node.outputFormat != nodeFormat {
-                try node.prepare(format: nodeFormat, maximumFrameCount: graph.maximumFrameCount)
-                node.outputFormat = nodeFormat
-                graph.preparedNodes.insert(id)
-            }
-            let output: AudioBuffer
-            if let existing = graph.buffers[id], existing.channelCount == outputChannels,
-                existing.frameCapacity == graph.maximumFrameCount
-            {
-                output = existing
-            } else {
-                output = AudioBuffer(channelCount: outputChannels, frameCapacity: graph.maximumFrameCount)
-                graph.buffers[id] = output
-            }
-            let inputs = UnsafeMutableBufferPointer<Unmanaged<AudioBuffer>?>.allocate(capacity: busCount)
-            for bus in 0..<busCount {
-                if let connection = connections[bus], let buffer = graph.buffers[connection.source] {
-                    inputs[bus] = Unmanaged.passUnretained(buffer)
-                    if let mixer = node as? MixerNode {
-                        mixerInputs.append((mixer.inputStates[bus], connection.source))
-                    }
-                } else {
-                    inputs[bus] = nil
-                }
-            }
-            steps.append(RenderPlan.Step(node: node, output: output, inputs: inputs, taps: graph.taps[id] ?? []))
-        }
-        graph.generation += 1
-        return RenderPlan(
-            generation: graph.generation, sampleRate: format.sampleRate, maximumFrameCount: graph.maximumFrameCount,
-            steps: steps,
-            output: finalOutput, observers: graph.observers, mixerInputs: mixerInputs)
     }
 
     private static func isUpstream(

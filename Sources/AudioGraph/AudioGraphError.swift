@@ -20,6 +20,9 @@ public enum AudioGraphError: Error, Hashable, Sendable, CustomStringConvertible 
     case nodeAttachedElsewhere(String)
     /// `start()` was called with no output device set.
     case noOutputDevice
+    /// A channel map names channels the output does not have, the same channel twice, or not one
+    /// output channel per source channel.
+    case invalidChannelMap(node: String, reason: String)
 
     public var description: String {
         switch self {
@@ -34,6 +37,7 @@ public enum AudioGraphError: Error, Hashable, Sendable, CustomStringConvertible 
         case .noOutputDevice: return "the engine has no output device to start (connect one, e.g. an ALSA device)"
         case .bufferTooSmall(let requested, let capacity):
             return "\(requested) frames requested, the buffer holds \(capacity) (make it at least that large)"
+        case .invalidChannelMap(let node, let reason): return "\(node)'s channel map: \(reason)"
         case .nodeAttachedElsewhere(let node):
             return "\(node) is attached to another engine (detach it there first)"
         }

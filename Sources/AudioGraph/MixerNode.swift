@@ -138,12 +138,3 @@ public final class MixerNode: AudioNode, @unchecked Sendable {
         }
     }
 }
-
-/// The engine's sink: whatever reaches its single input is what the engine renders.
-public final class OutputNode: AudioNode, @unchecked Sendable {
-    /// An output node named `name`. Only an engine's own `outputNode` is its sink: another instance in a
-    /// graph renders silence.
-    public override init(name: String = "output") { super.init(name: name) }
-    public override var inputBusCount: Int { 1 }
-    public override func outputChannelCount(inputChannelCounts: [Int]) -> Int { inputChannelCounts.first ?? 2 }
-}

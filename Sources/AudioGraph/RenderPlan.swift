@@ -13,8 +13,8 @@ final class RenderPlan {
     let sampleRate: Double
     let maximumFrameCount: Int
     let steps: [Step]
-    /// The buffer whose contents are the engine's output, nil when the output is not connected.
-    let output: AudioBuffer?
+    /// How the engine's output is made of the buffers routed into the output node.
+    let routing: OutputRouting
     let observers: [RenderObserver]
     /// For each connected mixer input: the source node feeding it. A transition fades out every
     /// input whose source changes.
@@ -22,14 +22,14 @@ final class RenderPlan {
     let mixerInputs: [(MixerNode.Input, ObjectIdentifier)]
 
     init(
-        generation: Int, sampleRate: Double, maximumFrameCount: Int, steps: [Step], output: AudioBuffer?,
+        generation: Int, sampleRate: Double, maximumFrameCount: Int, steps: [Step], routing: OutputRouting,
         observers: [RenderObserver], mixerInputs: [(MixerNode.Input, ObjectIdentifier)]
     ) {
         self.generation = generation
         self.sampleRate = sampleRate
         self.maximumFrameCount = maximumFrameCount
         self.steps = steps
-        self.output = output
+        self.routing = routing
         self.observers = observers
         self.mixerInputs = mixerInputs
         var sources: [ObjectIdentifier: ObjectIdentifier] = [:]

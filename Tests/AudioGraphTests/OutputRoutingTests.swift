@@ -1,0 +1,112 @@
+import Testing
+
+@testable import AudioGraph
+
+@Suite("Audio engine: multichannel output and channel maps")
+struct OutputRoutingTests {
+    let quad = AudioFormat(sampleRate: 48_000, channelCount: 4)
+
+    /// Renders `frames` frames of a prepared engine into a buffer of `channels` channels.
+    func rendered(_ engine: AudioEngine, channels: Int, frames: Int = 300) throws -> AudioBuffer {
+        let buffer = AudioBuffer(channelCount: channels, frameCapacity: frames)
+        try engine.renderOffline(frameCount: frames, into: buffer)
+        return buffer
+    }
+
+    func values(_ buffer: AudioBuffer, frames: Int = 300) -> [Set<Float>] {
+        (0..<buffer.channelCount).map { Set(UnsafeBufferPointer(start: buffer.channel($0), count: frames)) }
+    }
+
+    @Test("each source sounds on the channels its map names and nowhere else")
+    func routesReachTheirChannels() throws {
+        let engine = AudioEngine()
+        let music = ConstantNode(0.25, name: "music")
+        let click = ConstantNode(0.5, name: "click")
+        try engine.attach(music)
+        try engine.attach(click)
+        try engine.connect(music, to: engine.outputNode, channels: [0, 1])
+        try engine.connect(click, to: engine.outputNode, channels: [3, 2])
+        try engine.enableManualRenderingMode(format: quad, maximumFrameCount: 128)
+        // 300 frames: three quanta, the last a partial one, through renderOffline's scratch buffer.
+        #expect(values(try rendered(engine, channels: 4)) == [[0.25], [0.25], [0.5], [0.5]])
+        #expect(engine.outputChannels(of: click) == [3, 2])
+
+        // Re-mapping keeps the source's bus: the click moves, nothing is doubled.
+        try engine.connect(click, to: engine.outputNode, channels: [1, 3])
+        #expect(values(try rendered(engine, channels: 4)) == [[0.25], [0.75], [0], [0.5]])
+    }
+
+    @Test("sources on the same channels sum, a mono source fills every channel named")
+    func sumsAndMono() throws {
+        let engine = AudioEngine()
+        let left = ConstantNode(0.125, channels: 1, name: "mono")
+        let pair = ConstantNode(0.25, name: "pair")
+        try engine.attach(left)
+        try engine.attach(pair)
+        try engine.connect(left, to: engine.outputNode, channels: [0, 1, 2])
+        try engine.connect(pair, to: engine.outputNode, channels: [2, 3])
+        try engine.enableManualRenderingMode(format: quad, maximumFrameCount: 256)
+        #expect(values(try rendered(engine, channels: 4)) == [[0.125], [0.125], [0.375], [0.25]])
+    }
+
+    @Test("a bus without a map goes to the first channels; the rest of a wider output is silent")
+    func defaultMap() throws {
+        let engine = AudioEngine()
+        let source = ConstantNode(0.5)
+        try engine.attach(source)
+        try engine.connect(source, to: engine.mainMixerNode)
+        try engine.enableManualRenderingMode(format: quad, maximumFrameCount: 256)
+        _ = try rendered(engine, channels: 4)  // the mixer fades the new input in
+        #expect(values(try rendered(engine, channels: 4)) == [[0.5], [0.5], [0], [0]])
+    }
+
+    @Test("stereo output is what it always was: a mono source on both channels, bit for bit")
+    func stereoUnchanged() throws {
+        let engine = AudioEngine()
+        let mono = ConstantNode(0.3, channels: 1)
+        try engine.attach(mono)
+        try engine.connect(mono, to: engine.outputNode)
+        try engine.enableManualRenderingMode(format: .stereo(sampleRate: 48_000), maximumFrameCount: 256)
+        let buffer = try rendered(engine, channels: 2)
+        #expect(values(buffer) == [[0.3], [0.3]])
+    }
+
+    @Test("maps that cannot work are refused with the reason, and leave the graph as it was")
+    func badMaps() throws {
+        let engine = AudioEngine()
+        let source = ConstantNode(0.5, name: "click")
+        let other = ConstantNode(0.25, name: "music")
+        try engine.attach(source)
+        try engine.attach(other)
+        try engine.connect(other, to: engine.outputNode, channels: [0, 1])
+        try engine.enableManualRenderingMode(format: quad, maximumFrameCount: 256)
+        func reason(_ channels: [Int]) -> String? {
+            do {
+                try engine.connect(source, to: engine.outputNode, channels: channels)
+                return nil
+            } catch { return "\(error)" }
+        }
+        #expect(reason([4, 5]) == "click's channel map: output channel 5 does not exist: the output has 4")
+        #expect(reason([2]) == "click's channel map: 1 output channels named for 2 source channels (name one for each)")
+        #expect(reason([2, 2]) == "click's channel map: an output channel is named twice")
+        #expect(reason([]) == "click's channel map: name 1…64 output channels")
+        #expect(reason([-1, 0]) == "click's channel map: channel index -1 is outside 0…63")
+        #expect(engine.outputChannels(of: source) == nil)
+        #expect(values(try rendered(engine, channels: 4)) == [[0.25], [0.25], [0], [0]])
+
+        let stranger = OutputNode(name: "another output")
+        #expect(throws: AudioGraphError.self) { try engine.connect(source, to: stranger, channels: [0, 1]) }
+
+        // A map made before the engine is prepared is checked when it is.
+        let later = AudioEngine()
+        let node = ConstantNode(0.5, name: "late")
+        try later.attach(node)
+        try later.connect(node, to: later.outputNode, channels: [6, 7])
+        #expect(
+            throws: AudioGraphError.invalidChannelMap(
+                node: "late", reason: "output channel 7 does not exist: the output has 4")
+        ) {
+            try later.enableManualRenderingMode(format: quad, maximumFrameCount: 256)
+        }
+    }
+}
