@@ -32,15 +32,21 @@ public final class ALSAOutput: AudioOutputDevice, AudioPresentationClock, @unche
         public var periodFrames = 256
         /// Periods in the device buffer (2…16, 2 by default); more periods: fewer underruns, more latency.
         public var periodCount = 2
+        /// Channels of the stream (1…64, 2 by default): the engine renders this many, and its output
+        /// node's channel maps address them (`AudioEngine.connect(_:to:channels:)`). A `hw:` device
+        /// takes only the counts its hardware has; a `plughw:` or `plug:` device adapts.
+        public var channelCount = 2
 
         /// Makes a configuration; the ranges are checked when `ALSAOutput` opens the device.
         public init(
-            device: String = "default", sampleRate: Double = 44_100, periodFrames: Int = 256, periodCount: Int = 2
+            device: String = "default", sampleRate: Double = 44_100, periodFrames: Int = 256, periodCount: Int = 2,
+            channelCount: Int = 2
         ) {
             self.device = device
             self.sampleRate = sampleRate
             self.periodFrames = periodFrames
             self.periodCount = periodCount
+            self.channelCount = channelCount
         }
     }
 
@@ -74,8 +80,9 @@ public final class ALSAOutput: AudioOutputDevice, AudioPresentationClock, @unche
     public private(set) var periodCount: Int
     /// The format written to the device: the first of `SampleFormat.allCases` it accepts.
     public private(set) var sampleFormat: SampleFormat
+    /// Channels of the stream (`Configuration.channelCount`): the engine's format has as many.
+    public let channelCount: Int
     private let pcm: OpaquePointer
-    private let channelCount = 2
     private let buffer: AudioBuffer
     private let interleaved: UnsafeMutableRawPointer
     private let running = Atomic<Bool>(false)
@@ -102,6 +109,9 @@ public final class ALSAOutput: AudioOutputDevice, AudioPresentationClock, @unche
         guard (2...16).contains(configuration.periodCount) else {
             throw .unsupportedConfiguration(device: configuration.device, reason: "periods must be 2…16")
         }
+        guard (1...64).contains(configuration.channelCount) else {
+            throw .unsupportedConfiguration(device: configuration.device, reason: "channels must be 1…64")
+        }
         pianola_alsa_silence_library_errors()
         var handle: OpaquePointer?
         // Opened non-blocking: a blocking open of a device another program holds waits until it is
@@ -118,6 +128,7 @@ public final class ALSAOutput: AudioOutputDevice, AudioPresentationClock, @unche
         }
         self.engine = engine
         device = configuration.device
+        channelCount = configuration.channelCount
         sampleRate = configuration.sampleRate.rounded()  // ALSA rates are whole hertz
         pcm = handle
         do {
@@ -126,7 +137,7 @@ public final class ALSAOutput: AudioOutputDevice, AudioPresentationClock, @unche
             snd_pcm_close(handle)
             throw error
         }
-        buffer = AudioBuffer(channelCount: 2, frameCapacity: periodFrames)
+        buffer = AudioBuffer(channelCount: channelCount, frameCapacity: periodFrames)
         interleaved = .allocate(byteCount: periodFrames * channelCount * 4, alignment: 16)
     }
 
@@ -177,7 +188,16 @@ public final class ALSAOutput: AudioOutputDevice, AudioPresentationClock, @unche
             throw .unsupportedConfiguration(device: device, reason: "none of float, s32, s16 is supported")
         }
         try check(snd_pcm_hw_params_set_format(pcm, hardware, format.alsa), "sample format")
-        try check(snd_pcm_hw_params_set_channels(pcm, hardware, 2), "stereo")
+        let channels = configuration.channelCount
+        if snd_pcm_hw_params_set_channels(pcm, hardware, UInt32(channels)) < 0 {
+            var minimum: UInt32 = 0
+            var maximum: UInt32 = 0
+            snd_pcm_hw_params_get_channels_min(hardware, &minimum)
+            snd_pcm_hw_params_get_channels_max(hardware, &maximum)
+            let takes = minimum == maximum ? "\(minimum)" : "\(minimum)…\(maximum)"
+            throw .unsupportedConfiguration(
+                device: device, reason: "\(channels) channels are not supported (it takes \(takes))")
+        }
         if snd_pcm_hw_params_set_rate(pcm, hardware, UInt32(configuration.sampleRate.rounded()), 0) < 0 {
             throw .unsupportedConfiguration(
                 device: device, reason: "sample rate \(Int(configuration.sampleRate)) Hz is not supported")
@@ -226,7 +246,8 @@ public final class ALSAOutput: AudioOutputDevice, AudioPresentationClock, @unche
     public func start() throws {
         guard !running.load(ordering: .relaxed) else { return }
         guard !isClosed else { throw ALSAPCMError.unsupportedConfiguration(device: device, reason: "closed") }
-        try engine.prepare(format: .stereo(sampleRate: sampleRate), maximumFrameCount: periodFrames)
+        try engine.prepare(
+            format: AudioFormat(sampleRate: sampleRate, channelCount: channelCount), maximumFrameCount: periodFrames)
         snd_pcm_prepare(pcm)
         running.store(true, ordering: .relaxed)
         var newThread = pthread_t()
@@ -360,26 +381,24 @@ public final class ALSAOutput: AudioOutputDevice, AudioPresentationClock, @unche
 
     /// Interleaves the rendered period into the device's sample format (saturating integers).
     private func convert(frames: Int) {
-        let left = buffer.channel(0)
-        let right = buffer.channel(1)
-        switch sampleFormat {
-        case .float32:
-            let out = interleaved.assumingMemoryBound(to: Float.self)
-            for frame in 0..<frames {
-                out[2 * frame] = left[frame]
-                out[2 * frame + 1] = right[frame]
-            }
-        case .int32:
-            let out = interleaved.assumingMemoryBound(to: Int32.self)
-            for frame in 0..<frames {
-                out[2 * frame] = Int32(max(-1, min(Double(left[frame]), 0x7FFF_FFFF / 0x8000_0000)) * 0x8000_0000)
-                out[2 * frame + 1] = Int32(max(-1, min(Double(right[frame]), 0x7FFF_FFFF / 0x8000_0000)) * 0x8000_0000)
-            }
-        case .int16:
-            let out = interleaved.assumingMemoryBound(to: Int16.self)
-            for frame in 0..<frames {
-                out[2 * frame] = Int16(max(-32_768, min(32_767, (left[frame] * 32_768).rounded())))
-                out[2 * frame + 1] = Int16(max(-32_768, min(32_767, (right[frame] * 32_768).rounded())))
+        let channels = channelCount
+        for channel in 0..<channels {
+            let source = buffer.channel(channel)
+            switch sampleFormat {
+            case .float32:
+                let out = interleaved.assumingMemoryBound(to: Float.self) + channel
+                for frame in 0..<frames { out[channels * frame] = source[frame] }
+            case .int32:
+                let out = interleaved.assumingMemoryBound(to: Int32.self) + channel
+                for frame in 0..<frames {
+                    out[channels * frame] = Int32(
+                        max(-1, min(Double(source[frame]), 0x7FFF_FFFF / 0x8000_0000)) * 0x8000_0000)
+                }
+            case .int16:
+                let out = interleaved.assumingMemoryBound(to: Int16.self) + channel
+                for frame in 0..<frames {
+                    out[channels * frame] = Int16(max(-32_768, min(32_767, (source[frame] * 32_768).rounded())))
+                }
             }
         }
     }

@@ -60,6 +60,44 @@ struct ALSAOutputTests {
         #expect(expected.contains { abs($0) > 0.05 }, "the music is there")
     }
 
+    @Test("a four-channel stream carries the song on the channels it is routed to and silence on the rest")
+    func fourChannelStream() throws {
+        let raw = FileManager.default.temporaryDirectory.appendingPathComponent("pianola-quad-\(UUID().uuidString).raw")
+            .path
+        defer { try? FileManager.default.removeItem(atPath: raw) }
+        let (engine, player) = try demoGraph(effects: false)
+        try engine.connect(engine.mainMixerNode, to: engine.outputNode, channels: [2, 3])
+        let output = try ALSAOutput(
+            engine: engine,
+            configuration: .init(device: "file:FILE=\(raw),FORMAT=raw", periodFrames: 512, channelCount: 4))
+        #expect(output.channelCount == 4)
+        player.play()
+        try output.start()
+        #expect(engine.format?.channelCount == 4)
+        let deadline = Date().addingTimeInterval(60)
+        while !player.isFinished && Date() < deadline { usleep(10_000) }
+        usleep(50_000)
+        output.stop()
+        #expect(output.failure == nil)
+        let captured = try Data(contentsOf: URL(fileURLWithPath: raw)).withUnsafeBytes {
+            Array($0.bindMemory(to: Float.self))
+        }
+        let expected = try offlineDemo(frames: 44_100 * 16, period: 512)
+        let frames = min(captured.count / 4, expected.count / 2)
+        #expect(frames >= 44_100 * 16, "captured \(captured.count / 4) frames")
+        var silentChannelsPeak: Float = 0
+        var mismatches = 0
+        for frame in 0..<frames {
+            silentChannelsPeak = max(silentChannelsPeak, abs(captured[4 * frame]), abs(captured[4 * frame + 1]))
+            if captured[4 * frame + 2] != expected[2 * frame] || captured[4 * frame + 3] != expected[2 * frame + 1] {
+                mismatches += 1
+            }
+        }
+        #expect(silentChannelsPeak == 0, "outputs 1-2 peak at \(silentChannelsPeak)")
+        #expect(mismatches == 0, "\(mismatches) frames of outputs 3-4 differ from the stereo render")
+        #expect(expected.contains { abs($0) > 0.05 }, "the music is there")
+    }
+
     @Test("a device that does not exist, or a period out of range, is one clear error")
     func badDevices() throws {
         let engine = AudioEngine()
@@ -73,6 +111,11 @@ struct ALSAOutputTests {
             Issue.record("a 16-frame period was accepted")
         } catch {
             #expect(error.description == "audio device 'null': period must be 32…8192 frames")
+        }
+        configuration.periodFrames = 256
+        configuration.channelCount = 65
+        #expect(throws: ALSAPCMError.unsupportedConfiguration(device: "null", reason: "channels must be 1…64")) {
+            try ALSAOutput(engine: engine, configuration: configuration)
         }
     }
 }
