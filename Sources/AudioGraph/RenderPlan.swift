@@ -44,15 +44,19 @@ final class RenderPlan {
     /// Marks, on the render thread, the mixer inputs that `next` drops or re-sources; returns
     /// whether any must fade out before switching.
     func markFadeOuts(before next: RenderPlan) -> Bool {
+        // Index loops: iterators over arrays of tuples allocate in unoptimized builds.
         var any = false
-        for (input, source) in mixerInputs where next.mixerSources[ObjectIdentifier(input)] != source {
-            input.isFadingOut = true
-            any = true
+        for index in 0..<mixerInputs.count {
+            let (input, source) = mixerInputs[index]
+            if next.mixerSources[ObjectIdentifier(input)] != source {
+                input.isFadingOut = true
+                any = true
+            }
         }
         return any
     }
 
     func clearFadeOuts() {
-        for (input, _) in mixerInputs { input.isFadingOut = false }
+        for index in 0..<mixerInputs.count { mixerInputs[index].0.isFadingOut = false }
     }
 }

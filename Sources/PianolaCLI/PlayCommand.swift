@@ -23,6 +23,7 @@ struct PlayCommand: ParsableCommand {
               pianola play *.mid --device hw:1,0 --period 512 --periods 3
               pianola play song.kar --speed 0.8 --transpose -2 --loop
               pianola play song.mid --record-audio heard.wav
+              pianola play song.mid -d hw:1 --channel-map 10:3-4   (drums on outputs 3-4)
             """)
 
     @Argument(
@@ -42,6 +43,8 @@ struct PlayCommand: ParsableCommand {
     var loop = false
 
     @OptionGroup var effectOptions: EffectOptions
+
+    @OptionGroup var channelMap: ChannelMapOptions
 
     @OptionGroup var audioRecording: AudioRecordingOptions
 
@@ -64,6 +67,7 @@ struct PlayCommand: ParsableCommand {
         configuration.transpose = song.transpose
         configuration.loops = loop
         configuration.recordsAudio = audioRecording.recording
+        configuration.channelRouting = try channelMap.routing()
         let session: PlaybackSession
         do { session = try PlaybackSession(configuration) } catch {
             guard case .device = error else { throw error }

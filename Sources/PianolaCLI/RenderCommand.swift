@@ -83,6 +83,8 @@ struct RenderCommand: ParsableCommand {
 
     @OptionGroup var effectOptions: EffectOptions
 
+    @OptionGroup var channelMap: ChannelMapOptions
+
     @Option(
         help: ArgumentHelp(
             "Also write stems, in one pass: one file per track, MIDI channel or GM instrument family (program), with mix.EXT and stems.json in the -o folder. Effects act on the mix only.",
@@ -109,6 +111,13 @@ struct RenderCommand: ParsableCommand {
         guard (1...64).contains(jobs) else { throw ValidationError("--jobs must be between 1 and 64, got \(jobs)") }
         if settings.timing == .fluidSynth && (song.speed != 1 || song.start != nil) {
             throw ValidationError("--timing fluidsynth plays from the start at speed 1: no --speed or --start with it")
+        }
+        if !channelMap.routes.isEmpty {
+            guard stems == nil, manifest == nil, inputs.count == 1, output != "-", settings.loudness == nil else {
+                throw ValidationError(
+                    "--channel-map renders one MIDI file to one multichannel file: no --stems, --manifest, --loudness or -o -"
+                )
+            }
         }
         if multichannel != nil && stems == nil {
             throw ValidationError("--multichannel writes the stems into one file: give --stems too")
@@ -162,6 +171,8 @@ struct RenderCommand: ParsableCommand {
         let paths = fonts.map(\.path)
         if let stems {
             try renderStems(mode: stems, fonts: paths, options: options)
+        } else if let routing = try channelMap.routing() {
+            try renderRouted(routing, fonts: paths, options: options)
         } else if manifest != nil || inputs.contains(where: Self.isFolder) {
             try renderCorpus(fonts: paths, options: options)
         } else if output == "-" {
@@ -290,6 +301,49 @@ struct RenderCommand: ParsableCommand {
             throw Terminal.interruptExitCode
         }
         if summary.failed > 0 { throw ExitCode(1) }
+    }
+
+    /// One file to one multichannel file, its parts on the channels `--channel-map` names.
+    private func renderRouted(_ routing: ChannelRouting, fonts: [String], options: RenderOptions) throws {
+        let input = inputs[0]
+        let target = output ?? "."
+        let sequence: MusicSequence
+        do { sequence = try MusicSequence(path: input) } catch { throw CLIError("\(input): \(error.description)") }
+        let renderer = try OfflineRenderer(soundFonts: fonts, options: options)
+        var progress: ProgressReporter?
+        let started = Terminal.monotonicSeconds()
+        let summary: RenderSummary
+        do {
+            defer { progress?.finish() }
+            summary = try renderer.render(sequence, routing: routing, to: target) { done, music in
+                if !quiet {
+                    if progress == nil { progress = ProgressReporter(label: fileName(input), total: music) }
+                    progress?.update(done: done)
+                }
+                return Terminal.interruptSignal == nil
+            }
+        } catch .cancelled {
+            printError("pianola: interrupted; \(target) was not written")
+            throw Terminal.interruptExitCode
+        } catch {
+            throw CLIError("\(input): \(error.description)")
+        }
+        BatchReporter.warnIfClipped(summary)
+        let parts = routing.partOutputs.map { "\($0[0] + 1)-\($0[1] + 1)" }
+        if json {
+            print(
+                JSONValue.object([
+                    "input": .string(input), "output": .string(target), "status": .string("rendered"),
+                    "seconds": .number((summary.seconds * 1000).rounded() / 1000),
+                    "channels": .number(Double(routing.channelCount)), "parts": .array(parts.map(JSONValue.string)),
+                    "peak": .number(Double(summary.peak)), "soundFonts": .array(fonts.map(JSONValue.string)),
+                ]).serialized())
+        } else if !quiet {
+            let speed = Int(summary.seconds / max(Terminal.monotonicSeconds() - started, 1e-6))
+            print(
+                "\(target): \(routing.channelCount) channels (parts on \(parts.joined(separator: ", "))), "
+                    + "\(Terminal.clock(summary.seconds)), \(speed)× real time")
+        }
     }
 
     /// Stems of one file into the -o folder, with stems.json.

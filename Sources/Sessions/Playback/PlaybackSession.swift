@@ -36,6 +36,9 @@ public final class PlaybackSession {
         public var loops = false
         /// Write the mixed output to an audio file as it plays, from the first song's first frame.
         public var recordsAudio: OutputRecording?
+        /// Parts of the song on other output channels than 1–2 (`--channel-map`); the device is
+        /// opened with the routing's channel count. Not with `recordsAudio`.
+        public var channelRouting: ChannelRouting?
 
         /// A configuration playing `soundFonts` on `device` (by default: `default`, 44100 Hz, 2 periods of 256
         /// frames), everything else at its default.
@@ -50,8 +53,11 @@ public final class PlaybackSession {
     /// The factor `faster()` multiplies the speed by and `slower()` divides it by.
     public static let speedStep = 1.1
 
-    /// The synthesizer playing the SoundFonts, at the device's sample rate; every song plays through it.
+    /// The synthesizer playing the SoundFonts, at the device's sample rate; every song plays through it
+    /// (with a channel routing: the mix's part, the other parts in `samplers`).
     public let sampler: SamplerNode
+    /// Every synthesizer: `sampler`, then one per route of the channel routing.
+    public var samplers: [SamplerNode] { synthesis.samplers }
     /// The audio graph (sampler, effects, main mixer), rendered on the device's audio thread.
     public let engine: AudioEngine
     /// The ALSA device the engine plays through: started by the first `play`, closed by `finish()`.
@@ -71,21 +77,33 @@ public final class PlaybackSession {
     public let transpose: Int
     /// The effects after the sampler (a delay given a note value follows each song's tempo).
     private let effectSpecs: [EffectSpec]
-    private let effectNodes: [AudioNode]
+    private let synthesis: RoutedSynthesis
+    /// Each part's level but the mix's (which is `meter`).
+    private let partMeters: [LevelMeter]
 
     /// Loads the SoundFont and opens the device (nothing plays until `play`).
     public init(_ configuration: Configuration) throws(SessionError) {
         sampler = try SamplerNode.loaded(
             soundFonts: configuration.soundFonts, settings: configuration.sampler,
             sampleRate: configuration.device.sampleRate)
+        if configuration.channelRouting != nil && configuration.recordsAudio != nil {
+            throw .failed("recording the output is for the stereo mix: it does not take a channel map")
+        }
         engine = AudioEngine()
         do { try engine.attach(sampler) } catch { throw .graph(error) }
         effectSpecs = configuration.effects
-        effectNodes = try engine.connect(sampler, throughEffects: configuration.effects)
-        engine.mainMixerNode.outputVolume = Float(pow(10, configuration.gainDecibels / 20))
+        synthesis = try RoutedSynthesis(
+            engine: engine, sampler: sampler, routing: configuration.channelRouting, effects: configuration.effects,
+            volume: Float(pow(10, configuration.gainDecibels / 20)))
+        partMeters = synthesis.mixers.dropFirst().map { _ in LevelMeter() }
+        var device = configuration.device
+        if let routing = configuration.channelRouting { device.channelCount = routing.channelCount }
         do {
             try engine.installTap(on: engine.mainMixerNode, meter)
-            output = try engine.connectOutput(toDevice: configuration.device)
+            for (mixer, partMeter) in zip(synthesis.mixers.dropFirst(), partMeters) {
+                try engine.installTap(on: mixer, partMeter)
+            }
+            output = try engine.connectOutput(toDevice: device)
         } catch { throw SessionError(error) }
         speed = min(max(configuration.speed, Self.speeds.lowerBound), Self.speeds.upperBound)
         loops = configuration.loops
@@ -116,8 +134,10 @@ public final class PlaybackSession {
                 throw .soundFont(error)
             }
         }
-        retimeDelays(effectNodes, specs: effectSpecs, songTempo: sequence.startingTempo)
-        let player = MusicPlayer(sequence: sequence, destination: sampler)
+        for nodes in synthesis.effectNodes {
+            retimeDelays(nodes, specs: effectSpecs, songTempo: sequence.startingTempo)
+        }
+        let player = MusicPlayer(sequence: sequence, destination: synthesis.destination)
         do { try engine.addRenderObserver(player) } catch { throw SessionError(error) }
         player.rate = speed
         player.transpose = transpose
@@ -175,7 +195,8 @@ public final class PlaybackSession {
     /// What is playing now; `peak` is the highest level since the last call.
     public func status() -> PlaybackStatus {
         PlaybackStatus(
-            player: player, speed: speed, voiceCount: sampler.activeVoiceCount, peak: meter.takePeaks().max() ?? 0,
+            player: player, speed: speed, voiceCount: synthesis.activeVoiceCount,
+            peak: ([meter] + partMeters).compactMap { $0.takePeaks().max() }.max() ?? 0,
             underruns: output.xrunCount)
     }
 
@@ -184,7 +205,7 @@ public final class PlaybackSession {
     public func finish() {
         endSong()
         if output.isRunning {
-            sampler.allNotesOff()
+            for sampler in synthesis.samplers { sampler.allNotesOff() }
             usleep(UInt32(output.bufferLatency * 2_000_000))
         }
         // The engine and the device hold each other: let go.

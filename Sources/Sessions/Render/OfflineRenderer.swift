@@ -66,13 +66,13 @@ public final class OfflineRenderer: Sendable {
     /// output larger than the free space where it goes (uncompressed size; FLAC counted at half, Ogg
     /// at a tenth).
     func checkSize(
-        of sequence: MusicSequence, writingTo path: String, encoding: AudioFile.Encoding
+        of sequence: MusicSequence, writingTo path: String, encoding: AudioFile.Encoding, channelCount: Int = 2
     )
         throws(RenderError)
     {
         let music = max(0, sequence.durationSeconds - options.startSeconds) / max(options.speed, 0.01)
         guard music <= options.maximumSeconds else { throw .tooLong(seconds: music, limit: options.maximumSeconds) }
-        let bytesPerFrame = encoding == .s16 ? 4 : encoding == .s24 ? 6 : 8
+        let bytesPerFrame = (encoding == .s16 ? 2 : encoding == .s24 ? 3 : 4) * channelCount
         let lower = path.lowercased()
         let share = lower.hasSuffix(".flac") ? 0.5 : lower.hasSuffix(".ogg") || lower.hasSuffix(".oga") ? 0.1 : 1
         let needed = Int(Double(options.maximumFrameCount(for: sequence) * bytesPerFrame) * share)

@@ -3,10 +3,12 @@ import Effects
 import Sequencer
 
 extension AudioEngine {
-    /// Attaches the nodes of an effect chain and connects `source` → effects → the main mixer.
-    /// Returns the effect nodes, in order.
+    /// Attaches the nodes of an effect chain and connects `source` → effects → `mixer` (the main
+    /// mixer when nil). Returns the effect nodes, in order.
     @discardableResult
-    public func connect(_ source: AudioNode, throughEffects specs: [EffectSpec]) throws(SessionError) -> [AudioNode] {
+    public func connect(
+        _ source: AudioNode, throughEffects specs: [EffectSpec], to mixer: MixerNode? = nil
+    ) throws(SessionError) -> [AudioNode] {
         do {
             var previous = source
             let nodes = try EffectChain.makeNodes(specs)
@@ -15,7 +17,7 @@ extension AudioEngine {
                 try connect(previous, to: node)
                 previous = node
             }
-            try connect(previous, to: mainMixerNode)
+            try connect(previous, to: mixer ?? mainMixerNode)
             return nodes
         } catch { throw SessionError(error) }
     }

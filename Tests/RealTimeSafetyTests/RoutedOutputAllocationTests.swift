@@ -1,0 +1,48 @@
+import CAllocationCounter
+import Pianola
+import Testing
+
+@Suite("Real-time safety: routed output")
+struct RoutedOutputAllocationTests {
+    @Test("a song shared out by channel to two samplers on a four-channel output makes no heap allocation")
+    func noAllocationsWithChannelMap() throws {
+        let engine = AudioEngine()
+        let band = try SamplerNode(name: "band")
+        try band.loadSoundFont(at: fontPath)
+        let drums = try SamplerNode(name: "drums", sharingSoundFontsWith: band)
+        let drumMixer = MixerNode(name: "drum mixer")
+        for node in [band, drums, drumMixer] as [AudioNode] { try engine.attach(node) }
+        try engine.connect(band, to: engine.mainMixerNode)
+        try engine.connect(drums, to: drumMixer)
+        try engine.connect(engine.mainMixerNode, to: engine.outputNode, channels: [0, 1])
+        try engine.connect(drumMixer, to: engine.outputNode, channels: [2, 3])
+        // Channels 10 and 16 to the drums; everything else (and every SysEx) to the band.
+        let router = MIDIChannelRouter(
+            destinations: [band, drums], channelRoutes: (0..<16).map { $0 == 9 || $0 == 15 ? 1 : 0 })
+        let player = MusicPlayer(sequence: MusicSequence(file: denseFile()), destination: router)
+        try engine.addRenderObserver(player)
+        try engine.enableManualRenderingMode(
+            format: AudioFormat(sampleRate: 44_100, channelCount: 4), maximumFrameCount: 256)
+        let buffer = AudioBuffer(channelCount: 4, frameCapacity: 256)
+        player.play()
+        for _ in 0..<200 { engine.render(frameCount: 256, into: buffer) }
+
+        var allocations = 0
+        var drumPeak: Float = 0
+        for round in 0..<3 {
+            if round == 1 { player.seek(toSeconds: 3) }
+            // A graph change while rendering: the render thread adopts the new plan (this once
+            // allocated: iterating the plan's mixer inputs as tuples, in unoptimized builds).
+            if round == 2 { try engine.connect(drumMixer, to: engine.outputNode, channels: [3, 2]) }
+            for _ in 0..<400 {
+                pianola_allocations_start()
+                engine.render(frameCount: 256, into: buffer)
+                allocations += pianola_allocations_stop()
+                for frame in 0..<256 { drumPeak = max(drumPeak, abs(buffer.channel(2)[frame])) }
+            }
+        }
+        #expect(band.activeVoiceCount > 0 && drums.activeVoiceCount > 0, "both samplers play")
+        #expect(drumPeak > 0.001, "the drums reach output 3")
+        #expect(allocations == 0, "\(allocations) allocations")
+    }
+}
