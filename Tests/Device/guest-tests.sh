@@ -3,7 +3,8 @@
 # plays a test keyboard (an ALSA sequencer client) into pianola live.
 #   guest-tests.sh OUT PIANOLA MIDI SOUNDFONT [TEST-KEYBOARD [LIVE-KEYBOARD-EXAMPLE [SEQUENCER-PROBE]]]
 # Each scenario leaves OUT/NAME.out, .err, .status (exit status), .elapsed (seconds) and, where
-# audio is captured, OUT/NAME.raw (interleaved stereo float32 at 44.1 kHz from hw:Loopback,1,0).
+# audio is captured, OUT/NAME.raw (interleaved float32 at 44.1 kHz from hw:Loopback,1,0; stereo but
+# for quad, which has four channels).
 # Tests/Device/device_tests.py checks the results on the host.
 out="$1"
 pianola="$2"
@@ -16,8 +17,9 @@ paced=hw:Dummy,0,0
 now() { date +%s.%N; }
 scratch="$(mktemp -d)"  # the guest's own temporary directory
 
+# start_capture NAME [CHANNELS]: records the loopback's other end (stereo unless CHANNELS).
 start_capture() {
-    arecord -q -D "$capture" -t raw -f FLOAT_LE -c 2 -r 44100 "$scratch/$1.raw" &
+    arecord -q -D "$capture" -t raw -f FLOAT_LE -c "${2:-2}" -r 44100 "$scratch/$1.raw" &
     capture_pid=$!
     sleep 0.5
 }
@@ -58,6 +60,13 @@ start_capture stream
 play stream "$playback" 1024 3
 finish stream
 stop_capture stream
+
+# 1b. Four channels through the loopback: the song's channel 1 routed to outputs 3-4
+#     (--channel-map), outputs 1-2 carrying the (empty) mix.
+start_capture quad 4
+play quad "$playback" 1024 3 --channel-map 1:3-4
+finish quad
+stop_capture quad
 
 # 2. Paced by a high-resolution timer (snd-dummy) at 256 × 2, as a live player would use.
 play paced "$paced" 256 2
