@@ -64,6 +64,8 @@ struct LiveCommand: ParsableCommand {
 
     @OptionGroup var effectOptions: EffectOptions
 
+    @OptionGroup var channelMap: ChannelMapOptions
+
     @OptionGroup var audioRecording: AudioRecordingOptions
 
     @Flag(name: .shortAndLong, help: "Print nothing but errors.")
@@ -87,6 +89,7 @@ struct LiveCommand: ParsableCommand {
         configuration.effects = try effectOptions.specs()
         configuration.recordsMIDI = record != nil
         configuration.recordsAudio = audioRecording.recording
+        configuration.channelRouting = try channelMap.routing()
         let session: LiveSession
         do { session = try LiveSession(configuration) } catch {
             switch error {

@@ -184,6 +184,30 @@ struct LiveSessionTests {
         #expect(notes.allSatisfy { !$0.isUnterminated }, "a note was left sounding: \(notes)")
     }
 
+    @Test("with a channel map, a keyboard's channel 2 plays its own synthesizer on outputs 3-4 of a 4-channel device")
+    func channelMap() throws {
+        var configuration = configuration()
+        configuration.channelRouting = try ChannelRouting(routes: [.init(midiChannels: [1], outputs: [2, 3])])
+        let session = try LiveSession(configuration)
+        #expect(session.output.channelCount == 4 && session.samplers.count == 2)
+        try session.start()
+        let port = try #require(session.network?.port)
+        let peer = try UDPPeer()
+        #expect(peer.join(port: port))
+        // Held notes (the null device is not paced: a short sound would be over at once).
+        try peer.play([[0x91, 48, 100]], port: port)
+        #expect(eventually(5) { session.samplers[1].activeVoiceCount > 0 }, "channel 2 did not sound on its part")
+        #expect(session.samplers[0].activeVoiceCount == 0, "channel 2 sounded on the mix")
+        try peer.play([[0x90, 60, 100]], port: port)
+        #expect(eventually(5) { session.samplers[0].activeVoiceCount > 0 }, "channel 1 did not sound on the mix")
+        #expect(
+            session.status().voiceCount == session.samplers[0].activeVoiceCount + session.samplers[1].activeVoiceCount)
+        session.stop()
+
+        configuration.recordsAudio = OutputRecording(path: "/tmp/never.wav", settings: AudioFileTap.Settings())
+        #expect(throws: SessionError.self) { try LiveSession(configuration) }
+    }
+
     @Test("--record-audio: the MIDI recording has each note where the audio has it, within a 64-frame block")
     func recordsAlignedAudio() throws {
         let directory = makeTemporaryDirectory("pianola-live")

@@ -33,6 +33,10 @@ extension LiveSession {
         /// Write the mixed output to an audio file as it plays; with `recordsMIDI`, the MIDI file then has
         /// each message where the audio has it (sample-aligned).
         public var recordsAudio: OutputRecording?
+        /// MIDI channels played on other output channels than 1–2 (`--channel-map`): a keyboard
+        /// split across outputs, say. The device opens with the routing's channel count. Not with
+        /// `recordsAudio`.
+        public var channelRouting: ChannelRouting?
 
         /// A configuration playing `soundFonts` on `device` (by default: `default`, 44100 Hz, 2 periods of 128
         /// frames), everything else at its default.

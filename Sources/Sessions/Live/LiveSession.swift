@@ -26,6 +26,9 @@ public final class LiveSession {
     public let configuration: Configuration
     /// The synthesizer playing the SoundFonts, at the device's sample rate.
     public let sampler: SamplerNode
+    /// Every synthesizer: `sampler`, then one per route of the channel routing.
+    public var samplers: [SamplerNode] { synthesis.samplers }
+    private let synthesis: RoutedSynthesis
     /// The audio graph (sampler, effects, main mixer), rendered on the device's audio thread.
     public let engine: AudioEngine
     /// The ALSA device the engine plays through: its buffer, underruns and failure. Closed by `stop()`.
@@ -54,6 +57,7 @@ public final class LiveSession {
     /// Sets up input, synthesis and output; nothing sounds and no port opens before `start`.
     public init(_ configuration: Configuration) throws(SessionError) {
         self.configuration = configuration
+        try RoutedSynthesis.check(configuration.channelRouting, recording: configuration.recordsAudio)
         let network = configuration.network
         do {
             sequencerInput = try ALSASequencerInput(clientName: configuration.clientName)
@@ -77,15 +81,18 @@ public final class LiveSession {
             sampleRate: configuration.device.sampleRate)
         engine = AudioEngine()
         do { try engine.attach(sampler) } catch { throw .graph(error) }
-        try engine.connect(sampler, throughEffects: configuration.effects)
-        engine.mainMixerNode.outputVolume = Float(pow(10, configuration.gainDecibels / 20))
+        synthesis = try RoutedSynthesis(
+            engine: engine, sampler: sampler, routing: configuration.channelRouting, effects: configuration.effects,
+            volume: Float(pow(10, configuration.gainDecibels / 20)))
         scheduler = LiveMIDIScheduler(
-            queues: [sequencerInput?.queue, self.network?.queue].compactMap { $0 }, destination: sampler,
-            delay: configuration.delay)
+            queues: [sequencerInput?.queue, self.network?.queue].compactMap { $0 },
+            destination: synthesis.destination, delay: configuration.delay)
+        var device = configuration.device
+        if let routing = configuration.channelRouting { device.channelCount = routing.channelCount }
         do {
             try engine.installTap(on: engine.mainMixerNode, meter)
             try engine.addRenderObserver(scheduler)
-            output = try engine.connectOutput(toDevice: configuration.device)
+            output = try engine.connectOutput(toDevice: device)
         } catch { throw SessionError(error) }
         scheduler.presentationClock = output
         if let recording = configuration.recordsAudio {
@@ -196,7 +203,7 @@ public final class LiveSession {
         // Drained as it goes: the scheduler's log holds 65 536 messages.
         if audioTap != nil { placements += scheduler.takePlacements() }
         return LiveStatus(
-            voiceCount: sampler.activeVoiceCount, peak: meter.takePeaks().max() ?? 0,
+            voiceCount: synthesis.activeVoiceCount, peak: synthesis.takePeak(meter),
             latencyMilliseconds: latencyMilliseconds, underruns: output.xrunCount,
             deliveredCount: scheduler.deliveredCount, lateCount: scheduler.lateCount)
     }
@@ -211,7 +218,7 @@ public final class LiveSession {
         network?.stop()
         if isRunning {
             isRunning = false
-            sampler.allNotesOff()
+            synthesis.allNotesOff()
             usleep(UInt32(output.bufferLatency * 2_000_000 + delayMilliseconds * 1000))
             engine.stop()
         }

@@ -78,31 +78,23 @@ public final class PlaybackSession {
     /// The effects after the sampler (a delay given a note value follows each song's tempo).
     private let effectSpecs: [EffectSpec]
     private let synthesis: RoutedSynthesis
-    /// Each part's level but the mix's (which is `meter`).
-    private let partMeters: [LevelMeter]
 
     /// Loads the SoundFont and opens the device (nothing plays until `play`).
     public init(_ configuration: Configuration) throws(SessionError) {
         sampler = try SamplerNode.loaded(
             soundFonts: configuration.soundFonts, settings: configuration.sampler,
             sampleRate: configuration.device.sampleRate)
-        if configuration.channelRouting != nil && configuration.recordsAudio != nil {
-            throw .failed("recording the output is for the stereo mix: it does not take a channel map")
-        }
+        try RoutedSynthesis.check(configuration.channelRouting, recording: configuration.recordsAudio)
         engine = AudioEngine()
         do { try engine.attach(sampler) } catch { throw .graph(error) }
         effectSpecs = configuration.effects
         synthesis = try RoutedSynthesis(
             engine: engine, sampler: sampler, routing: configuration.channelRouting, effects: configuration.effects,
             volume: Float(pow(10, configuration.gainDecibels / 20)))
-        partMeters = synthesis.mixers.dropFirst().map { _ in LevelMeter() }
         var device = configuration.device
         if let routing = configuration.channelRouting { device.channelCount = routing.channelCount }
         do {
             try engine.installTap(on: engine.mainMixerNode, meter)
-            for (mixer, partMeter) in zip(synthesis.mixers.dropFirst(), partMeters) {
-                try engine.installTap(on: mixer, partMeter)
-            }
             output = try engine.connectOutput(toDevice: device)
         } catch { throw SessionError(error) }
         speed = min(max(configuration.speed, Self.speeds.lowerBound), Self.speeds.upperBound)
@@ -196,7 +188,7 @@ public final class PlaybackSession {
     public func status() -> PlaybackStatus {
         PlaybackStatus(
             player: player, speed: speed, voiceCount: synthesis.activeVoiceCount,
-            peak: ([meter] + partMeters).compactMap { $0.takePeaks().max() }.max() ?? 0,
+            peak: synthesis.takePeak(meter),
             underruns: output.xrunCount)
     }
 
@@ -205,7 +197,7 @@ public final class PlaybackSession {
     public func finish() {
         endSong()
         if output.isRunning {
-            for sampler in synthesis.samplers { sampler.allNotesOff() }
+            synthesis.allNotesOff()
             usleep(UInt32(output.bufferLatency * 2_000_000))
         }
         // The engine and the device hold each other: let go.

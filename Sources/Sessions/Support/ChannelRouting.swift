@@ -83,6 +83,8 @@ struct RoutedSynthesis {
     let effectNodes: [[AudioNode]]
     /// What the player plays into: the sampler, or a router among the samplers.
     let destination: any MIDIReceivingNode
+    /// A level meter on each part's mixer but the main one (which the session meters itself).
+    let partMeters: [LevelMeter]
 
     /// Builds it in `engine` around `sampler` (already attached) with `effects` on each part and
     /// the main mixer's volume on every part.
@@ -92,6 +94,7 @@ struct RoutedSynthesis {
         var samplers = [sampler]
         var mixers = [engine.mainMixerNode]
         var effectNodes: [[AudioNode]] = []
+        let meters = (routing?.routes ?? []).map { _ in LevelMeter() }
         effectNodes.append(try engine.connect(sampler, throughEffects: effects))
         engine.mainMixerNode.outputVolume = volume
         do {
@@ -105,6 +108,7 @@ struct RoutedSynthesis {
                     effectNodes.append(try engine.connect(part, throughEffects: effects, to: mixer))
                     mixer.outputVolume = volume
                     try engine.connect(mixer, to: engine.outputNode, channels: route.outputs)
+                    try engine.installTap(on: mixer, meters[index])
                     samplers.append(part)
                     mixers.append(mixer)
                 }
@@ -113,10 +117,28 @@ struct RoutedSynthesis {
         self.samplers = samplers
         self.mixers = mixers
         self.effectNodes = effectNodes
+        partMeters = meters
         destination =
             routing.map { MIDIChannelRouter(destinations: samplers, channelRoutes: $0.partOfChannel) } ?? sampler
     }
 
+    /// Refuses recording the output with a routing: the recording is of the stereo mix.
+    static func check(_ routing: ChannelRouting?, recording: OutputRecording?) throws(SessionError) {
+        if routing != nil && recording != nil {
+            throw .failed("recording the output is for the stereo mix: it does not take a channel map")
+        }
+    }
+
     /// Voices sounding, over every sampler.
     var activeVoiceCount: Int { samplers.reduce(0) { $0 + $1.activeVoiceCount } }
+
+    /// The highest peak since the last call, over `mainMeter` (the main mixer's) and the parts'.
+    func takePeak(_ mainMeter: LevelMeter) -> Float {
+        ([mainMeter] + partMeters).compactMap { $0.takePeaks().max() }.max() ?? 0
+    }
+
+    /// Releases every note of every sampler.
+    func allNotesOff() {
+        for sampler in samplers { sampler.allNotesOff() }
+    }
 }
