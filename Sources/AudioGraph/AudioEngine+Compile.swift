@@ -17,6 +17,8 @@ extension AudioEngine {
         // input node does with a tap and no connection): its tap pulls it.
         for id in graph.attachOrder where graph.taps[id]?.isEmpty == false { visit(id) }
 
+        let (domainOf, domains) = try Self.rateDomains(
+            order: order, graph: graph, output: ObjectIdentifier(outputNode))
         var channelCounts: [ObjectIdentifier: Int] = [:]
         var steps: [RenderPlan.Step] = []
         var mixerInputs: [(MixerNode.Input, ObjectIdentifier)] = []
@@ -57,18 +59,20 @@ extension AudioEngine {
             let outputChannels = node.outputChannelCount(inputChannelCounts: inputCounts)
             channelCounts[id] = outputChannels
             let nodeFormat = AudioFormat(sampleRate: format.sampleRate, channelCount: outputChannels)
-            if !graph.preparedNodes.contains(id) || node.outputFormat != nodeFormat {
-                try node.prepare(format: nodeFormat, maximumFrameCount: graph.maximumFrameCount)
+            let domain = domainOf[id] ?? 0
+            let frameCapacity = domains[domain].maximumFrameCount
+            if graph.preparedFrameCounts[id] != frameCapacity || node.outputFormat != nodeFormat {
+                try node.prepare(format: nodeFormat, maximumFrameCount: frameCapacity)
                 node.outputFormat = nodeFormat
-                graph.preparedNodes.insert(id)
+                graph.preparedFrameCounts[id] = frameCapacity
             }
             let output: AudioBuffer
             if let existing = graph.buffers[id], existing.channelCount == outputChannels,
-                existing.frameCapacity == graph.maximumFrameCount
+                existing.frameCapacity == frameCapacity
             {
                 output = existing
             } else {
-                output = AudioBuffer(channelCount: outputChannels, frameCapacity: graph.maximumFrameCount)
+                output = AudioBuffer(channelCount: outputChannels, frameCapacity: frameCapacity)
                 graph.buffers[id] = output
             }
             let inputs = UnsafeMutableBufferPointer<Unmanaged<AudioBuffer>?>.allocate(capacity: busCount)
@@ -82,12 +86,52 @@ extension AudioEngine {
                     inputs[bus] = nil
                 }
             }
-            steps.append(RenderPlan.Step(node: node, output: output, inputs: inputs, taps: graph.taps[id] ?? []))
+            steps.append(
+                RenderPlan.Step(node: node, output: output, inputs: inputs, taps: graph.taps[id] ?? [], domain: domain))
         }
         graph.generation += 1
         return RenderPlan(
             generation: graph.generation, sampleRate: format.sampleRate, maximumFrameCount: graph.maximumFrameCount,
-            steps: steps,
+            steps: steps, domains: domains,
             routing: routing, observers: graph.observers, mixerInputs: mixerInputs)
+    }
+
+    /// The rate domains of the nodes in `order` (upstream first): 0 for the nodes that render at
+    /// the engine's pace, and one per rate-converting node for the nodes upstream of it, each
+    /// with the node, the domain it renders in itself and the most frames asked of its input.
+    /// Throws when a node would render in two domains.
+    static func rateDomains(
+        order: [ObjectIdentifier], graph: GraphState, output: ObjectIdentifier
+    ) throws -> (domainOf: [ObjectIdentifier: Int], domains: [RenderPlan.Domain]) {
+        var consumers: [ObjectIdentifier: [ObjectIdentifier]] = [:]
+        let rendered = Set(order)
+        for (destination, buses) in graph.inputs where rendered.contains(destination) {
+            for connection in buses.values { consumers[connection.source, default: []].append(destination) }
+        }
+        var domainOf: [ObjectIdentifier: Int] = [output: 0]
+        var inputDomain: [ObjectIdentifier: Int] = [:]
+        var domains = [RenderPlan.Domain(node: nil, parent: 0, maximumFrameCount: graph.maximumFrameCount)]
+        // Downstream first: every consumer of a node is placed before the node.
+        for id in order.reversed() where id != output {
+            let found = Set((consumers[id] ?? []).map { inputDomain[$0] ?? domainOf[$0] ?? 0 })
+            guard found.count <= 1 else {
+                let name = graph.nodes[id]?.name ?? "a node"
+                throw AudioGraphError.mixedRates(
+                    node: name,
+                    reason: "a rate-converting node (varispeed, time-pitch) renders its input at its own pace; "
+                        + "give \(name) only that destination")
+            }
+            let domain = found.first ?? 0
+            domainOf[id] = domain
+            if let converter = graph.nodes[id] as? RateConvertingNode {
+                inputDomain[id] = domains.count
+                domains.append(
+                    RenderPlan.Domain(
+                        node: converter, parent: domain,
+                        maximumFrameCount: max(
+                            1, converter.maximumInputFrameCount(forOutputFrames: domains[domain].maximumFrameCount))))
+            }
+        }
+        return (domainOf, domains)
     }
 }

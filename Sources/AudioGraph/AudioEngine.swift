@@ -33,7 +33,8 @@ public final class AudioEngine: @unchecked Sendable {
         var observers: [RenderObserver] = []
         var format: AudioFormat?
         var maximumFrameCount = 0
-        var preparedNodes: Set<ObjectIdentifier> = []
+        /// The most frames each node was prepared to render.
+        var preparedFrameCounts: [ObjectIdentifier: Int] = [:]
         var buffers: [ObjectIdentifier: AudioBuffer] = [:]
         var plans: [RenderPlan] = []
         var generation = 0
@@ -109,7 +110,7 @@ public final class AudioEngine: @unchecked Sendable {
             graph.nodes[id] = nil
             graph.attachOrder.removeAll { $0 == id }
             graph.taps[id] = nil
-            graph.preparedNodes.remove(id)
+            graph.preparedFrameCounts[id] = nil
             graph.buffers[id] = nil
         }
         node.engine = nil
@@ -222,7 +223,7 @@ public final class AudioEngine: @unchecked Sendable {
         guard maximumFrameCount > 0 else { throw AudioGraphError.frameCountTooLarge(requested: 0, maximum: 0) }
         try mutate { graph in
             if graph.format != format || graph.maximumFrameCount != maximumFrameCount {
-                graph.preparedNodes.removeAll()
+                graph.preparedFrameCounts.removeAll()
                 graph.buffers.removeAll()
             }
             graph.format = format
@@ -278,15 +279,25 @@ public final class AudioEngine: @unchecked Sendable {
         let time = AudioTime(sampleTime: sampleTime, sampleRate: plan.sampleRate)
         // Index loops: iterators over arrays of existentials allocate in unoptimized builds.
         for index in 0..<plan.observers.count { plan.observers[index].willRender(frameCount: frames, at: time) }
+        let domainFrames = plan.domainFrames(engineFrames: frames)
         for index in 0..<plan.steps.count {
             let step = plan.steps[index]
-            step.output.frameLength = frames
+            let count = domainFrames[step.domain]
+            let stepTime =
+                step.domain == 0
+                ? time
+                : AudioTime(sampleTime: plan.domains[step.domain].node!.inputSampleTime, sampleRate: plan.sampleRate)
+            step.output.frameLength = count
+            step.node.engineFrameCount = frames
             step.node.render(
-                into: step.output, inputs: RenderInputs(buffers: UnsafeBufferPointer(step.inputs)), frameCount: frames,
-                time: time)
+                into: step.output, inputs: RenderInputs(buffers: UnsafeBufferPointer(step.inputs)), frameCount: count,
+                time: stepTime)
             for tapIndex in 0..<step.taps.count {
-                step.taps[tapIndex].process(step.output, frameCount: frames, time: time)
+                step.taps[tapIndex].process(step.output, frameCount: count, time: stepTime)
             }
+        }
+        for domain in 1..<max(1, plan.domains.count) {
+            plan.domains[domain].node!.inputSampleTime += Int64(domainFrames[domain])
         }
         buffer.frameLength = frames
         plan.routing.fill(buffer, frames: frames)
@@ -364,7 +375,10 @@ public final class AudioEngine: @unchecked Sendable {
     public func reset() {
         sampleTime = 0
         let nodes = state.withLock { Array($0.nodes.values) }
-        for node in nodes { node.reset() }
+        for node in nodes {
+            (node as? RateConvertingNode)?.inputSampleTime = 0
+            node.reset()
+        }
     }
 
     // MARK: Compiling

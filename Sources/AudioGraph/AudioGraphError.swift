@@ -23,6 +23,9 @@ public enum AudioGraphError: Error, Hashable, Sendable, CustomStringConvertible 
     /// A channel map names channels the output does not have, the same channel twice, or not one
     /// output channel per source channel.
     case invalidChannelMap(node: String, reason: String)
+    /// A node would feed a rate-converting node (a varispeed, a time-pitch unit) and also another
+    /// path, which renders at another pace.
+    case mixedRates(node: String, reason: String)
 
     public var description: String {
         switch self {
@@ -38,6 +41,7 @@ public enum AudioGraphError: Error, Hashable, Sendable, CustomStringConvertible 
         case .bufferTooSmall(let requested, let capacity):
             return "\(requested) frames requested, the buffer holds \(capacity) (make it at least that large)"
         case .invalidChannelMap(let node, let reason): return "\(node)'s channel map: \(reason)"
+        case .mixedRates(let node, let reason): return "\(node) cannot feed both: \(reason)"
         case .nodeAttachedElsewhere(let node):
             return "\(node) is attached to another engine (detach it there first)"
         }

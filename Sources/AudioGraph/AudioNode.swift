@@ -12,6 +12,10 @@ open class AudioNode: @unchecked Sendable, CustomStringConvertible {
     /// The format of the node's output, known once the engine is prepared.
     public internal(set) var outputFormat: AudioFormat?
     weak var engine: AudioEngine?
+    /// The frames of the engine's quantum being rendered, set before the node renders. A node
+    /// upstream of a `RateConvertingNode` renders another count (its `frameCount`); a node that
+    /// takes MIDI at frame offsets in engine frames scales them by `frameCount / engineFrameCount`.
+    public internal(set) var engineFrameCount = 0
     let identifier = NodeIdentifier()
 
     /// A node called `name` (for messages and `description`), attached to no engine. Subclasses call it from

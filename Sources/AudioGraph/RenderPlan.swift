@@ -7,12 +7,28 @@ final class RenderPlan {
         let output: AudioBuffer
         let inputs: UnsafeMutableBufferPointer<Unmanaged<AudioBuffer>?>
         let taps: [AudioTap]
+        /// The rate domain the node renders in (0: the engine's pace).
+        let domain: Int
+    }
+
+    /// Nodes upstream of a rate-converting node render for it, at its pace (domain 0: the
+    /// engine's). Listed downstream first: a domain's parent comes before it.
+    struct Domain {
+        /// The rate-converting node the domain's nodes feed (nil for domain 0).
+        unowned(unsafe) let node: RateConvertingNode?
+        /// The domain the node itself renders in.
+        let parent: Int
+        /// The most frames the domain's nodes render in one quantum.
+        let maximumFrameCount: Int
     }
 
     let generation: Int
     let sampleRate: Double
     let maximumFrameCount: Int
     let steps: [Step]
+    let domains: [Domain]
+    /// Each domain's frame count for the quantum being rendered (render thread).
+    private let frameCounts: UnsafeMutableBufferPointer<Int>
     /// How the engine's output is made of the buffers routed into the output node.
     let routing: OutputRouting
     let observers: [RenderObserver]
@@ -22,13 +38,17 @@ final class RenderPlan {
     let mixerInputs: [(MixerNode.Input, ObjectIdentifier)]
 
     init(
-        generation: Int, sampleRate: Double, maximumFrameCount: Int, steps: [Step], routing: OutputRouting,
+        generation: Int, sampleRate: Double, maximumFrameCount: Int, steps: [Step], domains: [Domain],
+        routing: OutputRouting,
         observers: [RenderObserver], mixerInputs: [(MixerNode.Input, ObjectIdentifier)]
     ) {
         self.generation = generation
         self.sampleRate = sampleRate
         self.maximumFrameCount = maximumFrameCount
         self.steps = steps
+        self.domains = domains
+        frameCounts = .allocate(capacity: max(1, domains.count))
+        frameCounts.initialize(repeating: 0)
         self.routing = routing
         self.observers = observers
         self.mixerInputs = mixerInputs
@@ -39,6 +59,19 @@ final class RenderPlan {
 
     deinit {
         for step in steps { step.inputs.deallocate() }
+        frameCounts.deallocate()
+    }
+
+    /// The frames each domain renders this quantum, the engine's being `engineFrames`: each
+    /// rate-converting node asked, downstream first (render thread; allocates nothing).
+    func domainFrames(engineFrames: Int) -> UnsafeMutableBufferPointer<Int> {
+        frameCounts[0] = engineFrames
+        for index in 1..<max(1, domains.count) {
+            let domain = domains[index]
+            let asked = domain.node!.inputFrameCount(forOutputFrames: frameCounts[domain.parent])
+            frameCounts[index] = min(max(asked, 0), domain.maximumFrameCount)
+        }
+        return frameCounts
     }
 
     /// Marks, on the render thread, the mixer inputs that `next` drops or re-sources; returns

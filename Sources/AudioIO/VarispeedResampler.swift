@@ -61,6 +61,19 @@ struct VarispeedResampler: ~Copyable {
         isActive = false
     }
 
+    /// `rate` within `rates`.
+    static func clamped(_ rate: Double) -> Double { min(max(rate, rates.lowerBound), rates.upperBound) }
+
+    /// The rate after a call of `frames` output frames gliding from `rate` towards `target`: at
+    /// most a factor of 16 per 100 ms.
+    static func slewed(from rate: Double, to target: Double, frames: Int, sampleRate: Double) -> Double {
+        let target = clamped(target)
+        guard rate != target else { return target }
+        let distance = log(target / rate)
+        let most = log(16) * Double(frames) / (0.1 * sampleRate)
+        return abs(distance) <= most ? target : rate * exp(distance < 0 ? -most : most)
+    }
+
     /// Writes `count` frames into `leftOut`/`rightOut` at `rate` (clamped to `rates`), reading
     /// input through `source(left, right, frames, produced)`, which must write that many frames
     /// (silence where it has none); `produced` is the output frame (from this call's first) at
@@ -77,14 +90,8 @@ struct VarispeedResampler: ~Copyable {
             if rightOut != leftOut { rightOut.update(repeating: 0, count: count) }
             return
         }
-        let target = min(max(rate, Self.rates.lowerBound), Self.rates.upperBound)
-        if !glide {
-            rateNow = target
-        } else if rateNow != target {
-            let distance = log(target / rateNow)
-            let most = log(16) * Double(count) / (0.1 * sampleRate)
-            rateNow = abs(distance) <= most ? target : rateNow * exp(distance < 0 ? -most : most)
-        }
+        rateNow =
+            glide ? Self.slewed(from: rateNow, to: rate, frames: count, sampleRate: sampleRate) : Self.clamped(rate)
         var produced = 0
         var stalls = 0
         while produced < count && stalls < 4 {

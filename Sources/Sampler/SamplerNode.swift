@@ -385,8 +385,13 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
         let left = output.channel(0)
         let right = output.channel(1)
         var position = 0
+        // Upstream of a varispeed the sampler renders another count than the engine's quantum,
+        // whose frames the offsets count: scaled, each event sounds when it is due.
+        let engineFrames = engineFrameCount
         for index in 0..<eventCount {
-            let offset = min(max(eventOffsets[index], position), frameCount)
+            var offset = eventOffsets[index]
+            if engineFrames > 0 && engineFrames != frameCount { offset = offset * frameCount / engineFrames }
+            offset = min(max(offset, position), frameCount)
             if offset > position {
                 _ = synth.render(frameCount: offset - position, left: left + position, right: right + position)
                 position = offset

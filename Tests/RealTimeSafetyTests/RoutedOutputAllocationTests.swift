@@ -2,7 +2,7 @@ import CAllocationCounter
 import Pianola
 import Testing
 
-@Suite("Real-time safety: routed output")
+@Suite("Real-time safety: routed output, rate domains")
 struct RoutedOutputAllocationTests {
     @Test("a song shared out by channel to two samplers on a four-channel output makes no heap allocation")
     func noAllocationsWithChannelMap() throws {
@@ -43,6 +43,40 @@ struct RoutedOutputAllocationTests {
         }
         #expect(band.activeVoiceCount > 0 && drums.activeVoiceCount > 0, "both samplers play")
         #expect(drumPeak > 0.001, "the drums reach output 3")
+        #expect(allocations == 0, "\(allocations) allocations")
+    }
+
+    @Test("a sampler through a varispeed gliding between rates (a rate domain of its own) makes no heap allocation")
+    func noAllocationsWithVarispeed() throws {
+        let engine = AudioEngine()
+        let sampler = try SamplerNode()
+        try sampler.loadSoundFont(at: fontPath)
+        let varispeed = VarispeedNode()
+        try engine.attach(sampler)
+        try engine.attach(varispeed)
+        try engine.connect(sampler, to: varispeed)
+        try engine.connect(varispeed, to: engine.mainMixerNode)
+        try engine.installTap(on: sampler, LevelMeter())
+        let player = MusicPlayer(sequence: MusicSequence(file: denseFile()), destination: sampler)
+        try engine.addRenderObserver(player)
+        try engine.enableManualRenderingMode(format: .stereo(sampleRate: 44_100), maximumFrameCount: 256)
+        let buffer = AudioBuffer(channelCount: 2, frameCapacity: 256)
+        player.play()
+        varispeed.rate = 4
+        for _ in 0..<200 { engine.render(frameCount: 256, into: buffer) }
+
+        var allocations = 0
+        for round in 0..<4 {
+            varispeed.rate = [0.25, 1.7, 4, 0.8][round]
+            if round == 2 { player.seek(toSeconds: 2) }
+            for _ in 0..<300 {
+                pianola_allocations_start()
+                engine.render(frameCount: 256, into: buffer)
+                allocations += pianola_allocations_stop()
+            }
+        }
+        #expect(sampler.activeVoiceCount > 0, "the sampler plays")
+        #expect(varispeed.inputSampleTime > 4 * 300 * 256, "the sampler renders at the varispeed's pace")
         #expect(allocations == 0, "\(allocations) allocations")
     }
 }

@@ -120,7 +120,8 @@ public final class EffectChain {
                 throw EffectSpecError(
                     "\(spec.name): changes the audio's length, so only `pianola process` applies it"
                         + (spec.name == "varispeed"
-                            ? " (in the library: AudioFilePlayerNode.rate)" : " (in the library: TimePitch)")
+                            ? " (in the library: VarispeedNode, AudioFilePlayerNode.rate)"
+                            : " (in the library: TimePitch)")
                 )
             default:
                 throw EffectSpecError("unknown effect '\(spec.name)' (see `pianola fx list`)")
