@@ -79,4 +79,40 @@ struct RoutedOutputAllocationTests {
         #expect(varispeed.inputSampleTime > 4 * 300 * 256, "the sampler renders at the varispeed's pace")
         #expect(allocations == 0, "\(allocations) allocations")
     }
+
+    @Test("a sampler through a time-pitch unit changing rate and pitch makes no heap allocation")
+    func noAllocationsWithTimePitch() throws {
+        let engine = AudioEngine()
+        let sampler = try SamplerNode()
+        try sampler.loadSoundFont(at: fontPath)
+        let timePitch = TimePitchNode()
+        try engine.attach(sampler)
+        try engine.attach(timePitch)
+        try engine.connect(sampler, to: timePitch)
+        try engine.connect(timePitch, to: engine.mainMixerNode)
+        let player = MusicPlayer(sequence: MusicSequence(file: denseFile()), destination: sampler)
+        try engine.addRenderObserver(player)
+        try engine.enableManualRenderingMode(format: .stereo(sampleRate: 44_100), maximumFrameCount: 256)
+        let buffer = AudioBuffer(channelCount: 2, frameCapacity: 256)
+        player.play()
+        for _ in 0..<300 { engine.render(frameCount: 256, into: buffer) }
+
+        var allocations = 0
+        var peak: Float = 0
+        let settings: [(rate: Double, pitch: Double)] = [
+            (0.5, 300), (2, -1_200), (1 / 32.0, 2_400), (32, -2_400), (1 / 32.0, 2_400), (32, 0), (1, 0),
+        ]
+        for (rate, pitch) in settings {
+            timePitch.rate = rate
+            timePitch.pitch = pitch
+            for _ in 0..<200 {
+                pianola_allocations_start()
+                engine.render(frameCount: 256, into: buffer)
+                allocations += pianola_allocations_stop()
+                for frame in 0..<256 { peak = max(peak, abs(buffer.channel(0)[frame])) }
+            }
+        }
+        #expect(peak > 0.01, "the music comes through")
+        #expect(allocations == 0, "\(allocations) allocations")
+    }
 }

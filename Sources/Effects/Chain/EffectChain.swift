@@ -121,7 +121,7 @@ public final class EffectChain {
                     "\(spec.name): changes the audio's length, so only `pianola process` applies it"
                         + (spec.name == "varispeed"
                             ? " (in the library: VarispeedNode, AudioFilePlayerNode.rate)"
-                            : " (in the library: TimePitch)")
+                            : " (in the library: TimePitchNode, TimePitch)")
                 )
             default:
                 throw EffectSpecError("unknown effect '\(spec.name)' (see `pianola fx list`)")

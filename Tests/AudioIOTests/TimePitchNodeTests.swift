@@ -1,0 +1,93 @@
+import AudioGraph
+import Foundation
+import TestSupport
+import Testing
+
+@testable import AudioIO
+
+@Suite("TimePitchNode: rate and pitch apart, in the graph")
+struct TimePitchNodeTests {
+    /// A player looping `clip` through a time-pitch unit into the output; the left channel.
+    func rendered(
+        _ clip: AudioClip, rate: Double, pitch: Double, frames: Int, quantum: Int = 512,
+        change: (Int, TimePitchNode) -> Void = { _, _ in }
+    ) throws -> (output: [Float], node: TimePitchNode) {
+        let engine = AudioEngine()
+        let player = AudioFilePlayerNode()
+        let node = TimePitchNode()
+        node.rate = rate
+        node.pitch = pitch
+        try engine.attach(player)
+        try engine.attach(node)
+        try engine.connect(player, to: node)
+        try engine.connect(node, to: engine.outputNode)
+        try engine.enableManualRenderingMode(format: .stereo(sampleRate: 48_000), maximumFrameCount: quantum)
+        try player.schedule(clip)
+        player.play()
+        let buffer = AudioBuffer(channelCount: 2, frameCapacity: quantum)
+        var output: [Float] = []
+        while output.count < frames {
+            change(output.count, node)
+            try engine.renderOffline(frameCount: quantum, into: buffer)
+            output += UnsafeBufferPointer(start: buffer.channel(0), count: quantum)
+        }
+        return (output, node)
+    }
+
+    func sine(_ frequency: Double, seconds: Double) throws -> AudioClip {
+        let samples = (0..<Int(seconds * 48_000)).map {
+            Float(0.5 * sin(2 * Double.pi * frequency * Double($0) / 48_000))
+        }
+        return try AudioClip(channels: [samples], sampleRate: 48_000)
+    }
+
+    func cents(_ measured: Double, _ expected: Double) -> Double { 1_200 * log2(measured / expected) }
+
+    @Test(
+        "a sine's pitch moves by the cents asked (±2), whatever the rate; the input is pulled at the rate",
+        arguments: [(1.0, 300.0), (0.8, 300.0), (2.0, 0.0), (0.5, -700.0), (1.25, 1_200.0)])
+    func pitchAndPace(rate: Double, pitch: Double) throws {
+        let clip = try sine(440, seconds: 12)
+        let (output, node) = try rendered(clip, rate: rate, pitch: pitch, frames: 96_000)
+        let expected = 440 * pow(2, pitch / 1_200)
+        let measured = VarispeedTests().frequency(output, 24_000..<96_000, sampleRate: 48_000)
+        #expect(abs(cents(measured, expected)) < 2, "rate \(rate), \(pitch) cents: \(measured) Hz for \(expected)")
+        #expect(abs(Double(node.inputSampleTime) - rate * 96_256) <= 1, "\(node.inputSampleTime) input frames")
+        // Once it sounds, it sounds without a gap: every 10 ms window holds the sine.
+        let start = (output.firstIndex { abs($0) > 0.1 } ?? 0) + 4_800
+        for window in stride(from: start, to: 95_000, by: 480) {
+            let peak = output[window..<window + 480].map(abs).max() ?? 0
+            #expect(peak > 0.3, "a gap at output frame \(window): peak \(peak)")
+            if peak <= 0.3 { break }
+        }
+    }
+
+    @Test("time scales by 1/rate: two tones 6 s apart come 3 s apart at rate 2, 12 s at 0.5 (±0.5 %)")
+    func duration() throws {
+        var samples = [Float](repeating: 0, count: 8 * 48_000)
+        for start in [48_000, 7 * 48_000] {
+            for n in 0..<9_600 { samples[start + n] = Float(0.5 * sin(2 * Double.pi * 440 * Double(n) / 48_000)) }
+        }
+        let clip = try AudioClip(channels: [samples], sampleRate: 48_000)
+        for rate in [2.0, 0.5] {
+            let (output, _) = try rendered(clip, rate: rate, pitch: 0, frames: Int(8 / rate * 48_000) + 48_000)
+            let first = output.firstIndex { abs($0) > 0.1 } ?? 0
+            let second = output[(first + 96_000)...].firstIndex { abs($0) > 0.1 } ?? 0
+            let seconds = Double(second - first) / 48_000
+            #expect(abs(seconds - 6 / rate) / (6 / rate) < 0.005, "rate \(rate): \(seconds) s apart")
+        }
+    }
+
+    @Test("pitch glides when changed, without a click")
+    func pitchGlide() throws {
+        let (output, _) = try rendered(try sine(440, seconds: 6), rate: 1, pitch: 0, frames: 200_000) { done, node in
+            if done == 96_256 { node.pitch = 700 }
+        }
+        var largest: Float = 0
+        for n in 20_000..<output.count { largest = max(largest, abs(output[n] - output[n - 1])) }
+        // The steepest slope of a 0.5 sine at 659 Hz is 0.043 a sample.
+        #expect(largest < 0.06, "largest step \(largest)")
+        let late = VarispeedTests().frequency(output, 150_000..<200_000, sampleRate: 48_000)
+        #expect(abs(cents(late, 440 * pow(2, 700.0 / 1_200))) < 2, "\(late) Hz")
+    }
+}
