@@ -106,7 +106,8 @@ public final class DelayNode: AudioNode, @unchecked Sendable {
     public override func prepare(format: AudioFormat, maximumFrameCount: Int) throws {
         sampleRate = format.sampleRate
         line = FractionalDelayLine(
-            channelCount: format.channelCount, maximumDelay: Int((Self.maximumDelayTime * sampleRate).rounded(.up)) + 4)
+            channelCount: format.channelCount, maximumDelay: Int((Self.maximumDelayTime * sampleRate).rounded(.up)) + 4,
+            maximumFrameCount: maximumFrameCount)
         delays = RealTimeBuffer(capacity: max(1, maximumFrameCount))
         reset()
     }
@@ -149,7 +150,12 @@ public final class DelayNode: AudioNode, @unchecked Sendable {
             if abs(second - target) < 1e-6 && abs(first - target) < 1e-6 { (first, second) = (target, target) }
             smoothed = (first, second)
         }
-        for channel in 0..<min(line.channelCount, output.channelCount) {
+        let stereo =
+            !gliding && output.channelCount == 2 && input.channelCount == 2
+            && line.processStereo(
+                (input.channel(0), input.channel(1)), into: (output.channel(0), output.channel(1)), count: count,
+                steady: target, ramps: ramps)
+        for channel in 0..<min(line.channelCount, output.channelCount) where !stereo {
             line.process(
                 channel: channel, input.channel(min(channel, input.channelCount - 1)), into: output.channel(channel),
                 count: count, steady: target, delays: gliding ? delays.base : nil, ramps: ramps)

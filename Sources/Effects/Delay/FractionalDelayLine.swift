@@ -18,16 +18,20 @@ struct FractionalDelayLine: ~Copyable {
     /// The low-pass's state per channel: its last input, then its last output.
     private let filterState: RealTimeBuffer<Float>
     private let bits: Int
+    /// A block's echoes, for the steady loop that runs in three passes.
+    private let echoes: RealTimeBuffer<Float>
     let channelCount: Int
     /// The running write position, shared by the channels.
     private var write = 0
 
-    /// Lines for `channelCount` channels holding up to `maximumDelay` samples.
-    init(channelCount: Int, maximumDelay: Int) {
+    /// Lines for `channelCount` channels holding up to `maximumDelay` samples, processed in calls
+    /// of up to `maximumFrameCount` frames.
+    init(channelCount: Int, maximumDelay: Int, maximumFrameCount: Int = 0) {
         self.channelCount = channelCount
         bits = Int.bitWidth - (maximumDelay + 4).leadingZeroBitCount
         ring = RealTimeBuffer(capacity: max(1, channelCount) << bits)
         filterState = RealTimeBuffer(capacity: 2 * max(1, channelCount))
+        echoes = RealTimeBuffer(capacity: max(1, 2 * maximumFrameCount))
     }
 
     /// The longest delay the lines hold, in samples.
@@ -70,6 +74,19 @@ struct FractionalDelayLine: ~Copyable {
         let state = filterState.base + 2 * channel
         let integer = Int(steady)
         let taps = SteadyTaps(integer: integer, weights: Self.weights(Float(steady - Double(integer))))
+        if delays == nil && integer > count && count <= echoes.capacity {
+            // Steady and longer than the block: every echo of the block is in the ring already.
+            if let (b0, a1) = ramps.lowPass {
+                var filter = OnePole(b0: b0, a1: a1, lastIn: state[0], lastOut: state[1])
+                runBlock(channel, input, output, count, taps, &filter, ramps)
+                (state[0], state[1]) = (filter.lastIn, filter.lastOut)
+            } else {
+                var filter = NoFilter()
+                runBlock(channel, input, output, count, taps, &filter, ramps)
+                (state[0], state[1]) = (filter.last, filter.last)
+            }
+            return
+        }
         if let (b0, a1) = ramps.lowPass {
             var filter = OnePole(b0: b0, a1: a1, lastIn: state[0], lastOut: state[1])
             if let delays {
@@ -117,6 +134,121 @@ struct FractionalDelayLine: ~Copyable {
         }
     }
 
+    /// The steady loop when the delay is longer than the block (`taps.integer > count`): nothing
+    /// the block writes is read in it, so it runs in three passes, the first and the last free of
+    /// any recursion (vectorized where the ring's stretch does not wrap): the interpolated echoes,
+    /// the loop's low-pass over them, then the ring's input and the output.
+    @inline(__always)
+    private func runBlock<Filter: LoopFilter>(
+        _ channel: Int, _ input: UnsafeMutablePointer<Float>, _ output: UnsafeMutablePointer<Float>, _ count: Int,
+        _ taps: SteadyTaps, _ filter: inout Filter, _ ramps: Ramps
+    ) {
+        let echo = echoes.base
+        readEchoes(channel, into: echo, count, taps)
+        // A local copy: the state stays in registers (stores through `echo` could alias `filter`).
+        // The recursion runs unflushed (a flush in it lengthens every sample's dependency chain);
+        // its state is flushed once the block is done, so it never stays subnormal for long.
+        var local = filter
+        for frame in 0..<count { echo[frame] = local.filterUnflushed(echo[frame]) }
+        local.flush()
+        filter = local
+        writeBack(channel, input, output, echo, count, ramps)
+    }
+
+    /// Both channels of a stereo line with the low-pass on, steady and longer than the block, in
+    /// the three passes of `runBlock`, the two low-passes running side by side (two independent
+    /// recursions in one vector: half the time of one after the other). False, doing nothing,
+    /// where that does not apply (then `process` each channel).
+    func processStereo(
+        _ inputs: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>),
+        into outputs: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>), count: Int, steady: Double,
+        ramps: Ramps
+    ) -> Bool {
+        let integer = Int(steady)
+        guard channelCount == 2, integer > count, 2 * count <= echoes.capacity, let (b0, a1) = ramps.lowPass else {
+            return false
+        }
+        let taps = SteadyTaps(integer: integer, weights: Self.weights(Float(steady - Double(integer))))
+        let left = echoes.base
+        let right = echoes.base + count
+        readEchoes(0, into: left, count, taps)
+        readEchoes(1, into: right, count, taps)
+        let state = filterState.base
+        var lastIn = SIMD2(state[0], state[2])
+        var lastOut = SIMD2(state[1], state[3])
+        let (b, a) = (SIMD2(repeating: b0), SIMD2(repeating: a1))
+        for frame in 0..<count {
+            let x = SIMD2(left[frame], right[frame])
+            lastOut = b * (x + lastIn) - a * lastOut
+            lastIn = x
+            left[frame] = lastOut.x
+            right[frame] = lastOut.y
+        }
+        let tiny = SIMD2<Float>(repeating: 1e-30)
+        lastIn.replace(with: 0, where: (lastIn .< tiny) .& (lastIn .> -tiny))
+        lastOut.replace(with: 0, where: (lastOut .< tiny) .& (lastOut .> -tiny))
+        (state[0], state[1], state[2], state[3]) = (lastIn.x, lastOut.x, lastIn.y, lastOut.y)
+        writeBack(0, inputs.0, outputs.0, left, count, ramps)
+        writeBack(1, inputs.1, outputs.1, right, count, ramps)
+        return true
+    }
+
+    /// The block's interpolated echoes of `channel` into `echo`: frame f reads the samples at
+    /// delays integer − 1 … integer + 2 before it, all written before the block.
+    @inline(__always)
+    private func readEchoes(_ channel: Int, into echo: UnsafeMutablePointer<Float>, _ count: Int, _ taps: SteadyTaps) {
+        let size = 1 << bits
+        let mask = size - 1
+        let line = ring.base + (channel << bits)
+        let w = taps.weights
+        let oldest = (write &- taps.integer &- 2) & mask
+        if oldest + count + 3 <= size {
+            let stretch = line + oldest
+            for frame in 0..<count {
+                echo[frame] =
+                    w[0] * stretch[frame + 3] + w[1] * stretch[frame + 2] + w[2] * stretch[frame + 1] + w[3]
+                    * stretch[frame]
+            }
+        } else {
+            for frame in 0..<count {
+                let base = oldest &+ frame
+                echo[frame] =
+                    w[0] * line[(base &+ 3) & mask] + w[1] * line[(base &+ 2) & mask] + w[2]
+                    * line[(base &+ 1) & mask] + w[3] * line[base & mask]
+            }
+        }
+    }
+
+    /// The block's input plus the fed-back echo into `channel`'s ring, and the mix to the output.
+    @inline(__always)
+    private func writeBack(
+        _ channel: Int, _ input: UnsafeMutablePointer<Float>, _ output: UnsafeMutablePointer<Float>,
+        _ echo: UnsafeMutablePointer<Float>, _ count: Int, _ ramps: Ramps
+    ) {
+        let size = 1 << bits
+        let mask = size - 1
+        let line = ring.base + (channel << bits)
+        @inline(__always) func kept(_ frame: Int) -> Float {
+            let feedback = ramps.feedback + ramps.feedbackStep * Float(frame + 1)
+            // Bounded (±64, +36 dBFS): full feedback on a steady input grows without end otherwise.
+            var kept = input[frame] + feedback * echo[frame]
+            kept = kept > 64 ? 64 : kept
+            kept = kept < -64 ? -64 : kept
+            return abs(kept) < 1e-30 ? 0 : kept
+        }
+        let start = write & mask
+        if start + count <= size {
+            let stretch = line + start
+            for frame in 0..<count { stretch[frame] = kept(frame) }
+        } else {
+            for frame in 0..<count { line[(start &+ frame) & mask] = kept(frame) }
+        }
+        for frame in 0..<count {
+            let mix = ramps.mix + ramps.mixStep * Float(frame + 1)
+            output[frame] = (1 - mix) * input[frame] + mix * echo[frame]
+        }
+    }
+
     /// Moves the write position on after every channel has processed `count` frames.
     mutating func advance(by count: Int) { write &+= count }
 }
@@ -146,6 +278,10 @@ struct GlidingTaps: DelayTaps {
 /// The filter in the loop.
 protocol LoopFilter {
     mutating func filter(_ x: Float) -> Float
+    /// As `filter`, without flushing a state about to turn subnormal (`flush()` does that).
+    mutating func filterUnflushed(_ x: Float) -> Float
+    /// Sets a state that is nearly zero to zero.
+    mutating func flush()
 }
 
 /// No filter (the cutoff at or above Nyquist).
@@ -156,6 +292,8 @@ struct NoFilter: LoopFilter {
         last = x
         return x
     }
+    @inline(__always) mutating func filterUnflushed(_ x: Float) -> Float { filter(x) }
+    @inline(__always) mutating func flush() {}
 }
 
 /// The bilinear one-pole low-pass: y = b0 (x + x₋₁) − a1 y₋₁.
@@ -170,5 +308,14 @@ struct OnePole: LoopFilter {
         // Flushed before it turns subnormal (slow on x86-64) once the loop dies away.
         lastOut = abs(y) < 1e-30 ? 0 : y
         return lastOut
+    }
+    @inline(__always) mutating func filterUnflushed(_ x: Float) -> Float {
+        lastOut = b0 * (x + lastIn) - a1 * lastOut
+        lastIn = x
+        return lastOut
+    }
+    @inline(__always) mutating func flush() {
+        if abs(lastOut) < 1e-30 { lastOut = 0 }
+        if abs(lastIn) < 1e-30 { lastIn = 0 }
     }
 }

@@ -145,26 +145,41 @@ struct CompressorKernel: ~Copyable {
         var state = smoothed[index]
         var expansion = expanded[index]
         var deepest: Float = 0
+        // The static curve first, into `gain`, without branches (the level crosses the threshold
+        // and the knee unpredictably): below the knee 0, in it a quadratic, above it the slope.
+        let halfKnee = knee / 2
+        let inverseKnee = knee > 0 ? 1 / (2 * knee) : 0
         for frame in 0..<count {
-            let x = level[frame]
-            let over = x - threshold
-            var target: Float = 0
-            if 2 * over >= knee {
-                target = slope * over
-            } else if 2 * over > -knee {
-                let into = over + knee / 2
-                target = slope * into * into / (2 * knee)
+            let over = level[frame] - threshold
+            let into = over + halfKnee
+            var bent = over >= halfKnee ? over : into * into * inverseKnee
+            bent = over > -halfKnee ? bent : 0
+            gain[frame] = slope * bent
+        }
+        if expansionSlope == 0 && expansion == 0 {
+            // No expansion: only the compressor's recursion.
+            for frame in 0..<count {
+                let target = gain[frame]
+                // Compression attacks as its gain falls and releases as it rises.
+                state = target + (target < state ? attack : release) * (state - target)
+                let total = max(state, Self.floor)
+                gain[frame] = total
+                deepest = min(deepest, total)
             }
-            // Compression attacks as its gain falls and releases as it rises.
-            state = target + (target < state ? attack : release) * (state - target)
-            // Expansion the other way round, as a gate opens (attack) and closes (release): a peak
-            // detector's dips between the peaks of a wave do not close it.
-            let expansionTarget = max(expansionSlope * min(x - settings.expansionThreshold, 0), Self.floor)
-            expansion =
-                expansionTarget + (expansionTarget > expansion ? attack : release) * (expansion - expansionTarget)
-            let total = max(state + expansion, Self.floor)
-            gain[frame] = total
-            deepest = min(deepest, total)
+        } else {
+            for frame in 0..<count {
+                let target = gain[frame]
+                state = target + (target < state ? attack : release) * (state - target)
+                // Expansion the other way round, as a gate opens (attack) and closes (release): a
+                // peak detector's dips between the peaks of a wave do not close it.
+                let expansionTarget = max(
+                    expansionSlope * min(level[frame] - settings.expansionThreshold, 0), Self.floor)
+                expansion =
+                    expansionTarget + (expansionTarget > expansion ? attack : release) * (expansion - expansionTarget)
+                let total = max(state + expansion, Self.floor)
+                gain[frame] = total
+                deepest = min(deepest, total)
+            }
         }
         smoothed[index] = state
         expanded[index] = expansion
