@@ -60,8 +60,20 @@ extension AudioEngine {
             channelCounts[id] = outputChannels
             let nodeFormat = AudioFormat(sampleRate: format.sampleRate, channelCount: outputChannels)
             let domain = domainOf[id] ?? 0
-            let frameCapacity = domains[domain].maximumFrameCount
-            if graph.preparedFrameCounts[id] != frameCapacity || node.outputFormat != nodeFormat {
+            // A node keeps the largest capacity it was prepared for: leaving a rate domain does not
+            // prepare it again (its state, a delay's tail, goes on).
+            let prepared = graph.preparedFrameCounts[id]
+            let frameCapacity = max(domains[domain].maximumFrameCount, prepared ?? 0)
+            if prepared != frameCapacity || node.outputFormat != nodeFormat {
+                // Preparing again replaces what the node renders with: never while a device's audio
+                // thread may be rendering it with the plan in use.
+                if prepared != nil && isRunning {
+                    throw AudioGraphError.requiresStop(
+                        node: node.name,
+                        reason: node.outputFormat != nodeFormat
+                            ? "its format would change to \(nodeFormat)"
+                            : "it would render \(frameCapacity) frames a quantum (upstream of a rate-converting node)")
+                }
                 try node.prepare(format: nodeFormat, maximumFrameCount: frameCapacity)
                 node.outputFormat = nodeFormat
                 graph.preparedFrameCounts[id] = frameCapacity

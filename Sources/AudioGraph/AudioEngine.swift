@@ -128,7 +128,11 @@ public final class AudioEngine: @unchecked Sendable {
             guard graph.nodes[sourceID] != nil else { throw AudioGraphError.nodeNotAttached(source.name) }
             guard graph.nodes[destinationID] != nil else { throw AudioGraphError.nodeNotAttached(destination.name) }
             let buses = graph.inputs[destinationID] ?? [:]
-            let bus = toBus ?? (0..<destination.inputBusCount).first { buses[$0] == nil } ?? destination.inputBusCount
+            // Without a bus: a mixer's next free one; the output's bus 0, replacing what it had (as
+            // AVAudioEngine does: other routes into the output are made with `channels:`).
+            let bus =
+                toBus ?? (destination is OutputNode ? 0 : nil)
+                ?? (0..<destination.inputBusCount).first { buses[$0] == nil } ?? destination.inputBusCount
             guard bus >= 0 && bus < destination.inputBusCount else {
                 throw AudioGraphError.invalidBus(node: destination.name, bus: bus)
             }
@@ -279,7 +283,7 @@ public final class AudioEngine: @unchecked Sendable {
         let time = AudioTime(sampleTime: sampleTime, sampleRate: plan.sampleRate)
         // Index loops: iterators over arrays of existentials allocate in unoptimized builds.
         for index in 0..<plan.observers.count { plan.observers[index].willRender(frameCount: frames, at: time) }
-        let domainFrames = plan.domainFrames(engineFrames: frames)
+        let domainFrames = plan.domainFrames(engineFrames: frames, engineTime: sampleTime)
         for index in 0..<plan.steps.count {
             let step = plan.steps[index]
             let count = domainFrames[step.domain]
@@ -287,6 +291,8 @@ public final class AudioEngine: @unchecked Sendable {
                 step.domain == 0
                 ? time
                 : AudioTime(sampleTime: plan.domains[step.domain].node!.inputSampleTime, sampleRate: plan.sampleRate)
+            // (A domain's clock starts at its parent's time when its node first renders: see
+            // `RenderPlan.domainFrames`.)
             step.output.frameLength = count
             step.node.engineFrameCount = frames
             step.node.render(
@@ -356,8 +362,12 @@ public final class AudioEngine: @unchecked Sendable {
             let count = min(maximum, frameCount - done)
             render(frameCount: count, into: scratch)
             for channel in 0..<buffer.channelCount {
-                (buffer.channel(channel) + done).update(
-                    from: scratch.channel(min(channel, scratch.channelCount - 1)), count: count)
+                // Channels beyond the engine's format are silent, as `render` leaves them.
+                if channel < scratch.channelCount {
+                    (buffer.channel(channel) + done).update(from: scratch.channel(channel), count: count)
+                } else {
+                    (buffer.channel(channel) + done).update(repeating: 0, count: count)
+                }
             }
             done += count
         }
@@ -376,7 +386,7 @@ public final class AudioEngine: @unchecked Sendable {
         sampleTime = 0
         let nodes = state.withLock { Array($0.nodes.values) }
         for node in nodes {
-            (node as? RateConvertingNode)?.inputSampleTime = 0
+            (node as? RateConvertingNode)?.isClockStarted = false
             node.reset()
         }
     }

@@ -26,6 +26,9 @@ public enum AudioGraphError: Error, Hashable, Sendable, CustomStringConvertible 
     /// A node would feed a rate-converting node (a varispeed, a time-pitch unit) and also another
     /// path, which renders at another pace.
     case mixedRates(node: String, reason: String)
+    /// The change would prepare a node again (a new format, more frames a quantum) while a
+    /// device's audio thread renders it: stop the engine, change the graph, start it again.
+    case requiresStop(node: String, reason: String)
 
     public var description: String {
         switch self {
@@ -42,6 +45,8 @@ public enum AudioGraphError: Error, Hashable, Sendable, CustomStringConvertible 
             return "\(requested) frames requested, the buffer holds \(capacity) (make it at least that large)"
         case .invalidChannelMap(let node, let reason): return "\(node)'s channel map: \(reason)"
         case .mixedRates(let node, let reason): return "\(node) cannot feed both: \(reason)"
+        case .requiresStop(let node, let reason):
+            return "\(node) must be prepared again (\(reason)): stop the engine to make this change"
         case .nodeAttachedElsewhere(let node):
             return "\(node) is attached to another engine (detach it there first)"
         }

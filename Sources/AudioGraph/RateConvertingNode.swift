@@ -15,9 +15,12 @@
 /// `renderedFrameCount / engineFrameCount` (the sampler does), so notes sound when they are due
 /// and are then sped up or slowed down with the rest of the input.
 open class RateConvertingNode: AudioNode, @unchecked Sendable {
-    /// Input frames rendered for this node since the engine was prepared: the clock (`AudioTime`)
-    /// of the nodes upstream of it.
+    /// The clock (`AudioTime`) of the nodes upstream of this one: the engine's sample time when
+    /// it first rendered (since the engine was made or reset), then advancing by the input frames
+    /// rendered for it each quantum. A player upstream schedules in this time.
     public internal(set) var inputSampleTime: Int64 = 0
+    /// Whether `inputSampleTime` has been set from the engine's clock.
+    var isClockStarted = false
 
     /// The most input frames `inputFrameCount(forOutputFrames:)` may ask for when the output
     /// quantum is `outputFrames` long (by default: the same).

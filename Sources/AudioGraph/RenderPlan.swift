@@ -64,11 +64,18 @@ final class RenderPlan {
 
     /// The frames each domain renders this quantum, the engine's being `engineFrames`: each
     /// rate-converting node asked, downstream first (render thread; allocates nothing).
-    func domainFrames(engineFrames: Int) -> UnsafeMutableBufferPointer<Int> {
+    /// A node that renders for the first time (since the engine was reset) starts its domain's
+    /// clock at its parent domain's time (`engineTime` for the engine's).
+    func domainFrames(engineFrames: Int, engineTime: Int64) -> UnsafeMutableBufferPointer<Int> {
         frameCounts[0] = engineFrames
         for index in 1..<max(1, domains.count) {
             let domain = domains[index]
-            let asked = domain.node!.inputFrameCount(forOutputFrames: frameCounts[domain.parent])
+            let node = domain.node!
+            if !node.isClockStarted {
+                node.inputSampleTime = domain.parent == 0 ? engineTime : domains[domain.parent].node!.inputSampleTime
+                node.isClockStarted = true
+            }
+            let asked = node.inputFrameCount(forOutputFrames: frameCounts[domain.parent])
             frameCounts[index] = min(max(asked, 0), domain.maximumFrameCount)
         }
         return frameCounts

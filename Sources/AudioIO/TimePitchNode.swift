@@ -25,7 +25,8 @@ import Synchronization
 /// 1 / `rate`. Both change on the render thread without allocating (SoundTouch's own transposer
 /// rebuilds its filter, allocating, on every pitch change: it is not used), and the converter
 /// glides between pitches. SoundTouch works in segments: the node holds back about 0.1 s
-/// (`latency`) so that its output flows evenly. Streaming, the attacks are stretched with the rest
+/// (`latency`) so that its output flows evenly, and nudges SoundTouch's tempo by up to 5 % to keep
+/// that much queued as the pitch moves. Streaming, the attacks are stretched with the rest
 /// (`TimePitch.process`, offline, also keeps them sharp). A change that would make SoundTouch play
 /// out far more than the node queues (a rate divided by a hundred at once) restarts it instead:
 /// a gap of its latency.
@@ -62,28 +63,34 @@ public final class TimePitchNode: RateConvertingNode, @unchecked Sendable {
         if let stretcher { soundtouch_destroyInstance(stretcher) }
     }
 
-    /// How fast the input plays, 1/32…32 (clamped): 2 plays it in half the time, at its pitch.
-    /// Any thread; the next quantum takes it.
+    /// How fast the input plays, 1/32…32 (clamped; NaN is ignored): 2 plays it in half the time,
+    /// at its pitch. Any thread; the next quantum takes it.
     public var rate: Double {
         get { Double(bitPattern: rateBits.load(ordering: .relaxed)) }
         set {
+            guard !newValue.isNaN else { return }
             let clamped = min(max(newValue, Self.rates.lowerBound), Self.rates.upperBound)
             rateBits.store(clamped.bitPattern, ordering: .relaxed)
         }
     }
 
-    /// The transposition in cents, −2400…2400 (clamped): 1200 is an octave up. Any thread; the
-    /// render thread glides to it.
+    /// The transposition in cents, −2400…2400 (clamped; NaN is ignored): 1200 is an octave up.
+    /// Any thread; the render thread glides to it.
     public var pitch: Double {
         get { Double(bitPattern: pitchBits.load(ordering: .relaxed)) }
         set {
+            guard !newValue.isNaN else { return }
             let clamped = min(max(newValue, Self.pitches.lowerBound), Self.pitches.upperBound)
             pitchBits.store(clamped.bitPattern, ordering: .relaxed)
         }
     }
 
-    /// How long the node holds its output back, in seconds, for SoundTouch's segments to flow evenly.
-    public var latency: Double { Double(threshold) / sampleRate }
+    /// The most the tempo is nudged by to bring the queue back to its level.
+    static let levelControl = 0.05
+
+    /// How long the node holds its output back, in seconds, for SoundTouch's segments to flow
+    /// evenly: 0.1 s, and longer when transposing down (0.1 s divided by the pitch ratio).
+    public var latency: Double { Double(threshold) / sampleRate / min(1, pow(2, pitch / 1_200)) }
 
     public override func outputChannelCount(inputChannelCounts: [Int]) -> Int { 2 }
 
@@ -105,7 +112,7 @@ public final class TimePitchNode: RateConvertingNode, @unchecked Sendable {
         if let stretcher { soundtouch_destroyInstance(stretcher) }
         stretcher = soundtouch_createInstance()
         guard let stretcher else {
-            throw AudioFileError.readFailed(path: name, reason: "SoundTouch could not make an instance")
+            throw AudioFileError.readFailed(path: name, reason: "SoundTouch could not make an instance (out of memory)")
         }
         sampleRate = format.sampleRate
         soundtouch_setChannels(stretcher, 2)
@@ -117,8 +124,8 @@ public final class TimePitchNode: RateConvertingNode, @unchecked Sendable {
         let output = 4 * maximumFrameCount + Int(sampleRate)
         interleaved = RealTimeBuffer(capacity: 2 * max(input, output), repeating: 0)
         threshold = Int(0.1 * sampleRate) + VarispeedResampler.chunk
-        queueLeft = RealTimeBuffer(capacity: threshold + 2 * output, repeating: 0)
-        queueRight = RealTimeBuffer(capacity: threshold + 2 * output, repeating: 0)
+        queueLeft = RealTimeBuffer(capacity: 4 * threshold + 2 * output, repeating: 0)
+        queueRight = RealTimeBuffer(capacity: 4 * threshold + 2 * output, repeating: 0)
         warmUp(maximumFrameCount: maximumFrameCount)
         reset()
     }
@@ -168,7 +175,19 @@ public final class TimePitchNode: RateConvertingNode, @unchecked Sendable {
     public override func render(into output: AudioBuffer, inputs: RenderInputs, frameCount: Int, time: AudioTime) {
         guard let stretcher else { return output.clear(frames: frameCount) }
         let transposition = pow(2, pitch / 1_200)
-        let tempo = plannedRate / transposition
+        // SoundTouch puts out what the transposer takes this quantum: its rate as it glides
+        // (the mean of where it is and where it will be), nudged by at most 2 % towards the
+        // queue's level (SoundTouch's segments do not come out exactly at its nominal tempo).
+        let next =
+            hasRendered
+            ? VarispeedResampler.slewed(
+                from: transposer.rateNow, to: transposition, frames: frameCount, sampleRate: sampleRate)
+            : VarispeedResampler.clamped(transposition)
+        let taken = hasRendered ? (transposer.rateNow + next) / 2 : next
+        // The queue's level in output time (it drains `taken` frames per output frame).
+        let target = Double(threshold) * max(1, taken)
+        let level = isFlowing ? min(max((Double(queued) - target) / target, -1), 1) : 0
+        let tempo = plannedRate / taken * (1 + Self.levelControl * level)
         if tempo != appliedTempo {
             soundtouch_setTempo(stretcher, Float(tempo))
             // The input SoundTouch holds comes out at the new tempo: slowed down far, it would be
@@ -191,7 +210,7 @@ public final class TimePitchNode: RateConvertingNode, @unchecked Sendable {
             soundtouch_putSamples(stretcher, interleaved.base, UInt32(count))
         }
         collect(stretcher)
-        if !isFlowing && queued >= threshold { isFlowing = true }
+        if !isFlowing && Double(queued) >= Double(threshold) * max(1, taken) { isFlowing = true }
         guard isFlowing else {
             output.clear(frames: frameCount)
             return
@@ -209,6 +228,8 @@ public final class TimePitchNode: RateConvertingNode, @unchecked Sendable {
             queued -= count
         }
         hasRendered = true
+        // Run dry (the input stopped coming, or a restart): fill up to the latency again.
+        if queued == 0 { isFlowing = false }
     }
 
     /// Moves what SoundTouch has ready into the queue (to its front first when it would not fit).

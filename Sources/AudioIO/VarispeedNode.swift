@@ -40,11 +40,13 @@ public final class VarispeedNode: RateConvertingNode, @unchecked Sendable {
     /// A varispeed named `name` at rate 1.
     public override init(name: String = "varispeed") { super.init(name: name) }
 
-    /// The playback rate, 0.25…4 (clamped): 2 plays twice as fast, an octave up. Any thread; the
-    /// render thread glides to it.
+    /// The playback rate, 0.25…4 (clamped; NaN is ignored): 2 plays twice as fast, an octave up.
+    /// Any thread; the render thread glides to it.
     public var rate: Double {
         get { Double(bitPattern: rateBits.load(ordering: .relaxed)) }
         set {
+            // NaN (or a NaN from `cents`) is refused: the rate stays.
+            guard !newValue.isNaN else { return }
             let clamped = min(max(newValue, Self.rates.lowerBound), Self.rates.upperBound)
             rateBits.store(clamped.bitPattern, ordering: .relaxed)
         }

@@ -113,9 +113,12 @@ struct RenderCommand: ParsableCommand {
             throw ValidationError("--timing fluidsynth plays from the start at speed 1: no --speed or --start with it")
         }
         if !channelMap.routes.isEmpty {
-            guard stems == nil, manifest == nil, inputs.count == 1, output != "-", settings.loudness == nil else {
+            guard stems == nil, manifest == nil, inputs.count == 1, !inputs.contains(where: Self.isFolder),
+                output != "-",
+                settings.loudness == nil
+            else {
                 throw ValidationError(
-                    "--channel-map renders one MIDI file to one multichannel file: no --stems, --manifest, --loudness or -o -"
+                    "--channel-map renders one MIDI file to one multichannel file: no folder, --stems, --manifest, --loudness or -o -"
                 )
             }
         }
@@ -306,7 +309,11 @@ struct RenderCommand: ParsableCommand {
     /// One file to one multichannel file, its parts on the channels `--channel-map` names.
     private func renderRouted(_ routing: ChannelRouting, fonts: [String], options: RenderOptions) throws {
         let input = inputs[0]
-        let target = output ?? "."
+        // A folder (or none): the render goes into it, named after the MIDI file, as `render` does.
+        var target = output ?? "."
+        if target.hasSuffix("/") || Self.isFolder(target) {
+            target = (target.hasSuffix("/") ? target : target + "/") + BatchPlan.baseName(of: input) + "." + ext
+        }
         let sequence: MusicSequence
         do { sequence = try MusicSequence(path: input) } catch { throw CLIError("\(input): \(error.description)") }
         let renderer = try OfflineRenderer(soundFonts: fonts, options: options)

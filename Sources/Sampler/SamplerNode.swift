@@ -390,7 +390,9 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
         let engineFrames = engineFrameCount
         for index in 0..<eventCount {
             var offset = eventOffsets[index]
-            if engineFrames > 0 && engineFrames != frameCount { offset = offset * frameCount / engineFrames }
+            if engineFrames > 0 && engineFrames != frameCount {
+                offset = min(max(offset, 0), engineFrames) * frameCount / engineFrames
+            }
             offset = min(max(offset, position), frameCount)
             if offset > position {
                 _ = synth.render(frameCount: offset - position, left: left + position, right: right + position)

@@ -110,3 +110,77 @@ struct OutputRoutingTests {
         }
     }
 }
+
+@Suite("Audio engine: connecting to the output, preparing again")
+struct OutputConnectionTests {
+    /// A one-input node counting the capacities it is prepared for.
+    final class PrepareCounter: AudioNode, @unchecked Sendable {
+        var capacities: [Int] = []
+        override var inputBusCount: Int { 1 }
+        override func outputChannelCount(inputChannelCounts: [Int]) -> Int { inputChannelCounts.first ?? 2 }
+        override func prepare(format: AudioFormat, maximumFrameCount: Int) throws {
+            capacities.append(maximumFrameCount)
+        }
+        override func render(into output: AudioBuffer, inputs: RenderInputs, frameCount: Int, time: AudioTime) {
+            guard let input = inputs[0] else { return output.clear(frames: frameCount) }
+            for channel in 0..<output.channelCount {
+                output.channel(channel).update(from: input.channel(channel), count: frameCount)
+            }
+        }
+    }
+
+    /// Asks for twice the frames it puts out, and puts out the first half of them.
+    final class Doubler: RateConvertingNode, @unchecked Sendable {
+        override func maximumInputFrameCount(forOutputFrames outputFrames: Int) -> Int { 2 * outputFrames }
+        override func inputFrameCount(forOutputFrames outputFrames: Int) -> Int { 2 * outputFrames }
+        override func render(into output: AudioBuffer, inputs: RenderInputs, frameCount: Int, time: AudioTime) {
+            guard let input = inputs[0] else { return output.clear(frames: frameCount) }
+            for channel in 0..<output.channelCount {
+                output.channel(channel).update(from: input.channel(channel), count: frameCount)
+            }
+        }
+    }
+
+    @Test("connecting a node to the output without a bus replaces bus 0, as AVAudioEngine does")
+    func replacesBusZero() throws {
+        let engine = AudioEngine()
+        let source = ConstantNode(0.5)
+        let limiter = GainNode(0.5)
+        try engine.attach(source)
+        try engine.attach(limiter)
+        try engine.connect(source, to: engine.mainMixerNode)
+        try engine.enableManualRenderingMode(format: .stereo(sampleRate: 48_000), maximumFrameCount: 256)
+        // The usual "an effect after the main mixer": the mixer's own route to the output goes.
+        try engine.connect(engine.mainMixerNode, to: limiter)
+        try engine.connect(limiter, to: engine.outputNode)
+        _ = try render(engine, frames: 256)
+        let buffer = try render(engine, frames: 256)
+        #expect(buffer.channel(0)[100] == 0.25, "the dry mix was added: \(buffer.channel(0)[100])")
+        #expect(engine.inputBus(of: engine.outputNode, connectedFrom: engine.mainMixerNode) == nil)
+    }
+
+    @Test("a node keeps its state when a rate domain goes: prepared again only to grow; clocks start at engine time")
+    func preparedOnceToGrow() throws {
+        let engine = AudioEngine()
+        let source = ConstantNode(0.5)
+        let effect = PrepareCounter(name: "effect")
+        let doubler = Doubler(name: "doubler")
+        for node in [source, effect, doubler] as [AudioNode] { try engine.attach(node) }
+        try engine.connect(source, to: effect)
+        try engine.connect(effect, to: engine.mainMixerNode)
+        try engine.enableManualRenderingMode(format: .stereo(sampleRate: 48_000), maximumFrameCount: 256)
+        for _ in 0..<10 { _ = try render(engine, frames: 256) }
+        try engine.disconnectOutput(of: effect)
+        try engine.connect(effect, to: doubler)
+        try engine.connect(doubler, to: engine.mainMixerNode)
+        _ = try render(engine, frames: 256)  // the mixer's fade-out quantum, on the plan before
+        let started = engine.currentSampleTime
+        _ = try render(engine, frames: 256)
+        // The doubler's input clock started at the engine's time, then ran at twice its pace.
+        #expect(started == 11 * 256 && doubler.inputSampleTime == started + 512, "\(doubler.inputSampleTime)")
+        try engine.disconnectOutput(of: doubler)
+        try engine.connect(effect, to: engine.mainMixerNode)
+        _ = try render(engine, frames: 256)
+        #expect(effect.capacities == [256, 512], "\(effect.capacities)")
+    }
+}

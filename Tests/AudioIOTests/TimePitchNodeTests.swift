@@ -90,4 +90,26 @@ struct TimePitchNodeTests {
         let late = VarispeedTests().frequency(output, 150_000..<200_000, sampleRate: 48_000)
         #expect(abs(cents(late, 440 * pow(2, 700.0 / 1_200))) < 2, "\(late) Hz")
     }
+
+    @Test(
+        "pitch changes back and forth keep the output flowing: no silent quantum once it sounds",
+        arguments: [(200, 0.0, 1_200.0), (50, -1_200.0, 1_200.0), (20, 0.0, 700.0)])
+    func noDropouts(every: Int, low: Double, high: Double) throws {
+        // Octave jumps every 200 quanta of 256 frames, for 16 s: without a level control the queue
+        // drifts down by the glides' mismatch until every jump up leaves quanta silent.
+        let (output, node) = try rendered(
+            try sine(440, seconds: 30), rate: 1, pitch: 0, frames: 3_000 * 256, quantum: 256
+        ) { done, node in
+            let quantum = done / 256
+            if quantum % every == 0 { node.pitch = (quantum / every) % 2 == 0 ? low : high }
+            if quantum == 2_990 { node.rate = .nan }  // ignored
+        }
+        let start = (output.firstIndex { abs($0) > 0.1 } ?? 0) + 256
+        var silent = 0
+        for quantum in stride(from: start, to: output.count - 256, by: 256) {
+            if (output[quantum..<quantum + 256].map(abs).max() ?? 0) < 0.05 { silent += 1 }
+        }
+        #expect(silent == 0, "every \(every) quanta \(low)/\(high) cents: \(silent) silent quanta")
+        #expect(node.rate == 1 && !node.pitch.isNaN)
+    }
 }
