@@ -204,7 +204,8 @@ struct LiveSessionTests {
             session.status().voiceCount == session.samplers[0].activeVoiceCount + session.samplers[1].activeVoiceCount)
         session.stop()
 
-        configuration.recordsAudio = OutputRecording(path: "/tmp/never.wav", settings: AudioFileTap.Settings())
+        configuration.recordsAudio = OutputRecording(
+            path: FileManager.default.temporaryDirectory.path + "/never.wav", settings: AudioFileTap.Settings())
         #expect(throws: SessionError.self) { try LiveSession(configuration) }
     }
 
