@@ -67,12 +67,18 @@ public final class AudioEngine: @unchecked Sendable {
 
     // MARK: Graph
 
-    /// The engine's main mixer, created on first use and connected to the output.
+    /// The engine's main mixer, created on first use and connected to the output (its bus 0, when
+    /// nothing is connected there yet).
     public var mainMixerNode: MixerNode {
         if let mixer = state.withLock({ $0.mainMixer }) { return mixer }
         let mixer = MixerNode(name: "main mixer")
         insert(mixer)
-        try? connect(mixer, to: outputNode)  // cannot fail: both attached, no cycle possible
+        // To the output's bus 0, unless something is there already (a node connected to the output
+        // before the mixer was first asked for keeps its place).
+        let outputID = ObjectIdentifier(outputNode)
+        if state.withLock({ $0.inputs[outputID]?[0] == nil }) {
+            try? connect(mixer, to: outputNode)  // cannot fail: both attached, no cycle possible
+        }
         state.withLock { $0.mainMixer = mixer }
         return mixer
     }

@@ -159,6 +159,19 @@ struct OutputConnectionTests {
         #expect(engine.inputBus(of: engine.outputNode, connectedFrom: engine.mainMixerNode) == nil)
     }
 
+    @Test("a node connected straight to the output keeps its place when the main mixer is first asked for")
+    func mainMixerDoesNotDisplace() throws {
+        let engine = AudioEngine()
+        let source = ConstantNode(0.5)
+        try engine.attach(source)
+        try engine.connect(source, to: engine.outputNode)
+        engine.mainMixerNode.outputVolume = 0.5
+        #expect(engine.inputBus(of: engine.outputNode, connectedFrom: source) == 0)
+        #expect(engine.inputBus(of: engine.outputNode, connectedFrom: engine.mainMixerNode) == nil)
+        try engine.enableManualRenderingMode(format: .stereo(sampleRate: 48_000), maximumFrameCount: 256)
+        #expect(try render(engine, frames: 256).channel(1)[10] == 0.5)
+    }
+
     @Test("a node keeps its state when a rate domain goes: prepared again only to grow; clocks start at engine time")
     func preparedOnceToGrow() throws {
         let engine = AudioEngine()
