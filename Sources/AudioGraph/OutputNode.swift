@@ -13,7 +13,8 @@
 /// ```
 ///
 /// A bus without a map sends source channel k to output channel k (a mono source to the first
-/// two); output channels that no bus reaches are silent. A channel map change takes effect at
+/// two; a stereo source to a mono output folded down, left and right at ½ each); output channels
+/// that no bus reaches are silent. A channel map change takes effect at
 /// the next quantum without a fade: route through a mixer, whose inputs fade, to change what is
 /// heard while playing.
 public final class OutputNode: AudioNode, @unchecked Sendable {
@@ -33,12 +34,14 @@ public final class OutputNode: AudioNode, @unchecked Sendable {
 }
 
 /// How the engine's output buffer is filled from the buffers routed to the output node:
-/// for each output channel, the (source buffer, source channel) pairs summed into it.
+/// for each output channel, the (source buffer, source channel, gain) entries summed into it.
 struct OutputRouting {
+    typealias Entry = (source: Int, channel: Int, gain: Float)
     /// The routed source buffers.
     let sources: [AudioBuffer]
-    /// By output channel: indices into `sources` with a source channel. An empty list: silence.
-    let mix: [[(source: Int, channel: Int)]]
+    /// By output channel: indices into `sources` with a source channel and a gain (1, or ½ for a
+    /// stereo source folded down to a mono output). An empty list: silence.
+    let mix: [[Entry]]
 
     static let none = OutputRouting(sources: [], mix: [])
 
@@ -51,7 +54,7 @@ struct OutputRouting {
     init(
         routes: [(node: String, buffer: AudioBuffer, channels: [Int]?)], channelCount: Int
     ) throws(AudioGraphError) {
-        var mix = [[(source: Int, channel: Int)]](repeating: [], count: channelCount)
+        var mix = [[Entry]](repeating: [], count: channelCount)
         for (index, route) in routes.enumerated() {
             let count = route.buffer.channelCount
             let map = route.channels ?? Array(0..<min(count == 1 ? 2 : count, channelCount))
@@ -65,14 +68,19 @@ struct OutputRouting {
                     node: route.node,
                     reason: "\(map.count) output channels named for \(count) source channels (name one for each)")
             }
+            if route.channels == nil && channelCount == 1 && count >= 2 {
+                // A mono output without a map: the source's left and right folded down, each at ½.
+                mix[0] += [(index, 0, 0.5), (index, 1, 0.5)]
+                continue
+            }
             for (sourceChannel, outputChannel) in map.enumerated() {
-                mix[outputChannel].append((index, min(sourceChannel, count - 1)))
+                mix[outputChannel].append((index, min(sourceChannel, count - 1), 1))
             }
         }
         self.init(sources: routes.map(\.buffer), mix: mix)
     }
 
-    private init(sources: [AudioBuffer], mix: [[(source: Int, channel: Int)]]) {
+    private init(sources: [AudioBuffer], mix: [[Entry]]) {
         self.sources = sources
         self.mix = mix
     }
@@ -88,10 +96,20 @@ struct OutputRouting {
             }
             let inputs = mix[channel]
             let first = inputs[0]
-            target.update(from: sources[first.source].channel(first.channel), count: frames)
+            let firstSource = sources[first.source].channel(first.channel)
+            if first.gain == 1 {
+                target.update(from: firstSource, count: frames)
+            } else {
+                for frame in 0..<frames { target[frame] = first.gain * firstSource[frame] }
+            }
             for index in 1..<inputs.count {
                 let source = sources[inputs[index].source].channel(inputs[index].channel)
-                for frame in 0..<frames { target[frame] += source[frame] }
+                let gain = inputs[index].gain
+                if gain == 1 {
+                    for frame in 0..<frames { target[frame] += source[frame] }
+                } else {
+                    for frame in 0..<frames { target[frame] += gain * source[frame] }
+                }
             }
         }
     }

@@ -71,6 +71,22 @@ struct OutputRoutingTests {
         #expect(values(buffer) == [[0.3], [0.3]])
     }
 
+    @Test("a stereo source on a mono output without a map is folded down, left and right at ½")
+    func monoFoldDown() throws {
+        let engine = AudioEngine()
+        let left = ConstantNode(0.5, channels: 1, name: "left")
+        let mixer = engine.mainMixerNode
+        try engine.attach(left)
+        try engine.connect(left, to: mixer)
+        mixer.setPan(-1, forInputBus: 0)  // hard left: the right channel is silent
+        try engine.enableManualRenderingMode(
+            format: AudioFormat(sampleRate: 48_000, channelCount: 1), maximumFrameCount: 256)
+        _ = try rendered(engine, channels: 1, frames: 256)
+        let buffer = try rendered(engine, channels: 1, frames: 256)
+        // Equal-power pan of a mono input: 0.5 at full left; folded down, half of it.
+        #expect(abs(buffer.channel(0)[100] - 0.25) < 1e-6, "\(buffer.channel(0)[100])")
+    }
+
     @Test("maps that cannot work are refused with the reason, and leave the graph as it was")
     func badMaps() throws {
         let engine = AudioEngine()
