@@ -146,8 +146,11 @@ public final class RTPMIDIListener: @unchecked Sendable {
     }
 
     private func bind(port: Int, driver: Driver, kind: RTPMIDISessionMachine.Port) throws -> any Channel {
+        // No SO_REUSEADDR: on a UDP port it lets a second socket bind a port another holds and
+        // take its datagrams (a listener picking a random pair could silently steal another
+        // session's data port); without it a port in use is an error, and a random pair is tried
+        // again.
         try DatagramBootstrap(group: group)
-            .channelOption(.socketOption(.so_reuseaddr), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(PacketHandler(driver: driver, port: kind))

@@ -31,6 +31,22 @@ struct RTPMIDISessionTests {
         host.stop()
     }
 
+    @Test("a port another listener holds is refused, not shared (its datagrams would go astray)")
+    func portInUse() throws {
+        let first = RTPMIDIListener(host: "127.0.0.1", port: 0, name: "First")
+        try first.start()
+        defer { first.stop() }
+        for port in [first.port, first.port - 1] {
+            let second = RTPMIDIListener(host: "127.0.0.1", port: port, name: "Second")
+            #expect(throws: MIDIIOError.self, "port \(port) was bound twice") { try second.start() }
+        }
+        // Random pairs are tried until one is free.
+        let third = RTPMIDIListener(host: "127.0.0.1", port: 0, name: "Third")
+        try third.start()
+        #expect(third.port != first.port && third.port + 1 != first.port && third.port != first.port + 1)
+        third.stop()
+    }
+
     @Test("a session that goes silent is ended by the listener's own timer after its timeout")
     func timeoutThroughTheTimer() throws {
         let host = RTPMIDIListener(host: "127.0.0.1", port: 0, name: "Host", sessionTimeout: .seconds(1))
