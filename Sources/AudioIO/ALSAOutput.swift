@@ -188,16 +188,7 @@ public final class ALSAOutput: AudioOutputDevice, AudioPresentationClock, @unche
             throw .unsupportedConfiguration(device: device, reason: "none of float, s32, s16 is supported")
         }
         try check(snd_pcm_hw_params_set_format(pcm, hardware, format.alsa), "sample format")
-        let channels = configuration.channelCount
-        if snd_pcm_hw_params_set_channels(pcm, hardware, UInt32(channels)) < 0 {
-            var minimum: UInt32 = 0
-            var maximum: UInt32 = 0
-            snd_pcm_hw_params_get_channels_min(hardware, &minimum)
-            snd_pcm_hw_params_get_channels_max(hardware, &maximum)
-            let takes = minimum == maximum ? "\(minimum)" : "\(minimum)…\(maximum)"
-            throw .unsupportedConfiguration(
-                device: device, reason: "\(channels) channels are not supported (it takes \(takes))")
-        }
+        try ALSAHardwareChannels.set(configuration.channelCount, on: pcm, hardware, device: device, verb: "plays")
         if snd_pcm_hw_params_set_rate(pcm, hardware, UInt32(configuration.sampleRate.rounded()), 0) < 0 {
             throw .unsupportedConfiguration(
                 device: device, reason: "sample rate \(Int(configuration.sampleRate)) Hz is not supported")

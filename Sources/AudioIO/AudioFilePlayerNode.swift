@@ -53,7 +53,7 @@ public final class AudioFilePlayerNode: AudioNode, @unchecked Sendable {
         set { volumeParameter.store(min(max(newValue, 0), 4)) }
     }
 
-    /// The playback rate, 0.25 … 4 (clamped), with the pitch following, as a tape or
+    /// The playback rate, 0.25 … 4 (clamped; NaN ignored), with the pitch following, as a tape or
     /// AVAudioUnitVarispeed: 2 plays twice as fast an octave higher, 0.5 half as fast an octave
     /// lower. A change glides without clicks, at most a factor of 16 per 100 ms (1 → 1.5 in
     /// 15 ms, 1 → 4 in 50 ms). From the first rate other than 1 until `stop()` the player reads
@@ -61,11 +61,8 @@ public final class AudioFilePlayerNode: AudioNode, @unchecked Sendable {
     /// scheduled `at:` a time starts within the converter's delay of it (a few milliseconds) rather
     /// than on its sample, and its completion runs when its last frame has gone into the converter.
     public var rate: Double {
-        get { Double(bitPattern: rateBits.load(ordering: .relaxed)) }
-        set {
-            let clamped = min(max(newValue, VarispeedResampler.rates.lowerBound), VarispeedResampler.rates.upperBound)
-            rateBits.store(clamped.bitPattern, ordering: .relaxed)
-        }
+        get { rateSetting.value }
+        set { rateSetting.set(newValue) }
     }
 
     /// Whether the player is playing (between `play()` and `pause()` or `stop()`).
@@ -94,7 +91,7 @@ public final class AudioFilePlayerNode: AudioNode, @unchecked Sendable {
     // MARK: State shared with the audio thread
 
     private let volumeParameter = RenderParameter(1)
-    private let rateBits = Atomic<UInt64>(1.0.bitPattern)
+    private let rateSetting = ClampedSetting(1, in: VarispeedResampler.rates)
     private var varispeed = VarispeedResampler(maximumFrameCount: 0)
     private var sampleRate = 48_000.0
     private let playing = Atomic<Bool>(false)

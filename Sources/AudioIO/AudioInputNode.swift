@@ -173,16 +173,8 @@ public final class AudioInputNode: AudioNode, @unchecked Sendable {
             throw .unsupportedConfiguration(device: device, reason: "none of float, s32, s24, s16 is supported")
         }
         try check(snd_pcm_hw_params_set_format(pcm, hardware, format.alsa), "sample format")
-        if snd_pcm_hw_params_set_channels(pcm, hardware, UInt32(configuration.channelCount)) < 0 {
-            var low: UInt32 = 0
-            var high: UInt32 = 0
-            snd_pcm_hw_params_get_channels_min(hardware, &low)
-            snd_pcm_hw_params_get_channels_max(hardware, &high)
-            let range = low == high ? "\(low)" : "\(low)…\(min(high, 64))"
-            throw .unsupportedConfiguration(
-                device: device,
-                reason: "\(configuration.channelCount) channels are not supported (the device captures \(range))")
-        }
+        try ALSAHardwareChannels.set(
+            configuration.channelCount, on: pcm, hardware, device: device, verb: "captures")
         if snd_pcm_hw_params_set_rate(pcm, hardware, UInt32(configuration.sampleRate.rounded()), 0) < 0 {
             throw .unsupportedConfiguration(
                 device: device, reason: "sample rate \(Int(configuration.sampleRate)) Hz is not supported")

@@ -1,6 +1,5 @@
 import AudioGraph
 import CSoundTouch
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -36,17 +35,14 @@ public final class TimePitchNode: RateConvertingNode, @unchecked Sendable {
     /// The pitch shifts accepted, in cents: −2400…2400.
     public static let pitches = TimePitch.pitches
 
-    private let rateBits = Atomic<UInt64>(1.0.bitPattern)
-    private let pitchBits = Atomic<UInt64>(0.0.bitPattern)
+    private let rateSetting = ClampedSetting(1, in: TimePitchNode.rates)
+    private let pitchSetting = ClampedSetting(0, in: TimePitchNode.pitches)
     private var stretcher: UnsafeMutableRawPointer?
     private var transposer = VarispeedResampler(maximumFrameCount: 0)
     /// Interleaved frames to and from SoundTouch.
     private var interleaved = RealTimeBuffer<Float>(capacity: 2)
-    /// SoundTouch's output waiting for the transposer, planar: `queued` frames from `queueStart`.
-    private var queueLeft = RealTimeBuffer<Float>(capacity: 1)
-    private var queueRight = RealTimeBuffer<Float>(capacity: 1)
-    private var queueStart = 0
-    private var queued = 0
+    /// SoundTouch's output waiting for the transposer.
+    private var queue = StereoQueue(capacity: 0)
     /// Frames of SoundTouch's output held back before the output flows.
     private var threshold = 0
     private var isFlowing = false
@@ -66,23 +62,15 @@ public final class TimePitchNode: RateConvertingNode, @unchecked Sendable {
     /// How fast the input plays, 1/32…32 (clamped; NaN is ignored): 2 plays it in half the time,
     /// at its pitch. Any thread; the next quantum takes it.
     public var rate: Double {
-        get { Double(bitPattern: rateBits.load(ordering: .relaxed)) }
-        set {
-            guard !newValue.isNaN else { return }
-            let clamped = min(max(newValue, Self.rates.lowerBound), Self.rates.upperBound)
-            rateBits.store(clamped.bitPattern, ordering: .relaxed)
-        }
+        get { rateSetting.value }
+        set { rateSetting.set(newValue) }
     }
 
     /// The transposition in cents, −2400…2400 (clamped; NaN is ignored): 1200 is an octave up.
     /// Any thread; the render thread glides to it.
     public var pitch: Double {
-        get { Double(bitPattern: pitchBits.load(ordering: .relaxed)) }
-        set {
-            guard !newValue.isNaN else { return }
-            let clamped = min(max(newValue, Self.pitches.lowerBound), Self.pitches.upperBound)
-            pitchBits.store(clamped.bitPattern, ordering: .relaxed)
-        }
+        get { pitchSetting.value }
+        set { pitchSetting.set(newValue) }
     }
 
     /// The most the tempo is nudged by to bring the queue back to its level.
@@ -124,8 +112,7 @@ public final class TimePitchNode: RateConvertingNode, @unchecked Sendable {
         let output = 4 * maximumFrameCount + Int(sampleRate)
         interleaved = RealTimeBuffer(capacity: 2 * max(input, output), repeating: 0)
         threshold = Int(0.1 * sampleRate) + VarispeedResampler.chunk
-        queueLeft = RealTimeBuffer(capacity: 4 * threshold + 2 * output, repeating: 0)
-        queueRight = RealTimeBuffer(capacity: 4 * threshold + 2 * output, repeating: 0)
+        queue = StereoQueue(capacity: 4 * threshold + 2 * output)
         warmUp(maximumFrameCount: maximumFrameCount)
         reset()
     }
@@ -146,7 +133,7 @@ public final class TimePitchNode: RateConvertingNode, @unchecked Sendable {
             let quantum = Int((Double(maximumFrameCount) * min(32, tempo * 4)).rounded(.up))
             blocks.append((tempo, 3 * segment + 2 * quantum))
         }
-        blocks.append((1, queueLeft.capacity))
+        blocks.append((1, queue.capacity))
         var silence = [Float](repeating: 0, count: 2 * (blocks.map(\.frames).max() ?? 1))
         for (tempo, frames) in blocks {
             soundtouch_setTempo(stretcher, Float(tempo))
@@ -164,8 +151,7 @@ public final class TimePitchNode: RateConvertingNode, @unchecked Sendable {
     public override func reset() {
         if let stretcher { soundtouch_clear(stretcher) }
         transposer.reset()
-        queueStart = 0
-        queued = 0
+        queue.clear()
         carry = 0
         appliedTempo = 0
         isFlowing = false
@@ -176,7 +162,7 @@ public final class TimePitchNode: RateConvertingNode, @unchecked Sendable {
         guard let stretcher else { return output.clear(frames: frameCount) }
         let transposition = pow(2, pitch / 1_200)
         // SoundTouch puts out what the transposer takes this quantum: its rate as it glides
-        // (the mean of where it is and where it will be), nudged by at most 2 % towards the
+        // (the mean of where it is and where it will be), nudged by at most 5 % towards the
         // queue's level (SoundTouch's segments do not come out exactly at its nominal tempo).
         let next =
             hasRendered
@@ -186,14 +172,14 @@ public final class TimePitchNode: RateConvertingNode, @unchecked Sendable {
         let taken = hasRendered ? (transposer.rateNow + next) / 2 : next
         // The queue's level in output time (it drains `taken` frames per output frame).
         let target = Double(threshold) * max(1, taken)
-        let level = isFlowing ? min(max((Double(queued) - target) / target, -1), 1) : 0
+        let level = isFlowing ? min(max((Double(queue.count) - target) / target, -1), 1) : 0
         let tempo = plannedRate / taken * (1 + Self.levelControl * level)
         if tempo != appliedTempo {
             soundtouch_setTempo(stretcher, Float(tempo))
             // The input SoundTouch holds comes out at the new tempo: slowed down far, it would be
             // more than the queue takes (and SoundTouch would grow its buffers, allocating).
             // Then it starts afresh: a gap of its latency.
-            if Double(soundtouch_numUnprocessedSamples(stretcher)) / tempo > Double(queueLeft.capacity / 4) {
+            if Double(soundtouch_numUnprocessedSamples(stretcher)) / tempo > Double(queue.capacity / 4) {
                 soundtouch_clear(stretcher)
                 isFlowing = false
             }
@@ -210,7 +196,7 @@ public final class TimePitchNode: RateConvertingNode, @unchecked Sendable {
             soundtouch_putSamples(stretcher, interleaved.base, UInt32(count))
         }
         collect(stretcher)
-        if !isFlowing && Double(queued) >= Double(threshold) * max(1, taken) { isFlowing = true }
+        if !isFlowing && Double(queue.count) >= target { isFlowing = true }
         guard isFlowing else {
             output.clear(frames: frameCount)
             return
@@ -218,38 +204,21 @@ public final class TimePitchNode: RateConvertingNode, @unchecked Sendable {
         transposer.render(
             into: output.channel(0), output.channel(1), count: frameCount, rate: transposition,
             sampleRate: sampleRate, glide: hasRendered
-        ) { left, right, frames, _ in
-            let count = min(frames, queued)
-            left.update(from: queueLeft.base + queueStart, count: count)
-            right.update(from: queueRight.base + queueStart, count: count)
-            (left + count).update(repeating: 0, count: frames - count)
-            (right + count).update(repeating: 0, count: frames - count)
-            queueStart += count
-            queued -= count
-        }
+        ) { left, right, frames, _ in queue.read(into: left, right, frames: frames) }
         hasRendered = true
         // Run dry (the input stopped coming, or a restart): fill up to the latency again.
-        if queued == 0 { isFlowing = false }
+        if queue.count == 0 { isFlowing = false }
     }
 
-    /// Moves what SoundTouch has ready into the queue (to its front first when it would not fit).
+    /// Moves what SoundTouch has ready into the queue, as much as it takes.
     private func collect(_ stretcher: UnsafeMutableRawPointer) {
         let capacity = interleaved.capacity / 2
         while soundtouch_numSamples(stretcher) > 0 {
-            if queueStart > 0 {
-                queueLeft.base.update(from: queueLeft.base + queueStart, count: queued)
-                queueRight.base.update(from: queueRight.base + queueStart, count: queued)
-                queueStart = 0
-            }
-            let room = min(capacity, queueLeft.capacity - queued)
+            let room = min(capacity, queue.capacity - queue.count)
             guard room > 0 else { return }
             let received = Int(soundtouch_receiveSamples(stretcher, interleaved.base, UInt32(room)))
             guard received > 0 else { return }
-            for frame in 0..<received {
-                queueLeft[queued + frame] = interleaved[2 * frame]
-                queueRight[queued + frame] = interleaved[2 * frame + 1]
-            }
-            queued += received
+            queue.append(interleaved: interleaved.base, frames: received)
         }
     }
 }

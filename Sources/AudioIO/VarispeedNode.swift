@@ -1,5 +1,4 @@
 import AudioGraph
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -27,13 +26,10 @@ public final class VarispeedNode: RateConvertingNode, @unchecked Sendable {
     /// The rates the node plays at: a quarter to four times the input's speed.
     public static let rates = 0.25...4.0
 
-    private let rateBits = Atomic<UInt64>(1.0.bitPattern)
+    private let rateSetting = ClampedSetting(1, in: VarispeedNode.rates)
     private var resampler = VarispeedResampler(maximumFrameCount: 0)
-    /// Input waiting for the converter, planar: `queued` frames from `queueStart`.
-    private var queueLeft = RealTimeBuffer<Float>(capacity: 1)
-    private var queueRight = RealTimeBuffer<Float>(capacity: 1)
-    private var queueStart = 0
-    private var queued = 0
+    /// Input waiting for the converter.
+    private var queue = StereoQueue(capacity: 0)
     private var sampleRate = 44_100.0
     private var hasRendered = false
 
@@ -43,13 +39,8 @@ public final class VarispeedNode: RateConvertingNode, @unchecked Sendable {
     /// The playback rate, 0.25…4 (clamped; NaN is ignored): 2 plays twice as fast, an octave up.
     /// Any thread; the render thread glides to it.
     public var rate: Double {
-        get { Double(bitPattern: rateBits.load(ordering: .relaxed)) }
-        set {
-            // NaN (or a NaN from `cents`) is refused: the rate stays.
-            guard !newValue.isNaN else { return }
-            let clamped = min(max(newValue, Self.rates.lowerBound), Self.rates.upperBound)
-            rateBits.store(clamped.bitPattern, ordering: .relaxed)
-        }
+        get { rateSetting.value }
+        set { rateSetting.set(newValue) }
     }
 
     /// The rate as a pitch change in cents (−2400…2400): 1200 is an octave up, twice as fast.
@@ -81,7 +72,7 @@ public final class VarispeedNode: RateConvertingNode, @unchecked Sendable {
         let exact = carry + Double(outputFrames) * pace
         var count = Int(exact.rounded(.down))
         carry = exact - Double(count)
-        if !hasRendered { count += max(0, Self.margin - queued) }
+        if !hasRendered { count += max(0, Self.margin - queue.count) }
         plannedRate = target
         return count
     }
@@ -96,49 +87,24 @@ public final class VarispeedNode: RateConvertingNode, @unchecked Sendable {
     public override func prepare(format: AudioFormat, maximumFrameCount: Int) throws {
         resampler = VarispeedResampler(maximumFrameCount: maximumFrameCount)
         let capacity = maximumInputFrameCount(forOutputFrames: maximumFrameCount) + Self.margin
-        queueLeft = RealTimeBuffer(capacity: capacity, repeating: 0)
-        queueRight = RealTimeBuffer(capacity: capacity, repeating: 0)
+        queue = StereoQueue(capacity: capacity)
         sampleRate = format.sampleRate
         reset()
     }
 
     public override func reset() {
         resampler.reset()
-        queueStart = 0
-        queued = 0
+        queue.clear()
         carry = 0
         hasRendered = false
     }
 
     public override func render(into output: AudioBuffer, inputs: RenderInputs, frameCount: Int, time: AudioTime) {
-        if let input = inputs[0] { enqueue(input) }
+        if let input = inputs[0] { queue.append(input) }
         resampler.render(
             into: output.channel(0), output.channel(1), count: frameCount, rate: plannedRate, sampleRate: sampleRate,
             glide: hasRendered
-        ) { left, right, frames, _ in
-            let count = min(frames, queued)
-            left.update(from: queueLeft.base + queueStart, count: count)
-            right.update(from: queueRight.base + queueStart, count: count)
-            (left + count).update(repeating: 0, count: frames - count)
-            (right + count).update(repeating: 0, count: frames - count)
-            queueStart += count
-            queued -= count
-        }
+        ) { left, right, frames, _ in queue.read(into: left, right, frames: frames) }
         hasRendered = true
-    }
-
-    /// Appends the input's frames to the queue (moved to the front first when they would not fit).
-    private func enqueue(_ input: AudioBuffer) {
-        let count = min(input.frameLength, queueLeft.capacity - queued)
-        guard count > 0 else { return }
-        if queueStart + queued + count > queueLeft.capacity {
-            (queueLeft.base).update(from: queueLeft.base + queueStart, count: queued)
-            (queueRight.base).update(from: queueRight.base + queueStart, count: queued)
-            queueStart = 0
-        }
-        let end = queueStart + queued
-        (queueLeft.base + end).update(from: input.channel(0), count: count)
-        (queueRight.base + end).update(from: input.channel(min(1, input.channelCount - 1)), count: count)
-        queued += count
     }
 }

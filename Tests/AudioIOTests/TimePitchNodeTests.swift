@@ -7,31 +7,15 @@ import Testing
 
 @Suite("TimePitchNode: rate and pitch apart, in the graph")
 struct TimePitchNodeTests {
-    /// A player looping `clip` through a time-pitch unit into the output; the left channel.
+    /// `clip` through a time-pitch unit at `rate` and `pitch` (see `renderedThrough`).
     func rendered(
         _ clip: AudioClip, rate: Double, pitch: Double, frames: Int, quantum: Int = 512,
         change: (Int, TimePitchNode) -> Void = { _, _ in }
     ) throws -> (output: [Float], node: TimePitchNode) {
-        let engine = AudioEngine()
-        let player = AudioFilePlayerNode()
         let node = TimePitchNode()
         node.rate = rate
         node.pitch = pitch
-        try engine.attach(player)
-        try engine.attach(node)
-        try engine.connect(player, to: node)
-        try engine.connect(node, to: engine.outputNode)
-        try engine.enableManualRenderingMode(format: .stereo(sampleRate: 48_000), maximumFrameCount: quantum)
-        try player.schedule(clip)
-        player.play()
-        let buffer = AudioBuffer(channelCount: 2, frameCapacity: quantum)
-        var output: [Float] = []
-        while output.count < frames {
-            change(output.count, node)
-            try engine.renderOffline(frameCount: quantum, into: buffer)
-            output += UnsafeBufferPointer(start: buffer.channel(0), count: quantum)
-        }
-        return (output, node)
+        return (try renderedThrough(node, clip, frames: frames, quantum: quantum, change: change), node)
     }
 
     func sine(_ frequency: Double, seconds: Double) throws -> AudioClip {

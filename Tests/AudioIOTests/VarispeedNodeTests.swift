@@ -5,39 +5,45 @@ import Testing
 
 @testable import AudioIO
 
+/// `clip` played by a player through `node` into an engine's output at 48 kHz: the output's left
+/// channel over `frames` frames, in quanta of `quantum`, `change` called before each quantum.
+func renderedThrough<Node: RateConvertingNode>(
+    _ node: Node, _ clip: AudioClip, frames: Int, quantum: Int = 512, change: (Int, Node) -> Void = { _, _ in }
+) throws -> [Float] {
+    let engine = AudioEngine()
+    let player = AudioFilePlayerNode()
+    try engine.attach(player)
+    try engine.attach(node)
+    try engine.connect(player, to: node)
+    try engine.connect(node, to: engine.outputNode)
+    try engine.enableManualRenderingMode(format: .stereo(sampleRate: 48_000), maximumFrameCount: quantum)
+    try player.schedule(clip)
+    player.play()
+    let buffer = AudioBuffer(channelCount: 2, frameCapacity: quantum)
+    var output: [Float] = []
+    while output.count < frames {
+        change(output.count, node)
+        try engine.renderOffline(frameCount: quantum, into: buffer)
+        output += UnsafeBufferPointer(start: buffer.channel(0), count: quantum)
+    }
+    return output
+}
+
 @Suite("VarispeedNode: a rate-converting node in the graph")
 struct VarispeedNodeTests {
-    /// An engine playing `clip` through a player and a varispeed at `rate` into the output; the
-    /// output's left channel over `frames` frames in quanta of `quantum`.
+    /// `clip` through a varispeed at `rate` (see `renderedThrough`).
     func rendered(
-        _ clip: AudioClip, rate: Double, frames: Int, quantum: Int = 512,
-        change: (Int, VarispeedNode) -> Void = { _, _ in }
-    ) throws -> (output: [Float], engine: AudioEngine, varispeed: VarispeedNode) {
-        let engine = AudioEngine()
-        let player = AudioFilePlayerNode()
+        _ clip: AudioClip, rate: Double, frames: Int, change: (Int, VarispeedNode) -> Void = { _, _ in }
+    ) throws -> (output: [Float], varispeed: VarispeedNode) {
         let varispeed = VarispeedNode()
         varispeed.rate = rate
-        try engine.attach(player)
-        try engine.attach(varispeed)
-        try engine.connect(player, to: varispeed)
-        try engine.connect(varispeed, to: engine.outputNode)
-        try engine.enableManualRenderingMode(format: .stereo(sampleRate: 48_000), maximumFrameCount: quantum)
-        try player.schedule(clip)
-        player.play()
-        let buffer = AudioBuffer(channelCount: 2, frameCapacity: quantum)
-        var output: [Float] = []
-        while output.count < frames {
-            change(output.count, varispeed)
-            try engine.renderOffline(frameCount: quantum, into: buffer)
-            output += UnsafeBufferPointer(start: buffer.channel(0), count: quantum)
-        }
-        return (output, engine, varispeed)
+        return (try renderedThrough(varispeed, clip, frames: frames, change: change), varispeed)
     }
 
     @Test("a 1 kHz sine at rate 1.5 comes out at 1.5 kHz (±0.1 Hz); the source is pulled 1.5 times as fast")
     func rateInTheGraph() throws {
         let sine = (0..<96_000).map { Float(0.5 * sin(2 * Double.pi * 1_000 * Double($0) / 48_000)) }
-        let (output, _, varispeed) = try rendered(
+        let (output, varispeed) = try rendered(
             try AudioClip(channels: [sine], sampleRate: 48_000), rate: 1.5, frames: 48_000)
         let measured = VarispeedTests().frequency(output, 4_000..<40_000, sampleRate: 48_000)
         #expect(abs(measured - 1_500) < 0.1, "\(measured) Hz")

@@ -69,7 +69,7 @@ extension OfflineRenderer {
         var overFullScale = 0
         let music = options.musicSeconds(of: sequence)
         player.play()
-        do {
+        try Self.completing([writer]) {
             while true {
                 engine.render(frameCount: quantum, into: buffer)
                 var quantumPeak: Float = 0
@@ -93,16 +93,6 @@ extension OfflineRenderer {
                 }
                 if !progress(Double(frames) / rate, music) { throw RenderError.cancelled }
             }
-            try writer.finish()
-        } catch let error as RenderError {
-            writer.cancel()
-            throw error
-        } catch let error as AudioFileError {
-            writer.cancel()
-            throw .audio(error)
-        } catch {
-            writer.cancel()
-            throw .graph("\(error)")
         }
         return RenderSummary(
             outputPath: outputPath, frames: frames, sampleRate: rate, musicSeconds: Double(musicFrames) / rate,

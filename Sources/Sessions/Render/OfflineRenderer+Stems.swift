@@ -93,7 +93,7 @@ extension OfflineRenderer {
         let mixWriter = writers[plan.count]
         let mixMeter = meters[plan.count]
         let allStems = multichannel.map { _ in AudioBuffer(channelCount: 2 * plan.count, frameCapacity: quantum) }
-        do {
+        try Self.completing(writers) {
             rendering: while true {
                 lanes[0].render(into: first)
                 var stemChunks = [first]
@@ -155,16 +155,6 @@ extension OfflineRenderer {
                 }
                 if !progress(Double(frames) / rate, options.musicSeconds(of: sequence)) { throw RenderError.cancelled }
             }
-            for writer in writers { try writer.finish() }
-        } catch let error as RenderError {
-            for writer in writers { writer.cancel() }
-            throw error
-        } catch let error as AudioFileError {
-            for writer in writers { writer.cancel() }
-            throw .audio(error)
-        } catch {
-            for writer in writers { writer.cancel() }
-            throw .graph("\(error)")
         }
         var stems = plan.map(\.info)
         for index in stems.indices {

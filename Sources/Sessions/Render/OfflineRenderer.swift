@@ -81,6 +81,22 @@ public final class OfflineRenderer: Sendable {
         guard needed <= available else { throw .notEnoughSpace(path: path, needed: needed, available: available) }
     }
 
+    /// Runs `body`, which renders into `writers`, then finishes their files. On any failure every
+    /// file is cancelled (nothing is left under its name) and the failure is a `RenderError`.
+    static func completing(_ writers: [AudioFileWriter], _ body: () throws -> Void) throws(RenderError) {
+        do {
+            try body()
+            for writer in writers { try writer.finish() }
+        } catch {
+            for writer in writers { writer.cancel() }
+            switch error {
+            case let error as RenderError: throw error
+            case let error as AudioFileError: throw .audio(error)
+            default: throw .graph("\(error)")
+            }
+        }
+    }
+
     /// Serializes the voice probes on font owners (renderers on several threads share one).
     private static let probing = Mutex(())
 
@@ -260,7 +276,7 @@ public final class OfflineRenderer: Sendable {
         var draining: Int?
         var quietFrames = 0
         let music = options.musicSeconds(of: sequence)
-        do {
+        try Self.completing([writer]) {
             rendering: while true {
                 lanes[0].render(into: chunk)
                 for worker in workers {
@@ -307,16 +323,6 @@ public final class OfflineRenderer: Sendable {
                 }
                 if !progress(Double(frames) / rate, music) { throw RenderError.cancelled }
             }
-            try writer.finish()
-        } catch let error as RenderError {
-            writer.cancel()
-            throw error
-        } catch let error as AudioFileError {
-            writer.cancel()
-            throw .audio(error)
-        } catch {
-            writer.cancel()
-            throw .graph("\(error)")
         }
         return RenderSummary(
             outputPath: outputPath, frames: frames - latency, sampleRate: options.sampleRate,
