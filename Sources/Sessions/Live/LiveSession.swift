@@ -87,12 +87,11 @@ public final class LiveSession {
         scheduler = LiveMIDIScheduler(
             queues: [sequencerInput?.queue, self.network?.queue].compactMap { $0 },
             destination: synthesis.destination, delay: configuration.delay)
-        var device = configuration.device
-        if let routing = configuration.channelRouting { device.channelCount = routing.channelCount }
         do {
             try engine.installTap(on: engine.mainMixerNode, meter)
             try engine.addRenderObserver(scheduler)
-            output = try engine.connectOutput(toDevice: device)
+            output = try engine.connectOutput(
+                toDevice: RoutedSynthesis.device(configuration.device, for: configuration.channelRouting))
         } catch { throw SessionError(error) }
         scheduler.presentationClock = output
         if let recording = configuration.recordsAudio {

@@ -91,11 +91,10 @@ public final class PlaybackSession {
         synthesis = try RoutedSynthesis(
             engine: engine, sampler: sampler, routing: configuration.channelRouting, effects: configuration.effects,
             volume: Float(pow(10, configuration.gainDecibels / 20)))
-        var device = configuration.device
-        if let routing = configuration.channelRouting { device.channelCount = routing.channelCount }
         do {
             try engine.installTap(on: engine.mainMixerNode, meter)
-            output = try engine.connectOutput(toDevice: device)
+            output = try engine.connectOutput(
+                toDevice: RoutedSynthesis.device(configuration.device, for: configuration.channelRouting))
         } catch { throw SessionError(error) }
         speed = min(max(configuration.speed, Self.speeds.lowerBound), Self.speeds.upperBound)
         loops = configuration.loops

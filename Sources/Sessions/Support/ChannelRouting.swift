@@ -1,4 +1,5 @@
 import AudioGraph
+import AudioIO
 import Effects
 import Sampler
 import Sequencer
@@ -77,8 +78,6 @@ public struct ChannelRouting: Sendable, Hashable {
 struct RoutedSynthesis {
     /// The samplers, the mix's first.
     let samplers: [SamplerNode]
-    /// The mixers, the main mixer (the mix's) first.
-    let mixers: [MixerNode]
     /// Each part's effect nodes, in order.
     let effectNodes: [[AudioNode]]
     /// What the player plays into: the sampler, or a router among the samplers.
@@ -92,7 +91,6 @@ struct RoutedSynthesis {
         engine: AudioEngine, sampler: SamplerNode, routing: ChannelRouting?, effects: [EffectSpec], volume: Float
     ) throws(SessionError) {
         var samplers = [sampler]
-        var mixers = [engine.mainMixerNode]
         var effectNodes: [[AudioNode]] = []
         let meters = (routing?.routes ?? []).map { _ in LevelMeter() }
         effectNodes.append(try engine.connect(sampler, throughEffects: effects))
@@ -110,16 +108,23 @@ struct RoutedSynthesis {
                     try engine.connect(mixer, to: engine.outputNode, channels: route.outputs)
                     try engine.installTap(on: mixer, meters[index])
                     samplers.append(part)
-                    mixers.append(mixer)
                 }
             }
         } catch { throw SessionError(error) }
         self.samplers = samplers
-        self.mixers = mixers
         self.effectNodes = effectNodes
         partMeters = meters
         destination =
             routing.map { MIDIChannelRouter(destinations: samplers, channelRoutes: $0.partOfChannel) } ?? sampler
+    }
+
+    /// `device` opened with the routing's channel count (as it is without a routing).
+    static func device(
+        _ device: ALSAOutput.Configuration, for routing: ChannelRouting?
+    ) -> ALSAOutput.Configuration {
+        var device = device
+        if let routing { device.channelCount = routing.channelCount }
+        return device
     }
 
     /// Refuses recording the output with a routing: the recording is of the stereo mix.
