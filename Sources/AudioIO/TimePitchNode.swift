@@ -164,12 +164,8 @@ public final class TimePitchNode: RateConvertingNode, @unchecked Sendable {
         // SoundTouch puts out what the transposer takes this quantum: its rate as it glides
         // (the mean of where it is and where it will be), nudged by at most 5 % towards the
         // queue's level (SoundTouch's segments do not come out exactly at its nominal tempo).
-        let next =
-            hasRendered
-            ? VarispeedResampler.slewed(
-                from: transposer.rateNow, to: transposition, frames: frameCount, sampleRate: sampleRate)
-            : VarispeedResampler.clamped(transposition)
-        let taken = hasRendered ? (transposer.rateNow + next) / 2 : next
+        let taken = transposer.meanRate(
+            towards: transposition, frames: frameCount, sampleRate: sampleRate, glide: hasRendered)
         // The queue's level in output time (it drains `taken` frames per output frame).
         let target = Double(threshold) * max(1, taken)
         let level = isFlowing ? min(max((Double(queue.count) - target) / target, -1), 1) : 0

@@ -63,12 +63,7 @@ public final class VarispeedNode: RateConvertingNode, @unchecked Sendable {
         // the frames it renders, sounds each note when it is due. The first quantum also fills
         // the queue the converter reads ahead from, a chunk at a time.
         let target = rate
-        let next =
-            hasRendered
-            ? VarispeedResampler.slewed(
-                from: resampler.rateNow, to: target, frames: outputFrames, sampleRate: sampleRate)
-            : VarispeedResampler.clamped(target)
-        let pace = hasRendered ? (resampler.rateNow + next) / 2 : next
+        let pace = resampler.meanRate(towards: target, frames: outputFrames, sampleRate: sampleRate, glide: hasRendered)
         let exact = carry + Double(outputFrames) * pace
         var count = Int(exact.rounded(.down))
         carry = exact - Double(count)

@@ -74,6 +74,15 @@ struct VarispeedResampler: ~Copyable {
         return abs(distance) <= most ? target : rate * exp(distance < 0 ? -most : most)
     }
 
+    /// The mean rate of a `render` of `frames` frames towards `target`: libsamplerate moves the
+    /// ratio linearly over a call, from `rateNow` to where the glide takes it (without `glide`,
+    /// the rate jumps: `target`, clamped). What a caller that feeds the converter input at the
+    /// pace it takes it asks for.
+    func meanRate(towards target: Double, frames: Int, sampleRate: Double, glide: Bool) -> Double {
+        guard glide else { return Self.clamped(target) }
+        return (rateNow + Self.slewed(from: rateNow, to: target, frames: frames, sampleRate: sampleRate)) / 2
+    }
+
     /// Writes `count` frames into `leftOut`/`rightOut` at `rate` (clamped to `rates`), reading
     /// input through `source(left, right, frames, produced)`, which must write that many frames
     /// (silence where it has none); `produced` is the output frame (from this call's first) at
