@@ -45,6 +45,32 @@ struct PlayCommandTests {
         #expect(mismatches == 0, "\(mismatches) samples differ")
     }
 
+    @Test("play --fx varispeed:rate=2 plays the song twice as fast: its envelope is the render's through the same")
+    func playVarispeed() throws {
+        let directory = try scratchDirectory()
+        let raw = directory + "/played.raw"
+        var result = try runPianola([
+            "play", demoSong, "-d", "file:FILE=\(raw),FORMAT=raw", "-s", bundledFontPath, "--fx", "varispeed:rate=2",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        result = try runPianola([
+            "render", "-q", demoSong, "-o", directory + "/rendered.wav", "-s", bundledFontPath, "--format", "f32",
+            "--fx", "varispeed:rate=2",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let played = try Data(contentsOf: URL(fileURLWithPath: raw)).withUnsafeBytes {
+            Array($0.bindMemory(to: Float.self))
+        }
+        let rendered = try readFloatWAV(directory + "/rendered.wav")
+        #expect(played.count >= 44_100 * 15 && rendered.count >= 44_100 * 15)
+        let (correlation, levels) = envelopeMatch(played, rendered, frames: 44_100 * 15 / 2)
+        #expect(correlation > 0.97, "the envelopes correlate \(correlation)")
+        #expect(abs(levels - 1) < 0.05, "levels in the ratio \(levels)")
+        // The song ends at 7.5 s: what is played after that is its release tail, not more song.
+        let after = played.dropFirst(44_100 * 2 * 9).prefix(44_100 * 2).map { abs($0) }.max() ?? 0
+        #expect(after < 0.05, "after the song's end the level is \(after)")
+    }
+
     @Test("play --record-audio writes what is heard: the samples `render` writes, from the first frame")
     func playRecordsAudio() throws {
         let directory = try scratchDirectory()
@@ -114,4 +140,21 @@ struct PlayCommandTests {
             unknownPeer.stderr.hasPrefix("pianola: network MIDI: cannot open a session to 'no-such-host.invalid'"),
             "\(unknownPeer.stderr)")
     }
+}
+
+/// How alike two interleaved stereo signals' envelopes (levels of 2048-frame blocks over their
+/// first `frames`) are: their correlation, and the ratio of their mean levels.
+func envelopeMatch(_ first: [Float], _ second: [Float], frames: Int) -> (correlation: Double, levels: Double) {
+    func envelope(_ samples: [Float]) -> [Double] {
+        (0..<(frames / 2_048)).map { block in
+            let slice = samples[min(samples.count, block * 4_096)..<min(samples.count, (block + 1) * 4_096)]
+            return (slice.reduce(0.0) { $0 + Double($1 * $1) } / 4_096).squareRoot()
+        }
+    }
+    let (a, b) = (envelope(first), envelope(second))
+    let (meanA, meanB) = (a.reduce(0, +) / Double(a.count), b.reduce(0, +) / Double(b.count))
+    let covariance = zip(a, b).reduce(0.0) { $0 + ($1.0 - meanA) * ($1.1 - meanB) }
+    let spreadA = a.reduce(0.0) { $0 + ($1 - meanA) * ($1 - meanA) }.squareRoot()
+    let spreadB = b.reduce(0.0) { $0 + ($1 - meanB) * ($1 - meanB) }.squareRoot()
+    return (covariance / (spreadA * spreadB), meanA / meanB)
 }

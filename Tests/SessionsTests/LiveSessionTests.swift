@@ -1,5 +1,6 @@
 import AudioGraph
 import AudioIO
+import Effects
 import Foundation
 import MIDIIO
 import SMF
@@ -252,6 +253,54 @@ struct LiveSessionTests {
             // The recording keeps times to the nearest tick (44 100 / 3840 = 11.5 frames), so its
             // time may lie up to 5.7 frames after the placement the audio starts from.
             #expect((-6..<128).contains(distance), "note \(note.key): sound \(distance) frames from its MIDI time")
+        }
+    }
+
+    @Test("--fx timepitch:pitch=1200 and varispeed:rate=2 transpose what is played an octave up")
+    func transposingEffects() throws {
+        let directory = makeTemporaryDirectory("pianola-live")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        /// The strongest frequency (1 Hz steps, 100…2000 Hz) of a held C4 played through `effects`.
+        func strongest(_ effects: [String]) throws -> Double {
+            let drain = PacedDrain(folder: directory, bytesPerSecond: 44_100 * 8 * 2)
+            var configuration = configuration()
+            configuration.device.device = drain.device
+            configuration.effects = try effects.map { try EffectSpec.parse($0) }
+            var settings = AudioFileTap.Settings()
+            settings.encoding = .f32
+            let take = directory + "/take-\(effects.count)-\(effects.first ?? "").wav"
+            configuration.recordsAudio = OutputRecording(path: take, settings: settings)
+            configuration.sampler.isReverbEnabled = false
+            configuration.sampler.isChorusEnabled = false
+            let session = try LiveSession(configuration)
+            try session.start()
+            let port = try #require(session.network?.port)
+            let peer = try UDPPeer()
+            #expect(peer.join(port: port))
+            try peer.play([[0x90, 60, 100]], port: port)
+            usleep(600_000)
+            session.stop()
+            let audio = try AudioFile.read(from: take)
+            #expect(session.audioTap?.droppedFrameCount == 0)
+            let onset = try #require((0..<audio.frameCount).first { abs(audio.samples[$0 * 2]) > 1e-3 })
+            let start = onset + 2_000
+            try #require(audio.frameCount >= start + 8_192, "\(effects): \(audio.frameCount) frames recorded")
+            let window = (start..<(start + 8_192)).map { Double(audio.samples[2 * $0]) }
+            var best = (frequency: 0.0, power: 0.0)
+            for frequency in stride(from: 100.0, through: 2_000, by: 1) {
+                // Goertzel: the power of one frequency.
+                let coefficient = 2 * cos(2 * Double.pi * frequency / audio.sampleRate)
+                var (s1, s2) = (0.0, 0.0)
+                for sample in window { (s1, s2) = (sample + coefficient * s1 - s2, s1) }
+                let power = s1 * s1 + s2 * s2 - coefficient * s1 * s2
+                if power > best.power { best = (frequency, power) }
+            }
+            return best.frequency
+        }
+        let plain = try strongest([])
+        for effects in [["timepitch:pitch=1200"], ["varispeed:rate=2"]] {
+            let shifted = try strongest(effects)
+            #expect(abs(shifted / plain - 2) < 0.02, "\(effects): \(shifted) Hz, \(plain) Hz without")
         }
     }
 

@@ -34,6 +34,9 @@ public final class EffectChain {
         scratch = AudioBuffer(channelCount: channelCount, frameCapacity: maximumFrameCount)
         let format = AudioFormat(sampleRate: sampleRate, channelCount: channelCount)
         for node in nodes {
+            if node is RateConvertingNode {
+                throw EffectSpecError("\(node.name): changes the audio's rate, so a same-length chain cannot run it")
+            }
             do { try node.prepare(format: format, maximumFrameCount: maximumFrameCount) } catch {
                 throw EffectSpecError("\(node.name): \(error)")
             }
@@ -118,10 +121,10 @@ public final class EffectChain {
                 index += 1
             case "varispeed", "timepitch":
                 throw EffectSpecError(
-                    "\(spec.name): changes the audio's length, so only `pianola process` applies it"
+                    "\(spec.name): changes the audio's length, so a same-length chain cannot run it"
                         + (spec.name == "varispeed"
-                            ? " (in the library: VarispeedNode, AudioFilePlayerNode.rate)"
-                            : " (in the library: TimePitchNode, TimePitch)")
+                            ? " (connect a VarispeedNode in an engine, or use AudioFileProcessor)"
+                            : " (connect a TimePitchNode in an engine, or use AudioFileProcessor)")
                 )
             default:
                 throw EffectSpecError("unknown effect '\(spec.name)' (see `pianola fx list`)")

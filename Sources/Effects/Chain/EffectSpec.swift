@@ -52,7 +52,7 @@ public struct EffectSpec: Hashable, Sendable {
             summary: "soft, hard, tube and fold-back curves (8x oversampled, anti-aliased), bitcrush, ring modulator",
             parameters: DistortionNode.parameters),
         EffectDescription(
-            name: "varispeed", summary: "speed with the pitch following, as tape (pianola process only)",
+            name: "varispeed", summary: "speed with the pitch following, as tape (a song plays faster and higher)",
             parameters: [
                 EffectParameter(
                     "rate", "playback rate (2: an octave up, half the length)", range: 0.25...4, default: 1,
@@ -62,7 +62,7 @@ public struct EffectSpec: Hashable, Sendable {
                     default: 0, unit: .number),
             ]),
         EffectDescription(
-            name: "timepitch", summary: "tempo and pitch apart, by SoundTouch (pianola process only)",
+            name: "timepitch", summary: "tempo and pitch apart, by SoundTouch (a song plays faster, or transposed)",
             parameters: [
                 EffectParameter(
                     "rate", "tempo (2: half the length, the same pitch)", range: 0.03125...32, default: 1, unit: .number
@@ -156,6 +156,25 @@ public struct EffectSpec: Hashable, Sendable {
 
     /// A `varispeed` spec's rate: `rate` × 2^(`cents`/1200).
     public var varispeedRate: Double { (values["rate"] ?? 1) * pow(2, (values["cents"] ?? 0) / 1_200) }
+
+    /// Whether the spec changes the pace of what comes before it (`varispeed`, `timepitch`): the
+    /// output is 1/`rateFactor` as long as the input.
+    public var changesRate: Bool { name == "varispeed" || name == "timepitch" }
+
+    /// How many times as fast as its input the spec plays what comes before it: a `varispeed`'s
+    /// rate (with its cents), a `timepitch`'s rate; 1 for the other effects. A song played
+    /// through the spec goes this many times as fast.
+    public var rateFactor: Double {
+        switch name {
+        case "varispeed": varispeedRate
+        case "timepitch": values["rate"] ?? 1
+        default: 1
+        }
+    }
+
+    /// The product of the specs' `rateFactor`s: how many times as fast a song played through all of
+    /// them goes.
+    public static func rateFactor(of specs: [EffectSpec]) -> Double { specs.reduce(1) { $0 * $1.rateFactor } }
 
     /// Whether the spec is a `delay` timed by a note value at the song's tempo (no `tempo` of its own).
     public var followsSongTempo: Bool { name == "delay" && values["note"] != nil && values["tempo"] == nil }

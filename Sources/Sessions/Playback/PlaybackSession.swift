@@ -77,6 +77,9 @@ public final class PlaybackSession {
     public let transpose: Int
     /// The effects after the sampler (a delay given a note value follows each song's tempo).
     private let effectSpecs: [EffectSpec]
+    /// How many times as fast the effects play the song (a `varispeed` or `timepitch` in them):
+    /// the player runs at `speed` × this, so the song goes at the pace they ask for.
+    private let effectRate: Double
     private let synthesis: RoutedSynthesis
 
     /// Loads the SoundFont and opens the device (nothing plays until `play`).
@@ -88,6 +91,7 @@ public final class PlaybackSession {
         engine = AudioEngine()
         do { try engine.attach(sampler) } catch { throw .graph(error) }
         effectSpecs = configuration.effects
+        effectRate = try Self.checkedRate(of: configuration.effects)
         synthesis = try RoutedSynthesis(
             engine: engine, sampler: sampler, routing: configuration.channelRouting, effects: configuration.effects,
             volume: Float(pow(10, configuration.gainDecibels / 20)))
@@ -130,7 +134,7 @@ public final class PlaybackSession {
         }
         let player = MusicPlayer(sequence: sequence, destination: synthesis.destination)
         do { try engine.addRenderObserver(player) } catch { throw SessionError(error) }
-        player.rate = speed
+        player.rate = speed * effectRate
         player.transpose = transpose
         if loops { player.setLoop(0..<sequence.durationSeconds, count: -1) }
         if let start { player.seek(toSeconds: start) }
@@ -173,7 +177,18 @@ public final class PlaybackSession {
 
     private func setSpeed(_ value: Double) {
         speed = min(max(value, Self.speeds.lowerBound), Self.speeds.upperBound)
-        player?.rate = speed
+        player?.rate = speed * effectRate
+    }
+
+    /// The effects' rate factor, refused when with the fastest or slowest `speed` it would leave
+    /// the player's range.
+    static func checkedRate(of effects: [EffectSpec]) throws(SessionError) -> Double {
+        let factor = EffectSpec.rateFactor(of: effects)
+        guard (1.0 / 25...25).contains(factor) else {
+            throw .failed(
+                "the effects' rates multiply to \(EffectSpec.format(factor)): a song plays at 1/25…25 times its pace")
+        }
+        return factor
     }
 
     /// Turns looping of the current (and every following) song on or off.

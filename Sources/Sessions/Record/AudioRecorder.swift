@@ -87,7 +87,9 @@ public final class AudioRecorder: @unchecked Sendable {
         var channels = input.configuration.channelCount
         do {
             try engine.attach(input)
-            let effects = try EffectChain.makeNodes(configuration.effects)
+            let effects = try EffectSpec.engineNodes(
+                configuration.effects, allowingRateChanges: false,
+                refusal: "changes the pace, which a recording as it happens cannot (use `pianola process` on the take)")
             if !effects.isEmpty && channels > 2 {
                 throw SessionError.failed("effects take 1 or 2 channels; \(channels) are recorded")
             }

@@ -21,10 +21,22 @@ public struct AudioFileProcessor: Sendable {
         public var encoding: AudioFile.Encoding
         /// The input's length in seconds.
         public var inputSeconds: Double { Double(inputFrames) / sampleRate }
+        /// The output's length.
+        public var outputFrames = 0
+        /// With `measuresOutput`: the output's peak (before any integer encoding clips it), the
+        /// samples over full scale, and its integrated loudness (LUFS; stereo outputs only).
+        public var peak: Float?
+        public var samplesOverFullScale: Int?
+        public var loudness: Double?
     }
 
     /// The effect chain, in order.
     public var effects: [EffectSpec]
+    /// The tempo of the input's music in beats per minute, if it has one: a `delay` given a note
+    /// value (and no `tempo`) follows it, as a varispeed or time-pitch before the delay changes it.
+    public var songTempo: Double?
+    /// Whether the result reports the output's peak, overs and loudness.
+    public var measuresOutput = false
 
     /// A processor applying `effects`; each `process` builds the chain (and checks the specs) anew.
     public init(effects: [EffectSpec]) { self.effects = effects }
@@ -53,6 +65,9 @@ public struct AudioFileProcessor: Sendable {
         }
         let seconds = Double(audio.frameCount) / rate
         var current = audio
+        var tempo = songTempo
+        var result = Result(inputFrames: audio.frameCount, sampleRate: audio.sampleRate, encoding: encoding)
+        let meter = try measuresOutput ? OutputMeter(sampleRate: rate, measuresLoudness: channels == 2) : nil
         for (index, stage) in stages.enumerated() {
             if let change = stage.before {
                 guard progress(Double(index) / Double(stages.count) * seconds, seconds) else { throw .cancelled }
@@ -63,9 +78,12 @@ public struct AudioFileProcessor: Sendable {
                         : try TimePitch.process(
                             current, rate: change.values["rate"] ?? 1, cents: change.values["pitch"] ?? 0)
                 } catch { throw .audio(error) }
+                tempo = tempo.map { $0 * change.rateFactor }
             }
             let chain: EffectChain
-            do { chain = try EffectChain(stage.chain, sampleRate: rate, channelCount: channels) } catch {
+            do {
+                chain = try EffectChain(stage.chain, sampleRate: rate, channelCount: channels, songTempo: tempo)
+            } catch {
                 throw .graph(error.description)
             }
             let total = current.frameCount + chain.latency + Int(chain.tailSeconds * rate)
@@ -85,6 +103,8 @@ public struct AudioFileProcessor: Sendable {
                 do {
                     try Self.run(chain, over: current, total: total, progress: report) { buffer, skip, count in
                         try writer.write(buffer, from: skip, frameCount: count)
+                        result.outputFrames += count
+                        meter?.add(buffer, from: skip, frameCount: count)
                     }
                 } catch {
                     writer.cancel()
@@ -103,7 +123,11 @@ public struct AudioFileProcessor: Sendable {
             }
         }
         _ = progress(seconds, seconds)
-        return Result(inputFrames: audio.frameCount, sampleRate: audio.sampleRate, encoding: encoding)
+        if let meter {
+            (result.peak, result.samplesOverFullScale) = (meter.peak, meter.samplesOverFullScale)
+            result.loudness = meter.integratedLoudness
+        }
+        return result
     }
 
     /// Runs `chain` over `audio` and `total` frames in all (the input, then silence for the latency

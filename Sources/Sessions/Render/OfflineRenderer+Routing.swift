@@ -42,7 +42,7 @@ extension OfflineRenderer {
                 retimeDelays(nodes, specs: options.effects, songTempo: sequence.startingTempo)
             }
             player = MusicPlayer(sequence: sequence, destination: synthesis.destination, timing: options.timing.policy)
-            player.rate = options.speed
+            player.rate = options.speed * (try PlaybackSession.checkedRate(of: options.effects))
             player.transpose = options.transpose
             if options.startSeconds > 0 { player.seek(toSeconds: options.startSeconds) }
             try engine.addRenderObserver(player)
@@ -51,8 +51,12 @@ extension OfflineRenderer {
         } catch {
             throw .graph("\(error)")
         }
+        // Quiet for this long may still be followed by sound: a delay's echo, or what a
+        // time-pitch holds back.
+        let nodes = synthesis.effectNodes.first ?? []
         let echoFrames = Int(
-            (synthesis.effectNodes.first?.compactMap { ($0 as? DelayNode)?.delayTime }.max() ?? 0) * rate)
+            ((nodes.compactMap { ($0 as? DelayNode)?.delayTime }.max() ?? 0)
+                + nodes.reduce(0) { $0 + (($1 as? TimePitchNode)?.latency ?? 0) }) * rate)
         let writer: AudioFileWriter
         do {
             writer = try AudioFileWriter(

@@ -25,6 +25,9 @@ extension OfflineRenderer {
         try checkTiming()
         let sequence = MusicSequence(file: file)
         let plan = StemPlan(sequence, mode: mode, fileExtension: fileExtension).stems
+        if let spec = options.effects.first(where: { $0.changesRate }) {
+            throw .graph("\(spec.name): changes the pace, so the stems would no longer line up with the mix")
+        }
         guard !plan.isEmpty else { throw .graph("the file plays no notes: there is nothing to split") }
         do throws(POSIXReason) { try POSIXSupport.makeDirectories(folder) } catch {
             throw .cannotWrite(path: folder, reason: error.description)

@@ -70,7 +70,7 @@ public final class OfflineRenderer: Sendable {
     )
         throws(RenderError)
     {
-        let music = max(0, sequence.durationSeconds - options.startSeconds) / max(options.speed, 0.01)
+        let music = max(0, sequence.durationSeconds - options.startSeconds) / max(options.pace, 0.01)
         guard music <= options.maximumSeconds else { throw .tooLong(seconds: music, limit: options.maximumSeconds) }
         let bytesPerFrame = (encoding == .s16 ? 2 : encoding == .s24 ? 3 : 4) * channelCount
         let lower = path.lowercased()
@@ -168,30 +168,31 @@ public final class OfflineRenderer: Sendable {
     }
 
     /// Renders `sequence` to `outputPath`, through `effects` (nodes made in code, for this render
-    /// only) when given, else through the options' effect specs.
+    /// only) when given, else through the options' effect specs. Specs that change the pace
+    /// (`varispeed`, `timepitch`) apply to everything before them: the song plays faster or slower
+    /// as well as higher or lower, as `pianola process` would make of the plain render.
     public func render(
         _ sequence: MusicSequence, to outputPath: String, effects: [AudioNode]? = nil,
         progress: (Double, Double) -> Bool = { _, _ in true }
     ) throws(RenderError) -> RenderSummary {
+        let changesPace = effects == nil && options.effects.contains { $0.changesRate }
         var effectNodes = effects ?? []
-        if effects == nil {
+        if effects == nil && !changesPace {
             do { effectNodes = try EffectChain.makeNodes(options.effects, songTempo: sequence.startingTempo) } catch {
                 throw .graph(error.description)
             }
         }
-        guard let target = options.loudness else {
-            return try synthesize(
-                sequence, effects: effectNodes, to: outputPath, encoding: options.encoding, progress: progress)
+        func produce(_ path: String, _ encoding: AudioFile.Encoding) throws(RenderError) -> RenderSummary {
+            changesPace
+                ? try renderChangingPace(sequence, to: path, encoding: encoding, progress: progress)
+                : try synthesize(sequence, effects: effectNodes, to: path, encoding: encoding, progress: progress)
         }
+        guard let target = options.loudness else { return try produce(outputPath, options.encoding) }
         // Loudness: the mix goes to a float file first, then is measured, scaled and (if its
         // peaks need it) limited into the output.
-        let slash = outputPath.lastIndex(of: "/")
-        let folder = slash.map { String(outputPath[...$0]) } ?? ""
-        let name = slash.map { String(outputPath[outputPath.index(after: $0)...]) } ?? outputPath
-        let intermediate = folder + ".\(name).unnormalized-\(getpid()).wav"
+        let intermediate = Self.hiddenPath(beside: outputPath, tag: "unnormalized")
         defer { unlink(intermediate) }
-        var summary = try synthesize(
-            sequence, effects: effectNodes, to: intermediate, encoding: .f32, progress: progress)
+        var summary = try produce(intermediate, .f32)
         let measured = try LoudnessNormalizer.normalize(
             intermediate, to: outputPath, target: target, encoding: options.encoding)
         summary.outputPath = outputPath
@@ -203,7 +204,16 @@ public final class OfflineRenderer: Sendable {
         return summary
     }
 
-    private func synthesize(
+    /// A name in `path`'s folder for an intermediate file of the render (hidden, and marked with
+    /// `tag` and the process), removed when the render ends.
+    static func hiddenPath(beside path: String, tag: String) -> String {
+        let slash = path.lastIndex(of: "/")
+        let folder = slash.map { String(path[...$0]) } ?? ""
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        return folder + ".\(name).\(tag)-\(getpid()).wav"
+    }
+
+    func synthesize(
         _ sequence: MusicSequence, effects: [AudioNode], to outputPath: String, encoding: AudioFile.Encoding,
         progress: (Double, Double) -> Bool
     ) throws(RenderError) -> RenderSummary {

@@ -18,16 +18,28 @@ final class OutputMeter {
     }
 
     /// Measures `frameCount` frames of `audio` from `start`: what was written. `peak` is their
-    /// peak as the caller found it (the quantum's).
-    func add(_ audio: AudioBuffer, from start: Int, frameCount: Int, peak chunkPeak: Float) {
+    /// peak as the caller found it (the quantum's); nil finds it here. Only the first two channels
+    /// count; a mono buffer's loudness is not measured.
+    func add(_ audio: AudioBuffer, from start: Int, frameCount: Int, peak known: Float? = nil) {
         guard frameCount > 0 else { return }
+        let channels = min(2, audio.channelCount)
+        var chunkPeak: Float = 0
+        if let known {
+            chunkPeak = known
+        } else {
+            for channel in 0..<channels {
+                let samples = audio.channel(channel) + start
+                for frame in 0..<frameCount { chunkPeak = max(chunkPeak, abs(samples[frame])) }
+            }
+        }
         if chunkPeak > 1 {
-            for channel in 0..<2 {
+            for channel in 0..<channels {
                 let samples = audio.channel(channel) + start
                 for frame in 0..<frameCount where abs(samples[frame]) > 1 { samplesOverFullScale += 1 }
             }
         }
         peak = max(peak, chunkPeak)
+        guard channels == 2 else { return }
         loudness?.add(left: audio.channel(0) + start, right: audio.channel(1) + start, frameCount: frameCount)
     }
 

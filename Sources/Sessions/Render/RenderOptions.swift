@@ -96,7 +96,7 @@ public struct RenderOptions: Sendable, Hashable {
     /// At most how many frames a render of `sequence` writes: the music from the start at the speed,
     /// the longest tail, and slack for effect latency (a WAV that could pass 4 GiB is written as RF64).
     func maximumFrameCount(for sequence: MusicSequence) -> Int {
-        let music = max(0, sequence.durationSeconds - startSeconds) / max(speed, 0.01)
+        let music = max(0, sequence.durationSeconds - startSeconds) / max(pace, 0.01)
         let tailSeconds: Double
         switch tail {
         case .seconds(let seconds): tailSeconds = seconds
@@ -137,10 +137,14 @@ public struct RenderOptions: Sendable, Hashable {
             + "speed=\(speed);transpose=\(transpose);start=\(startSeconds)"
     }
 
-    /// The song's length once rendered from `startSeconds` at `speed`.
+    /// The song's length once rendered from `startSeconds` at `pace`.
     func musicSeconds(of sequence: MusicSequence) -> Double {
-        max(0, sequence.durationSeconds - startSeconds) / speed
+        max(0, sequence.durationSeconds - startSeconds) / pace
     }
+
+    /// How many times as fast as written the song goes: `speed`, times the rates of any
+    /// `varispeed` or `timepitch` among the effects.
+    var pace: Double { speed * EffectSpec.rateFactor(of: effects) }
 
     /// The level under which the automatic tail ends.
     public static let silenceThreshold: Float = 3.162_277_7e-5  // −90 dBFS

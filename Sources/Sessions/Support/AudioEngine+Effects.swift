@@ -1,17 +1,21 @@
 import AudioGraph
+import AudioIO
 import Effects
 import Sequencer
 
 extension AudioEngine {
     /// Attaches the nodes of an effect chain and connects `source` → effects → `mixer` (the main
-    /// mixer when nil). Returns the effect nodes, in order.
+    /// mixer when nil). Returns the effect nodes, in order. A `varispeed` or `timepitch` becomes a
+    /// `VarispeedNode` or `TimePitchNode`: everything before it renders at its pace, so a player
+    /// driving `source` must run `EffectSpec.rateFactor(of:)` times as fast for the song to go at
+    /// the rate asked (the sessions do).
     @discardableResult
     public func connect(
         _ source: AudioNode, throughEffects specs: [EffectSpec], to mixer: MixerNode? = nil
     ) throws(SessionError) -> [AudioNode] {
         do {
             var previous = source
-            let nodes = try EffectChain.makeNodes(specs)
+            let nodes = try EffectSpec.engineNodes(specs)
             for node in nodes {
                 try attach(node)
                 try connect(previous, to: node)
@@ -20,6 +24,41 @@ extension AudioEngine {
             try connect(previous, to: mixer ?? mainMixerNode)
             return nodes
         } catch { throw SessionError(error) }
+    }
+}
+
+extension EffectSpec {
+    /// The nodes of a chain for an engine: `EffectChain.makeNodes`'s, with each `varispeed` a
+    /// `VarispeedNode` and each `timepitch` a `TimePitchNode` (rate domains, which only an engine
+    /// runs). With `allowingRateChanges` false those are refused with `refusal`.
+    static func engineNodes(
+        _ specs: [EffectSpec], songTempo: Double? = nil, allowingRateChanges: Bool = true,
+        refusal: String = "changes the pace of what comes before it"
+    ) throws(EffectSpecError) -> [AudioNode] {
+        var nodes: [AudioNode] = []
+        var run: [EffectSpec] = []
+        var tempo = songTempo
+        for spec in specs {
+            guard spec.changesRate else {
+                run.append(spec)
+                continue
+            }
+            guard allowingRateChanges else { throw EffectSpecError("\(spec.name): \(refusal)") }
+            nodes += try EffectChain.makeNodes(run, songTempo: tempo)
+            run = []
+            if spec.name == "varispeed" {
+                let node = VarispeedNode()
+                node.rate = spec.varispeedRate
+                nodes.append(node)
+            } else {
+                let node = TimePitchNode()
+                node.rate = spec.values["rate"] ?? 1
+                node.pitch = spec.values["pitch"] ?? 0
+                nodes.append(node)
+            }
+            tempo = tempo.map { $0 * spec.rateFactor }
+        }
+        return nodes + (try EffectChain.makeNodes(run, songTempo: tempo))
     }
 }
 
@@ -32,10 +71,17 @@ extension MusicSequence {
     }
 }
 
-/// Times the delays of `nodes` made from `specs` whose note values follow the song's tempo.
+/// Times the delays of `nodes` made from `specs` whose note values follow the song's tempo (as
+/// the song sounds where the delay is: a varispeed or time-pitch before it changes the tempo).
 func retimeDelays(_ nodes: [AudioNode], specs: [EffectSpec], songTempo: Double?) {
     let delays = nodes.compactMap { $0 as? DelayNode }
-    for (spec, delay) in zip(specs.filter { $0.name == "delay" }, delays) where spec.followsSongTempo {
-        delay.delayTime = spec.delaySeconds(songTempo: songTempo)
+    var factor = 1.0
+    var delaySpecs: [(spec: EffectSpec, factor: Double)] = []
+    for spec in specs {
+        if spec.name == "delay" { delaySpecs.append((spec, factor)) }
+        factor *= spec.rateFactor
+    }
+    for (item, delay) in zip(delaySpecs, delays) where item.spec.followsSongTempo {
+        delay.delayTime = item.spec.delaySeconds(songTempo: songTempo.map { $0 * item.factor })
     }
 }
