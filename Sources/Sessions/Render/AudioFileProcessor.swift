@@ -23,10 +23,11 @@ public struct AudioFileProcessor: Sendable {
         public var inputSeconds: Double { Double(inputFrames) / sampleRate }
         /// The output's length.
         public var outputFrames = 0
-        /// With `measuresOutput`: the output's peak (before any integer encoding clips it), the
-        /// samples over full scale, and its integrated loudness (LUFS; stereo outputs only).
+        /// With `measuresOutput`: the output's peak, before any integer encoding clips it.
         public var peak: Float?
+        /// With `measuresOutput`: the output's samples over full scale (they clip in an integer file).
         public var samplesOverFullScale: Int?
+        /// With `measuresOutput`: the output's integrated loudness (LUFS; stereo outputs only).
         public var loudness: Double?
     }
 
