@@ -4,7 +4,7 @@
 // Module boundaries follow ARCHITECTURE.md (in the shared notes); dependencies point one way:
 //   MIDICore ← SMF ← Sequencer → AudioGraph ← Effects / Sampler / AudioIO;   Sequencer ← Sampler
 //   (for FluidSynth's player timing, a policy the sequencer is given);   MIDICore ← MIDIIO;
-//   the building blocks ← Sessions;   everything ← Pianola ← PianolaCLI (`pianola`)
+//   AudioGraph ← JACKIO (libjack, loaded when asked for);   the building blocks ← Sessions;   everything ← Pianola ← PianolaCLI (`pianola`)
 import PackageDescription
 
 // `PIANOLA_WERROR=1` (set by scripts/test and CI) turns every warning in our own targets into an error.
@@ -33,6 +33,9 @@ let package = Package(
         .target(name: "CFluidSynthRealtime", linkerSettings: [.linkedLibrary("dl")]),
         // alsa-lib helpers Swift cannot call directly (variadic callbacks; later the sequencer's macros).
         .target(name: "CALSAShims", linkerSettings: [.linkedLibrary("asound")]),
+        // JACK's API, with libjack opened when a JACK driver is asked for, not linked: Pianola runs
+        // where no JACK library exists (see the header). The headers are libjack-jackd2-dev's.
+        .target(name: "CJACK", linkerSettings: [.linkedLibrary("dl")]),
         // Read-only file mappings that a truncation cannot turn into SIGBUS (SMF reads large files so).
         .target(name: "CMappedFile"),
         // The ALSA sequencer for MIDIIO (alsa-lib's event macros and unions, decoded to MIDI bytes).
@@ -70,6 +73,7 @@ let package = Package(
             name: "AudioIO",
             dependencies: ["AudioGraph", "CALSA", "CALSAShims", "CSndFile", "CSampleRate", "CEBUR128", "CSoundTouch"],
             swiftSettings: strictSettings),
+        .target(name: "JACKIO", dependencies: ["AudioGraph", "MIDICore", "CJACK"], swiftSettings: strictSettings),
         .target(
             name: "MIDIIO",
             dependencies: [
@@ -82,12 +86,15 @@ let package = Package(
         // MARK: Sessions (what a job wires together), the umbrella and tools
         .target(
             name: "Sessions",
-            dependencies: ["MIDICore", "SMF", "Sequencer", "AudioGraph", "Effects", "Sampler", "AudioIO", "MIDIIO"],
+            dependencies: [
+                "MIDICore", "SMF", "Sequencer", "AudioGraph", "Effects", "Sampler", "AudioIO", "MIDIIO", "JACKIO",
+            ],
             swiftSettings: strictSettings),
         .target(
             name: "Pianola",
             dependencies: [
-                "MIDICore", "SMF", "Sequencer", "AudioGraph", "Effects", "Sampler", "AudioIO", "MIDIIO", "Sessions",
+                "MIDICore", "SMF", "Sequencer", "AudioGraph", "Effects", "Sampler", "AudioIO", "MIDIIO", "JACKIO",
+                "Sessions",
             ],
             swiftSettings: strictSettings),
         .executableTarget(
@@ -160,6 +167,8 @@ let package = Package(
         .testTarget(
             name: "SamplerTests", dependencies: ["TestSupport", "Sampler", "Sequencer", "SMF"],
             swiftSettings: strictSettings),
+        .testTarget(
+            name: "JACKIOTests", dependencies: ["TestSupport", "JACKIO", "AudioGraph"], swiftSettings: strictSettings),
         .testTarget(
             name: "AudioIOTests", dependencies: ["TestSupport", "AudioIO", "AudioGraph"], swiftSettings: strictSettings),
         .testTarget(

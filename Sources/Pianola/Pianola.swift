@@ -1,11 +1,12 @@
 /// Pianola: a MIDI sequencer and SoundFont sampler for Linux.
 ///
 /// `import Pianola` brings in the whole library: MIDI messages and files, the audio graph and its
-/// nodes, the FluidSynth sampler, effects, ALSA audio output, MIDI input and the sessions that wire
+/// nodes, the FluidSynth sampler, effects, ALSA and JACK audio output, MIDI input and the sessions that wire
 /// them together (offline rendering, batches, playback, live MIDI).
 @_exported import AudioGraph
 @_exported import AudioIO
 @_exported import Effects
+@_exported import JACKIO
 @_exported import MIDICore
 @_exported import MIDIIO
 @_exported import SMF

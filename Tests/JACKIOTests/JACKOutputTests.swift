@@ -1,0 +1,119 @@
+import AudioGraph
+import Foundation
+import JACKIO
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A source whose every frame tells its sample time: left = (t mod 2¹⁶) / 2¹⁶, right = −left / 2
+/// (exact in a 24-bit file), so a recording shows any frame lost, repeated or moved.
+final class RampNode: AudioNode, @unchecked Sendable {
+    override func outputChannelCount(inputChannelCounts: [Int]) -> Int { 2 }
+    override func render(into output: AudioBuffer, inputs: RenderInputs, frameCount: Int, time: AudioTime) {
+        for frame in 0..<frameCount {
+            let value = Float((time.sampleTime + Int64(frame)) & 0xFFFF) / 65_536
+            output.channel(0)[frame] = value
+            output.channel(1)[frame] = -value / 2
+        }
+    }
+}
+
+/// The frames of a 24-bit stereo WAV, as floats.
+func read24BitWAV(_ path: String) throws -> [(Float, Float)] {
+    let wav = try Data(contentsOf: URL(fileURLWithPath: path))
+    var offset = 12
+    while offset + 8 <= wav.count {
+        let id = String(decoding: wav[offset..<offset + 4], as: UTF8.self)
+        let size = wav[(offset + 4)..<(offset + 8)].enumerated().reduce(0) { $0 | Int($1.element) << (8 * $1.offset) }
+        if id == "data" {
+            let bytes = [UInt8](wav[(offset + 8)..<min(wav.count, offset + 8 + size)])
+            func sample(_ index: Int) -> Float {
+                let raw = Int32(bytes[index]) | Int32(bytes[index + 1]) << 8 | Int32(bytes[index + 2]) << 16
+                return Float((raw << 8) >> 8) / 8_388_608
+            }
+            return stride(from: 0, to: bytes.count - 5, by: 6).map { (sample($0), sample($0 + 3)) }
+        }
+        offset += 8 + size + (size & 1)
+    }
+    return []
+}
+
+@Suite("JACK output against a real server (jackd -d dummy)", .serialized)
+struct JACKOutputTests {
+    func server() throws -> JACKServer {
+        switch JACKServer.start() {
+        case .success(let server): return server
+        case .failure(let reason):
+            if ProcessInfo.processInfo.environment["CI"] == "true" { throw reason }
+            try #require(Bool(false), "skipped: \(reason.text)")
+            throw reason
+        }
+    }
+
+    @Test("the engine plays through JACK: ports registered and connected, every frame in order in a recording")
+    func playsEveryFrame() throws {
+        let server = try server()
+        let engine = AudioEngine()
+        let ramp = RampNode(name: "ramp")
+        try engine.attach(ramp)
+        try engine.connect(ramp, to: engine.mainMixerNode)
+        let output = try JACKOutput(
+            engine: engine, configuration: .init(clientName: "pianola", serverName: server.name))
+        engine.outputDevice = output
+        #expect(output.sampleRate == 48_000 && output.periodFrames == 256)
+        #expect(output.portNames == ["pianola:out_1", "pianola:out_2"])
+        try output.start()
+        #expect(server.connections(of: "pianola:out_1") == ["system:playback_1"])
+        #expect(server.connections(of: "pianola:out_2") == ["system:playback_2"])
+        let path = makeTemporaryDirectory("pianola-jack") + "/capture.wav"
+        #expect(server.capture(output.portNames, seconds: 1, to: path) == 0)
+        output.close()
+        #expect(!server.ports().contains("pianola:out_1"), "the ports left the graph")
+        let frames = try read24BitWAV(path)
+        #expect(frames.count >= 44_000, "\(frames.count) frames recorded")
+        // Every frame the one after the frame before (mod 2¹⁶), the right channel −½ the left. (The
+        // recorder scales by 2²³ − 1, not 2²³: a value is off by up to one step, and rounding to
+        // the ramp's 2⁻¹⁶ steps takes that away.)
+        let steps = frames.map { (Int(($0.0 * 65_536).rounded()), Int(($0.1 * 131_072).rounded())) }
+        let breaks = (1..<steps.count).filter { steps[$0].0 != (steps[$0 - 1].0 + 1) & 0xFFFF }
+        let wrong = steps.indices.filter { steps[$0].1 != -steps[$0].0 }
+        if let first = breaks.first ?? wrong.first {
+            let around = steps[max(0, first - 2)..<min(steps.count, first + 3)].map { "\($0)" }
+            Issue.record(
+                "\(breaks.count) discontinuities, \(wrong.count) wrong right-channel frames; at \(first): \(around)")
+        }
+        #expect(frames.contains { $0.0 != 0 }, "silence recorded")
+        #expect(output.xrunCount == 0)
+    }
+
+    @Test("no server: one line that says how to start one; a server killed while playing: the output says so")
+    func serverAbsentOrGone() throws {
+        let engine = AudioEngine()
+        #expect {
+            try JACKOutput(engine: engine, configuration: .init(serverName: "pianola-no-such-server"))
+        } throws: { error in
+            "\(error)".contains("no JACK server named 'pianola-no-such-server' is running: start one (`jackd")
+        }
+        let server = try server()
+        let ramp = RampNode(name: "ramp")
+        try engine.attach(ramp)
+        try engine.connect(ramp, to: engine.mainMixerNode)
+        let output = try JACKOutput(engine: engine, configuration: .init(serverName: server.name))
+        engine.outputDevice = output
+        try output.start()
+        usleep(200_000)
+        #expect(output.isRunning && engine.currentSampleTime > 0)
+        server.kill()
+        var waited = 0
+        while output.isRunning && waited < 100 {
+            usleep(50_000)
+            waited += 1
+        }
+        #expect(!output.isRunning, "still running after the server was killed")
+        #expect(output.failure.map { "\($0)".hasPrefix("the JACK server stopped the stream") } == true)
+        output.close()
+    }
+}

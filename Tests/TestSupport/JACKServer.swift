@@ -1,0 +1,100 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A private JACK server (`jackd -r -d dummy`, Debian's jackd2) under a name of its own, so that
+/// tests never touch a server the machine runs; stopped when released.
+public final class JACKServer: @unchecked Sendable {
+    /// The server's name: give it to clients (`JACK_DEFAULT_SERVER`, or their server option).
+    public let name: String
+    /// The sample rate and period it runs at.
+    public let sampleRate: Int
+    public let periodFrames: Int
+    private let process: Process
+
+    private init(name: String, sampleRate: Int, periodFrames: Int, process: Process) {
+        self.name = name
+        self.sampleRate = sampleRate
+        self.periodFrames = periodFrames
+        self.process = process
+    }
+
+    /// Starts one with the dummy driver (paced by the clock, no sound card) and waits until it
+    /// takes clients; the reason it cannot, otherwise (no jackd installed: `scripts/install-deps --test`).
+    public static func start(sampleRate: Int = 48_000, periodFrames: Int = 256) -> Result<JACKServer, SkipReason> {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/jackd") else {
+            return .failure(SkipReason(text: "no jackd (Debian jackd2; scripts/install-deps --test installs it)"))
+        }
+        let name = "pianola-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/jackd")
+        process.arguments = ["-n", name, "-r", "-d", "dummy", "-r", "\(sampleRate)", "-p", "\(periodFrames)"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["JACK_NO_AUDIO_RESERVATION"] = "1"
+        process.environment = environment
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        do { try process.run() } catch {
+            return .failure(SkipReason(text: "jackd would not start: \(error)"))
+        }
+        let server = JACKServer(name: name, sampleRate: sampleRate, periodFrames: periodFrames, process: process)
+        for _ in 0..<100 {
+            if server.ports().contains("system:playback_1") { return .success(server) }
+            usleep(50_000)
+        }
+        return .failure(SkipReason(text: "jackd started but took no clients within 5 s"))
+    }
+
+    /// The ports of the server's graph (`jack_lsp`), by full name.
+    public func ports() -> [String] {
+        let (status, output) = run("/usr/bin/jack_lsp", ["-s", name])
+        return status == 0 ? output.split(separator: "\n").map(String.init) : []
+    }
+
+    /// The connections of `port` (`jack_lsp -c`).
+    public func connections(of port: String) -> [String] {
+        let (_, output) = run("/usr/bin/jack_lsp", ["-s", name, "-c", port])
+        return output.split(separator: "\n").dropFirst().map { $0.trimmingCharacters(in: .whitespaces) }
+    }
+
+    /// Records `ports` for `seconds` into a 24-bit WAV at `path` with jack_capture (Debian
+    /// jack-capture); its exit status.
+    @discardableResult
+    public func capture(_ ports: [String], seconds: Double, to path: String) -> Int32 {
+        var arguments = ["-dc", "-d", String(seconds), "-f", "wav", "-b", "24"]
+        for port in ports { arguments += ["-p", port] }
+        return run("/usr/bin/jack_capture", arguments + [path]).status
+    }
+
+    /// Stops the server at once (SIGKILL), as a crash would.
+    public func kill() {
+        guard process.isRunning else { return }
+        Glibc.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    deinit {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+    }
+
+    private func run(_ tool: String, _ arguments: [String]) -> (status: Int32, output: String) {
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: tool)
+        child.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["JACK_DEFAULT_SERVER"] = name
+        child.environment = environment
+        let pipe = Pipe()
+        child.standardOutput = pipe
+        child.standardError = FileHandle.nullDevice
+        do { try child.run() } catch { return (-1, "") }
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        child.waitUntilExit()
+        return (child.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+}
