@@ -38,11 +38,18 @@ struct DeviceOptions: ParsableArguments {
             device: device, sampleRate: Double(rate), periodFrames: period ?? defaultPeriod, periodCount: periods)
     }
 
-    /// The "Device: …" line.
-    func describe(_ output: ALSAOutput, latency: String? = nil) {
+    /// The "Device: …" line (for a JACK client: its name, the server's rate and period, its ports).
+    func describe(_ output: any SessionOutput, latency: String? = nil) {
+        let milliseconds = latency ?? " (\(String(format1: output.bufferLatency * 1000)) ms)"
+        if let jack = output as? JACKOutput {
+            let ports = jack.portNames.map { $0.split(separator: ":").last.map(String.init) ?? $0 }
+            Terminal.writeError(
+                "JACK: client \(jack.clientName), \(Int(jack.sampleRate)) Hz, \(jack.periodFrames) frames"
+                    + milliseconds + ", ports \(ports.joined(separator: ", "))\n")
+            return
+        }
+        guard let output = output as? ALSAOutput else { return }
         let buffer = "\(output.periodFrames) × \(output.periodCount) frames"
-        Terminal.writeError(
-            "Device: \(device), \(output.sampleFormat.rawValue), \(buffer)"
-                + (latency ?? " (\(String(format1: output.bufferLatency * 1000)) ms)") + "\n")
+        Terminal.writeError("Device: \(device), \(output.sampleFormat.rawValue), \(buffer)" + milliseconds + "\n")
     }
 }

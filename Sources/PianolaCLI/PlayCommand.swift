@@ -8,7 +8,7 @@ import Pianola
 struct PlayCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "play",
-        abstract: "Play MIDI files through a SoundFont on an ALSA device, with a live transport.",
+        abstract: "Play MIDI files through a SoundFont on an ALSA device or a JACK server, with a live transport.",
         discussion: """
             On a terminal: one status line (position, bar:beat, tempo, voices, level, underruns, \
             lyrics) and keys: space pause/resume, ←/→ seek 5 s, ↑/↓ speed, n/p next/previous file, \
@@ -24,6 +24,7 @@ struct PlayCommand: ParsableCommand {
               pianola play song.kar --speed 0.8 --transpose -2 --loop
               pianola play song.mid --record-audio heard.wav
               pianola play song.mid -d hw:1 --channel-map 10:3-4   (drums on outputs 3-4)
+              pianola play song.mid --driver jack --jack-name synth
             """)
 
     @Argument(
@@ -34,6 +35,8 @@ struct PlayCommand: ParsableCommand {
     @OptionGroup var soundFonts: SoundFontOptions
 
     @OptionGroup var deviceOptions: DeviceOptions
+
+    @OptionGroup var driverOptions: DriverOptions
 
     @OptionGroup var synth: SynthOptions
 
@@ -68,6 +71,7 @@ struct PlayCommand: ParsableCommand {
         configuration.loops = loop
         configuration.recordsAudio = audioRecording.recording
         configuration.channelRouting = try channelMap.routing()
+        configuration.jack = driverOptions.jackClient()
         let session: PlaybackSession
         do { session = try PlaybackSession(configuration) } catch {
             guard case .device = error else { throw error }
@@ -130,7 +134,7 @@ struct PlayCommand: ParsableCommand {
         // short one in a blink) still shows its status.
         repeat {
             if Terminal.interruptSignal != nil { throw Terminal.interruptExitCode }
-            if let failure = session.output.failure { throw failure }
+            if let failure = session.output.streamFailure { throw CLIError("\(failure)") }
             switch keys?.read() {
             case .space: session.togglePause()
             case .left: session.seek(by: -5)

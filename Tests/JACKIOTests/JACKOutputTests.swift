@@ -9,7 +9,7 @@ import Testing
 #endif
 
 /// A source whose every frame tells its sample time: left = (t mod 2¹⁶) / 2¹⁶, right = −left / 2
-/// (exact in a 24-bit file), so a recording shows any frame lost, repeated or moved.
+/// (exact in a float file), so a recording shows any frame lost, repeated or moved.
 final class RampNode: AudioNode, @unchecked Sendable {
     override func outputChannelCount(inputChannelCounts: [Int]) -> Int { 2 }
     override func render(into output: AudioBuffer, inputs: RenderInputs, frameCount: Int, time: AudioTime) {
@@ -19,26 +19,6 @@ final class RampNode: AudioNode, @unchecked Sendable {
             output.channel(1)[frame] = -value / 2
         }
     }
-}
-
-/// The frames of a 24-bit stereo WAV, as floats.
-func read24BitWAV(_ path: String) throws -> [(Float, Float)] {
-    let wav = try Data(contentsOf: URL(fileURLWithPath: path))
-    var offset = 12
-    while offset + 8 <= wav.count {
-        let id = String(decoding: wav[offset..<offset + 4], as: UTF8.self)
-        let size = wav[(offset + 4)..<(offset + 8)].enumerated().reduce(0) { $0 | Int($1.element) << (8 * $1.offset) }
-        if id == "data" {
-            let bytes = [UInt8](wav[(offset + 8)..<min(wav.count, offset + 8 + size)])
-            func sample(_ index: Int) -> Float {
-                let raw = Int32(bytes[index]) | Int32(bytes[index + 1]) << 8 | Int32(bytes[index + 2]) << 16
-                return Float((raw << 8) >> 8) / 8_388_608
-            }
-            return stride(from: 0, to: bytes.count - 5, by: 6).map { (sample($0), sample($0 + 3)) }
-        }
-        offset += 8 + size + (size & 1)
-    }
-    return []
 }
 
 @Suite("JACK output against a real server (jackd -d dummy)", .serialized)
@@ -72,14 +52,13 @@ struct JACKOutputTests {
         #expect(server.capture(output.portNames, seconds: 1, to: path) == 0)
         output.close()
         #expect(!server.ports().contains("pianola:out_1"), "the ports left the graph")
-        let frames = try read24BitWAV(path)
+        let samples = try readFloatWAVSamples(path)
+        let frames = (0..<(samples.count / 2)).map { (samples[2 * $0], samples[2 * $0 + 1]) }
         #expect(frames.count >= 44_000, "\(frames.count) frames recorded")
-        // Every frame the one after the frame before (mod 2¹⁶), the right channel −½ the left. (The
-        // recorder scales by 2²³ − 1, not 2²³: a value is off by up to one step, and rounding to
-        // the ramp's 2⁻¹⁶ steps takes that away.)
-        let steps = frames.map { (Int(($0.0 * 65_536).rounded()), Int(($0.1 * 131_072).rounded())) }
+        // Every frame the one after the frame before (mod 2¹⁶), the right channel −½ the left, exactly.
+        let steps = frames.map { (Int($0.0 * 65_536), Int($0.1 * 131_072)) }
         let breaks = (1..<steps.count).filter { steps[$0].0 != (steps[$0 - 1].0 + 1) & 0xFFFF }
-        let wrong = steps.indices.filter { steps[$0].1 != -steps[$0].0 }
+        let wrong = frames.indices.filter { frames[$0].1 != -frames[$0].0 / 2 }
         if let first = breaks.first ?? wrong.first {
             let around = steps[max(0, first - 2)..<min(steps.count, first + 3)].map { "\($0)" }
             Issue.record(

@@ -59,11 +59,11 @@ public final class JACKServer: @unchecked Sendable {
         return output.split(separator: "\n").dropFirst().map { $0.trimmingCharacters(in: .whitespaces) }
     }
 
-    /// Records `ports` for `seconds` into a 24-bit WAV at `path` with jack_capture (Debian
+    /// Records `ports` for `seconds` into a float WAV at `path` with jack_capture (Debian
     /// jack-capture); its exit status.
     @discardableResult
     public func capture(_ ports: [String], seconds: Double, to path: String) -> Int32 {
-        var arguments = ["-dc", "-d", String(seconds), "-f", "wav", "-b", "24"]
+        var arguments = ["-dc", "-d", String(seconds), "-f", "wav"]
         for port in ports { arguments += ["-p", port] }
         return run("/usr/bin/jack_capture", arguments + [path]).status
     }
@@ -97,4 +97,20 @@ public final class JACKServer: @unchecked Sendable {
         child.waitUntilExit()
         return (child.terminationStatus, String(decoding: data, as: UTF8.self))
     }
+}
+
+/// The samples of a float WAV's data chunk (interleaved), as jack_capture and `--format f32` write them.
+public func readFloatWAVSamples(_ path: String) throws -> [Float] {
+    let wav = try Data(contentsOf: URL(fileURLWithPath: path))
+    var offset = 12
+    while offset + 8 <= wav.count {
+        let id = String(decoding: wav[offset..<offset + 4], as: UTF8.self)
+        let size = wav[(offset + 4)..<(offset + 8)].enumerated().reduce(0) { $0 | Int($1.element) << (8 * $1.offset) }
+        if id == "data" {
+            let end = min(wav.count, offset + 8 + size)
+            return wav[(offset + 8)..<end].withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        }
+        offset += 8 + size + (size & 1)
+    }
+    return []
 }

@@ -1,6 +1,7 @@
 import AudioGraph
 import AudioIO
 import Effects
+import JACKIO
 import Sampler
 import Sequencer
 
@@ -8,7 +9,7 @@ import Sequencer
     import Glibc
 #endif
 
-/// Plays MIDI files on an ALSA device through a SoundFont, one song after another, with a
+/// Plays MIDI files on an ALSA device or a JACK server through a SoundFont, one song after another, with a
 /// transport: what `pianola play` wires together. One sampler, effect chain, level meter and
 /// device serve every song; each song gets its own `MusicPlayer`.
 ///
@@ -39,6 +40,9 @@ public final class PlaybackSession {
         /// Parts of the song on other output channels than 1–2 (`--channel-map`); the device is
         /// opened with the routing's channel count. Not with `recordsAudio`.
         public var channelRouting: ChannelRouting?
+        /// Play through a JACK server as this client instead of the ALSA `device` (the rate is
+        /// the server's; the channel count, as for the device, the routing's).
+        public var jack: JACKOutput.Configuration?
 
         /// A configuration playing `soundFonts` on `device` (by default: `default`, 44100 Hz, 2 periods of 256
         /// frames), everything else at its default.
@@ -60,8 +64,9 @@ public final class PlaybackSession {
     public var samplers: [SamplerNode] { synthesis.samplers }
     /// The audio graph (sampler, effects, main mixer), rendered on the device's audio thread.
     public let engine: AudioEngine
-    /// The ALSA device the engine plays through: started by the first `play`, closed by `finish()`.
-    public let output: ALSAOutput
+    /// The ALSA device or JACK client the engine plays through: started by the first `play`,
+    /// closed by `finish()`.
+    public let output: any SessionOutput
     /// The main mixer's level, for meters.
     public let meter = LevelMeter()
     /// The audio file being written, when `configuration.recordsAudio`; complete after `finish()`.
@@ -84,22 +89,38 @@ public final class PlaybackSession {
 
     /// Loads the SoundFont and opens the device (nothing plays until `play`).
     public init(_ configuration: Configuration) throws(SessionError) {
-        sampler = try SamplerNode.loaded(
-            soundFonts: configuration.soundFonts, settings: configuration.sampler,
-            sampleRate: configuration.device.sampleRate)
         try RoutedSynthesis.check(configuration.channelRouting, recording: configuration.recordsAudio)
         engine = AudioEngine()
-        do { try engine.attach(sampler) } catch { throw .graph(error) }
-        effectSpecs = configuration.effects
-        effectRate = try Self.checkedRate(of: configuration.effects)
-        synthesis = try RoutedSynthesis(
-            engine: engine, sampler: sampler, routing: configuration.channelRouting, effects: configuration.effects,
-            volume: Float(pow(10, configuration.gainDecibels / 20)))
-        do {
-            try engine.installTap(on: engine.mainMixerNode, meter)
-            output = try engine.connectOutput(
-                toDevice: RoutedSynthesis.device(configuration.device, for: configuration.channelRouting))
-        } catch { throw SessionError(error) }
+        // JACK's rate is the server's: the client is opened first, and the synthesizer follows it.
+        var jack: JACKOutput?
+        if var client = configuration.jack {
+            client.channelCount = configuration.channelRouting?.channelCount ?? 2
+            do { jack = try engine.connectOutput(toJACK: client) } catch { throw .jack(error) }
+        }
+        do throws(SessionError) {
+            sampler = try SamplerNode.loaded(
+                soundFonts: configuration.soundFonts, settings: configuration.sampler,
+                sampleRate: jack?.sampleRate ?? configuration.device.sampleRate)
+            do { try engine.attach(sampler) } catch { throw SessionError.graph(error) }
+            effectSpecs = configuration.effects
+            effectRate = try Self.checkedRate(of: configuration.effects)
+            synthesis = try RoutedSynthesis(
+                engine: engine, sampler: sampler, routing: configuration.channelRouting, effects: configuration.effects,
+                volume: Float(pow(10, configuration.gainDecibels / 20)))
+            do {
+                try engine.installTap(on: engine.mainMixerNode, meter)
+                if let jack {
+                    output = jack
+                } else {
+                    output = try engine.connectOutput(
+                        toDevice: RoutedSynthesis.device(configuration.device, for: configuration.channelRouting))
+                }
+            } catch { throw SessionError(error) }
+        } catch {
+            jack?.close()
+            engine.outputDevice = nil
+            throw error
+        }
         speed = min(max(configuration.speed, Self.speeds.lowerBound), Self.speeds.upperBound)
         loops = configuration.loops
         transpose = configuration.transpose

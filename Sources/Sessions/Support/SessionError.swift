@@ -1,6 +1,7 @@
 import AudioGraph
 import AudioIO
 import Effects
+import JACKIO
 import MIDIIO
 import SMF
 import Sampler
@@ -12,6 +13,8 @@ public enum SessionError: Error, Sendable, CustomStringConvertible {
     case soundFont(SoundFontError)
     /// The ALSA device could not be opened, configured or started.
     case device(ALSAPCMError)
+    /// The JACK client could not be opened (no JACK library, no server), or the server stopped it.
+    case jack(JACKError)
     /// The audio graph refused a node, a connection, a tap or a render observer.
     case graph(AudioGraphError)
     /// An effect spec names no effect or has a bad value.
@@ -35,6 +38,7 @@ public enum SessionError: Error, Sendable, CustomStringConvertible {
         case let error as SoundFontError: self = .soundFont(error)
         case let error as ALSAPCMError: self = .device(error)
         case let error as AudioGraphError: self = .graph(error)
+        case let error as JACKError: self = .jack(error)
         case let error as EffectSpecError: self = .effects(error)
         case let error as MIDIIOError: self = .midi(error)
         case let error as MIDIFileError: self = .midiFile(error)
@@ -48,6 +52,7 @@ public enum SessionError: Error, Sendable, CustomStringConvertible {
         case .soundFont(let error): return error.description
         case .device(let error): return error.description
         case .graph(let error): return error.description
+        case .jack(let error): return error.description
         case .effects(let error): return error.description
         case .midi(let error): return error.description
         case .midiFile(let error): return error.description

@@ -1,0 +1,47 @@
+import AudioGraph
+import AudioIO
+import JACKIO
+
+/// What a session plays through: an ALSA device (`ALSAOutput`) or a JACK client (`JACKOutput`).
+public protocol SessionOutput: AudioOutputDevice {
+    /// The rate the engine renders at: the device's, or the JACK server's.
+    var sampleRate: Double { get }
+    /// The channels (ports) the engine's output has.
+    var channelCount: Int { get }
+    /// Underruns so far (ALSA's recovered underruns, the xruns the JACK server reports).
+    var xrunCount: Int { get }
+    /// The latency the output's buffer adds, in seconds.
+    var bufferLatency: Double { get }
+    /// Whether the thread that renders has real-time scheduling (ALSA: Pianola's audio thread
+    /// got SCHED_FIFO; JACK: the server schedules its process thread itself).
+    var isRealTimeScheduled: Bool { get }
+    /// Why the stream stopped on its own (a device lost, a server gone), if it did.
+    var streamFailure: (any Error)? { get }
+    /// Stops and lets go of the device or client; closing twice is harmless.
+    func close()
+    /// Whether the device or client is still open (until `close()`).
+    var isOpen: Bool { get }
+}
+
+extension ALSAOutput: SessionOutput {
+    public var streamFailure: (any Error)? { failure }
+}
+
+extension JACKOutput: SessionOutput {
+    /// True: JACK runs the process callback on its own thread, with the server's priority.
+    public var isRealTimeScheduled: Bool { true }
+    public var streamFailure: (any Error)? { failure }
+}
+
+extension AudioEngine {
+    /// Opens a JACK client playing this engine (`configuration.channelCount` ports) and makes
+    /// it the engine's output device, replacing (and stopping) any device it had.
+    @discardableResult
+    public func connectOutput(toJACK configuration: JACKOutput.Configuration) throws(JACKError) -> JACKOutput {
+        outputDevice?.stop()
+        outputDevice = nil
+        let output = try JACKOutput(engine: self, configuration: configuration)
+        outputDevice = output
+        return output
+    }
+}

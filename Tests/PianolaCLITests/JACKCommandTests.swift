@@ -1,0 +1,134 @@
+import Foundation
+import SMF
+import Synchronization
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A private JACK server for a test, or the reason there is none (a failure on CI, where
+/// `scripts/install-deps --test` installs jackd2).
+func jackServer() throws -> JACKServer {
+    switch JACKServer.start() {
+    case .success(let server): return server
+    case .failure(let reason):
+        if ProcessInfo.processInfo.environment["CI"] == "true" { throw reason }
+        try #require(Bool(false), "skipped: \(reason.text)")
+        throw reason
+    }
+}
+
+/// Three notes after a second's rest (120 BPM, 480 ticks a beat: 960 ticks a second), ending at 2.2 s.
+func writeShortSong(to path: String) throws {
+    var events: [MIDIFile.Event] = []
+    for (index, note) in [60, 64, 67].enumerated() {
+        let start = 960 + index * 384
+        events.append(MIDIFile.Event(tick: start, .channel(.noteOn(channel: 0, note: UInt8(note), velocity: 100))))
+        events.append(MIDIFile.Event(tick: start + 300, .channel(.noteOff(channel: 0, note: UInt8(note), velocity: 0))))
+    }
+    events.sort { $0.tick < $1.tick }
+    events.append(MIDIFile.Event(tick: 2_112, .meta(.endOfTrack)))
+    try MIDIFile(format: .singleTrack, tracks: [MIDIFile.Track(events: events)]).write(to: path)
+}
+
+@Suite("pianola play --driver jack, against a real JACK server", .serialized)
+struct JACKCommandTests {
+    /// Runs `pianola` with `arguments` on a thread of its own against `server`; the result when it ends.
+    final class Background: @unchecked Sendable {
+        final class Outcome: Sendable {
+            let value = Mutex<(status: Int32, stdout: String, stderr: String)?>(nil)
+        }
+        private let thread: Thread
+        private let outcome = Outcome()
+
+        init(_ arguments: [String], server: JACKServer) {
+            let box = outcome
+            thread = Thread {
+                let result = try? runPianola(arguments, environment: ["JACK_DEFAULT_SERVER": server.name])
+                box.value.withLock { $0 = result ?? (-1, "", "could not run pianola") }
+            }
+            thread.start()
+        }
+
+        /// Waits up to `seconds` for the run to end; its result, or nil if it still runs.
+        func wait(seconds: Double) -> (status: Int32, stdout: String, stderr: String)? {
+            let deadline = Date().addingTimeInterval(seconds)
+            while Date() < deadline {
+                if let done = outcome.value.withLock({ $0 }) { return done }
+                usleep(20_000)
+            }
+            return nil
+        }
+    }
+
+    /// Waits up to 10 s for `port` to appear in `server`'s graph.
+    func waitForPort(_ port: String, on server: JACKServer) -> Bool {
+        for _ in 0..<500 {
+            if server.ports().contains(port) { return true }
+            usleep(20_000)
+        }
+        return false
+    }
+
+    @Test("what JACK records of `play --driver jack` is `render` at the server's rate, sample for sample")
+    func playEqualsRender() throws {
+        let server = try jackServer()
+        let directory = try scratchDirectory()
+        let song = directory + "/short.mid"
+        try writeShortSong(to: song)
+        let play = Background(["play", song, "--driver", "jack", "-s", bundledFontPath], server: server)
+        #expect(waitForPort("pianola:out_1", on: server), "the client's ports never appeared")
+        let captured = directory + "/captured.wav"
+        #expect(server.capture(["pianola:out_1", "pianola:out_2"], seconds: 2.6, to: captured) == 0)
+        let result = try #require(play.wait(seconds: 20), "play did not end")
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("JACK: client pianola, 48000 Hz, 256 frames"), "\(result.stderr)")
+        let rendered = try runPianola([
+            "render", "-q", song, "-o", directory + "/rendered.wav", "-s", bundledFontPath, "--rate", "48000",
+            "--format", "f32",
+        ])
+        #expect(rendered.status == 0, "\(rendered.stderr)")
+        let heard = try readFloatWAVSamples(captured)
+        let reference = try readFloatWAVSamples(directory + "/rendered.wav")
+        // The recording starts a little after the client (during the song's first second of rest):
+        // the first note lines the two up (its first sample above −80 dBFS, the synthesizer's
+        // reverb and chorus noise lying far below); from there to the last note's end they agree.
+        let onsetHeard = try #require(heard.firstIndex { abs($0) > 1e-4 }, "the recording is silent")
+        let onsetReference = try #require(reference.firstIndex { abs($0) > 1e-4 })
+        #expect((96_000..<96_128).contains(onsetReference), "the render's first note at sample \(onsetReference)")
+        let count = 2 * Int(1.2 * 48_000)
+        try #require(heard.count >= onsetHeard + count, "\(heard.count) samples recorded")
+        let differing = (0..<count).filter { heard[onsetHeard + $0] != reference[onsetReference + $0] }.count
+        #expect(differing == 0, "\(differing) of \(count) samples differ")
+    }
+
+    @Test("the server killed while playing: one clear line, exit 1, no hang; no server: how to start one")
+    func serverGone() throws {
+        let server = try jackServer()
+        let directory = try scratchDirectory()
+        let song = directory + "/short.mid"
+        try writeShortSong(to: song)
+        let play = Background(["play", song, "--driver", "jack", "-s", bundledFontPath, "--loop"], server: server)
+        #expect(waitForPort("pianola:out_1", on: server))
+        usleep(300_000)
+        server.kill()
+        let result = try #require(play.wait(seconds: 10), "play hung after the server went away")
+        #expect(result.status == 1)
+        let lines = result.stderr.split(separator: "\n").filter { $0.hasPrefix("pianola:") }
+        #expect(lines.count == 1, "\(result.stderr)")
+        #expect(lines.first?.hasPrefix("pianola: the JACK server stopped the stream") == true, "\(result.stderr)")
+
+        let none = try runPianola(
+            ["play", song, "--driver", "jack", "-s", bundledFontPath], environment: ["JACK_DEFAULT_SERVER": server.name]
+        )
+        #expect(none.status == 1)
+        #expect(none.stderr.hasPrefix("pianola: no JACK server is running: start one"), "\(none.stderr)")
+        let noLibrary = try runPianola(
+            ["play", song, "--driver", "jack", "-s", bundledFontPath],
+            environment: ["PIANOLA_JACK_LIBRARY": "/nonexistent/libjack.so.0"])
+        #expect(noLibrary.status == 1)
+        #expect(noLibrary.stderr.contains("no JACK library"), "\(noLibrary.stderr)")
+    }
+}
