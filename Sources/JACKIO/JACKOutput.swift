@@ -1,5 +1,6 @@
 import AudioGraph
 import CJACK
+import MIDICore
 import Synchronization
 
 #if canImport(Glibc)
@@ -32,16 +33,20 @@ public final class JACKOutput: AudioOutputDevice, @unchecked Sendable {
         public var channelCount = 2
         /// Whether `start()` connects the ports to the server's physical playback ports, in order.
         public var connectsToPlayback = true
+        /// Whether the client has a MIDI input port (`midi_in`), whose events go to
+        /// `midiDestination` at their frames inside the period.
+        public var hasMIDIInput = false
 
-        /// A configuration with the defaults: `pianola`, the default server, stereo, connected.
+        /// A configuration with the defaults: `pianola`, the default server, stereo, connected, no MIDI input.
         public init(
             clientName: String = "pianola", serverName: String? = nil, channelCount: Int = 2,
-            connectsToPlayback: Bool = true
+            connectsToPlayback: Bool = true, hasMIDIInput: Bool = false
         ) {
             self.clientName = clientName
             self.serverName = serverName
             self.channelCount = channelCount
             self.connectsToPlayback = connectsToPlayback
+            self.hasMIDIInput = hasMIDIInput
         }
     }
 
@@ -55,6 +60,21 @@ public final class JACKOutput: AudioOutputDevice, @unchecked Sendable {
     public let channelCount: Int
     /// The ports' full names (`pianola:out_1` …), in channel order.
     public let portNames: [String]
+    /// The MIDI input port's full name (`pianola:midi_in`), when configured.
+    public let midiPortName: String?
+    /// Where the MIDI input's events go (a sampler, or a router among samplers): each at its frame
+    /// inside the period, in the quantum that renders it. Set it before `start()`.
+    public var midiDestination: (any MIDIReceivingNode)? {
+        get { destination.withLock { $0 } }
+        set {
+            destination.withLock { $0 = newValue }
+            renderDestination = newValue
+        }
+    }
+    /// Called on the process thread with each MIDI event taken in (its bytes, and its sample time
+    /// on the engine's clock), for a recorder to copy; it must not allocate, lock or block. Set it
+    /// before `start()`.
+    public var midiObserver: (@Sendable (UnsafeBufferPointer<UInt8>, Int64) -> Void)?
 
     private let api: UnsafePointer<pianola_jack_api>
     private let client: OpaquePointer
@@ -69,6 +89,11 @@ public final class JACKOutput: AudioOutputDevice, @unchecked Sendable {
     private let periodSize = Atomic<Int>(0)
     private let freewheeling = Atomic<Bool>(false)
     private let stopped = Mutex<JACKError?>(nil)
+    private let destination = Mutex<(any MIDIReceivingNode)?>(nil)
+    /// The destination as the process thread reads it (written only while it does not run).
+    private var renderDestination: (any MIDIReceivingNode)?
+    private let midiPort: OpaquePointer?
+    private let midiEvents = Atomic<Int>(0)
     private var isClosed = false
 
     /// Opens a client on the server and registers its ports; nothing plays until `start()`.
@@ -116,6 +141,22 @@ public final class JACKOutput: AudioOutputDevice, @unchecked Sendable {
             names.append(api.pointee.port_name(port).map { String(cString: $0) } ?? "\(clientName):\(short)")
         }
         portNames = names
+        if configuration.hasMIDIInput {
+            guard
+                let port = api.pointee.port_register(
+                    client, "midi_in", JACK_DEFAULT_MIDI_TYPE, UInt(JackPortIsInput.rawValue), 0)
+            else {
+                _ = api.pointee.client_close(client)
+                ports.deallocate()
+                outputs.deallocate()
+                throw .portFailed("JACK refused the port \(clientName):midi_in")
+            }
+            midiPort = port
+            midiPortName = api.pointee.port_name(port).map { String(cString: $0) } ?? "\(clientName):midi_in"
+        } else {
+            midiPort = nil
+            midiPortName = nil
+        }
         installCallbacks()
     }
 
@@ -129,6 +170,8 @@ public final class JACKOutput: AudioOutputDevice, @unchecked Sendable {
     public var bufferLatency: Double { Double(periodFrames) / sampleRate }
     /// The server's period in frames (it may change while playing).
     public var periodFrames: Int { periodSize.load(ordering: .relaxed) }
+    /// MIDI events taken in by the MIDI input port so far.
+    public var midiEventCount: Int { midiEvents.load(ordering: .relaxed) }
     /// The xruns the server reported while the client was active.
     public var xrunCount: Int { xruns.load(ordering: .relaxed) }
     /// Whether the server is in freewheel mode (running as fast as it can, not paced by a device).
@@ -178,18 +221,29 @@ public final class JACKOutput: AudioOutputDevice, @unchecked Sendable {
     /// Whether the client is still open (until `close()`).
     public var isOpen: Bool { !isClosed }
 
-    /// Connects channel k to the k-th physical playback port, as far as there are such ports.
-    private func connectToPlayback() {
-        guard
-            let list = api.pointee.get_ports(
-                client, nil, JACK_DEFAULT_AUDIO_TYPE, UInt(JackPortIsPhysical.rawValue | JackPortIsInput.rawValue))
-        else { return }
+    /// The full names of the graph's ports of `type` with `flags`.
+    func ports(type: String, flags: UInt) -> [String] {
+        guard let list = api.pointee.get_ports(client, nil, type, flags) else { return [] }
         defer { api.pointee.free(UnsafeMutableRawPointer(mutating: list)) }
+        var names: [String] = []
         var index = 0
-        while index < channelCount, let destination = list[index] {
-            _ = api.pointee.connect(client, portNames[index], destination)
+        while let name = list[index] {
+            names.append(String(cString: name))
             index += 1
         }
+        return names
+    }
+
+    /// `jack_connect`: 0, EEXIST when already connected, or another error.
+    func connect(_ source: String, to destination: String) -> Int32 {
+        api.pointee.connect(client, source, destination)
+    }
+
+    /// Connects channel k to the k-th physical playback port, as far as there are such ports.
+    private func connectToPlayback() {
+        let playback = ports(
+            type: JACK_DEFAULT_AUDIO_TYPE, flags: UInt(JackPortIsPhysical.rawValue | JackPortIsInput.rawValue))
+        for (name, destination) in zip(portNames, playback) { _ = connect(name, to: destination) }
     }
 
     /// The period: the engine rendered (in pulls of at most its prepared size) into the ports,
@@ -204,14 +258,46 @@ public final class JACKOutput: AudioOutputDevice, @unchecked Sendable {
             for channel in 0..<count { outputs[channel]?.update(repeating: 0, count: frames) }
             return
         }
+        let midi = midiPort.flatMap { api.pointee.port_get_buffer($0, jack_nframes_t(frames)) }
+        let eventCount = midi.map { Int(api.pointee.midi_get_event_count($0)) } ?? 0
+        var nextEvent = 0
         var done = 0
         while done < frames {
             let pull = min(frames - done, buffer.frameCapacity)
+            // This pull's MIDI first, each event at its frame (JACK gives them in time order).
+            if let midi {
+                let start = engine.currentSampleTime
+                var event = jack_midi_event_t()
+                while nextEvent < eventCount, api.pointee.midi_event_get(&event, midi, UInt32(nextEvent)) == 0,
+                    Int(event.time) < done + pull
+                {
+                    deliver(event, atFrameOffset: max(0, Int(event.time) - done), sampleTime: start)
+                    nextEvent += 1
+                }
+            }
             engine.render(frameCount: pull, into: buffer)
             for channel in 0..<count {
                 (outputs[channel]! + done).update(from: buffer.channel(channel), count: pull)
             }
             done += pull
+        }
+    }
+
+    /// One JACK MIDI event to the destination: a channel or system message by its bytes, SysEx
+    /// by its payload (in JACK's memory, copied by the node). Process thread.
+    private func deliver(_ event: jack_midi_event_t, atFrameOffset offset: Int, sampleTime: Int64) {
+        guard let bytes = event.buffer, event.size > 0 else { return }
+        midiEvents.add(1, ordering: .relaxed)
+        let data = UnsafeBufferPointer(start: bytes, count: event.size)
+        midiObserver?(data, sampleTime + Int64(offset))
+        guard let destination = renderDestination else { return }
+        if data[0] == 0xF0 {
+            let end = data.last == 0xF7 ? data.count - 1 : data.count
+            destination.receiveSystemExclusive(UnsafeBufferPointer(rebasing: data[1..<end]), atFrameOffset: offset)
+        } else if let message = MIDIMessage(
+            status: data[0], data1: data.count > 1 ? data[1] : 0, data2: data.count > 2 ? data[2] : 0)
+        {
+            destination.receive(message, atFrameOffset: offset)
         }
     }
 

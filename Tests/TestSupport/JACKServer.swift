@@ -68,10 +68,11 @@ public final class JACKServer: @unchecked Sendable {
         return run("/usr/bin/jack_capture", arguments + [path]).status
     }
 
-    /// Stops the server at once (SIGKILL), as a crash would.
+    /// Stops the server while clients run (SIGTERM: it tells them and exits; a SIGKILL would leave
+    /// its shared memory behind and stop later servers on the machine from starting).
     public func kill() {
         guard process.isRunning else { return }
-        Glibc.kill(process.processIdentifier, SIGKILL)
+        Glibc.kill(process.processIdentifier, SIGTERM)
         process.waitUntilExit()
     }
 
