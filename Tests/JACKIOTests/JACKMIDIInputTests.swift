@@ -38,11 +38,12 @@ final class JACKTool {
     }
 }
 
-@Suite("JACK MIDI input against a real server", .serialized)
-struct JACKMIDIInputTests {
+// In the JACK output suite, which is serialized: libjack serves one server per process, so
+// tests on servers of their own must not overlap.
+extension JACKOutputTests {
     @Test("events from a JACK sequencer start notes at their frames inside the period, within FluidSynth's block")
     func sampleAccurateNotes() throws {
-        let server = try JACKOutputTests().server()
+        let server = try server()
         var settings = SamplerNode.Settings()
         settings.sampleRate = 48_000
         settings.isReverbEnabled = false
@@ -90,11 +91,16 @@ struct JACKMIDIInputTests {
         }
         #expect(onsets.count >= 5, "onsets at \(onsets.map(String.init).joined(separator: ", "))")
         // Consecutive onsets 20 113 and 27 887 frames apart, each within FluidSynth's 64-frame block.
+        // (An xrun, the server's cycle late while the machine is busy, loses a whole period of
+        // the recording: a gap off by a multiple of 256 counts then, and only then.)
         let gaps = zip(onsets.dropFirst(), onsets).map { $0 - $1 }
-        let expected = [20_113, 27_887]
-        let errors = gaps.map { gap in expected.map { abs(gap - $0) }.min()! }
-        let text = gaps.map(String.init).joined(separator: ", ")
-        #expect(errors.allSatisfy { $0 <= 64 }, "gaps \(text)")
+        let xruns = output.xrunCount
+        func error(_ gap: Int, periods: Int) -> Int {
+            [20_113, 27_887].flatMap { expected in (-periods...periods).map { abs(gap - expected - 256 * $0) } }.min()!
+        }
+        let text = gaps.map(String.init).joined(separator: ", ") + " (\(xruns) xruns)"
+        #expect(gaps.allSatisfy { error($0, periods: min(xruns, 2)) <= 64 }, "gaps \(text)")
+        #expect(gaps.filter { error($0, periods: 0) <= 64 }.count >= 3, "gaps \(text)")
         #expect(Set(gaps.map { abs($0 - 20_113) < 1_000 }).count == 2, "gaps \(text)")
     }
 }

@@ -78,13 +78,21 @@ struct JACKCommandTests {
         let directory = try scratchDirectory()
         let song = directory + "/short.mid"
         try writeShortSong(to: song)
-        let play = Background(["play", song, "--driver", "jack", "-s", bundledFontPath], server: server)
-        #expect(waitForPort("pianola:out_1", on: server), "the client's ports never appeared")
         let captured = directory + "/captured.wav"
-        #expect(server.capture(["pianola:out_1", "pianola:out_2"], seconds: 2.6, to: captured) == 0)
-        let result = try #require(play.wait(seconds: 20), "play did not end")
-        #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stderr.contains("JACK: client pianola, 48000 Hz, 256 frames"), "\(result.stderr)")
+        // An xrun (the server's cycle late while the machine is busy with other tests) costs the
+        // recording a period: the comparison needs a run without one (up to three tries).
+        var clean = false
+        for _ in 0..<3 where !clean {
+            let play = Background(["play", song, "--driver", "jack", "-s", bundledFontPath], server: server)
+            #expect(waitForPort("pianola:out_1", on: server), "the client's ports never appeared")
+            unlink(captured)
+            #expect(server.capture(["pianola:out_1", "pianola:out_2"], seconds: 2.6, to: captured) == 0)
+            let result = try #require(play.wait(seconds: 20), "play did not end")
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stderr.contains("JACK: client pianola, 48000 Hz, 256 frames"), "\(result.stderr)")
+            clean = result.stderr.contains("short.mid: finished, 0 underruns")
+        }
+        try #require(clean, "every try had xruns")
         let rendered = try runPianola([
             "render", "-q", song, "-o", directory + "/rendered.wav", "-s", bundledFontPath, "--rate", "48000",
             "--format", "f32",

@@ -65,7 +65,7 @@ public final class JACKServer: @unchecked Sendable {
     public func capture(_ ports: [String], seconds: Double, to path: String) -> Int32 {
         var arguments = ["-dc", "-d", String(seconds), "-f", "wav"]
         for port in ports { arguments += ["-p", port] }
-        return run("/usr/bin/jack_capture", arguments + [path]).status
+        return run("/usr/bin/jack_capture", arguments + [path], timeout: seconds + 20).status
     }
 
     /// Stops the server while clients run (SIGTERM: it tells them and exits; a SIGKILL would leave
@@ -83,20 +83,33 @@ public final class JACKServer: @unchecked Sendable {
         }
     }
 
-    private func run(_ tool: String, _ arguments: [String]) -> (status: Int32, output: String) {
+    /// Runs a JACK tool against the server: its exit status and output, or −1 when it has not
+    /// ended within `timeout` seconds (it is killed: a wedged tool must not hang the tests).
+    private func run(_ tool: String, _ arguments: [String], timeout: Double = 30) -> (status: Int32, output: String) {
         let child = Process()
         child.executableURL = URL(fileURLWithPath: tool)
         child.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment["JACK_DEFAULT_SERVER"] = name
         child.environment = environment
-        let pipe = Pipe()
-        child.standardOutput = pipe
+        let outputPath = NSTemporaryDirectory() + "/pianola-jack-tool-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        guard FileManager.default.createFile(atPath: outputPath, contents: nil),
+            let output = FileHandle(forWritingAtPath: outputPath)
+        else { return (-1, "") }
+        defer { unlink(outputPath) }
+        child.standardOutput = output
         child.standardError = FileHandle.nullDevice
         do { try child.run() } catch { return (-1, "") }
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        child.waitUntilExit()
-        return (child.terminationStatus, String(decoding: data, as: UTF8.self))
+        let deadline = Date().addingTimeInterval(timeout)
+        while child.isRunning && Date() < deadline { usleep(10_000) }
+        if child.isRunning {
+            Glibc.kill(child.processIdentifier, SIGKILL)
+            child.waitUntilExit()
+            return (-1, "")
+        }
+        try? output.close()
+        let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        return (child.terminationStatus, text)
     }
 }
 
