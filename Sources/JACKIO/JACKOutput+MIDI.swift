@@ -15,18 +15,30 @@ extension JACKOutput {
     /// matches nothing throws `unknownPort` with the nearest names.
     public func connectMIDI(from source: String) throws(JACKError) {
         guard let midiPortName else { throw .portFailed("the JACK output has no MIDI input port") }
-        let sources = midiSources()
-        var chosen = sources.filter { $0 == source }
-        if chosen.isEmpty { chosen = sources.filter { $0.hasPrefix(source + ":") } }
-        guard !chosen.isEmpty else {
-            throw .unknownPort(source, nearMatches: Self.nearest(to: source, in: sources))
-        }
-        for port in chosen {
+        for port in try midiSourcePorts(named: source) {
             let result = connect(port, to: midiPortName)
             guard result == 0 || result == EEXIST else {
                 throw .portFailed("JACK could not connect \(port) to \(midiPortName) (error \(result))")
             }
         }
+    }
+
+    /// The MIDI output ports `source` names: the port of that full name, or every MIDI output port
+    /// of the client of that name. Throws `unknownPort` with the nearest names when there is none.
+    public func midiSourcePorts(named source: String) throws(JACKError) -> [String] {
+        let sources = midiSources()
+        var chosen = sources.filter { $0 == source }
+        if chosen.isEmpty { chosen = sources.filter { $0.hasPrefix(source + ":") } }
+        guard !chosen.isEmpty else {
+            // Near matches among the ports and their clients' names.
+            var clients: [String] = []
+            for port in sources {
+                let client = String(port.prefix { $0 != ":" })
+                if !clients.contains(client) { clients.append(client) }
+            }
+            throw .unknownPort(source, nearMatches: Self.nearest(to: source, in: clients + sources))
+        }
+        return chosen
     }
 
     /// Connects every physical MIDI source (a keyboard on an interface, as JACK's ALSA MIDI

@@ -22,7 +22,7 @@ import Synchronization
 /// playing) is rendered in several pulls. When the server goes away, `failure` says so and
 /// `isRunning` turns false; xruns the server reports are counted. In freewheel mode (a DAW
 /// exporting) the callback simply runs faster: every frame is rendered as when playing.
-public final class JACKOutput: AudioOutputDevice, @unchecked Sendable {
+public final class JACKOutput: AudioOutputDevice, AudioPresentationClock, @unchecked Sendable {
     /// How to register with the server.
     public struct Configuration: Sendable, Hashable {
         /// The client's name in the JACK graph (JACK adds a number if it is taken).
@@ -71,10 +71,11 @@ public final class JACKOutput: AudioOutputDevice, @unchecked Sendable {
             renderDestination = newValue
         }
     }
-    /// Called on the process thread with each MIDI event taken in (its bytes, and its sample time
-    /// on the engine's clock), for a recorder to copy; it must not allocate, lock or block. Set it
-    /// before `start()`.
-    public var midiObserver: (@Sendable (UnsafeBufferPointer<UInt8>, Int64) -> Void)?
+    /// Called on the process thread with each MIDI event taken in: its bytes, its sample time on
+    /// the engine's clock, and when it sounds (`presentationTime(ofSampleTime:)`, CLOCK_MONOTONIC
+    /// nanoseconds), for a recorder to copy; it must not allocate, lock or block. Set it before
+    /// `start()`.
+    public var midiObserver: (@Sendable (UnsafeBufferPointer<UInt8>, Int64, UInt64) -> Void)?
 
     private let api: UnsafePointer<pianola_jack_api>
     private let client: OpaquePointer
@@ -94,6 +95,12 @@ public final class JACKOutput: AudioOutputDevice, @unchecked Sendable {
     private var renderDestination: (any MIDIReceivingNode)?
     private let midiPort: OpaquePointer?
     private let midiEvents = Atomic<Int>(0)
+    private let lastMIDI = Atomic<UInt64>(0)
+    // The current cycle's start (a sequence lock: odd while being written): CLOCK_MONOTONIC
+    // nanoseconds, and the engine's sample time then.
+    private let cycleVersion = Atomic<Int>(0)
+    private let cycleTime = Atomic<UInt64>(0)
+    private let cycleSample = Atomic<Int64>(0)
     private var isClosed = false
 
     /// Opens a client on the server and registers its ports; nothing plays until `start()`.
@@ -172,6 +179,8 @@ public final class JACKOutput: AudioOutputDevice, @unchecked Sendable {
     public var periodFrames: Int { periodSize.load(ordering: .relaxed) }
     /// MIDI events taken in by the MIDI input port so far.
     public var midiEventCount: Int { midiEvents.load(ordering: .relaxed) }
+    /// When the last MIDI event taken in sounds (CLOCK_MONOTONIC nanoseconds), 0 before the first.
+    public var lastMIDIArrival: UInt64 { lastMIDI.load(ordering: .relaxed) }
     /// The xruns the server reported while the client was active.
     public var xrunCount: Int { xruns.load(ordering: .relaxed) }
     /// Whether the server is in freewheel mode (running as fast as it can, not paced by a device).
@@ -221,6 +230,30 @@ public final class JACKOutput: AudioOutputDevice, @unchecked Sendable {
     /// Whether the client is still open (until `close()`).
     public var isOpen: Bool { !isClosed }
 
+    /// When the frame rendered at `sampleTime` is heard (CLOCK_MONOTONIC, nanoseconds): a cycle
+    /// renders what the server plays from the next one on, so a period after the cycle's start,
+    /// plus the frame's place in it (the hardware's own buffer beyond that is the server's and not
+    /// counted). Nil before the first cycle. Safe on the audio thread.
+    public func presentationTime(ofSampleTime sampleTime: Int64) -> UInt64? {
+        while true {
+            let before = cycleVersion.load(ordering: .sequentiallyConsistent)
+            if before == 0 { return nil }
+            if before & 1 == 1 { continue }
+            let time = cycleTime.load(ordering: .sequentiallyConsistent)
+            let start = cycleSample.load(ordering: .sequentiallyConsistent)
+            guard cycleVersion.load(ordering: .sequentiallyConsistent) == before else { continue }
+            let frames = Double(sampleTime - start + Int64(periodFrames))
+            return UInt64(max(0, Int64(time) + Int64((frames / sampleRate * 1e9).rounded())))
+        }
+    }
+
+    /// The xruns so far: each one shifts frames against time.
+    public var discontinuityCount: Int { xrunCount }
+    /// One period, the part of the output's latency the client knows.
+    public var bufferDuration: Double { bufferLatency }
+    /// The periods of the output's buffer the client knows: one (the server's).
+    public var periodCount: Int { 1 }
+
     /// The full names of the graph's ports of `type` with `flags`.
     func ports(type: String, flags: UInt) -> [String] {
         guard let list = api.pointee.get_ports(client, nil, type, flags) else { return [] }
@@ -258,6 +291,7 @@ public final class JACKOutput: AudioOutputDevice, @unchecked Sendable {
             for channel in 0..<count { outputs[channel]?.update(repeating: 0, count: frames) }
             return
         }
+        publishCycle()
         let midi = midiPort.flatMap { api.pointee.port_get_buffer($0, jack_nframes_t(frames)) }
         let eventCount = midi.map { Int(api.pointee.midi_get_event_count($0)) } ?? 0
         var nextEvent = 0
@@ -289,7 +323,10 @@ public final class JACKOutput: AudioOutputDevice, @unchecked Sendable {
         guard let bytes = event.buffer, event.size > 0 else { return }
         midiEvents.add(1, ordering: .relaxed)
         let data = UnsafeBufferPointer(start: bytes, count: event.size)
-        midiObserver?(data, sampleTime + Int64(offset))
+        let time = sampleTime + Int64(offset)
+        let sounding = presentationTime(ofSampleTime: time) ?? 0
+        lastMIDI.store(sounding, ordering: .relaxed)
+        midiObserver?(data, time, sounding)
         guard let destination = renderDestination else { return }
         if data[0] == 0xF0 {
             let end = data.last == 0xF7 ? data.count - 1 : data.count
@@ -299,6 +336,17 @@ public final class JACKOutput: AudioOutputDevice, @unchecked Sendable {
         {
             destination.receive(message, atFrameOffset: offset)
         }
+    }
+
+    /// Notes when this cycle started and at which sample time (process thread).
+    private func publishCycle() {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let version = cycleVersion.load(ordering: .relaxed)
+        cycleVersion.store(version + 1, ordering: .sequentiallyConsistent)
+        cycleTime.store(UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec), ordering: .sequentiallyConsistent)
+        cycleSample.store(engine.currentSampleTime, ordering: .sequentiallyConsistent)
+        cycleVersion.store(version + 2, ordering: .sequentiallyConsistent)
     }
 
     private func installCallbacks() {

@@ -16,6 +16,11 @@ struct LiveCommand: ParsableCommand {
             arrived, plus the output buffer (--period × --periods): the latency is the same for every \
             note, so timing does not jitter with the buffer.
 
+            With --driver jack, Pianola is a JACK client instead: output ports out_1, out_2 and a MIDI \
+            input port midi_in, whose events sound at their frames inside JACK's period (no added \
+            latency); --connect names JACK MIDI ports (or clients), --autoconnect takes the \
+            physical MIDI sources there are at the start.
+
             On a terminal: one status line (sources and their activity, voices, level, latency, \
             underruns) and `q` to quit. Ctrl-C (exit 130) or SIGTERM (exit 0, a requested stop) end it \
             cleanly too; --record and --record-audio are saved then. With both, the MIDI file has \
@@ -28,18 +33,21 @@ struct LiveCommand: ParsableCommand {
               pianola live --autoconnect --record take.mid --record-audio take.wav
               pianola live --rtpmidi 5004                    # a Mac or an iPad joins
               pianola live --rtpmidi-connect mac.local:5004  # or join its session
+              pianola live --driver jack --connect a2j --record take.mid
             """)
 
     @OptionGroup var soundFonts: SoundFontOptions
 
     @OptionGroup var deviceOptions: DeviceOptions
 
+    @OptionGroup var driverOptions: DriverOptions
+
     @OptionGroup var synth: SynthOptions
 
     @Option(
         name: .customLong("connect"),
         help: ArgumentHelp(
-            "A source to connect: CLIENT:PORT or a client name (repeatable); connected again when it comes back.",
+            "A source to connect: CLIENT:PORT or a client name (repeatable); connected again when it comes back. With --driver jack: a JACK MIDI port or client.",
             valueName: "source"))
     var connections: [String] = []
 
@@ -90,6 +98,7 @@ struct LiveCommand: ParsableCommand {
         configuration.recordsMIDI = record != nil
         configuration.recordsAudio = audioRecording.recording
         configuration.channelRouting = try channelMap.routing()
+        configuration.jack = driverOptions.jackClient()
         let session: LiveSession
         do { session = try LiveSession(configuration) } catch {
             switch error {
@@ -103,8 +112,10 @@ struct LiveCommand: ParsableCommand {
         if !quiet {
             let output = session.output
             let latency =
-                "; latency \(String(format1: session.latencyMilliseconds)) ms (buffer "
-                + "\(String(format1: output.bufferLatency * 1000)) + delay \(String(format1: delay)))"
+                session.jack != nil
+                ? "; latency \(String(format1: session.latencyMilliseconds)) ms (a period)"
+                : "; latency \(String(format1: session.latencyMilliseconds)) ms (buffer "
+                    + "\(String(format1: output.bufferLatency * 1000)) + delay \(String(format1: delay)))"
             SoundFontOptions.describe(fonts)
             deviceOptions.describe(output, latency: latency)
             for note in session.notes { Terminal.writeError("note: \(note)\n") }
@@ -143,6 +154,9 @@ struct LiveCommand: ParsableCommand {
 
     /// The "MIDI input: …" lines once the ports are open.
     private func announceInputs(of session: LiveSession) {
+        if let jack = session.jack, let port = jack.midiPortName {
+            Terminal.writeError("MIDI input: JACK port \(port) (events at their frames in the period)\n")
+        }
         if let input = session.sequencerInput {
             Terminal.writeError("MIDI input: ALSA sequencer port \(input.address) (Pianola:Input)\n")
         }

@@ -139,4 +139,59 @@ struct JACKCommandTests {
         #expect(noLibrary.status == 1)
         #expect(noLibrary.stderr.contains("no JACK library"), "\(noLibrary.stderr)")
     }
+
+    @Test("live --driver jack: a JACK sequencer's notes sound and are recorded where they were sent")
+    func liveFromJACKMIDI() throws {
+        let server = try jackServer()
+        let directory = try scratchDirectory()
+        // Middle C and E, 20 113 and 27 887 frames apart in a one-second loop.
+        let sequencer = Process()
+        sequencer.executableURL = URL(fileURLWithPath: "/usr/bin/jack_midiseq")
+        sequencer.arguments = ["seq", "48000", "0", "60", "1000", "20113", "64", "1000"]
+        sequencer.environment = ProcessInfo.processInfo.environment.merging(["JACK_DEFAULT_SERVER": server.name]) {
+            $1
+        }
+        sequencer.standardOutput = FileHandle.nullDevice
+        sequencer.standardError = FileHandle.nullDevice
+        try sequencer.run()
+        defer {
+            kill(sequencer.processIdentifier, SIGKILL)  // it ignores SIGTERM
+            sequencer.waitUntilExit()
+        }
+        #expect(waitForPort("seq:out", on: server))
+
+        let wrong = try runPianola(
+            ["live", "--driver", "jack", "--connect", "sqe", "-s", bundledFontPath],
+            environment: ["JACK_DEFAULT_SERVER": server.name])
+        #expect(wrong.status == 1)
+        #expect(wrong.stderr == "pianola: no JACK port 'sqe' (nearest: seq)\n", "\(wrong.stderr)")
+
+        let take = directory + "/take.mid"
+        let live = Process()
+        live.executableURL = URL(fileURLWithPath: pianolaBinaryDirectory() + "/pianola")
+        live.arguments = ["live", "--driver", "jack", "--connect", "seq", "--record", take, "-s", bundledFontPath]
+        live.environment = ProcessInfo.processInfo.environment.merging(["JACK_DEFAULT_SERVER": server.name]) { $1 }
+        let errors = Pipe()
+        live.standardError = errors
+        live.standardOutput = FileHandle.nullDevice
+        live.standardInput = FileHandle.nullDevice
+        try live.run()
+        #expect(waitForPort("pianola:midi_in", on: server))
+        #expect(server.connections(of: "pianola:midi_in") == ["seq:out"])
+        usleep(2_600_000)
+        live.terminate()
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        live.waitUntilExit()
+        #expect(live.terminationStatus == 0, "\(stderr)")
+        #expect(stderr.contains("MIDI input: JACK port pianola:midi_in"), "\(stderr)")
+        let notes = try MIDIFile.read(path: take).file.tracks.flatMap { $0.notes() }
+        #expect(notes.count >= 4, "\(notes)")
+        // The recording keeps when each note sounds (3840 ticks a second): 20 113 and 27 887
+        // frames apart at 48 kHz, 1676 and 2231 ticks, within a millisecond.
+        let gaps = zip(notes.dropFirst(), notes).map { ($0.key, $0.startTick - $1.startTick) }
+        for (key, gap) in gaps {
+            let expected = key == 64 ? 20_113.0 / 48_000 * 3_840 : 27_887.0 / 48_000 * 3_840
+            #expect(abs(Double(gap) - expected) <= 4, "gap \(gap) ticks before \(key)")
+        }
+    }
 }

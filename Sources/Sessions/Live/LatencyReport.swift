@@ -56,7 +56,7 @@ public struct LatencyReport: Sendable, Codable, Hashable {
     }
 
     /// The report of `latencies` (milliseconds) played on `output` with `delay` ms added.
-    public init(latencies: [Double], output: ALSAOutput, delayMilliseconds delay: Double) {
+    public init(latencies: [Double], output: any SessionOutput, delayMilliseconds delay: Double) {
         let sorted = latencies.sorted()
         func percentile(_ p: Double) -> Double {
             guard !sorted.isEmpty else { return 0 }

@@ -1,5 +1,6 @@
 import AudioIO
 import Effects
+import JACKIO
 import MIDIIO
 import Sampler
 
@@ -13,9 +14,15 @@ extension LiveSession {
         /// The name under which the ALSA sequencer lists this session's client.
         public var clientName = "Pianola"
         /// Sources to connect: `CLIENT:PORT` or client names; connected again when they come back.
+        /// With `jack`: JACK MIDI ports (`client:port`) or client names.
         public var sources: [String] = []
-        /// Connect every MIDI source, including those plugged in later.
+        /// Connect every MIDI source, including those plugged in later (with `jack`: every
+        /// physical MIDI source there is when the session starts).
         public var autoconnect = false
+        /// Play through a JACK server as this client instead of the ALSA `device`, with MIDI from
+        /// its `midi_in` port (events at their frames, no added latency) instead of the ALSA
+        /// sequencer; network MIDI still comes in too.
+        public var jack: JACKOutput.Configuration?
         /// Network MIDI (RTP-MIDI sessions), if any.
         public var network: NetworkMIDI?
         /// The synthesizer: polyphony, interpolation, reverb and chorus, program overrides (a

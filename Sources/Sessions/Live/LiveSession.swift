@@ -1,5 +1,6 @@
 import AudioGraph
 import AudioIO
+import JACKIO
 import MIDICore
 import MIDIIO
 import Sampler
@@ -31,8 +32,13 @@ public final class LiveSession {
     private let synthesis: RoutedSynthesis
     /// The audio graph (sampler, effects, main mixer), rendered on the device's audio thread.
     public let engine: AudioEngine
-    /// The ALSA device the engine plays through: its buffer, underruns and failure. Closed by `stop()`.
-    public let output: ALSAOutput
+    /// The ALSA device or JACK client the engine plays through: its buffer, underruns and
+    /// failure. Closed by `stop()`.
+    public let output: any SessionOutput
+    /// The JACK client, when the session plays through JACK (its MIDI input feeds the synthesizer).
+    public var jack: JACKOutput? { output as? JACKOutput }
+    /// JACK MIDI events on their way to the recorder (pushed on the process thread).
+    private let jackRecording: MIDIEventQueue?
     /// The ALSA sequencer input, unless there is no sequencer and network MIDI serves alone.
     public let sequencerInput: ALSASequencerInput?
     /// The network MIDI sessions, when configured.
@@ -59,41 +65,85 @@ public final class LiveSession {
         self.configuration = configuration
         try RoutedSynthesis.check(configuration.channelRouting, recording: configuration.recordsAudio)
         let network = configuration.network
-        do {
-            sequencerInput = try ALSASequencerInput(clientName: configuration.clientName)
-        } catch {
-            // Without a sequencer, network MIDI alone will do (when asked for).
-            guard network != nil, configuration.sources.isEmpty, !configuration.autoconnect else {
-                throw .midi(error)
+        engine = AudioEngine()
+        // With JACK: the client first (its rate is the server's), MIDI from its port.
+        var jack: JACKOutput?
+        if var client = configuration.jack {
+            client.channelCount = configuration.channelRouting?.channelCount ?? 2
+            client.hasMIDIInput = true
+            do {
+                jack = try engine.connectOutput(toJACK: client)
+                // Named sources must exist now (they are connected when the session starts).
+                for source in configuration.sources { _ = try jack?.midiSourcePorts(named: source) }
+            } catch {
+                jack?.close()
+                engine.outputDevice = nil
+                throw .jack(error)
             }
-            notes.append(.networkOnly(reason: error.description))
             sequencerInput = nil
+        } else {
+            do {
+                sequencerInput = try ALSASequencerInput(clientName: configuration.clientName)
+            } catch {
+                // Without a sequencer, network MIDI alone will do (when asked for).
+                guard network != nil, configuration.sources.isEmpty, !configuration.autoconnect else {
+                    throw .midi(error)
+                }
+                notes.append(.networkOnly(reason: error.description))
+                sequencerInput = nil
+            }
         }
         sequencerInput?.autoconnect = configuration.autoconnect
         do {
-            for source in configuration.sources { try sequencerInput?.connect(source) }
+            if jack == nil { for source in configuration.sources { try sequencerInput?.connect(source) } }
             for peer in network?.peers ?? [] { try RTPMIDIListener.checkPeer(host: peer.host, port: peer.port) }
-        } catch { throw .midi(error) }
+        } catch {
+            jack?.close()
+            throw .midi(error)
+        }
         self.network = network.map(Self.listener)
 
-        sampler = try SamplerNode.loaded(
-            soundFonts: configuration.soundFonts, settings: configuration.sampler,
-            sampleRate: configuration.device.sampleRate)
-        engine = AudioEngine()
-        do { try engine.attach(sampler) } catch { throw .graph(error) }
-        synthesis = try RoutedSynthesis(
-            engine: engine, sampler: sampler, routing: configuration.channelRouting, effects: configuration.effects,
-            volume: Float(pow(10, configuration.gainDecibels / 20)))
-        scheduler = LiveMIDIScheduler(
-            queues: [sequencerInput?.queue, self.network?.queue].compactMap { $0 },
-            destination: synthesis.destination, delay: configuration.delay)
-        do {
-            try engine.installTap(on: engine.mainMixerNode, meter)
-            try engine.addRenderObserver(scheduler)
-            output = try engine.connectOutput(
-                toDevice: RoutedSynthesis.device(configuration.device, for: configuration.channelRouting))
-        } catch { throw SessionError(error) }
-        scheduler.presentationClock = output
+        do throws(SessionError) {
+            sampler = try SamplerNode.loaded(
+                soundFonts: configuration.soundFonts, settings: configuration.sampler,
+                sampleRate: jack?.sampleRate ?? configuration.device.sampleRate)
+            do { try engine.attach(sampler) } catch { throw SessionError.graph(error) }
+            synthesis = try RoutedSynthesis(
+                engine: engine, sampler: sampler, routing: configuration.channelRouting, effects: configuration.effects,
+                volume: Float(pow(10, configuration.gainDecibels / 20)))
+            scheduler = LiveMIDIScheduler(
+                queues: [sequencerInput?.queue, self.network?.queue].compactMap { $0 },
+                destination: synthesis.destination, delay: configuration.delay)
+            do {
+                try engine.installTap(on: engine.mainMixerNode, meter)
+                try engine.addRenderObserver(scheduler)
+                if let jack {
+                    output = jack
+                } else {
+                    output = try engine.connectOutput(
+                        toDevice: RoutedSynthesis.device(configuration.device, for: configuration.channelRouting))
+                }
+            } catch { throw SessionError(error) }
+        } catch {
+            jack?.close()
+            engine.outputDevice = nil
+            throw error
+        }
+        jack?.midiDestination = synthesis.destination
+        if let jack, configuration.recordsMIDI {
+            let queue = MIDIEventQueue(capacity: 4_096)
+            jackRecording = queue
+            jack.midiObserver = { bytes, _, arrival in
+                guard bytes[0] != 0xF0,
+                    let message = MIDIMessage(
+                        status: bytes[0], data1: bytes.count > 1 ? bytes[1] : 0, data2: bytes.count > 2 ? bytes[2] : 0)
+                else { return }
+                _ = queue.push(message, arrival: arrival)
+            }
+        } else {
+            jackRecording = nil
+        }
+        scheduler.presentationClock = output as? any AudioPresentationClock
         if let recording = configuration.recordsAudio {
             // Created last: a session that cannot be set up leaves no file.
             do { audioTap = try engine.recordOutput(recording, sampleRate: output.sampleRate) } catch {
@@ -130,8 +180,10 @@ public final class LiveSession {
     }
 
     /// The latency from a message's arrival to its sound: the output buffer plus the delay, in
-    /// milliseconds.
-    public var latencyMilliseconds: Double { output.bufferLatency * 1000 + delayMilliseconds }
+    /// milliseconds (through JACK: one period, JACK MIDI taking no delay).
+    public var latencyMilliseconds: Double {
+        output.bufferLatency * 1000 + (jack == nil ? delayMilliseconds : 0)
+    }
 
     var delayMilliseconds: Double {
         let parts = configuration.delay.components
@@ -147,6 +199,15 @@ public final class LiveSession {
             notes.append(.realTimeRefused)
         }
         sequencerInput?.start()
+        if let jack {
+            do {
+                for source in configuration.sources { try jack.connectMIDI(from: source) }
+            } catch {
+                stop()
+                throw .jack(error)
+            }
+            if configuration.autoconnect { jack.connectPhysicalMIDISources() }
+        }
         guard let network else { return }
         do {
             try network.start()
@@ -181,14 +242,15 @@ public final class LiveSession {
     /// Why the session cannot go on (the device failed or was lost, the sequencer input failed),
     /// or nil while it runs.
     public var failure: String? {
-        if let error = output.failure { return error.description }
+        if let error = output.streamFailure { return "\(error)" }
         return sequencerInput?.failure
     }
 
     /// The MIDI sources: sequencer ports (connected, or remembered to be connected again) and
     /// network sessions.
     public var sources: [Source] {
-        (sequencerInput?.sources.map(Source.init) ?? []) + (network?.sessions.map(Source.init) ?? [])
+        (sequencerInput?.sources.map(Source.init) ?? []) + (jack.map { [Source($0)] } ?? [])
+            + (network?.sessions.map(Source.init) ?? [])
     }
 
     /// What happened since the last call: sequencer sources that connected, disconnected or could
@@ -199,12 +261,13 @@ public final class LiveSession {
 
     /// The sound now; `peak` is the highest level since the last call.
     public func status() -> LiveStatus {
+        drainJACKRecording()
         // Drained as it goes: the scheduler's log holds 65 536 messages.
         if audioTap != nil { placements += scheduler.takePlacements() }
         return LiveStatus(
             voiceCount: synthesis.activeVoiceCount, peak: synthesis.takePeak(meter),
             latencyMilliseconds: latencyMilliseconds, underruns: output.xrunCount,
-            deliveredCount: scheduler.deliveredCount, lateCount: scheduler.lateCount)
+            deliveredCount: scheduler.deliveredCount + (jack?.midiEventCount ?? 0), lateCount: scheduler.lateCount)
     }
 
     /// Ends every input, releases every note, lets the device play out, stops and closes it (the
@@ -222,6 +285,7 @@ public final class LiveSession {
             engine.stop()
         }
         if audioTap != nil { placements += scheduler.takePlacements() }
+        drainJACKRecording()
         // The audio file is complete (a failure stays readable in `audioTap.failure`).
         _ = try? audioTap?.finish()
         // The engine, the device and the scheduler's clock hold each other: let go.
@@ -231,6 +295,15 @@ public final class LiveSession {
     }
 
     deinit { stop() }
+
+    /// Hands the JACK MIDI events taken in since the last call to the recorder.
+    private func drainJACKRecording() {
+        guard let queue = jackRecording, let recorder else { return }
+        while let (message, arrival) = queue.withFirst({ ($0.message, $0.arrival) }) {
+            if let message { recorder.record(message, at: arrival) }
+            queue.removeFirst()
+        }
+    }
 
     /// Writes what was played as a MIDI file (tempo 120).
     public func writeRecording(to path: String) throws(SessionError) {

@@ -1,3 +1,4 @@
+import JACKIO
 import MIDIIO
 
 /// How a live session sounds now, for a status line or a UI.
@@ -44,6 +45,16 @@ extension LiveSession {
             lastArrival = source.lastArrival
             isNetwork = false
             failure = source.failure
+        }
+
+        init(_ jack: JACKOutput) {
+            name = "JACK MIDI"
+            address = jack.midiPortName ?? ""
+            isConnected = true
+            messageCount = jack.midiEventCount
+            lastArrival = jack.lastMIDIArrival
+            isNetwork = false
+            failure = nil
         }
 
         init(_ session: RTPMIDIListener.Session) {
