@@ -12,9 +12,9 @@ public protocol SessionOutput: AudioOutputDevice {
     var xrunCount: Int { get }
     /// The latency the output's buffer adds, in seconds.
     var bufferLatency: Double { get }
-    /// Frames per period (each render), and periods in the buffer (JACK: 1, the server's own
-    /// buffering is not the client's to know).
+    /// Frames per period (each render).
     var periodFrames: Int { get }
+    /// Periods in the buffer (JACK: 1, the server's own buffering is not the client's to know).
     var periodCount: Int { get }
     /// Whether the thread that renders has real-time scheduling (ALSA: Pianola's audio thread
     /// got SCHED_FIFO; JACK: the server schedules its process thread itself).
