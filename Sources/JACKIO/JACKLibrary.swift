@@ -43,4 +43,45 @@ public enum JACK {
         _ = api.pointee.client_close(client)
         return true
     }
+
+    /// A port in a JACK server's graph.
+    public struct Port: Sendable, Hashable {
+        /// Its full name, `client:port`.
+        public var name: String
+        /// Whether it carries MIDI (else audio).
+        public var isMIDI: Bool
+        /// Whether it sends (an output: a source to connect from), else it receives.
+        public var isOutput: Bool
+        /// Whether it stands for hardware (a sound card's channel, a MIDI interface's port).
+        public var isPhysical: Bool
+    }
+
+    /// The ports of the server's graph (the one named `server`, or the default one), audio and
+    /// MIDI; nil without a JACK library or a server.
+    public static func ports(server: String? = nil) -> [Port]? {
+        guard let api = try? JACKLibrary.load() else { return nil }
+        var status = jack_status_t(rawValue: 0)
+        guard let client = pianola_jack_client_open("pianola-probe", JackNoStartServer, &status, server) else {
+            return nil
+        }
+        defer { _ = api.pointee.client_close(client) }
+        guard let list = api.pointee.get_ports(client, nil, nil, 0) else { return [] }
+        defer { api.pointee.free(UnsafeMutableRawPointer(mutating: list)) }
+        var ports: [Port] = []
+        var index = 0
+        while let name = list[index] {
+            index += 1
+            guard let port = api.pointee.port_by_name(client, name) else { continue }
+            let flags = UInt32(bitPattern: api.pointee.port_flags(port))
+            let type = api.pointee.port_type(port).map { String(cString: $0) } ?? ""
+            let text = String(cString: name)
+            guard !text.hasPrefix("pianola-probe:") else { continue }
+            ports.append(
+                Port(
+                    name: text, isMIDI: type == JACK_DEFAULT_MIDI_TYPE,
+                    isOutput: flags & JackPortIsOutput.rawValue != 0,
+                    isPhysical: flags & JackPortIsPhysical.rawValue != 0))
+        }
+        return ports
+    }
 }

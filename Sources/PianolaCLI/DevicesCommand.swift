@@ -4,18 +4,21 @@ import Pianola
 struct DevicesCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "devices",
-        abstract: "List ALSA playback and capture devices (names for --device) and MIDI sources (for live --connect).",
+        abstract:
+            "List ALSA playback and capture devices (names for --device), MIDI sources (for live --connect) and, when a JACK server runs, its ports.",
         discussion: """
             `default` follows the system's choice (PipeWire or PulseAudio when they run); `hw:C,D` \
             is a card's device used directly, `plughw:C,D` the same with format conversion. Capture \
             devices are what `pianola record --device` takes. MIDI \
             sources are the ALSA sequencer's readable ports: keyboards, virtual ports and programs; \
-            `pianola live --connect` takes their CLIENT:PORT or client name.
+            `pianola live --connect` takes their CLIENT:PORT or client name. When a JACK server runs \
+            (or PipeWire's, through pw-jack), its ports are listed too: MIDI outputs are what \
+            `pianola live --driver jack --connect` takes.
             """)
 
     @Flag(
         help:
-            "Print a JSON array of {kind, name, description}: kind is \"playback\", \"capture\" or \"midi-source\"."
+            "Print a JSON array of {kind, name, description}: kind is \"playback\", \"capture\", \"midi-source\" or \"jack-port\"."
     )
     var json = false
 
@@ -26,6 +29,7 @@ struct DevicesCommand: ParsableCommand {
         do { midi = .success(try ALSASequencerInput.ports().filter { $0.isSource && $0.client != 0 }) } catch {
             midi = .failure(error)
         }
+        let jack = JACK.ports()
         if json {
             var entries = devices.map {
                 JSONValue.object([
@@ -45,6 +49,11 @@ struct DevicesCommand: ParsableCommand {
                     ])
                 }
             }
+            entries += (jack ?? []).map {
+                JSONValue.object([
+                    "kind": .string("jack-port"), "name": .string($0.name), "description": .string(Self.describe($0)),
+                ])
+            }
             print(JSONValue.array(entries).serialized())
             return
         }
@@ -62,6 +71,23 @@ struct DevicesCommand: ParsableCommand {
                 print("  \(address)\(port.clientName): \(port.portName)")
             }
         }
+        guard let jack else { return }
+        print("JACK ports (play/live --driver jack):")
+        if jack.isEmpty { print("  none") }
+        let width = min(40, jack.map(\.name.count).max() ?? 0)
+        for port in jack {
+            print(
+                "  " + port.name + String(repeating: " ", count: max(1, width - port.name.count + 2))
+                    + Self.describe(port))
+        }
+    }
+
+    /// "audio output, physical", "MIDI output (live --driver jack --connect)" …
+    static func describe(_ port: JACK.Port) -> String {
+        var text = (port.isMIDI ? "MIDI " : "audio ") + (port.isOutput ? "output" : "input")
+        if port.isPhysical { text += ", physical" }
+        if port.isMIDI && port.isOutput { text += " (live --driver jack --connect)" }
+        return text
     }
 
     private static func printDevices(_ devices: [ALSADeviceList.Device]) {

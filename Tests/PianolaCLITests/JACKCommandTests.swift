@@ -160,6 +160,16 @@ struct JACKCommandTests {
         }
         #expect(waitForPort("seq:out", on: server))
 
+        // `devices` lists the server's ports, the sequencer's as a source for `live --connect`.
+        let devices = try runPianola(["devices"], environment: ["JACK_DEFAULT_SERVER": server.name])
+        let lines = devices.stdout.split(separator: "\n").map { $0.split(separator: " ").joined(separator: " ") }
+        #expect(lines.contains("seq:out MIDI output (live --driver jack --connect)"), "\(devices.stdout)")
+        #expect(lines.contains("system:playback_1 audio input, physical"), "\(devices.stdout)")
+        let json = try runPianola(["devices", "--json"], environment: ["JACK_DEFAULT_SERVER": server.name])
+        let entries = try #require(
+            try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: String]])
+        #expect(entries.contains { $0["kind"] == "jack-port" && $0["name"] == "seq:out" }, "\(json.stdout)")
+
         let wrong = try runPianola(
             ["live", "--driver", "jack", "--connect", "sqe", "-s", bundledFontPath],
             environment: ["JACK_DEFAULT_SERVER": server.name])
