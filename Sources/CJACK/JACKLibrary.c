@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #define DEFAULT_LIBRARY "libjack.so.0"
 
@@ -96,3 +98,5 @@ jack_client_t *pianola_jack_client_open(const char *name, jack_options_t options
     if (server != NULL) return client_open(name, options | JackServerName, status, server);
     return client_open(name, options, status);
 }
+
+int pianola_jack_thread_id(void) { return (int)syscall(SYS_gettid); }

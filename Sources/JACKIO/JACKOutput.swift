@@ -96,6 +96,7 @@ public final class JACKOutput: AudioOutputDevice, AudioPresentationClock, @unche
     private let midiPort: OpaquePointer?
     private let midiEvents = Atomic<Int>(0)
     private let lastMIDI = Atomic<UInt64>(0)
+    private let threadID = Atomic<Int32>(0)
     // The current cycle's start (a sequence lock: odd while being written): CLOCK_MONOTONIC
     // nanoseconds, and the engine's sample time then.
     private let cycleVersion = Atomic<Int>(0)
@@ -177,6 +178,12 @@ public final class JACKOutput: AudioOutputDevice, AudioPresentationClock, @unche
     public var bufferLatency: Double { Double(periodFrames) / sampleRate }
     /// The server's period in frames (it may change while playing).
     public var periodFrames: Int { periodSize.load(ordering: .relaxed) }
+    /// JACK's process thread's kernel thread id (for profilers and the allocation tests), once it
+    /// has run.
+    public var audioThreadID: Int32? {
+        let id = threadID.load(ordering: .relaxed)
+        return id == 0 ? nil : id
+    }
     /// MIDI events taken in by the MIDI input port so far.
     public var midiEventCount: Int { midiEvents.load(ordering: .relaxed) }
     /// When the last MIDI event taken in sounds (CLOCK_MONOTONIC nanoseconds), 0 before the first.
@@ -282,6 +289,7 @@ public final class JACKOutput: AudioOutputDevice, AudioPresentationClock, @unche
     /// The period: the engine rendered (in pulls of at most its prepared size) into the ports,
     /// or silence when not running. Runs on JACK's process thread.
     fileprivate func process(_ frames: Int) {
+        if threadID.load(ordering: .relaxed) == 0 { threadID.store(pianola_jack_thread_id(), ordering: .relaxed) }
         let count = channelCount
         for channel in 0..<count {
             let raw = api.pointee.port_get_buffer(ports[channel], jack_nframes_t(frames))

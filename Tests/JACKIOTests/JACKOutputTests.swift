@@ -73,6 +73,30 @@ struct JACKOutputTests {
         #expect(frames.contains { $0.0 != 0 }, "silence recorded")
     }
 
+    @Test("the period raised while playing (jack_bufsize 4096, twice what the engine was prepared for) loses no frame")
+    func periodChangedWhilePlaying() throws {
+        let server = try server()
+        let engine = AudioEngine()
+        let ramp = RampNode(name: "ramp")
+        try engine.attach(ramp)
+        try engine.connect(ramp, to: engine.mainMixerNode)
+        let output = try JACKOutput(engine: engine, configuration: .init(serverName: server.name))
+        engine.outputDevice = output
+        try output.start()
+        defer { output.close() }
+        usleep(100_000)
+        #expect(server.setPeriod(4_096))
+        #expect(output.periodFrames == 4_096 && output.isRunning)
+        let path = makeTemporaryDirectory("pianola-jack") + "/bigger.wav"
+        #expect(server.capture(output.portNames, seconds: 1, to: path) == 0)
+        let samples = try readFloatWAVSamples(path)
+        let steps = (0..<(samples.count / 2)).map { Int(samples[2 * $0] * 65_536) }
+        let breaks = (1..<steps.count).filter { steps[$0] != (steps[$0 - 1] + 1) & 0xFFFF }.count
+        #expect(steps.count >= 40_000 && steps.contains { $0 != 0 }, "\(steps.count) frames recorded")
+        #expect(breaks <= 2 * output.xrunCount, "\(breaks) discontinuities, \(output.xrunCount) xruns")
+        server.setPeriod(256)
+    }
+
     @Test("no server: one line that says how to start one; a server killed while playing: the output says so")
     func serverAbsentOrGone() throws {
         let engine = AudioEngine()

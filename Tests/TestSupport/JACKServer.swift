@@ -5,8 +5,11 @@ import Foundation
 #endif
 
 /// A private JACK server (`jackd -r -d dummy`, Debian's jackd2) under a name of its own, so that
-/// tests never touch a server the machine runs; stopped when released.
+/// tests never touch a server the machine runs; stopped when released. One at a time per test
+/// process (`start` waits for the one before to be released): libjack serves one server per
+/// process, and tests in several suites open clients.
 public final class JACKServer: @unchecked Sendable {
+    private static let turn = DispatchSemaphore(value: 1)
     /// The server's name: give it to clients (`JACK_DEFAULT_SERVER`, or their server option).
     public let name: String
     /// The sample rate and period it runs at.
@@ -27,6 +30,7 @@ public final class JACKServer: @unchecked Sendable {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/jackd") else {
             return .failure(SkipReason(text: "no jackd (Debian jackd2; scripts/install-deps --test installs it)"))
         }
+        turn.wait()
         let name = "pianola-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/jackd")
@@ -37,6 +41,7 @@ public final class JACKServer: @unchecked Sendable {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         do { try process.run() } catch {
+            turn.signal()
             return .failure(SkipReason(text: "jackd would not start: \(error)"))
         }
         let server = JACKServer(name: name, sampleRate: sampleRate, periodFrames: periodFrames, process: process)
@@ -45,6 +50,12 @@ public final class JACKServer: @unchecked Sendable {
             usleep(50_000)
         }
         return .failure(SkipReason(text: "jackd started but took no clients within 5 s"))
+    }
+
+    /// Changes the server's period while it runs (`jack_bufsize`); whether it took it.
+    @discardableResult
+    public func setPeriod(_ frames: Int) -> Bool {
+        run("/usr/bin/jack_bufsize", [String(frames)]).status == 0
     }
 
     /// The ports of the server's graph (`jack_lsp`), by full name.
@@ -81,6 +92,7 @@ public final class JACKServer: @unchecked Sendable {
             process.terminate()
             process.waitUntilExit()
         }
+        Self.turn.signal()
     }
 
     /// Runs a JACK tool against the server: its exit status and output, or −1 when it has not

@@ -64,4 +64,7 @@ const pianola_jack_api *_Nullable pianola_jack_load(char *_Nullable message, siz
 jack_client_t *_Nullable pianola_jack_client_open(
     const char *_Nonnull name, jack_options_t options, jack_status_t *_Nullable status, const char *_Nullable server);
 
+/// The calling thread's kernel id (gettid), for reporting JACK's process thread.
+int pianola_jack_thread_id(void);
+
 #endif

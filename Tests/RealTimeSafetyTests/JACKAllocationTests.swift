@@ -1,0 +1,72 @@
+import CAllocationCounter
+import Foundation
+import Pianola
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+@Suite("Real-time safety: JACK's process callback")
+struct JACKAllocationTests {
+    @Test("a song, JACK MIDI input and an effect rendered in JACK's process callback make no heap allocation")
+    func noAllocationsInProcessCallback() throws {
+        let server: JACKServer
+        switch JACKServer.start() {
+        case .success(let started): server = started
+        case .failure(let reason):
+            if ProcessInfo.processInfo.environment["CI"] == "true" { throw reason }
+            try #require(Bool(false), "skipped: \(reason.text)")
+            return
+        }
+        var settings = SamplerNode.Settings()
+        settings.sampleRate = 48_000
+        let sampler = try SamplerNode(settings: settings)
+        try sampler.loadSoundFont(at: fontPath)
+        let engine = AudioEngine()
+        let reverb = ReverbNode()
+        try engine.attach(sampler)
+        try engine.attach(reverb)
+        try engine.connect(sampler, to: reverb)
+        try engine.connect(reverb, to: engine.mainMixerNode)
+        let player = MusicPlayer(sequence: MusicSequence(file: denseFile()), destination: sampler)
+        try engine.addRenderObserver(player)
+        let output = try JACKOutput(
+            engine: engine, configuration: .init(serverName: server.name, connectsToPlayback: true, hasMIDIInput: true))
+        output.midiDestination = sampler
+        engine.outputDevice = output
+        try output.start()
+        defer { output.close() }
+        player.play()
+        // A JACK sequencer's notes into the MIDI input too.
+        let sequencer = Process()
+        sequencer.executableURL = URL(fileURLWithPath: "/usr/bin/jack_midiseq")
+        sequencer.arguments = ["seq", "4800", "0", "72", "1000", "2011", "76", "1000"]
+        sequencer.environment = ProcessInfo.processInfo.environment.merging(["JACK_DEFAULT_SERVER": server.name]) {
+            $1
+        }
+        sequencer.standardOutput = FileHandle.nullDevice
+        sequencer.standardError = FileHandle.nullDevice
+        try sequencer.run()
+        defer {
+            kill(sequencer.processIdentifier, SIGKILL)
+            sequencer.waitUntilExit()
+        }
+        var connected = false
+        for _ in 0..<250 where !connected {
+            connected = (try? output.connectMIDI(from: "seq")) != nil
+            if !connected { usleep(20_000) }
+        }
+        #expect(connected, "the sequencer never appeared")
+        usleep(500_000)  // warm-up: voices, the reverb's first pass
+        let thread = try #require(output.audioThreadID, "the process thread reports its id")
+        let before = output.midiEventCount
+        pianola_allocations_watch_thread(thread)
+        usleep(1_000_000)
+        let allocations = pianola_allocations_stop_watching_thread()
+        #expect(output.midiEventCount - before >= 10, "MIDI events kept coming")
+        #expect(sampler.activeVoiceCount > 0)
+        #expect(allocations == 0, "\(allocations) allocations in JACK's process thread")
+    }
+}
