@@ -45,14 +45,18 @@ def measure(pianola, font, song, device, runs):
         "-o", "audio.periods=2", "-o", "audio.sample-format=float", "-r", "44100", font, song,
     ]
     player = [pianola, "play", song, "-s", font, "-d", device, "--period", "256", "--periods", "2", "--rate", "44100"]
+    return best_of((("fluidsynth", fluidsynth), ("pianola", player)), runs)
+
+
+def best_of(commands, runs):
+    """The least CPU time of each (name, command) over `runs` runs, alternating, with pianola's
+    underruns (its progress lines; FluidSynth's drivers recover from theirs without a word)."""
     best = {}
     for _ in range(runs):
-        for name, command in (("fluidsynth", fluidsynth), ("pianola", player)):
+        for name, command in commands:
             seconds, status, errors = cpu_seconds(command)
             if status != 0:
                 raise SystemExit(f"{name} failed ({status}): {errors.strip()[-500:]}")
-            # Underruns: pianola's last progress line. FluidSynth's ALSA driver recovers from them
-            # without a word, so its count is unknown.
             counts = [int(n) for n in re.findall(r"(\d+) underruns", errors)]
             underruns = max(counts) if name == "pianola" and counts else "not reported"
             if name not in best or seconds < best[name][0]:

@@ -1,4 +1,5 @@
 import CJACK
+import MIDICore
 
 #if canImport(Glibc)
     import Glibc
@@ -16,7 +17,13 @@ extension JACKOutput {
     public func connectMIDI(from source: String) throws(JACKError) {
         guard let midiPortName else { throw .portFailed("the JACK output has no MIDI input port") }
         for port in try midiSourcePorts(named: source) {
-            let result = connect(port, to: midiPortName)
+            // A client's ports appear before it is activated, and cannot be connected until it is:
+            // one that just appeared gets half a second.
+            var result = connect(port, to: midiPortName)
+            for _ in 0..<50 where result != 0 && result != EEXIST {
+                usleep(10_000)
+                result = connect(port, to: midiPortName)
+            }
             guard result == 0 || result == EEXIST else {
                 throw .portFailed("JACK could not connect \(port) to \(midiPortName) (error \(result))")
             }
@@ -57,23 +64,9 @@ extension JACKOutput {
         let lower = text.lowercased()
         let containing = names.filter { $0.lowercased().contains(lower) || lower.contains($0.lowercased()) }
         if !containing.isEmpty { return Array(containing.prefix(3)) }
-        let ranked = names.map { (name: $0, distance: editDistance(lower, $0.lowercased())) }
+        let ranked = names.map { (name: $0, distance: TextMatching.editDistance(text, $0)) }
             .filter { $0.distance <= max(3, text.count / 2) }
             .sorted { $0.distance < $1.distance }
         return ranked.prefix(3).map(\.name)
-    }
-
-    /// Levenshtein distance.
-    static func editDistance(_ a: String, _ b: String) -> Int {
-        let (a, b) = (Array(a), Array(b))
-        var previous = Array(0...b.count)
-        for (i, x) in a.enumerated() {
-            var current = [i + 1] + [Int](repeating: 0, count: b.count)
-            for (j, y) in b.enumerated() {
-                current[j + 1] = min(previous[j + 1] + 1, current[j] + 1, previous[j] + (x == y ? 0 : 1))
-            }
-            previous = current
-        }
-        return previous[b.count]
     }
 }

@@ -39,18 +39,6 @@ enum Mistakes {
         return plain && !argument.isEmpty ? argument : "'" + argument.replacing("'", with: "'\\''") + "'"
     }
 
-    /// Levenshtein distance.
-    static func distance(_ a: String, _ b: String) -> Int {
-        let a = Array(a.lowercased())
-        let b = Array(b.lowercased())
-        var previous = Array(0...b.count)
-        for (i, x) in a.enumerated() {
-            var current = [i + 1] + [Int](repeating: 0, count: b.count)
-            for (j, y) in b.enumerated() {
-                current[j + 1] = min(previous[j + 1] + 1, current[j] + 1, previous[j] + (x == y ? 0 : 1))
-            }
-            previous = current
-        }
-        return previous[b.count]
-    }
+    /// Levenshtein distance, ignoring case.
+    static func distance(_ a: String, _ b: String) -> Int { TextMatching.editDistance(a, b) }
 }
