@@ -11,6 +11,8 @@ public enum JACKError: Error, Sendable, Hashable, CustomStringConvertible {
     case portFailed(String)
     /// A port name that matches no port, with the ports whose names are nearest.
     case unknownPort(String, nearMatches: [String])
+    /// The server changed its sample rate while the client ran (the synthesizer plays at the old one).
+    case sampleRateChanged(from: Int, to: Int)
     /// The server shut the client down while it ran (the server stopped or threw it out), with
     /// JACK's reason.
     case serverStopped(reason: String)
@@ -27,6 +29,8 @@ public enum JACKError: Error, Sendable, Hashable, CustomStringConvertible {
         case .unknownPort(let name, let near):
             let hint = near.isEmpty ? "" : " (nearest: \(near.joined(separator: ", ")))"
             return "no JACK port '\(name)'\(hint)"
+        case .sampleRateChanged(let old, let new):
+            return "the JACK server's sample rate changed from \(old) to \(new) Hz: start Pianola again to follow it"
         case .serverStopped(let reason):
             return "the JACK server stopped the stream\(reason.isEmpty ? "" : ": \(reason)")"
         }

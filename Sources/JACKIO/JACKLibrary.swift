@@ -24,6 +24,7 @@ enum JACKLibrary {
         if bits & JackInitFailure.rawValue != 0 { reasons.append("the client could not be initialized") }
         if bits & JackNameNotUnique.rawValue != 0 { reasons.append("the name is taken") }
         if bits & JackNoSuchClient.rawValue != 0 { reasons.append("no such client") }
+        if bits & JackInvalidOption.rawValue != 0 { reasons.append("the name or an option is invalid") }
         if reasons.isEmpty { reasons.append("status 0x\(String(bits, radix: 16))") }
         return .cannotOpen(client: client, reason: reasons.joined(separator: "; "))
     }

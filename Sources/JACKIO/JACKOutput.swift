@@ -89,7 +89,11 @@ public final class JACKOutput: AudioOutputDevice, AudioPresentationClock, @unche
     private let xruns = Atomic<Int>(0)
     private let periodSize = Atomic<Int>(0)
     private let freewheeling = Atomic<Bool>(false)
-    private let stopped = Mutex<JACKError?>(nil)
+    /// Why the server stopped the stream, set by its callbacks without allocating or locking:
+    /// 0 running, 1 shut down (`stopReason` holds JACK's words), 2 sample rate changed (`newRate`).
+    private let stopKind = Atomic<Int>(0)
+    private let stopReason: UnsafeMutablePointer<CChar>
+    private let newRate = Atomic<Int>(0)
     private let destination = Mutex<(any MIDIReceivingNode)?>(nil)
     /// The destination as the process thread reads it (written only while it does not run).
     private var renderDestination: (any MIDIReceivingNode)?
@@ -129,6 +133,8 @@ public final class JACKOutput: AudioOutputDevice, AudioPresentationClock, @unche
         periodSize.store(period, ordering: .relaxed)
         // Prepared for the period, and at least 2048 frames: a larger period is rendered in pulls.
         buffer = AudioBuffer(channelCount: configuration.channelCount, frameCapacity: max(period, 2_048))
+        stopReason = .allocate(capacity: 256)
+        stopReason.initialize(repeating: 0, count: 256)
         ports = .allocate(capacity: configuration.channelCount)
         ports.initialize(repeating: nil, count: configuration.channelCount)
         outputs = .allocate(capacity: configuration.channelCount)
@@ -143,6 +149,7 @@ public final class JACKOutput: AudioOutputDevice, AudioPresentationClock, @unche
                 _ = api.pointee.client_close(client)
                 ports.deallocate()
                 outputs.deallocate()
+                stopReason.deallocate()
                 throw .portFailed("JACK refused the port \(clientName):\(short)")
             }
             ports[channel] = port
@@ -157,6 +164,7 @@ public final class JACKOutput: AudioOutputDevice, AudioPresentationClock, @unche
                 _ = api.pointee.client_close(client)
                 ports.deallocate()
                 outputs.deallocate()
+                stopReason.deallocate()
                 throw .portFailed("JACK refused the port \(clientName):midi_in")
             }
             midiPort = port
@@ -172,6 +180,7 @@ public final class JACKOutput: AudioOutputDevice, AudioPresentationClock, @unche
         close()
         ports.deallocate()
         outputs.deallocate()
+        stopReason.deallocate()
     }
 
     /// Output latency the server's period adds, in seconds (one period).
@@ -192,8 +201,14 @@ public final class JACKOutput: AudioOutputDevice, AudioPresentationClock, @unche
     public var xrunCount: Int { xruns.load(ordering: .relaxed) }
     /// Whether the server is in freewheel mode (running as fast as it can, not paced by a device).
     public var isFreewheeling: Bool { freewheeling.load(ordering: .relaxed) }
-    /// Why the stream stopped on its own (the server went away), if it did.
-    public var failure: JACKError? { stopped.withLock { $0 } }
+    /// Why the stream stopped on its own (the server went away, or changed its sample rate), if it did.
+    public var failure: JACKError? {
+        switch stopKind.load(ordering: .acquiring) {
+        case 1: return .serverStopped(reason: String(cString: stopReason))
+        case 2: return .sampleRateChanged(from: Int(sampleRate), to: newRate.load(ordering: .relaxed))
+        default: return nil
+        }
+    }
     public var isRunning: Bool { running.load(ordering: .relaxed) }
 
     /// Prepares the engine at the server's rate and activates the client (the process callback
@@ -365,13 +380,24 @@ public final class JACKOutput: AudioOutputDevice, AudioPresentationClock, @unche
                 Unmanaged<JACKOutput>.fromOpaque(argument!).takeUnretainedValue().process(Int(frames))
                 return 0
             }, context)
+        // JACK asks these to be async-signal-safe: no allocation, no lock.
         api.pointee.on_info_shutdown(
             client,
             { _, reason, argument in
                 let output = Unmanaged<JACKOutput>.fromOpaque(argument!).takeUnretainedValue()
-                let text = reason.map { String(cString: $0) } ?? ""
-                output.stopped.withLock { $0 = .serverStopped(reason: text) }
+                if let reason { strncpy(output.stopReason, reason, 255) }
+                output.stopKind.store(1, ordering: .releasing)
                 output.running.store(false, ordering: .releasing)
+            }, context)
+        _ = api.pointee.set_sample_rate_callback(
+            client,
+            { rate, argument in
+                let output = Unmanaged<JACKOutput>.fromOpaque(argument!).takeUnretainedValue()
+                guard Double(rate) != output.sampleRate else { return 0 }
+                output.newRate.store(Int(rate), ordering: .relaxed)
+                output.stopKind.store(2, ordering: .releasing)
+                output.running.store(false, ordering: .releasing)
+                return 0
             }, context)
         _ = api.pointee.set_xrun_callback(
             client,

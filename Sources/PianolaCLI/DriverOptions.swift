@@ -26,8 +26,8 @@ struct DriverOptions: ParsableArguments {
     var noAutoconnect = false
 
     func validate() throws {
-        guard (1...64).contains(jackName.utf8.count), !jackName.contains(":") else {
-            throw ValidationError("--jack-name must be 1…64 bytes without ':', got '\(jackName)'")
+        guard (1...63).contains(jackName.utf8.count), !jackName.contains(":") else {
+            throw ValidationError("--jack-name must be 1…63 bytes without ':', got '\(jackName)'")
         }
     }
 

@@ -235,6 +235,13 @@ struct EffectsCommandTests {
         let reference = try renderDemoSong(into: directory + "/fast.wav", ["--fx", "varispeed:rate=2"])
         let (correlation, levels) = envelopeMatch(folded, reference, frames: 44_100 * 15 / 2)
         #expect(correlation > 0.97 && abs(levels - 1) < 0.05, "correlation \(correlation), levels \(levels)")
+        // FluidSynth's player timing cannot run at a rate: refused, not rendered at the wrong pace.
+        let timed = try runPianola([
+            "render", "-q", demoSong, "-o", directory + "/timed.wav", "-s", bundledFontPath, "--channel-map", "10:3-4",
+            "--timing", "fluidsynth", "--fx", "varispeed:rate=2",
+        ])
+        #expect(timed.status != 0)
+        #expect(timed.stderr.contains("no start, speed or rate effect with it"), "\(timed.stderr)")
         // Stems would no longer line up with the mix: refused in one line, nothing written.
         let stems = try runPianola([
             "render", "-q", demoSong, "--stems", "channel", "-o", directory + "/stems", "-s", bundledFontPath,

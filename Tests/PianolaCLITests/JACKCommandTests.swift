@@ -187,7 +187,13 @@ struct JACKCommandTests {
         live.standardInput = FileHandle.nullDevice
         try live.run()
         #expect(waitForPort("pianola:midi_in", on: server))
-        #expect(server.connections(of: "pianola:midi_in") == ["seq:out"])
+        // The port is there from set-up; the session connects it when it starts.
+        var connections: [String] = []
+        for _ in 0..<250 where connections != ["seq:out"] {
+            usleep(20_000)
+            connections = server.connections(of: "pianola:midi_in")
+        }
+        #expect(connections == ["seq:out"])
         usleep(2_600_000)
         live.terminate()
         let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)

@@ -38,7 +38,7 @@ public final class LiveSession {
     /// The JACK client, when the session plays through JACK (its MIDI input feeds the synthesizer).
     public var jack: JACKOutput? { output as? JACKOutput }
     /// JACK MIDI events on their way to the recorder (pushed on the process thread).
-    private let jackRecording: MIDIEventQueue?
+    private let jackRecording: JACKMIDILog?
     /// The ALSA sequencer input, unless there is no sequencer and network MIDI serves alone.
     public let sequencerInput: ALSASequencerInput?
     /// The network MIDI sessions, when configured.
@@ -99,6 +99,7 @@ public final class LiveSession {
             for peer in network?.peers ?? [] { try RTPMIDIListener.checkPeer(host: peer.host, port: peer.port) }
         } catch {
             jack?.close()
+            engine.outputDevice = nil
             throw .midi(error)
         }
         self.network = network.map(Self.listener)
@@ -131,14 +132,10 @@ public final class LiveSession {
         }
         jack?.midiDestination = synthesis.destination
         if let jack, configuration.recordsMIDI {
-            let queue = MIDIEventQueue(capacity: 4_096)
-            jackRecording = queue
-            jack.midiObserver = { bytes, _, arrival in
-                guard bytes[0] != 0xF0,
-                    let message = MIDIMessage(
-                        status: bytes[0], data1: bytes.count > 1 ? bytes[1] : 0, data2: bytes.count > 2 ? bytes[2] : 0)
-                else { return }
-                _ = queue.push(message, arrival: arrival)
+            let log = JACKMIDILog()
+            jackRecording = log
+            jack.midiObserver = { bytes, sampleTime, arrival in
+                log.push(bytes, sampleTime: sampleTime, arrival: arrival)
             }
         } else {
             jackRecording = nil
@@ -200,6 +197,7 @@ public final class LiveSession {
         }
         sequencerInput?.start()
         if let jack {
+            if let recorder { jackRecording?.start(into: recorder) }
             do {
                 for source in configuration.sources { try jack.connectMIDI(from: source) }
             } catch {
@@ -261,7 +259,6 @@ public final class LiveSession {
 
     /// The sound now; `peak` is the highest level since the last call.
     public func status() -> LiveStatus {
-        drainJACKRecording()
         // Drained as it goes: the scheduler's log holds 65 536 messages.
         if audioTap != nil { placements += scheduler.takePlacements() }
         return LiveStatus(
@@ -285,7 +282,7 @@ public final class LiveSession {
             engine.stop()
         }
         if audioTap != nil { placements += scheduler.takePlacements() }
-        drainJACKRecording()
+        jackRecording?.stop(drainingInto: recorder)
         // The audio file is complete (a failure stays readable in `audioTap.failure`).
         _ = try? audioTap?.finish()
         // The engine, the device and the scheduler's clock hold each other: let go.
@@ -296,21 +293,14 @@ public final class LiveSession {
 
     deinit { stop() }
 
-    /// Hands the JACK MIDI events taken in since the last call to the recorder.
-    private func drainJACKRecording() {
-        guard let queue = jackRecording, let recorder else { return }
-        while let (message, arrival) = queue.withFirst({ ($0.message, $0.arrival) }) {
-            if let message { recorder.record(message, at: arrival) }
-            queue.removeFirst()
-        }
-    }
-
     /// Writes what was played as a MIDI file (tempo 120).
     public func writeRecording(to path: String) throws(SessionError) {
         guard let recorder else { throw .failed("nothing was recorded: the session records no MIDI") }
         do {
             if audioTap != nil {
-                let map = PlacementMap(placements, sampleRate: output.sampleRate, start: recorder.start)
+                let all = placements + (jackRecording?.placements.withLock { $0 } ?? [])
+                let map = PlacementMap(
+                    all.sorted { $0.arrival < $1.arrival }, sampleRate: output.sampleRate, start: recorder.start)
                 try recorder.write(to: path, seconds: map.seconds)
             } else {
                 try recorder.write(to: path)

@@ -222,7 +222,7 @@ public final class PlaybackSession {
     /// What is playing now; `peak` is the highest level since the last call.
     public func status() -> PlaybackStatus {
         PlaybackStatus(
-            player: player, speed: speed, voiceCount: synthesis.activeVoiceCount,
+            player: player, speed: speed * effectRate, voiceCount: synthesis.activeVoiceCount,
             peak: synthesis.takePeak(meter),
             underruns: output.xrunCount)
     }

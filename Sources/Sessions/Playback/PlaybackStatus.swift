@@ -12,7 +12,8 @@ public struct PlaybackStatus: Sendable, Hashable {
     public var bar: Int
     /// The beat in the bar, 1-based.
     public var beat: Int
-    /// The tempo at this point, times the speed.
+    /// The tempo at this point as it sounds: times the speed, and the rate of a varispeed or
+    /// time-pitch among the effects.
     public var beatsPerMinute: Double
     /// Synthesizer voices sounding at the end of the last rendered quantum.
     public var voiceCount: Int

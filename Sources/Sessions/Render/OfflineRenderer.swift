@@ -55,10 +55,12 @@ public final class OfflineRenderer: Sendable {
         fonts = other.fonts
     }
 
-    /// FluidSynth's player timing plays from the start at speed 1.
+    /// FluidSynth's player timing plays from the start at speed 1 (and so without a varispeed or
+    /// time-pitch that would need the player to run at their rate).
     func checkTiming() throws(RenderError) {
-        guard options.timing == .exact || (options.speed == 1 && options.startSeconds == 0) else {
-            throw .graph("FluidSynth's player timing plays from the start at speed 1: no start or speed with it")
+        guard options.timing == .exact || (options.pace == 1 && options.startSeconds == 0) else {
+            throw .graph(
+                "FluidSynth's player timing plays from the start at speed 1: no start, speed or rate effect with it")
         }
     }
 
