@@ -16,28 +16,6 @@ let bundledFont: String = {
     return path + "/SoundFonts/PianolaGM.sf2"
 }()
 
-/// A JACK client running `tool` (a jackd2 example client) against `server` until released.
-final class JACKTool {
-    private let process = Process()
-
-    init(_ tool: String, _ arguments: [String], server: JACKServer) throws {
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/" + tool)
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(["JACK_DEFAULT_SERVER": server.name]) {
-            $1
-        }
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-    }
-
-    deinit {
-        // (jack_midiseq ignores SIGTERM; a client killed outright is dropped by the server.)
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-    }
-}
-
 // In the JACK output suite, which is serialized: libjack serves one server per process, so
 // tests on servers of their own must not overlap.
 extension JACKOutputTests {
@@ -63,8 +41,7 @@ extension JACKOutputTests {
         defer { output.close() }
         // A one-second loop (48 000 frames, not a whole number of 256-frame periods): middle C at
         // frame 0 and again at frame 20 113 of the loop, 1000 frames each.
-        let sequencer = try JACKTool(
-            "jack_midiseq", ["seq", "48000", "0", "60", "1000", "20113", "60", "1000"], server: server)
+        let sequencer = try server.client("jack_midiseq", ["seq", "48000", "0", "60", "1000", "20113", "60", "1000"])
         var found = false
         for _ in 0..<250 where !found {
             found = output.midiSources().contains("seq:out")

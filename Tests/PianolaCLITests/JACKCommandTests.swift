@@ -145,19 +145,8 @@ struct JACKCommandTests {
         let server = try jackServer()
         let directory = try scratchDirectory()
         // Middle C and E, 20 113 and 27 887 frames apart in a one-second loop.
-        let sequencer = Process()
-        sequencer.executableURL = URL(fileURLWithPath: "/usr/bin/jack_midiseq")
-        sequencer.arguments = ["seq", "48000", "0", "60", "1000", "20113", "64", "1000"]
-        sequencer.environment = ProcessInfo.processInfo.environment.merging(["JACK_DEFAULT_SERVER": server.name]) {
-            $1
-        }
-        sequencer.standardOutput = FileHandle.nullDevice
-        sequencer.standardError = FileHandle.nullDevice
-        try sequencer.run()
-        defer {
-            kill(sequencer.processIdentifier, SIGKILL)  // it ignores SIGTERM
-            sequencer.waitUntilExit()
-        }
+        let sequencer = try server.client("jack_midiseq", ["seq", "48000", "0", "60", "1000", "20113", "64", "1000"])
+        defer { withExtendedLifetime(sequencer) {} }
         #expect(waitForPort("seq:out", on: server))
 
         // `devices` lists the server's ports, the sequencer's as a source for `live --connect`.

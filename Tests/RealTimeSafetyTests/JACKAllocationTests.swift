@@ -40,19 +40,8 @@ struct JACKAllocationTests {
         defer { output.close() }
         player.play()
         // A JACK sequencer's notes into the MIDI input too.
-        let sequencer = Process()
-        sequencer.executableURL = URL(fileURLWithPath: "/usr/bin/jack_midiseq")
-        sequencer.arguments = ["seq", "4800", "0", "72", "1000", "2011", "76", "1000"]
-        sequencer.environment = ProcessInfo.processInfo.environment.merging(["JACK_DEFAULT_SERVER": server.name]) {
-            $1
-        }
-        sequencer.standardOutput = FileHandle.nullDevice
-        sequencer.standardError = FileHandle.nullDevice
-        try sequencer.run()
-        defer {
-            kill(sequencer.processIdentifier, SIGKILL)
-            sequencer.waitUntilExit()
-        }
+        let sequencer = try server.client("jack_midiseq", ["seq", "4800", "0", "72", "1000", "2011", "76", "1000"])
+        defer { withExtendedLifetime(sequencer) {} }
         var connected = false
         for _ in 0..<250 where !connected {
             connected = (try? output.connectMIDI(from: "seq")) != nil

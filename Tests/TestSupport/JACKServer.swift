@@ -52,6 +52,12 @@ public final class JACKServer: @unchecked Sendable {
         return .failure(SkipReason(text: "jackd started but took no clients within 5 s"))
     }
 
+    /// Runs a JACK client tool (one of jackd2's examples, such as `jack_midiseq`) against the
+    /// server until the handle is released.
+    public func client(_ tool: String, _ arguments: [String]) throws -> JACKClientProcess {
+        try JACKClientProcess(tool, arguments, server: name)
+    }
+
     /// Changes the server's period while it runs (`jack_bufsize`); whether it took it.
     @discardableResult
     public func setPeriod(_ frames: Int) -> Bool {
@@ -122,6 +128,26 @@ public final class JACKServer: @unchecked Sendable {
         try? output.close()
         let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
         return (child.terminationStatus, text)
+    }
+}
+
+/// A JACK client tool running against a test's server; killed when released (jack_midiseq
+/// ignores SIGTERM, and a client killed outright is dropped by the server).
+public final class JACKClientProcess {
+    private let process = Process()
+
+    init(_ tool: String, _ arguments: [String], server: String) throws {
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/" + tool)
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(["JACK_DEFAULT_SERVER": server]) { $1 }
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+    }
+
+    deinit {
+        Glibc.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
     }
 }
 

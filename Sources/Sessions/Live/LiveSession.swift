@@ -105,10 +105,9 @@ public final class LiveSession {
         self.network = network.map(Self.listener)
 
         do throws(SessionError) {
-            sampler = try SamplerNode.loaded(
+            sampler = try engine.attachedSampler(
                 soundFonts: configuration.soundFonts, settings: configuration.sampler,
                 sampleRate: jack?.sampleRate ?? configuration.device.sampleRate)
-            do { try engine.attach(sampler) } catch { throw SessionError.graph(error) }
             synthesis = try RoutedSynthesis(
                 engine: engine, sampler: sampler, routing: configuration.channelRouting, effects: configuration.effects,
                 volume: Float(pow(10, configuration.gainDecibels / 20)))
@@ -118,12 +117,8 @@ public final class LiveSession {
             do {
                 try engine.installTap(on: engine.mainMixerNode, meter)
                 try engine.addRenderObserver(scheduler)
-                if let jack {
-                    output = jack
-                } else {
-                    output = try engine.connectOutput(
-                        toDevice: RoutedSynthesis.device(configuration.device, for: configuration.channelRouting))
-                }
+                output = try engine.sessionOutput(
+                    jack: jack, device: configuration.device, routing: configuration.channelRouting)
             } catch { throw SessionError(error) }
         } catch {
             jack?.close()

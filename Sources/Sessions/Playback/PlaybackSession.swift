@@ -98,10 +98,9 @@ public final class PlaybackSession {
             do { jack = try engine.connectOutput(toJACK: client) } catch { throw .jack(error) }
         }
         do throws(SessionError) {
-            sampler = try SamplerNode.loaded(
+            sampler = try engine.attachedSampler(
                 soundFonts: configuration.soundFonts, settings: configuration.sampler,
                 sampleRate: jack?.sampleRate ?? configuration.device.sampleRate)
-            do { try engine.attach(sampler) } catch { throw SessionError.graph(error) }
             effectSpecs = configuration.effects
             effectRate = try Self.checkedRate(of: configuration.effects)
             synthesis = try RoutedSynthesis(
@@ -109,12 +108,8 @@ public final class PlaybackSession {
                 volume: Float(pow(10, configuration.gainDecibels / 20)))
             do {
                 try engine.installTap(on: engine.mainMixerNode, meter)
-                if let jack {
-                    output = jack
-                } else {
-                    output = try engine.connectOutput(
-                        toDevice: RoutedSynthesis.device(configuration.device, for: configuration.channelRouting))
-                }
+                output = try engine.sessionOutput(
+                    jack: jack, device: configuration.device, routing: configuration.channelRouting)
             } catch { throw SessionError(error) }
         } catch {
             jack?.close()

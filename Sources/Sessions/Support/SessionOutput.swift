@@ -1,6 +1,7 @@
 import AudioGraph
 import AudioIO
 import JACKIO
+import Sampler
 
 /// What a session plays through: an ALSA device (`ALSAOutput`) or a JACK client (`JACKOutput`).
 public protocol SessionOutput: AudioOutputDevice {
@@ -38,6 +39,24 @@ extension JACKOutput: SessionOutput {
 }
 
 extension AudioEngine {
+    /// A session's output: the JACK client it opened first, or else the ALSA `device` opened now
+    /// with the channel routing's channel count, as the engine's output device.
+    func sessionOutput(
+        jack: JACKOutput?, device: ALSAOutput.Configuration, routing: ChannelRouting?
+    ) throws(ALSAPCMError) -> any SessionOutput {
+        if let jack { return jack }
+        return try connectOutput(toDevice: RoutedSynthesis.device(device, for: routing))
+    }
+
+    /// A sampler playing `soundFonts` at `sampleRate`, attached to the engine.
+    func attachedSampler(
+        soundFonts: [String], settings: SamplerNode.Settings, sampleRate: Double
+    ) throws(SessionError) -> SamplerNode {
+        let sampler = try SamplerNode.loaded(soundFonts: soundFonts, settings: settings, sampleRate: sampleRate)
+        do { try attach(sampler) } catch { throw .graph(error) }
+        return sampler
+    }
+
     /// Opens a JACK client playing this engine (`configuration.channelCount` ports) and makes
     /// it the engine's output device, replacing (and stopping) any device it had.
     @discardableResult
