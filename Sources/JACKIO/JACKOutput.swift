@@ -106,6 +106,9 @@ public final class JACKOutput: AudioOutputDevice, AudioPresentationClock, @unche
     private let cycleVersion = Atomic<Int>(0)
     private let cycleTime = Atomic<UInt64>(0)
     private let cycleSample = Atomic<Int64>(0)
+    /// The presentation clock's line (process thread only): whether set, the anchor's time
+    /// (CLOCK_MONOTONIC nanoseconds) and sample time, and the xruns when it was set.
+    private var clockAnchor: (isSet: Bool, time: Double, sample: Int64, xruns: Int) = (false, 0, 0, 0)
     private var isClosed = false
 
     /// Opens a client on the server and registers its ports; nothing plays until `start()`.
@@ -361,14 +364,33 @@ public final class JACKOutput: AudioOutputDevice, AudioPresentationClock, @unche
         }
     }
 
-    /// Notes when this cycle started and at which sample time (process thread).
+    /// Notes when this cycle started and at which sample time (process thread). The wake-up
+    /// times themselves jitter with the scheduler, so the clock is a line through them: the
+    /// sample count from an anchor, the anchor nudged by 1/32 of each cycle's error (following a
+    /// sound card's drift against the system clock) and moved outright after an xrun or a jump
+    /// of more than 20 ms.
     private func publishCycle() {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
+        let measured = Double(now.tv_sec) * 1e9 + Double(now.tv_nsec)
+        let sample = engine.currentSampleTime
+        let xruns = xrunCount
+        if clockAnchor.isSet && xruns == clockAnchor.xruns {
+            let predicted = clockAnchor.time + Double(sample - clockAnchor.sample) / sampleRate * 1e9
+            let error = measured - predicted
+            if abs(error) > 20e6 {
+                clockAnchor = (true, measured, sample, xruns)
+            } else {
+                clockAnchor.time += error / 32
+            }
+        } else {
+            clockAnchor = (true, measured, sample, xruns)
+        }
+        let time = clockAnchor.time + Double(sample - clockAnchor.sample) / sampleRate * 1e9
         let version = cycleVersion.load(ordering: .relaxed)
         cycleVersion.store(version + 1, ordering: .sequentiallyConsistent)
-        cycleTime.store(UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec), ordering: .sequentiallyConsistent)
-        cycleSample.store(engine.currentSampleTime, ordering: .sequentiallyConsistent)
+        cycleTime.store(UInt64(max(0, time)), ordering: .sequentiallyConsistent)
+        cycleSample.store(sample, ordering: .sequentiallyConsistent)
         cycleVersion.store(version + 2, ordering: .sequentiallyConsistent)
     }
 

@@ -39,7 +39,7 @@ extension JACKOutputTests {
         engine.outputDevice = output
         try output.start()
         defer { output.close() }
-        // A one-second loop (48 000 frames, not a whole number of 256-frame periods): middle C at
+        // A one-second loop (48 000 frames, not a whole number of 1024-frame periods): middle C at
         // frame 0 and again at frame 20 113 of the loop, 1000 frames each.
         let sequencer = try server.client("jack_midiseq", ["seq", "48000", "0", "60", "1000", "20113", "60", "1000"])
         var found = false
@@ -69,11 +69,13 @@ extension JACKOutputTests {
         #expect(onsets.count >= 5, "onsets at \(onsets.map(String.init).joined(separator: ", "))")
         // Consecutive onsets 20 113 and 27 887 frames apart, each within FluidSynth's 64-frame block.
         // (An xrun, the server's cycle late while the machine is busy, loses a whole period of
-        // the recording: a gap off by a multiple of 256 counts then, and only then.)
+        // the recording: a gap off by a multiple of the period counts then, and only then.)
         let gaps = zip(onsets.dropFirst(), onsets).map { $0 - $1 }
         let xruns = output.xrunCount
         func error(_ gap: Int, periods: Int) -> Int {
-            [20_113, 27_887].flatMap { expected in (-periods...periods).map { abs(gap - expected - 256 * $0) } }.min()!
+            [20_113, 27_887].flatMap { expected in
+                (-periods...periods).map { abs(gap - expected - server.periodFrames * $0) }
+            }.min()!
         }
         let text = gaps.map(String.init).joined(separator: ", ") + " (\(xruns) xruns)"
         #expect(gaps.allSatisfy { error($0, periods: min(xruns, 2)) <= 64 }, "gaps \(text)")

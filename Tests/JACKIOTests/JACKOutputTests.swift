@@ -25,19 +25,10 @@ final class RampNode: AudioNode, @unchecked Sendable {
 /// process: tests on servers of their own must not overlap).
 @Suite("JACK output and MIDI input against a real server (jackd -d dummy)", .serialized)
 struct JACKOutputTests {
-    func server() throws -> JACKServer {
-        switch JACKServer.start() {
-        case .success(let server): return server
-        case .failure(let reason):
-            if ProcessInfo.processInfo.environment["CI"] == "true" { throw reason }
-            try #require(Bool(false), "skipped: \(reason.text)")
-            throw reason
-        }
-    }
+    func server() throws -> JACKServer { try JACKServer.started() }
 
-    @Test("the engine plays through JACK: ports registered and connected, every frame in order in a recording")
-    func playsEveryFrame() throws {
-        let server = try server()
+    /// A ramp through an engine into a JACK client of `server`, started.
+    func playingRamp(on server: JACKServer) throws -> (AudioEngine, JACKOutput) {
         let engine = AudioEngine()
         let ramp = RampNode(name: "ramp")
         try engine.attach(ramp)
@@ -45,9 +36,17 @@ struct JACKOutputTests {
         let output = try JACKOutput(
             engine: engine, configuration: .init(clientName: "pianola", serverName: server.name))
         engine.outputDevice = output
-        #expect(output.sampleRate == 48_000 && output.periodFrames == 256)
-        #expect(output.portNames == ["pianola:out_1", "pianola:out_2"])
         try output.start()
+        return (engine, output)
+    }
+
+    @Test("the engine plays through JACK: ports registered and connected, every frame in order in a recording")
+    func playsEveryFrame() throws {
+        let server = try server()
+        let (engine, output) = try playingRamp(on: server)
+        #expect(
+            output.sampleRate == 48_000 && output.periodFrames == server.periodFrames && engine.currentSampleTime >= 0)
+        #expect(output.portNames == ["pianola:out_1", "pianola:out_2"])
         #expect(server.connections(of: "pianola:out_1") == ["system:playback_1"])
         #expect(server.connections(of: "pianola:out_2") == ["system:playback_2"])
         let path = makeTemporaryDirectory("pianola-jack") + "/capture.wav"
@@ -76,13 +75,7 @@ struct JACKOutputTests {
     @Test("the period raised while playing (jack_bufsize 4096, twice what the engine was prepared for) loses no frame")
     func periodChangedWhilePlaying() throws {
         let server = try server()
-        let engine = AudioEngine()
-        let ramp = RampNode(name: "ramp")
-        try engine.attach(ramp)
-        try engine.connect(ramp, to: engine.mainMixerNode)
-        let output = try JACKOutput(engine: engine, configuration: .init(serverName: server.name))
-        engine.outputDevice = output
-        try output.start()
+        let (_, output) = try playingRamp(on: server)
         defer { output.close() }
         usleep(100_000)
         #expect(server.setPeriod(4_096))
@@ -94,7 +87,7 @@ struct JACKOutputTests {
         let breaks = (1..<steps.count).filter { steps[$0] != (steps[$0 - 1] + 1) & 0xFFFF }.count
         #expect(steps.count >= 40_000 && steps.contains { $0 != 0 }, "\(steps.count) frames recorded")
         #expect(breaks <= 2 * output.xrunCount, "\(breaks) discontinuities, \(output.xrunCount) xruns")
-        server.setPeriod(256)
+        server.setPeriod(server.periodFrames)
     }
 
     @Test("no server: one line that says how to start one; a server killed while playing: the output says so")

@@ -12,14 +12,7 @@ import Testing
 struct JACKAllocationTests {
     @Test("a song, JACK MIDI input and an effect rendered in JACK's process callback make no heap allocation")
     func noAllocationsInProcessCallback() throws {
-        let server: JACKServer
-        switch JACKServer.start() {
-        case .success(let started): server = started
-        case .failure(let reason):
-            if ProcessInfo.processInfo.environment["CI"] == "true" { throw reason }
-            try #require(Bool(false), "skipped: \(reason.text)")
-            return
-        }
+        let server = try JACKServer.started()
         var settings = SamplerNode.Settings()
         settings.sampleRate = 48_000
         let sampler = try SamplerNode(settings: settings)

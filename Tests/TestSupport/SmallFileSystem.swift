@@ -59,6 +59,7 @@ public final class SmallFileSystem {
 }
 
 /// Why a test that needs something of the machine is skipped.
-public struct SkipReason: Error {
+public struct SkipReason: Error, CustomStringConvertible {
     public let text: String
+    public var description: String { text }
 }
