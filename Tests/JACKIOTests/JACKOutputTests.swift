@@ -90,6 +90,31 @@ struct JACKOutputTests {
         server.setPeriod(server.periodFrames)
     }
 
+    @Test("in freewheel mode the engine renders as fast as it can, then plays on paced again")
+    func freewheel() throws {
+        let server = try server()
+        let (engine, output) = try playingRamp(on: server)
+        defer { output.close() }
+        usleep(200_000)
+        #expect(!output.isFreewheeling)
+        let before = engine.currentSampleTime
+        let started = Date()
+        #expect(server.setFreewheel(true))
+        usleep(500_000)
+        #expect(output.isFreewheeling && output.isRunning)
+        #expect(server.setFreewheel(false))
+        let rendered = Double(engine.currentSampleTime - before)
+        let realTime = Date().timeIntervalSince(started) * 48_000
+        #expect(rendered > 2 * realTime, "\(Int(rendered)) frames in \(Int(realTime)) frames of real time")
+        usleep(200_000)
+        #expect(!output.isFreewheeling && output.isRunning && output.failure == nil)
+        // Paced again: about real time.
+        let paced = engine.currentSampleTime
+        usleep(500_000)
+        let pacedFrames = Double(engine.currentSampleTime - paced)
+        #expect(pacedFrames < 2 * 24_000, "\(Int(pacedFrames)) frames in half a second after freewheeling")
+    }
+
     @Test("no server: one line that says how to start one; a server killed while playing: the output says so")
     func serverAbsentOrGone() throws {
         let engine = AudioEngine()

@@ -66,6 +66,13 @@ public final class JACKServer: @unchecked Sendable {
         try start().get()
     }
 
+    /// Turns the server's freewheel mode on or off (`jack_freewheel`): it then runs its clients
+    /// as fast as they go, unpaced, as a DAW exporting does; whether it took it.
+    @discardableResult
+    public func setFreewheel(_ on: Bool) -> Bool {
+        run("/usr/bin/jack_freewheel", [on ? "y" : "n"]).status == 0
+    }
+
     /// Changes the server's period while it runs (`jack_bufsize`); whether it took it.
     @discardableResult
     public func setPeriod(_ frames: Int) -> Bool {
