@@ -66,13 +66,8 @@ static void open_library(void) {
     RESOLVE(connect, jack_connect)
     RESOLVE(get_ports, jack_get_ports)
     RESOLVE(free, jack_free)
-    RESOLVE(last_frame_time, jack_last_frame_time)
-    RESOLVE(get_cycle_times, jack_get_cycle_times)
-    RESOLVE(get_time, jack_get_time)
-    RESOLVE(cpu_load, jack_cpu_load)
     RESOLVE(midi_get_event_count, jack_midi_get_event_count)
     RESOLVE(midi_event_get, jack_midi_event_get)
-    RESOLVE(transport_query, jack_transport_query)
 #undef RESOLVE
     client_open = (__typeof__(jack_client_open) *)resolve(library, name, "jack_client_open");
     set_error_function = (__typeof__(jack_set_error_function) *)resolve(library, name, "jack_set_error_function");

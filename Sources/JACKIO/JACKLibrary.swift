@@ -12,6 +12,35 @@ enum JACKLibrary {
         return api
     }
 
+    /// The full names of `client`'s server's ports of `type` (nil: any) with `flags` (0: any).
+    static func portNames(
+        _ api: UnsafePointer<pianola_jack_api>, _ client: OpaquePointer, type: String?, flags: UInt
+    ) -> [String] {
+        guard let list = api.pointee.get_ports(client, nil, type, flags) else { return [] }
+        defer { api.pointee.free(UnsafeMutableRawPointer(mutating: list)) }
+        var names: [String] = []
+        var index = 0
+        while let name = list[index] {
+            names.append(String(cString: name))
+            index += 1
+        }
+        return names
+    }
+
+    /// `body` with a short-lived client (`pianola-probe`) of the server named `server` (or the
+    /// default one); nil without a JACK library or a server.
+    static func withProbe<Result>(
+        server: String?, _ body: (UnsafePointer<pianola_jack_api>, OpaquePointer) -> Result
+    ) -> Result? {
+        guard let api = try? load() else { return nil }
+        var status = jack_status_t(rawValue: 0)
+        guard let client = pianola_jack_client_open("pianola-probe", JackNoStartServer, &status, server) else {
+            return nil
+        }
+        defer { _ = api.pointee.client_close(client) }
+        return body(api, client)
+    }
+
     /// What JACK's status bits say went wrong opening `client`.
     static func openingError(_ status: jack_status_t, client: String, server: String?) -> JACKError {
         let bits = status.rawValue
@@ -36,13 +65,7 @@ public enum JACK {
     /// `$JACK_DEFAULT_SERVER`, else `default`). A client is opened and closed to find out; false
     /// without a JACK library.
     public static func isServerRunning(named server: String? = nil) -> Bool {
-        guard let api = try? JACKLibrary.load() else { return false }
-        var status = jack_status_t(rawValue: 0)
-        guard let client = pianola_jack_client_open("pianola-probe", JackNoStartServer, &status, server) else {
-            return false
-        }
-        _ = api.pointee.client_close(client)
-        return true
+        JACKLibrary.withProbe(server: server) { _, _ in true } ?? false
     }
 
     /// A port in a JACK server's graph.
@@ -60,29 +83,18 @@ public enum JACK {
     /// The ports of the server's graph (the one named `server`, or the default one), audio and
     /// MIDI; nil without a JACK library or a server.
     public static func ports(server: String? = nil) -> [Port]? {
-        guard let api = try? JACKLibrary.load() else { return nil }
-        var status = jack_status_t(rawValue: 0)
-        guard let client = pianola_jack_client_open("pianola-probe", JackNoStartServer, &status, server) else {
-            return nil
-        }
-        defer { _ = api.pointee.client_close(client) }
-        guard let list = api.pointee.get_ports(client, nil, nil, 0) else { return [] }
-        defer { api.pointee.free(UnsafeMutableRawPointer(mutating: list)) }
-        var ports: [Port] = []
-        var index = 0
-        while let name = list[index] {
-            index += 1
-            guard let port = api.pointee.port_by_name(client, name) else { continue }
-            let flags = UInt32(bitPattern: api.pointee.port_flags(port))
-            let type = api.pointee.port_type(port).map { String(cString: $0) } ?? ""
-            let text = String(cString: name)
-            guard !text.hasPrefix("pianola-probe:") else { continue }
-            ports.append(
-                Port(
-                    name: text, isMIDI: type == JACK_DEFAULT_MIDI_TYPE,
+        JACKLibrary.withProbe(server: server) { api, client in
+            JACKLibrary.portNames(api, client, type: nil, flags: 0).compactMap { name -> Port? in
+                guard !name.hasPrefix("pianola-probe:"), let port = api.pointee.port_by_name(client, name) else {
+                    return nil
+                }
+                let flags = UInt32(bitPattern: api.pointee.port_flags(port))
+                let type = api.pointee.port_type(port).map { String(cString: $0) } ?? ""
+                return Port(
+                    name: name, isMIDI: type == JACK_DEFAULT_MIDI_TYPE,
                     isOutput: flags & JackPortIsOutput.rawValue != 0,
-                    isPhysical: flags & JackPortIsPhysical.rawValue != 0))
+                    isPhysical: flags & JackPortIsPhysical.rawValue != 0)
+            }
         }
-        return ports
     }
 }

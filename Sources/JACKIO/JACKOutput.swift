@@ -63,14 +63,9 @@ public final class JACKOutput: AudioOutputDevice, AudioPresentationClock, @unche
     /// The MIDI input port's full name (`pianola:midi_in`), when configured.
     public let midiPortName: String?
     /// Where the MIDI input's events go (a sampler, or a router among samplers): each at its frame
-    /// inside the period, in the quantum that renders it. Set it before `start()`.
-    public var midiDestination: (any MIDIReceivingNode)? {
-        get { destination.withLock { $0 } }
-        set {
-            destination.withLock { $0 = newValue }
-            renderDestination = newValue
-        }
-    }
+    /// inside the period, in the quantum that renders it. Set it before `start()`: the process
+    /// thread reads it, and the `running` flag's release publishes it.
+    public var midiDestination: (any MIDIReceivingNode)?
     /// Called on the process thread with each MIDI event taken in: its bytes, its sample time on
     /// the engine's clock, and when it sounds (`presentationTime(ofSampleTime:)`, CLOCK_MONOTONIC
     /// nanoseconds), for a recorder to copy; it must not allocate, lock or block. Set it before
@@ -94,9 +89,6 @@ public final class JACKOutput: AudioOutputDevice, AudioPresentationClock, @unche
     private let stopKind = Atomic<Int>(0)
     private let stopReason: UnsafeMutablePointer<CChar>
     private let newRate = Atomic<Int>(0)
-    private let destination = Mutex<(any MIDIReceivingNode)?>(nil)
-    /// The destination as the process thread reads it (written only while it does not run).
-    private var renderDestination: (any MIDIReceivingNode)?
     private let midiPort: OpaquePointer?
     private let midiEvents = Atomic<Int>(0)
     private let lastMIDI = Atomic<UInt64>(0)
@@ -136,25 +128,30 @@ public final class JACKOutput: AudioOutputDevice, AudioPresentationClock, @unche
         periodSize.store(period, ordering: .relaxed)
         // Prepared for the period, and at least 2048 frames: a larger period is rendered in pulls.
         buffer = AudioBuffer(channelCount: configuration.channelCount, frameCapacity: max(period, 2_048))
-        stopReason = .allocate(capacity: 256)
+        // Allocated here, freed by `deinit` (or by `fail` when a port is refused).
+        let stopReason = UnsafeMutablePointer<CChar>.allocate(capacity: 256)
         stopReason.initialize(repeating: 0, count: 256)
-        ports = .allocate(capacity: configuration.channelCount)
+        let ports = UnsafeMutablePointer<OpaquePointer?>.allocate(capacity: configuration.channelCount)
         ports.initialize(repeating: nil, count: configuration.channelCount)
-        outputs = .allocate(capacity: configuration.channelCount)
+        let outputs = UnsafeMutablePointer<UnsafeMutablePointer<Float>?>.allocate(capacity: configuration.channelCount)
         outputs.initialize(repeating: nil, count: configuration.channelCount)
+        (self.stopReason, self.ports, self.outputs) = (stopReason, ports, outputs)
+        let api = self.api
+        let name = clientName
+        func fail(_ port: String) -> JACKError {
+            _ = api.pointee.client_close(client)
+            ports.deallocate()
+            outputs.deallocate()
+            stopReason.deallocate()
+            return .portFailed("JACK refused the port \(name):\(port)")
+        }
         var names: [String] = []
         for channel in 0..<configuration.channelCount {
             let short = "out_\(channel + 1)"
             guard
                 let port = api.pointee.port_register(
                     client, short, JACK_DEFAULT_AUDIO_TYPE, UInt(JackPortIsOutput.rawValue), 0)
-            else {
-                _ = api.pointee.client_close(client)
-                ports.deallocate()
-                outputs.deallocate()
-                stopReason.deallocate()
-                throw .portFailed("JACK refused the port \(clientName):\(short)")
-            }
+            else { throw fail(short) }
             ports[channel] = port
             names.append(api.pointee.port_name(port).map { String(cString: $0) } ?? "\(clientName):\(short)")
         }
@@ -163,13 +160,7 @@ public final class JACKOutput: AudioOutputDevice, AudioPresentationClock, @unche
             guard
                 let port = api.pointee.port_register(
                     client, "midi_in", JACK_DEFAULT_MIDI_TYPE, UInt(JackPortIsInput.rawValue), 0)
-            else {
-                _ = api.pointee.client_close(client)
-                ports.deallocate()
-                outputs.deallocate()
-                stopReason.deallocate()
-                throw .portFailed("JACK refused the port \(clientName):midi_in")
-            }
+            else { throw fail("midi_in") }
             midiPort = port
             midiPortName = api.pointee.port_name(port).map { String(cString: $0) } ?? "\(clientName):midi_in"
         } else {
@@ -281,15 +272,7 @@ public final class JACKOutput: AudioOutputDevice, AudioPresentationClock, @unche
 
     /// The full names of the graph's ports of `type` with `flags`.
     func ports(type: String, flags: UInt) -> [String] {
-        guard let list = api.pointee.get_ports(client, nil, type, flags) else { return [] }
-        defer { api.pointee.free(UnsafeMutableRawPointer(mutating: list)) }
-        var names: [String] = []
-        var index = 0
-        while let name = list[index] {
-            names.append(String(cString: name))
-            index += 1
-        }
-        return names
+        JACKLibrary.portNames(api, client, type: type, flags: flags)
     }
 
     /// `jack_connect`: 0, EEXIST when already connected, or another error.
@@ -353,7 +336,7 @@ public final class JACKOutput: AudioOutputDevice, AudioPresentationClock, @unche
         let sounding = presentationTime(ofSampleTime: time) ?? 0
         lastMIDI.store(sounding, ordering: .relaxed)
         midiObserver?(data, time, sounding)
-        guard let destination = renderDestination else { return }
+        guard let destination = midiDestination else { return }
         if data[0] == 0xF0 {
             let end = data.last == 0xF7 ? data.count - 1 : data.count
             destination.receiveSystemExclusive(UnsafeBufferPointer(rebasing: data[1..<end]), atFrameOffset: offset)

@@ -12,7 +12,6 @@
 #if __has_include(<jack/jack.h>)
 #include <jack/jack.h>
 #include <jack/midiport.h>
-#include <jack/transport.h>
 #else
 #error "JACK's headers are missing: install libjack-jackd2-dev (sudo apt-get install libjack-jackd2-dev, or scripts/install-deps)"
 #endif
@@ -43,13 +42,8 @@ typedef struct {
     PIANOLA_JACK_POINTER(jack_connect) connect;
     PIANOLA_JACK_POINTER(jack_get_ports) get_ports;
     PIANOLA_JACK_POINTER(jack_free) free;
-    PIANOLA_JACK_POINTER(jack_last_frame_time) last_frame_time;
-    PIANOLA_JACK_POINTER(jack_get_cycle_times) get_cycle_times;
-    PIANOLA_JACK_POINTER(jack_get_time) get_time;
-    PIANOLA_JACK_POINTER(jack_cpu_load) cpu_load;
     PIANOLA_JACK_POINTER(jack_midi_get_event_count) midi_get_event_count;
     PIANOLA_JACK_POINTER(jack_midi_event_get) midi_event_get;
-    PIANOLA_JACK_POINTER(jack_transport_query) transport_query;
 } pianola_jack_api;
 
 /// Opens libjack (once per process) and resolves every function Pianola calls, silencing the

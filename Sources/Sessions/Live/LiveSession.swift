@@ -76,8 +76,7 @@ public final class LiveSession {
                 // Named sources must exist now (they are connected when the session starts).
                 for source in configuration.sources { _ = try jack?.midiSourcePorts(named: source) }
             } catch {
-                jack?.close()
-                engine.outputDevice = nil
+                engine.releaseOutput(jack)
                 throw .jack(error)
             }
             sequencerInput = nil
@@ -98,8 +97,7 @@ public final class LiveSession {
             if jack == nil { for source in configuration.sources { try sequencerInput?.connect(source) } }
             for peer in network?.peers ?? [] { try RTPMIDIListener.checkPeer(host: peer.host, port: peer.port) }
         } catch {
-            jack?.close()
-            engine.outputDevice = nil
+            engine.releaseOutput(jack)
             throw .midi(error)
         }
         self.network = network.map(Self.listener)
@@ -121,8 +119,7 @@ public final class LiveSession {
                     jack: jack, device: configuration.device, routing: configuration.channelRouting)
             } catch { throw SessionError(error) }
         } catch {
-            jack?.close()
-            engine.outputDevice = nil
+            engine.releaseOutput(jack)
             throw error
         }
         jack?.midiDestination = synthesis.destination

@@ -112,8 +112,7 @@ public final class PlaybackSession {
                     jack: jack, device: configuration.device, routing: configuration.channelRouting)
             } catch { throw SessionError(error) }
         } catch {
-            jack?.close()
-            engine.outputDevice = nil
+            engine.releaseOutput(jack)
             throw error
         }
         speed = min(max(configuration.speed, Self.speeds.lowerBound), Self.speeds.upperBound)

@@ -1,4 +1,3 @@
-import AudioGraph
 import AudioIO
 import Effects
 import Sequencer
@@ -22,12 +21,13 @@ extension OfflineRenderer {
         var first = options
         first.effects = Array(options.effects[..<split])
         first.loudness = nil
+        first.encoding = .f32
         let stage = OfflineRenderer(sharingSoundFontOf: self, options: first)
         let intermediate = Self.hiddenPath(beside: outputPath, tag: "unprocessed")
         defer { unlink(intermediate) }
         // One bar for both steps: the synthesis takes most of the time.
         let music = options.musicSeconds(of: sequence)
-        let synthesized = try stage.synthesizeFloat(sequence, to: intermediate) { done, total in
+        let synthesized = try stage.render(sequence, to: intermediate) { done, total in
             progress(0.75 * music * min(1, done / max(total, 1e-9)), music)
         }
         var processor = AudioFileProcessor(effects: Array(options.effects[split...]))
@@ -46,16 +46,5 @@ extension OfflineRenderer {
             loudness: processed.loudness, samplesOverFullScale: processed.samplesOverFullScale ?? 0
         )
         .encoded(encoding)
-    }
-
-    /// The plain render (this renderer's effects, no loudness target) into a float file.
-    private func synthesizeFloat(
-        _ sequence: MusicSequence, to path: String, progress: (Double, Double) -> Bool
-    ) throws(RenderError) -> RenderSummary {
-        var effectNodes: [AudioNode] = []
-        do { effectNodes = try EffectChain.makeNodes(options.effects, songTempo: sequence.startingTempo) } catch {
-            throw .graph(error.description)
-        }
-        return try synthesize(sequence, effects: effectNodes, to: path, encoding: .f32, progress: progress)
     }
 }

@@ -215,7 +215,7 @@ public final class OfflineRenderer: Sendable {
         return folder + ".\(name).\(tag)-\(getpid()).wav"
     }
 
-    func synthesize(
+    private func synthesize(
         _ sequence: MusicSequence, effects: [AudioNode], to outputPath: String, encoding: AudioFile.Encoding,
         progress: (Double, Double) -> Bool
     ) throws(RenderError) -> RenderSummary {

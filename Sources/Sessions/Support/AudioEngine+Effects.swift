@@ -30,21 +30,21 @@ extension AudioEngine {
 extension EffectSpec {
     /// The nodes of a chain for an engine: `EffectChain.makeNodes`'s, with each `varispeed` a
     /// `VarispeedNode` and each `timepitch` a `TimePitchNode` (rate domains, which only an engine
-    /// runs). With `allowingRateChanges` false those are refused with `refusal`.
+    /// runs). With `allowingRateChanges` false those are refused with `refusal`. Delays given a
+    /// note value are timed when a song is known (`retimeDelays`).
     static func engineNodes(
-        _ specs: [EffectSpec], songTempo: Double? = nil, allowingRateChanges: Bool = true,
+        _ specs: [EffectSpec], allowingRateChanges: Bool = true,
         refusal: String = "changes the pace of what comes before it"
     ) throws(EffectSpecError) -> [AudioNode] {
         var nodes: [AudioNode] = []
         var run: [EffectSpec] = []
-        var tempo = songTempo
         for spec in specs {
             guard spec.changesRate else {
                 run.append(spec)
                 continue
             }
             guard allowingRateChanges else { throw EffectSpecError("\(spec.name): \(refusal)") }
-            nodes += try EffectChain.makeNodes(run, songTempo: tempo)
+            nodes += try EffectChain.makeNodes(run)
             run = []
             if spec.name == "varispeed" {
                 let node = VarispeedNode()
@@ -56,9 +56,8 @@ extension EffectSpec {
                 node.pitch = spec.values["pitch"] ?? 0
                 nodes.append(node)
             }
-            tempo = tempo.map { $0 * spec.rateFactor }
         }
-        return nodes + (try EffectChain.makeNodes(run, songTempo: tempo))
+        return nodes + (try EffectChain.makeNodes(run))
     }
 }
 

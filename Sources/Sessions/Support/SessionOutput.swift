@@ -48,6 +48,13 @@ extension AudioEngine {
         return try connectOutput(toDevice: RoutedSynthesis.device(device, for: routing))
     }
 
+    /// Lets go of a session's output when set-up fails: the JACK client opened first closed, and
+    /// the engine and its device no longer holding each other.
+    func releaseOutput(_ jack: JACKOutput?) {
+        jack?.close()
+        outputDevice = nil
+    }
+
     /// A sampler playing `soundFonts` at `sampleRate`, attached to the engine.
     func attachedSampler(
         soundFonts: [String], settings: SamplerNode.Settings, sampleRate: Double
