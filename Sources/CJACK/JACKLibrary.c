@@ -68,6 +68,14 @@ static void open_library(void) {
     RESOLVE(free, jack_free)
     RESOLVE(midi_get_event_count, jack_midi_get_event_count)
     RESOLVE(midi_event_get, jack_midi_event_get)
+    RESOLVE(transport_query, jack_transport_query)
+    RESOLVE(transport_start, jack_transport_start)
+    RESOLVE(transport_stop, jack_transport_stop)
+    RESOLVE(transport_locate, jack_transport_locate)
+    RESOLVE(set_sync_callback, jack_set_sync_callback)
+    RESOLVE(set_sync_timeout, jack_set_sync_timeout)
+    RESOLVE(set_timebase_callback, jack_set_timebase_callback)
+    RESOLVE(release_timebase, jack_release_timebase)
 #undef RESOLVE
     client_open = (__typeof__(jack_client_open) *)resolve(library, name, "jack_client_open");
     set_error_function = (__typeof__(jack_set_error_function) *)resolve(library, name, "jack_set_error_function");

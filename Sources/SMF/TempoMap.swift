@@ -153,13 +153,22 @@ public struct TempoMap: Hashable, Sendable {
     /// beats follow the time signature's denominator.
     public func barBeat(forTick tick: Int) -> (bar: Int, beat: Int, ticks: Int) {
         let quarter = division.ticksPerQuarterNote ?? 480
-        var index = meterChanges.count - 1
-        while index > 0 && meterChanges[index].tick > tick { index -= 1 }
-        let meter = meterChanges[index]
+        let meter = meter(atTick: tick)
         let beatTicks = max(1, quarter * 4 / meter.denominator)
         let barTicks = beatTicks * meter.numerator
         let offset = max(0, tick - meter.tick)
         return (meter.bar + offset / barTicks + 1, offset % barTicks / beatTicks + 1, offset % beatTicks)
+    }
+
+    /// The time signature in force at `tick` (found by bisection: safe on an audio thread).
+    public func meter(atTick tick: Int) -> MeterChange {
+        var low = 0
+        var high = meterChanges.count - 1
+        while low < high {
+            let middle = (low + high + 1) / 2
+            if meterChanges[middle].tick <= tick { low = middle } else { high = middle - 1 }
+        }
+        return meterChanges[low]
     }
 
     /// The tempo (µs per quarter note) in force at `tick`.

@@ -14,6 +14,10 @@ extension MusicPlayer {
             anchorSeconds = now
         }
         takeMail(at: time)
+        if following.load(ordering: .relaxed) {
+            followTransport(frameCount: frameCount, at: time)
+            return
+        }
         guard renderPlaying else { return }
         if let scheduler {
             let quantum = scheduler.schedule(frameCount: frameCount, at: time, through: playhead)
@@ -58,14 +62,14 @@ extension MusicPlayer {
     }
 
     /// The end of the song: its notes released, the transport stopped.
-    private func finish(atFrameOffset offset: Int) {
+    func finish(atFrameOffset offset: Int) {
         renderPlaying = false
         playhead.releaseAllNotes(atFrameOffset: offset)
         playingFlag.store(false, ordering: .relaxed)
         finishedFlag.store(true, ordering: .relaxed)
     }
 
-    private func secondsAt(sample: Int64) -> Double {
+    func secondsAt(sample: Int64) -> Double {
         anchorSeconds + Double(sample - anchorSample) / sampleRate * renderRate
     }
 
@@ -75,7 +79,7 @@ extension MusicPlayer {
 
     /// Hands every event due before `limit` to its destination, merged across tracks in time
     /// order (note-offs first at equal times, as the tracks are sorted).
-    private func deliver(until limit: Int64, quantumStart: Int64) {
+    func deliver(until limit: Int64, quantumStart: Int64) {
         let tracks = sequence.tracks
         while true {
             var best = -1
@@ -138,6 +142,12 @@ extension MusicPlayer {
         if let loop = mail.loop {
             self.loop = loop.endSeconds > loop.startSeconds ? loop : nil
             loopsRemaining = loop.count
+        }
+        // A player following a transport takes its place and pace from the transport alone.
+        // (A seek's plan is still held, to be freed off this thread.)
+        if following.load(ordering: .relaxed) {
+            if let seek = mail.seek { heldSeek = seek }
+            return
         }
         if let rate = mail.rate {
             // Re-anchor so that the position is continuous across the change.

@@ -32,6 +32,9 @@ public final class MusicPlayer: RenderObserver, @unchecked Sendable {
         var trackEnabled: [Bool]?
         var consumedTrackEnabled: [Bool]?
         var releaseNotes = false
+        /// A place prepared for an external transport to roll from (see MusicPlayer+Transport).
+        var cue: SeekPlan?
+        var consumedCue: SeekPlan?
     }
 
     struct LoopSetting {
@@ -71,6 +74,15 @@ public final class MusicPlayer: RenderObserver, @unchecked Sendable {
     var heldSeek: SeekPlan?
     var heldTrackEnabled: [Bool]?
     var needsAnchor = true
+    /// Following an external transport (see MusicPlayer+Transport.swift): the transport at the
+    /// start of the current cycle, the cue the render thread holds, the place last asked for, and
+    /// where the transport stopped.
+    var transportCycleState: TransportCycle?
+    var heldCue: SeekPlan?
+    var requestedCueSeconds = -Double.infinity
+    var transportStoppedAt: Double? = 0
+    let following = Atomic<Bool>(false)
+    let cuePreparer = CuePreparer()
 
     /// How events are placed in time: nil for the player's own sample-accurate scheduling.
     public let timing: (any EventTimingPolicy)?
@@ -95,6 +107,8 @@ public final class MusicPlayer: RenderObserver, @unchecked Sendable {
             $0.soloed = [Bool](repeating: false, count: sequence.tracks.count)
         }
     }
+
+    deinit { cuePreparer.stop() }
 
     /// A player for `sequence`. `sampleRate` is not used: the player takes the render's rate.
     @available(*, deprecated, message: "the player plays at the rate the engine renders at; leave sampleRate out")

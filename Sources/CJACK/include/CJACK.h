@@ -12,6 +12,7 @@
 #if __has_include(<jack/jack.h>)
 #include <jack/jack.h>
 #include <jack/midiport.h>
+#include <jack/transport.h>
 #else
 #error "JACK's headers are missing: install libjack-jackd2-dev (sudo apt-get install libjack-jackd2-dev, or scripts/install-deps)"
 #endif
@@ -44,6 +45,14 @@ typedef struct {
     PIANOLA_JACK_POINTER(jack_free) free;
     PIANOLA_JACK_POINTER(jack_midi_get_event_count) midi_get_event_count;
     PIANOLA_JACK_POINTER(jack_midi_event_get) midi_event_get;
+    PIANOLA_JACK_POINTER(jack_transport_query) transport_query;
+    PIANOLA_JACK_POINTER(jack_transport_start) transport_start;
+    PIANOLA_JACK_POINTER(jack_transport_stop) transport_stop;
+    PIANOLA_JACK_POINTER(jack_transport_locate) transport_locate;
+    PIANOLA_JACK_POINTER(jack_set_sync_callback) set_sync_callback;
+    PIANOLA_JACK_POINTER(jack_set_sync_timeout) set_sync_timeout;
+    PIANOLA_JACK_POINTER(jack_set_timebase_callback) set_timebase_callback;
+    PIANOLA_JACK_POINTER(jack_release_timebase) release_timebase;
 } pianola_jack_api;
 
 /// Opens libjack (once per process) and resolves every function Pianola calls, silencing the
