@@ -168,7 +168,8 @@ let package = Package(
             name: "SamplerTests", dependencies: ["TestSupport", "Sampler", "Sequencer", "SMF"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "JACKIOTests", dependencies: ["TestSupport", "JACKIO", "AudioGraph", "Sampler"],
+            name: "JACKIOTests",
+            dependencies: ["TestSupport", "JACKIO", "CJACK", "AudioGraph", "Sampler", "Sequencer", "SMF", "MIDICore"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "AudioIOTests", dependencies: ["TestSupport", "AudioIO", "AudioGraph"], swiftSettings: strictSettings),

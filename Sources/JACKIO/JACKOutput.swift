@@ -36,17 +36,21 @@ public final class JACKOutput: AudioOutputDevice, AudioPresentationClock, @unche
         /// Whether the client has a MIDI input port (`midi_in`), whose events go to
         /// `midiDestination` at their frames inside the period.
         public var hasMIDIInput = false
+        /// What the client does with the server's transport (see `JACKOutput.Transport`).
+        public var transport = Transport.ignored
 
-        /// A configuration with the defaults: `pianola`, the default server, stereo, connected, no MIDI input.
+        /// A configuration with the defaults: `pianola`, the default server, stereo, connected, no
+        /// MIDI input, the transport ignored.
         public init(
             clientName: String = "pianola", serverName: String? = nil, channelCount: Int = 2,
-            connectsToPlayback: Bool = true, hasMIDIInput: Bool = false
+            connectsToPlayback: Bool = true, hasMIDIInput: Bool = false, transport: Transport = .ignored
         ) {
             self.clientName = clientName
             self.serverName = serverName
             self.channelCount = channelCount
             self.connectsToPlayback = connectsToPlayback
             self.hasMIDIInput = hasMIDIInput
+            self.transport = transport
         }
     }
 
@@ -72,8 +76,14 @@ public final class JACKOutput: AudioOutputDevice, AudioPresentationClock, @unche
     /// `start()`.
     public var midiObserver: (@Sendable (UnsafeBufferPointer<UInt8>, Int64, UInt64) -> Void)?
 
-    private let api: UnsafePointer<pianola_jack_api>
-    private let client: OpaquePointer
+    let api: UnsafePointer<pianola_jack_api>
+    let client: OpaquePointer
+    /// What the client does with the server's transport.
+    public let transport: Transport
+    /// Who follows the server's transport (`transport` not `.ignored`): told where the transport
+    /// is at the start of each cycle, asked whether it is ready before the transport rolls from a
+    /// new place, and (as timebase master) asked for the bar grid. Set it before `start()`.
+    public var transportFollower: (any TransportFollowing)?
     private let ports: UnsafeMutablePointer<OpaquePointer?>
     /// The ports' buffers for the current period (written on the process thread only).
     private let outputs: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
@@ -124,6 +134,7 @@ public final class JACKOutput: AudioOutputDevice, AudioPresentationClock, @unche
         sampleRate = Double(api.pointee.get_sample_rate(client))
         channelCount = configuration.channelCount
         connectsToPlayback = configuration.connectsToPlayback
+        transport = configuration.transport
         let period = Int(api.pointee.get_buffer_size(client))
         periodSize.store(period, ordering: .relaxed)
         // Prepared for the period, and at least 2048 frames: a larger period is rendered in pulls.
@@ -138,12 +149,12 @@ public final class JACKOutput: AudioOutputDevice, AudioPresentationClock, @unche
         (self.stopReason, self.ports, self.outputs) = (stopReason, ports, outputs)
         let api = self.api
         let name = clientName
-        func fail(_ port: String) -> JACKError {
+        func fail(_ port: String, _ error: JACKError? = nil) -> JACKError {
             _ = api.pointee.client_close(client)
             ports.deallocate()
             outputs.deallocate()
             stopReason.deallocate()
-            return .portFailed("JACK refused the port \(name):\(port)")
+            return error ?? .portFailed("JACK refused the port \(name):\(port)")
         }
         var names: [String] = []
         for channel in 0..<configuration.channelCount {
@@ -168,6 +179,10 @@ public final class JACKOutput: AudioOutputDevice, AudioPresentationClock, @unche
             midiPortName = nil
         }
         installCallbacks()
+        guard installTransportCallbacks() else {
+            throw fail(
+                "", .cannotOpen(client: name, reason: "the server would not make it the transport's timebase master"))
+        }
     }
 
     deinit {
@@ -238,6 +253,7 @@ public final class JACKOutput: AudioOutputDevice, AudioPresentationClock, @unche
         guard !isClosed else { return }
         running.store(false, ordering: .releasing)
         isClosed = true
+        if transport == .timebaseMaster { _ = api.pointee.release_timebase(client) }
         if active.load(ordering: .relaxed) { _ = api.pointee.deactivate(client) }
         active.store(false, ordering: .relaxed)
         _ = api.pointee.client_close(client)
@@ -301,6 +317,7 @@ public final class JACKOutput: AudioOutputDevice, AudioPresentationClock, @unche
             return
         }
         publishCycle()
+        reportTransport()
         let midi = midiPort.flatMap { api.pointee.port_get_buffer($0, jack_nframes_t(frames)) }
         let eventCount = midi.map { Int(api.pointee.midi_get_event_count($0)) } ?? 0
         var nextEvent = 0
