@@ -51,4 +51,50 @@ struct JACKAllocationTests {
         #expect(sampler.activeVoiceCount > 0)
         #expect(allocations == 0, "\(allocations) allocations in JACK's process thread")
     }
+
+    @Test(
+        "following JACK's transport as its timebase master (start, locate while rolling, stop) makes no heap allocation"
+    )
+    func noAllocationsFollowingTheTransport() throws {
+        let server = try JACKServer.started()
+        var settings = SamplerNode.Settings()
+        settings.sampleRate = 48_000
+        let sampler = try SamplerNode(settings: settings)
+        try sampler.loadSoundFont(at: fontPath)
+        let engine = AudioEngine()
+        try engine.attach(sampler)
+        try engine.connect(sampler, to: engine.mainMixerNode)
+        let player = MusicPlayer(sequence: MusicSequence(file: denseFile()), destination: sampler)
+        player.followsTransport = true
+        try engine.addRenderObserver(player)
+        let output = try JACKOutput(
+            engine: engine,
+            configuration: .init(serverName: server.name, connectsToPlayback: true, transport: .timebaseMaster))
+        output.transportFollower = player
+        engine.outputDevice = output
+        try output.start()
+        defer { output.close() }
+        // Warm-up: each path once (a cue taken, the chase sent, notes released on a stop).
+        output.locateTransport(toSeconds: 1)
+        output.startTransport()
+        usleep(400_000)
+        output.stopTransport()
+        usleep(200_000)
+        let thread = try #require(output.audioThreadID, "the process thread reports its id")
+        pianola_allocations_watch_thread(thread)
+        output.locateTransport(toSeconds: 3)
+        output.startTransport()
+        usleep(500_000)
+        let rolling = output.transportPosition()
+        output.locateTransport(toSeconds: 6)
+        usleep(500_000)
+        let relocated = output.transportPosition()
+        output.stopTransport()
+        usleep(300_000)
+        let allocations = pianola_allocations_stop_watching_thread()
+        #expect(rolling.state == .rolling && rolling.music?.bar ?? 0 >= 1, "\(rolling)")
+        #expect(relocated.state == .rolling && relocated.seconds > 6 && relocated.seconds < 6.6, "\(relocated)")
+        #expect(player.currentPositionInSeconds > 6, "the player followed: \(player.currentPositionInSeconds)")
+        #expect(allocations == 0, "\(allocations) allocations in JACK's process thread")
+    }
 }
