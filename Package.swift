@@ -145,7 +145,7 @@ let package = Package(
 
         // MARK: Tests
         .target(
-            name: "TestSupport", dependencies: ["AudioGraph", "MIDICore", "SMF"], path: "Tests/TestSupport",
+            name: "TestSupport", dependencies: ["AudioGraph", "MIDICore", "SMF", "CJACK"], path: "Tests/TestSupport",
             swiftSettings: strictSettings),
         .testTarget(name: "MIDICoreTests", dependencies: ["TestSupport", "MIDICore"], swiftSettings: strictSettings),
         .testTarget(name: "SMFTests", dependencies: ["TestSupport", "SMF"], swiftSettings: strictSettings),

@@ -25,7 +25,22 @@ struct PlayCommand: ParsableCommand {
               pianola play song.mid --record-audio heard.wav
               pianola play song.mid -d hw:1 --channel-map 10:3-4   (drums on outputs 3-4)
               pianola play song.mid --driver jack --jack-name synth
+              pianola play song.mid --driver jack --transport follow   (a DAW starts it)
+
+            With --transport follow, the song's time is the JACK transport's: it plays while the \
+            transport rolls, from the transport's place, and waits (silent) while it stands; space \
+            starts and stops the transport for every client, ←/→ locate it. It runs until q or \
+            Ctrl-C. --transport master also publishes the song's bars, beats and tempo to the other \
+            clients (timebase master), starts the transport from --start (or the beginning) and \
+            stops it at the song's end.
             """)
+
+    /// What `--transport` names.
+    enum TransportChoice: String, ArgumentChoice {
+        case follow, master
+
+        var mode: JACKOutput.Transport { self == .follow ? .followed : .timebaseMaster }
+    }
 
     @Argument(
         help: ArgumentHelp("MIDI files to play, in order.", valueName: "midi-file"),
@@ -45,6 +60,13 @@ struct PlayCommand: ParsableCommand {
     @Flag(help: "Loop each file.")
     var loop = false
 
+    @Option(
+        help: ArgumentHelp(
+            "JACK transport: follow (play the song while the shared transport rolls, from its place) or master (follow it, publish the song's bars and tempo, and start it). Needs --driver jack.",
+            valueName: "mode"),
+        completion: TransportChoice.completion, transform: TransportChoice.parser(for: "--transport"))
+    var transport: TransportChoice?
+
     @OptionGroup var effectOptions: EffectOptions
 
     @OptionGroup var channelMap: ChannelMapOptions
@@ -56,6 +78,25 @@ struct PlayCommand: ParsableCommand {
 
     /// What ends a song's playing.
     private enum Next { case next, previous, quit }
+
+    func validate() throws {
+        guard let transport else { return }
+        guard driverOptions.driver != .alsa else {
+            throw ValidationError("--transport follows a JACK server's transport: add --driver jack")
+        }
+        guard files.count == 1 else {
+            throw ValidationError(
+                "--transport plays one file (the transport's timeline is the song's), got \(files.count)")
+        }
+        guard !loop, song.speed == 1 else {
+            throw ValidationError("--transport: the song goes at the transport's pace; leave out --loop and --speed")
+        }
+        if transport == .follow && song.start != nil {
+            throw ValidationError(
+                "--transport follow: the transport says where the song is; locate it, or use --transport master --start"
+            )
+        }
+    }
 
     func run() throws {
         Terminal.trapInterrupts()
@@ -72,6 +113,13 @@ struct PlayCommand: ParsableCommand {
         configuration.recordsAudio = audioRecording.recording
         configuration.channelRouting = try channelMap.routing()
         configuration.jack = driverOptions.jackClient()
+        if let transport {
+            guard configuration.jack != nil else {
+                throw CLIError(
+                    "--transport: no JACK server runs (start one: jackd -d alsa, or run Pianola under pw-jack)")
+            }
+            configuration.jack?.transport = transport.mode
+        }
         let session: PlaybackSession
         do { session = try PlaybackSession(configuration) } catch {
             guard case .device = error else { throw error }
@@ -80,6 +128,13 @@ struct PlayCommand: ParsableCommand {
         if !quiet {
             SoundFontOptions.describe(fonts)
             deviceOptions.describe(session.output)
+            if let transport {
+                Terminal.writeError(
+                    transport == .follow
+                        ? "JACK transport: following (space starts and stops it, ←/→ locate it, q quits)\n"
+                        : "JACK transport: timebase master (the song's bars and tempo), started from \(Terminal.clock(song.start ?? 0))\n"
+                )
+            }
         }
         let keys = Terminal.isInteractive && isatty(0) == 1 ? KeyReader() : nil
         defer { keys?.restore() }
@@ -176,6 +231,7 @@ struct PlayCommand: ParsableCommand {
         let line =
             "\(state) \(name) \(time)  \(status.bar):\(status.beat)  \(Int(status.beatsPerMinute.rounded())) BPM  "
             + "\(status.voiceCount) voices  \(String(decibels: status.peak)) dB  \(status.underruns) xruns"
+            + (status.transport.map { "  JACK \($0.rawValue)" } ?? "")
         let room = Terminal.width - 1 - line.count - 2
         guard room > 3, !status.lyricLine.isEmpty else { return Terminal.fit(line) }
         let lyric = status.lyricLine.count <= room ? status.lyricLine : "…" + status.lyricLine.suffix(room - 1)

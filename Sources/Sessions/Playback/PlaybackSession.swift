@@ -86,6 +86,12 @@ public final class PlaybackSession {
     /// the player runs at `speed` × this, so the song goes at the pace they ask for.
     private let effectRate: Double
     private let synthesis: RoutedSynthesis
+    /// The JACK client, when playing through one.
+    private let jack: JACKOutput?
+    /// What the session does with the JACK transport (`.ignored` without JACK): followed, the
+    /// song plays while the shared transport rolls, from its place; as timebase master, also
+    /// publishing the song's bars and tempo, and starting and stopping it. One song, at speed 1.
+    public let transport: JACKOutput.Transport
 
     /// Loads the SoundFont and opens the device (nothing plays until `play`).
     public init(_ configuration: Configuration) throws(SessionError) {
@@ -115,6 +121,16 @@ public final class PlaybackSession {
             engine.releaseOutput(jack)
             throw error
         }
+        self.jack = jack
+        transport = jack?.transport ?? .ignored
+        if transport != .ignored {
+            guard configuration.speed == 1, effectRate == 1, !configuration.loops else {
+                engine.releaseOutput(jack)
+                throw .failed(
+                    "following the JACK transport, the song plays at the transport's pace: no --speed, --loop or rate effect"
+                )
+            }
+        }
         speed = min(max(configuration.speed, Self.speeds.lowerBound), Self.speeds.upperBound)
         loops = configuration.loops
         transpose = configuration.transpose
@@ -133,7 +149,13 @@ public final class PlaybackSession {
 
     /// Plays `sequence` from `start` seconds (or its beginning), in place of the song before;
     /// starts the device on the first song.
+    ///
+    /// Following the JACK transport, the session plays one song: the transport decides when and
+    /// from where (a timebase master starts it from `start` or the song's beginning).
     public func play(_ sequence: MusicSequence, from start: Double? = nil) throws(SessionError) {
+        if transport != .ignored && (player != nil || output.isRunning) {
+            throw .failed("following the JACK transport, a session plays one song")
+        }
         endSong()
         if sampler.settings.sampleLoading == .onDemand {
             // The song's samples, read (by helper threads) before it starts. What earlier songs
@@ -149,20 +171,42 @@ public final class PlaybackSession {
         }
         let player = MusicPlayer(sequence: sequence, destination: synthesis.destination)
         do { try engine.addRenderObserver(player) } catch { throw SessionError(error) }
-        player.rate = speed * effectRate
         player.transpose = transpose
-        if loops { player.setLoop(0..<sequence.durationSeconds, count: -1) }
-        if let start { player.seek(toSeconds: start) }
-        player.play()
+        if let jack, transport != .ignored {
+            player.followsTransport = true
+            jack.transportFollower = player
+        } else {
+            player.rate = speed * effectRate
+            if loops { player.setLoop(0..<sequence.durationSeconds, count: -1) }
+            if let start { player.seek(toSeconds: start) }
+            player.play()
+        }
         self.player = player
         if !output.isRunning {
             do { try output.start() } catch { throw SessionError(error) }
         }
+        if let jack, transport == .timebaseMaster {
+            jack.locateTransport(toSeconds: start ?? 0)
+            jack.startTransport()
+        }
     }
 
-    /// Stops the current song (its notes released) and takes its player out of the render.
+    /// The JACK transport's state, when the session follows it.
+    public var transportState: JACKOutput.TransportState? {
+        guard let jack, transport != .ignored else { return nil }
+        return jack.transportPosition().state
+    }
+
+    /// Stops the current song (its notes released) and takes its player out of the render; as the
+    /// JACK transport's timebase master, stops the transport too.
     public func endSong() {
         guard let player else { return }
+        // The master started the transport: it stops it (a follower leaves it to the others),
+        // and waits (half a second at most) for the stop to take, publishing the bars until then.
+        if let jack, transport == .timebaseMaster, jack.isOpen {
+            jack.stopTransport()
+            for _ in 0..<50 where jack.transportPosition().state != .stopped { usleep(10_000) }
+        }
         player.pause()
         // Only fails for an observer that was never added: nothing to undo then.
         try? engine.removeRenderObserver(player)
@@ -170,19 +214,34 @@ public final class PlaybackSession {
     }
 
     /// Whether the current song has played to its end (after any loops).
-    public var isSongFinished: Bool { player?.isFinished ?? true }
+    /// Following the JACK transport, the song never finishes on its own (the transport can come
+    /// back); as its timebase master, it finishes at the song's end.
+    public var isSongFinished: Bool {
+        if transport == .followed { return false }
+        return player?.isFinished ?? true
+    }
 
-    /// Pauses a playing song, resumes a paused one.
+    /// Pauses a playing song, resumes a paused one (following the JACK transport: stops or
+    /// starts the transport, for every client).
     public func togglePause() {
+        if let jack, let state = transportState {
+            if state == .stopped { jack.startTransport() } else { jack.stopTransport() }
+            return
+        }
         guard let player else { return }
         if player.isPlaying { player.pause() } else { player.play() }
     }
 
-    /// Moves the song position by `seconds` (back when negative), within the song.
+    /// Moves the song position by `seconds` (back when negative), within the song (following
+    /// the JACK transport: moves the transport).
     public func seek(by seconds: Double) {
         guard let player else { return }
-        let target = player.currentPositionInSeconds + seconds
-        player.seek(toSeconds: min(max(0, target), player.sequence.durationSeconds))
+        let target = min(max(0, player.currentPositionInSeconds + seconds), player.sequence.durationSeconds)
+        if let jack, transport != .ignored {
+            jack.locateTransport(toSeconds: target)
+        } else {
+            player.seek(toSeconds: target)
+        }
     }
 
     /// Plays faster by one step (up to 4×).
@@ -191,6 +250,7 @@ public final class PlaybackSession {
     public func slower() { setSpeed(speed / Self.speedStep) }
 
     private func setSpeed(_ value: Double) {
+        guard transport == .ignored else { return }  // the transport's pace
         speed = min(max(value, Self.speeds.lowerBound), Self.speeds.upperBound)
         player?.rate = speed * effectRate
     }
@@ -208,6 +268,7 @@ public final class PlaybackSession {
 
     /// Turns looping of the current (and every following) song on or off.
     public func toggleLoop() {
+        guard transport == .ignored else { return }  // the transport's place
         loops.toggle()
         guard let player else { return }
         player.setLoop(loops ? 0..<player.sequence.durationSeconds : nil, count: -1)
@@ -218,7 +279,7 @@ public final class PlaybackSession {
         PlaybackStatus(
             player: player, speed: speed * effectRate, voiceCount: synthesis.activeVoiceCount,
             peak: synthesis.takePeak(meter),
-            underruns: output.xrunCount)
+            underruns: output.xrunCount, transport: transportState)
     }
 
     /// Ends playback: notes released, the device drained, stopped and closed (free for others

@@ -1,3 +1,4 @@
+import JACKIO
 import Sequencer
 
 /// Where a playback session is, for a status line or a UI.
@@ -23,8 +24,14 @@ public struct PlaybackStatus: Sendable, Hashable {
     public var underruns: Int
     /// The line of lyrics being sung: its syllables since the last line break, up to now.
     public var lyricLine: String
+    /// The JACK transport's state when the session follows it (nil otherwise).
+    public var transport: JACKOutput.TransportState?
 
-    init(player: MusicPlayer?, speed: Double, voiceCount: Int, peak: Float, underruns: Int) {
+    init(
+        player: MusicPlayer?, speed: Double, voiceCount: Int, peak: Float, underruns: Int,
+        transport: JACKOutput.TransportState? = nil
+    ) {
+        self.transport = transport
         self.voiceCount = voiceCount
         self.peak = peak
         self.underruns = underruns

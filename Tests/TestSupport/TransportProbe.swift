@@ -5,15 +5,17 @@ import Synchronization
 /// stop, locate, as a DAW's buttons do) and records two ports together with the transport's
 /// state and frame at each cycle, so that a recording can be laid against the song's timeline
 /// frame by frame. Its process callback only copies into memory allocated up front.
-final class TransportProbe: @unchecked Sendable {
+public final class TransportProbe: @unchecked Sendable {
     /// One server cycle as the probe saw it.
-    struct Cycle {
-        var state: jack_transport_state_t
-        var frame: Int
+    public struct Cycle {
+        public var state: jack_transport_state_t
+        public var frame: Int
         /// Where the cycle's audio starts in `left`/`right`.
-        var index: Int
-        var count: Int
-        var bbt: (bar: Int32, beat: Int32, tick: Int32, bpm: Double)?
+        public var index: Int
+        public var count: Int
+        public var bbt: (bar: Int32, beat: Int32, tick: Int32, bpm: Double)?
+        /// Whether the transport rolled in this cycle.
+        public var isRolling: Bool { state == JackTransportRolling }
     }
 
     private let api: UnsafePointer<pianola_jack_api>
@@ -27,7 +29,7 @@ final class TransportProbe: @unchecked Sendable {
     private let cycleCount = Atomic<Int>(0)
 
     /// A client `probe` on `server` recording up to `seconds` at 48 kHz.
-    init(server: String, seconds: Double = 30) throws {
+    public init(server: String, seconds: Double = 30) throws {
         guard let api = pianola_jack_load(nil, 0) else { throw ProbeError.noLibrary }
         var status = jack_status_t(rawValue: 0)
         guard let client = pianola_jack_client_open("probe", JackNoStartServer, &status, server) else {
@@ -61,22 +63,22 @@ final class TransportProbe: @unchecked Sendable {
         inputs.deallocate()
     }
 
-    enum ProbeError: Error { case noLibrary, noServer }
+    public enum ProbeError: Error { case noLibrary, noServer }
 
     /// Connects `ports` (a client's outputs) to the probe's inputs, in order.
-    func connect(_ ports: [String]) -> Bool {
+    public func connect(_ ports: [String]) -> Bool {
         let inputs: [String] = ["probe:in_1", "probe:in_2"]
         return zip(ports, inputs).allSatisfy { source, destination in
             api.pointee.connect(client, source, destination) == 0
         }
     }
 
-    func start() { api.pointee.transport_start(client) }
-    func stop() { api.pointee.transport_stop(client) }
-    func locate(frame: Int) { _ = api.pointee.transport_locate(client, jack_nframes_t(frame)) }
+    public func start() { api.pointee.transport_start(client) }
+    public func stop() { api.pointee.transport_stop(client) }
+    public func locate(frame: Int) { _ = api.pointee.transport_locate(client, jack_nframes_t(frame)) }
 
     /// The cycles recorded so far, and the audio (left and right), copied.
-    func recording() -> (cycles: [Cycle], left: [Float], right: [Float]) {
+    public func recording() -> (cycles: [Cycle], left: [Float], right: [Float]) {
         let count = cycleCount.load(ordering: .acquiring)
         let frames = written.load(ordering: .acquiring)
         let list = (0..<count).map { cycles[$0] }
