@@ -37,7 +37,7 @@ struct JACKCommandTests {
         init(_ arguments: [String], server: JACKServer) {
             let box = outcome
             thread = Thread {
-                let result = try? runPianola(arguments, environment: ["JACK_DEFAULT_SERVER": server.name])
+                let result = try? runPianola(arguments, environment: server.clientEnvironment)
                 box.value.withLock { $0 = result ?? (-1, "", "could not run pianola") }
             }
             thread.start()
@@ -63,9 +63,11 @@ struct JACKCommandTests {
         return false
     }
 
-    @Test("what JACK records of `play --driver jack` is `render` at the server's rate, sample for sample")
-    func playEqualsRender() throws {
-        let server = try jackServer()
+    @Test(
+        "what JACK records of `play --driver jack` is `render` at the server's rate, sample for sample (jackd, PipeWire)",
+        arguments: ["jackd", "PipeWire"])
+    func playEqualsRender(serverKind: String) throws {
+        let server = try serverKind == "jackd" ? jackServer() : JACKServer.startPipeWire().get()
         let directory = try scratchDirectory()
         let song = directory + "/short.mid"
         try writeShortSong(to: song)
@@ -76,6 +78,13 @@ struct JACKCommandTests {
         for _ in 0..<3 where !clean {
             let play = Background(["play", song, "--driver", "jack", "-s", bundledFontPath], server: server)
             #expect(waitForPort("pianola:out_1", on: server), "the client's ports never appeared")
+            // Connected to the server's physical playback ports (PipeWire's: its sink's).
+            var connections: [String] = []
+            for _ in 0..<50 where connections.isEmpty {
+                connections = server.connections(of: "pianola:out_1")
+                if connections.isEmpty { usleep(10_000) }
+            }
+            #expect(connections.first?.hasPrefix(server.playbackPrefix) == true, "\(connections)")
             unlink(captured)
             #expect(server.capture(["pianola:out_1", "pianola:out_2"], seconds: 2.6, to: captured) == 0)
             let result = try #require(play.wait(seconds: 20), "play did not end")
@@ -122,7 +131,7 @@ struct JACKCommandTests {
         #expect(lines.first?.hasPrefix("pianola: the JACK server stopped the stream") == true, "\(result.stderr)")
 
         let none = try runPianola(
-            ["play", song, "--driver", "jack", "-s", bundledFontPath], environment: ["JACK_DEFAULT_SERVER": server.name]
+            ["play", song, "--driver", "jack", "-s", bundledFontPath], environment: server.clientEnvironment
         )
         #expect(none.status == 1)
         #expect(none.stderr.hasPrefix("pianola: no JACK server is running: start one"), "\(none.stderr)")
@@ -143,18 +152,18 @@ struct JACKCommandTests {
         #expect(waitForPort("seq:out", on: server))
 
         // `devices` lists the server's ports, the sequencer's as a source for `live --connect`.
-        let devices = try runPianola(["devices"], environment: ["JACK_DEFAULT_SERVER": server.name])
+        let devices = try runPianola(["devices"], environment: server.clientEnvironment)
         let lines = devices.stdout.split(separator: "\n").map { $0.split(separator: " ").joined(separator: " ") }
         #expect(lines.contains("seq:out MIDI output (live --driver jack --connect)"), "\(devices.stdout)")
         #expect(lines.contains("system:playback_1 audio input, physical"), "\(devices.stdout)")
-        let json = try runPianola(["devices", "--json"], environment: ["JACK_DEFAULT_SERVER": server.name])
+        let json = try runPianola(["devices", "--json"], environment: server.clientEnvironment)
         let entries = try #require(
             try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: String]])
         #expect(entries.contains { $0["kind"] == "jack-port" && $0["name"] == "seq:out" }, "\(json.stdout)")
 
         let wrong = try runPianola(
             ["live", "--driver", "jack", "--connect", "sqe", "-s", bundledFontPath],
-            environment: ["JACK_DEFAULT_SERVER": server.name])
+            environment: server.clientEnvironment)
         #expect(wrong.status == 1)
         #expect(wrong.stderr == "pianola: no JACK port 'sqe' (nearest: seq)\n", "\(wrong.stderr)")
 
@@ -162,7 +171,7 @@ struct JACKCommandTests {
         let live = Process()
         live.executableURL = URL(fileURLWithPath: pianolaBinaryDirectory() + "/pianola")
         live.arguments = ["live", "--driver", "jack", "--connect", "seq", "--record", take, "-s", bundledFontPath]
-        live.environment = ProcessInfo.processInfo.environment.merging(["JACK_DEFAULT_SERVER": server.name]) { $1 }
+        live.environment = ProcessInfo.processInfo.environment.merging(server.clientEnvironment) { $1 }
         let errors = Pipe()
         live.standardError = errors
         live.standardOutput = FileHandle.nullDevice

@@ -37,7 +37,7 @@ struct JACKTransportCommandTests {
         let play = Process()
         play.executableURL = URL(fileURLWithPath: pianolaBinaryDirectory() + "/pianola")
         play.arguments = ["play"] + arguments + ["--driver", "jack", "--no-autoconnect"] + Self.synth
-        play.environment = ProcessInfo.processInfo.environment.merging(["JACK_DEFAULT_SERVER": server.name]) { $1 }
+        play.environment = ProcessInfo.processInfo.environment.merging(server.clientEnvironment) { $1 }
         let errors = Pipe()
         play.standardError = errors
         play.standardOutput = FileHandle.nullDevice

@@ -7,7 +7,8 @@ import Foundation
 /// A private JACK server (`jackd -r -d dummy`, Debian's jackd2) under a name of its own, so that
 /// tests never touch a server the machine runs; stopped when released. One at a time per test
 /// process (`start` waits for the one before to be released): libjack serves one server per
-/// process, and tests in several suites open clients.
+/// process, and tests in several suites open clients. `startPipeWire` starts a private PipeWire
+/// instead, which JACK clients reach through PipeWire's JACK library (as under `pw-jack`).
 public final class JACKServer: @unchecked Sendable {
     private static let turn = DispatchSemaphore(value: 1)
     /// The server's name: give it to clients (`JACK_DEFAULT_SERVER`, or their server option).
@@ -15,13 +16,25 @@ public final class JACKServer: @unchecked Sendable {
     /// The sample rate and period it runs at.
     public let sampleRate: Int
     public let periodFrames: Int
+    /// What a client process's environment needs to reach this server (and no other).
+    public let clientEnvironment: [String: String]
+    /// Its physical playback ports' prefix (`system:playback_`, PipeWire's null sink's `sink:playback_`).
+    public let playbackPrefix: String
     private let process: Process
+    /// A folder the server owns (PipeWire's runtime and configuration), removed with it.
+    private let folder: String?
 
-    private init(name: String, sampleRate: Int, periodFrames: Int, process: Process) {
+    private init(
+        name: String, sampleRate: Int, periodFrames: Int, process: Process,
+        clientEnvironment: [String: String], playbackPrefix: String = "system:playback_", folder: String? = nil
+    ) {
         self.name = name
         self.sampleRate = sampleRate
         self.periodFrames = periodFrames
         self.process = process
+        self.clientEnvironment = clientEnvironment
+        self.playbackPrefix = playbackPrefix
+        self.folder = folder
     }
 
     /// Starts one with the dummy driver (paced by the clock, no sound card) and waits until it
@@ -46,7 +59,9 @@ public final class JACKServer: @unchecked Sendable {
             turn.signal()
             return .failure(SkipReason(text: "jackd would not start: \(error)"))
         }
-        let server = JACKServer(name: name, sampleRate: sampleRate, periodFrames: periodFrames, process: process)
+        let server = JACKServer(
+            name: name, sampleRate: sampleRate, periodFrames: periodFrames, process: process,
+            clientEnvironment: ["JACK_DEFAULT_SERVER": name])
         for _ in 0..<100 {
             if server.ports().contains("system:playback_1") { return .success(server) }
             usleep(50_000)
@@ -54,10 +69,135 @@ public final class JACKServer: @unchecked Sendable {
         return .failure(SkipReason(text: "jackd started but took no clients within 5 s"))
     }
 
+    /// Starts a private PipeWire daemon (Debian's pipewire and pipewire-jack) with a dummy driver
+    /// at `sampleRate` and a fixed quantum of `periodFrames`, and a null sink `sink` whose
+    /// playback ports JACK clients see as physical; no session manager. Clients reach it
+    /// through PipeWire's JACK library (`clientEnvironment` does what `pw-jack` does).
+    public static func startPipeWire(
+        sampleRate: Int = 48_000, periodFrames: Int = 1_024
+    ) -> Result<JACKServer, SkipReason> {
+        let library = "/usr/lib/x86_64-linux-gnu/pipewire-0.3/jack"
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/pipewire"),
+            FileManager.default.fileExists(atPath: library + "/libjack.so.0")
+        else {
+            return .failure(
+                SkipReason(text: "no PipeWire with its JACK library (scripts/install-deps --test installs them)"))
+        }
+        turn.wait()
+        let name = "pianola-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let folder = NSTemporaryDirectory() + "/" + name
+        let configuration = folder + "/conf"
+        do {
+            try FileManager.default.createDirectory(
+                atPath: folder + "/run", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(atPath: configuration, withIntermediateDirectories: true)
+            try pipeWireDaemonConfiguration(name: name, sampleRate: sampleRate, quantum: periodFrames)
+                .write(toFile: configuration + "/daemon.conf", atomically: true, encoding: .utf8)
+            try pipeWireJACKConfiguration.write(toFile: configuration + "/jack.conf", atomically: true, encoding: .utf8)
+        } catch {
+            turn.signal()
+            return .failure(SkipReason(text: "could not write PipeWire's configuration: \(error)"))
+        }
+        let environment = [
+            "PIPEWIRE_RUNTIME_DIR": folder + "/run", "XDG_RUNTIME_DIR": folder + "/run", "PIPEWIRE_REMOTE": name,
+            "PIPEWIRE_CONFIG_DIR": configuration, "JACK_NO_START_SERVER": "1",
+            "LD_LIBRARY_PATH": library + (ProcessInfo.processInfo.environment["LD_LIBRARY_PATH"].map { ":" + $0 } ?? "")
+            ,
+        ]
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/pipewire")
+        process.arguments = ["-c", configuration + "/daemon.conf"]
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+            .filter { !["PIPEWIRE_LATENCY", "PIPEWIRE_QUANTUM", "JACK_DEFAULT_SERVER"].contains($0.key) }
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        do { try process.run() } catch {
+            turn.signal()
+            return .failure(SkipReason(text: "pipewire would not start: \(error)"))
+        }
+        let server = JACKServer(
+            name: name, sampleRate: sampleRate, periodFrames: periodFrames, process: process,
+            clientEnvironment: environment, playbackPrefix: "sink:playback_", folder: folder)
+        for _ in 0..<100 {
+            if server.ports().contains("sink:playback_FL") { return .success(server) }
+            usleep(50_000)
+        }
+        return .failure(SkipReason(text: "pipewire started but took no JACK clients within 5 s"))
+    }
+
+    /// The daemon's whole configuration: the native protocol, JACK clients (client-node), links,
+    /// a timer-paced driver and a null sink in the driver's group (else the sink, a driver too,
+    /// would take over the clients linked to it).
+    private static func pipeWireDaemonConfiguration(name: String, sampleRate: Int, quantum: Int) -> String {
+        """
+        context.properties = {
+            core.daemon = true
+            core.name = \(name)
+            link.max-buffers = 16
+            log.level = 1
+            default.clock.rate = \(sampleRate)
+            default.clock.allowed-rates = [ \(sampleRate) ]
+            default.clock.quantum = \(quantum)
+            default.clock.min-quantum = \(quantum)
+            default.clock.max-quantum = \(quantum)
+            default.clock.quantum-limit = 8192
+            support.dbus = false
+            mem.allow-mlock = false
+        }
+        context.spa-libs = {
+            audio.convert.* = audioconvert/libspa-audioconvert
+            support.* = support/libspa-support
+        }
+        context.modules = [
+            { name = libpipewire-module-protocol-native }
+            { name = libpipewire-module-metadata }
+            { name = libpipewire-module-spa-node-factory }
+            { name = libpipewire-module-client-node }
+            { name = libpipewire-module-access }
+            { name = libpipewire-module-adapter }
+            { name = libpipewire-module-link-factory }
+        ]
+        context.objects = [
+            { factory = metadata args = { metadata.name = default } }
+            { factory = spa-node-factory
+                args = { factory.name = support.node.driver node.name = Dummy-Driver
+                         node.group = pipewire.dummy priority.driver = 20000 } }
+            { factory = spa-node-factory
+                args = { factory.name = support.node.driver node.name = Freewheel-Driver
+                         priority.driver = 19000 node.group = pipewire.freewheel node.freewheel = true } }
+            { factory = adapter
+                args = {
+                    factory.name = support.null-audio-sink
+                    node.name = sink
+                    node.description = sink
+                    media.class = Audio/Sink
+                    node.group = pipewire.dummy
+                    audio.rate = \(sampleRate)
+                    audio.channels = 2
+                    audio.position = [ FL FR ]
+                    adapter.auto-port-config = { mode = dsp monitor = true control = false position = preserve }
+                }
+            }
+        ]
+        """
+    }
+
+    /// The JACK library's side: the protocol and the client node, nothing from the machine's own files.
+    private static let pipeWireJACKConfiguration = """
+        context.properties = { log.level = 0 }
+        context.spa-libs = { support.* = support/libspa-support }
+        context.modules = [
+            { name = libpipewire-module-protocol-native }
+            { name = libpipewire-module-client-node }
+            { name = libpipewire-module-metadata }
+        ]
+        jack.properties = { }
+        """
+
     /// Runs a JACK client tool (one of jackd2's examples, such as `jack_midiseq`) against the
     /// server until the handle is released.
     public func client(_ tool: String, _ arguments: [String]) throws -> JACKClientProcess {
-        try JACKClientProcess(tool, arguments, server: name)
+        try JACKClientProcess(tool, arguments, environment: clientEnvironment)
     }
 
     /// Starts one for a test, or throws why there is none (the test fails with the reason: on CI,
@@ -81,13 +221,16 @@ public final class JACKServer: @unchecked Sendable {
 
     /// The ports of the server's graph (`jack_lsp`), by full name.
     public func ports() -> [String] {
-        let (status, output) = run("/usr/bin/jack_lsp", ["-s", name])
+        let (status, output) = run("/usr/bin/jack_lsp", serverArguments)
         return status == 0 ? output.split(separator: "\n").map(String.init) : []
     }
 
+    /// `jack_lsp`'s server option: a jackd's name (PipeWire's is in the environment).
+    private var serverArguments: [String] { folder == nil ? ["-s", name] : [] }
+
     /// The connections of `port` (`jack_lsp -c`).
     public func connections(of port: String) -> [String] {
-        let (_, output) = run("/usr/bin/jack_lsp", ["-s", name, "-c", port])
+        let (_, output) = run("/usr/bin/jack_lsp", serverArguments + ["-c", port])
         return output.split(separator: "\n").dropFirst().map { $0.trimmingCharacters(in: .whitespaces) }
     }
 
@@ -111,8 +254,16 @@ public final class JACKServer: @unchecked Sendable {
     deinit {
         if process.isRunning {
             process.terminate()
+            // jackd must end by itself (killed, it leaves its shared memory behind); PipeWire
+            // gets 5 s, then is killed (it leaves only files in its own folder).
+            if folder != nil {
+                let deadline = Date().addingTimeInterval(5)
+                while process.isRunning && Date() < deadline { usleep(10_000) }
+                if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
+            }
             process.waitUntilExit()
         }
+        if let folder { try? FileManager.default.removeItem(atPath: folder) }
         Self.turn.signal()
     }
 
@@ -122,9 +273,7 @@ public final class JACKServer: @unchecked Sendable {
         let child = Process()
         child.executableURL = URL(fileURLWithPath: tool)
         child.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
-        environment["JACK_DEFAULT_SERVER"] = name
-        child.environment = environment
+        child.environment = ProcessInfo.processInfo.environment.merging(clientEnvironment) { $1 }
         let outputPath = NSTemporaryDirectory() + "/pianola-jack-tool-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         guard FileManager.default.createFile(atPath: outputPath, contents: nil),
             let output = FileHandle(forWritingAtPath: outputPath)
@@ -151,10 +300,10 @@ public final class JACKServer: @unchecked Sendable {
 public final class JACKClientProcess {
     private let process = Process()
 
-    init(_ tool: String, _ arguments: [String], server: String) throws {
+    init(_ tool: String, _ arguments: [String], environment: [String: String]) throws {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/" + tool)
         process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(["JACK_DEFAULT_SERVER": server]) { $1 }
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
