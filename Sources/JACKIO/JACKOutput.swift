@@ -38,6 +38,8 @@ public final class JACKOutput: AudioOutputDevice, AudioPresentationClock, @unche
         public var hasMIDIInput = false
         /// What the client does with the server's transport (see `JACKOutput.Transport`).
         public var transport = Transport.ignored
+        /// The output ports' short names, one per channel (`ch10_left`, say); nil for `out_1` … `out_N`.
+        public var portNames: [String]?
 
         /// A configuration with the defaults: `pianola`, the default server, stereo, connected, no
         /// MIDI input, the transport ignored.
@@ -62,7 +64,7 @@ public final class JACKOutput: AudioOutputDevice, AudioPresentationClock, @unche
     public let sampleRate: Double
     /// Output ports, one per channel.
     public let channelCount: Int
-    /// The ports' full names (`pianola:out_1` …), in channel order.
+    /// The ports' full names (`pianola:out_1` …, or the configured names), in channel order.
     public let portNames: [String]
     /// The MIDI input port's full name (`pianola:midi_in`), when configured.
     public let midiPortName: String?
@@ -120,6 +122,15 @@ public final class JACKOutput: AudioOutputDevice, AudioPresentationClock, @unche
         guard (1...64).contains(configuration.channelCount) else {
             throw .portFailed("JACK output: channels must be 1…64, not \(configuration.channelCount)")
         }
+        if let names = configuration.portNames {
+            guard names.count == configuration.channelCount else {
+                throw .portFailed(
+                    "JACK output: \(names.count) port names for \(configuration.channelCount) channels")
+            }
+            guard names.allSatisfy({ !$0.isEmpty && !$0.contains(":") }), Set(names).count == names.count else {
+                throw .portFailed("JACK output: port names must be distinct, not empty, without ':'")
+            }
+        }
         api = try JACKLibrary.load()
         var status = jack_status_t(rawValue: 0)
         guard
@@ -158,7 +169,7 @@ public final class JACKOutput: AudioOutputDevice, AudioPresentationClock, @unche
         }
         var names: [String] = []
         for channel in 0..<configuration.channelCount {
-            let short = "out_\(channel + 1)"
+            let short = configuration.portNames?[channel] ?? "out_\(channel + 1)"
             guard
                 let port = api.pointee.port_register(
                     client, short, JACK_DEFAULT_AUDIO_TYPE, UInt(JackPortIsOutput.rawValue), 0)

@@ -45,7 +45,10 @@ struct DeviceOptions: ParsableArguments {
             let ports = jack.portNames.map { $0.split(separator: ":").last.map(String.init) ?? $0 }
             Terminal.writeError(
                 "JACK: client \(jack.clientName), \(Int(jack.sampleRate)) Hz, \(jack.periodFrames) frames"
-                    + milliseconds + ", ports \(ports.joined(separator: ", "))\n")
+                    + milliseconds + ", ports "
+                    + (ports.count > 4
+                        ? "\(ports[0]) … \(ports[ports.count - 1]) (\(ports.count))"
+                        : ports.joined(separator: ", ")) + "\n")
             return
         }
         guard let output = output as? ALSAOutput else { return }

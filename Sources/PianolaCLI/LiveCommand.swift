@@ -81,6 +81,7 @@ struct LiveCommand: ParsableCommand {
 
     func validate() throws {
         guard (0...100).contains(delay) else { throw ValidationError("--delay must be between 0 and 100 ms") }
+        _ = try driverOptions.channelRouting(channelMap)
     }
 
     func run() throws {
@@ -97,8 +98,8 @@ struct LiveCommand: ParsableCommand {
         configuration.effects = try effectOptions.specs()
         configuration.recordsMIDI = record != nil
         configuration.recordsAudio = audioRecording.recording
-        configuration.channelRouting = try channelMap.routing()
-        configuration.jack = driverOptions.jackClient()
+        configuration.channelRouting = try driverOptions.channelRouting(channelMap)
+        configuration.jack = try driverOptions.jackClient()
         let session: LiveSession
         do { session = try LiveSession(configuration) } catch {
             switch error {

@@ -25,6 +25,7 @@ struct PlayCommand: ParsableCommand {
               pianola play song.mid --record-audio heard.wav
               pianola play song.mid -d hw:1 --channel-map 10:3-4   (drums on outputs 3-4)
               pianola play song.mid --driver jack --jack-name synth
+              pianola play song.mid --driver jack --jack-multi   (a port pair a channel)
               pianola play song.mid --driver jack --transport follow   (a DAW starts it)
 
             With --transport follow, the song's time is the JACK transport's: it plays while the \
@@ -80,6 +81,7 @@ struct PlayCommand: ParsableCommand {
     private enum Next { case next, previous, quit }
 
     func validate() throws {
+        _ = try driverOptions.channelRouting(channelMap)
         guard let transport else { return }
         guard driverOptions.driver != .alsa else {
             throw ValidationError("--transport follows a JACK server's transport: add --driver jack")
@@ -111,8 +113,8 @@ struct PlayCommand: ParsableCommand {
         configuration.transpose = song.transpose
         configuration.loops = loop
         configuration.recordsAudio = audioRecording.recording
-        configuration.channelRouting = try channelMap.routing()
-        configuration.jack = driverOptions.jackClient()
+        configuration.channelRouting = try driverOptions.channelRouting(channelMap)
+        configuration.jack = try driverOptions.jackClient()
         if let transport {
             guard configuration.jack != nil else {
                 throw CLIError(

@@ -67,6 +67,23 @@ public struct ChannelRouting: Sendable, Hashable {
         partOfChannel = part
     }
 
+    /// Every MIDI channel on a pair of its own, in order: channel 1 on outputs 1–2, channel 10
+    /// on 19–20, channel 16 on 31–32 (`--jack-multi`: the DAW gets each channel apart).
+    public static let everyChannelApart = ChannelRouting(
+        mixOutputs: [0, 1], routes: (1..<16).map { Route(midiChannels: [$0], outputs: [2 * $0, 2 * $0 + 1]) },
+        channelCount: 32, partOfChannel: Array(0..<16))
+
+    /// A routing known to be right (`init(mixOutputs:routes:channelCount:)` checks the others).
+    private init(mixOutputs: [Int], routes: [Route], channelCount: Int, partOfChannel: [Int]) {
+        self.mixOutputs = mixOutputs
+        self.routes = routes
+        self.channelCount = channelCount
+        self.partOfChannel = partOfChannel
+    }
+
+    /// The JACK port names of `everyChannelApart`'s outputs: `ch1_left`, `ch1_right` … `ch16_right`.
+    public static let everyChannelApartPortNames = (1...16).flatMap { ["ch\($0)_left", "ch\($0)_right"] }
+
     /// The output channels of each part: the mix's first, then each route's.
     public var partOutputs: [[Int]] { [mixOutputs] + routes.map(\.outputs) }
 }
