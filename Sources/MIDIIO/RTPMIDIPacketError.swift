@@ -18,6 +18,9 @@ public enum RTPMIDIPacketError: Error, Equatable, Sendable, CustomStringConverti
     case malformedCommandList(String)
     /// `RTPMIDIPacket.serialize` was given commands no packet can hold; the reason says why.
     case cannotSerialize(String)
+    /// The recovery journal breaks RFC 6295's layout (a LENGTH past its end, a chapter cut short,
+    /// more channel journals than it holds); the reason says which.
+    case malformedJournal(String)
 
     public var description: String {
         switch self {
@@ -27,6 +30,7 @@ public enum RTPMIDIPacketError: Error, Equatable, Sendable, CustomStringConverti
         case .notRTPMIDI(let reason): return "not an RTP-MIDI packet: \(reason)"
         case .malformedCommandList(let reason): return "malformed MIDI command list: \(reason)"
         case .cannotSerialize(let reason): return "cannot make an RTP-MIDI packet: \(reason)"
+        case .malformedJournal(let reason): return "malformed recovery journal: \(reason)"
         }
     }
 }

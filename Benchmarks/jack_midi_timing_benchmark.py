@@ -1,0 +1,379 @@
+#!/usr/bin/env python3
+"""JACK MIDI input timing: `pianola live --driver jack` beside `fluidsynth -a jack -m jack`, in one run.
+
+Run from the repository root:
+
+    python3 Benchmarks/jack_midi_timing_benchmark.py [--seconds S] [--periods 256,1024]
+                                                    [--scratch-path .build-bench] [--no-build]
+
+For each period size, a private JACK server (`jackd -r -d dummy -r 48000 -p PERIOD`, Debian
+jackd2; the dummy driver is paced by the clock like a sound card) is started, and on it:
+  - `jack_midiseq seq ...` (jackd2's example client): a loop of LOOP frames with a note at each of
+    OFFSETS, every event written at its exact frame inside the JACK period. The loop and the
+    offsets are not multiples of 64 or of the period, so the notes fall everywhere in a period;
+  - `pianola live --driver jack --connect seq` and `fluidsynth -a jack -m jack` (the same font,
+    reverb and chorus off, channel 1 set to the drum kit's side stick: a short sound with a sharp
+    start and digital silence between the notes), both fed by `seq:out`, so the two players get
+    the same events in the same cycles;
+  - `jack_capture`, recording both players' outputs into one 4-channel file for S seconds.
+Each note's onset (the first sample above -60 dB of the peak after at least GAP frames below it)
+is placed against the sequencer's grid: its timing error is the onset's frame minus the note's
+frame in the loop, up to one constant (the latency, unknown and the same for every note). The
+spread of these errors (max - min, standard deviation) is what the players add to the
+sequencer's frame-exact timing. FluidSynth starts notes on its 64-frame block, so up to 63
+frames of spread remain for any player built on it, Pianola included: that is the floor.
+Xruns: counted by jackd (its log during the capture, by late client), by jack_capture, and by
+pianola over its session (FluidSynth's JACK driver does not report them).
+"""
+import argparse
+import os
+import re
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RATE = 48000
+LOOP = 22153                        # frames; 22153 mod 1024 = 649, mod 256 = 137, mod 64 = 9
+OFFSETS = [0, 5417, 10979, 16661]   # note starts in the loop (gaps 5417 to 5682 frames)
+NOTE_FRAMES = 1200                  # note-on to note-off
+KEY = 37                            # side stick, in the drum kit (bank 128, program 0): 2400 frames
+THRESHOLD = 1e-3                    # onset: above -60 dB of the recording's peak ...
+GAP = 1000                          # ... after at least this many frames below it
+
+
+def jack(command, server, **options):
+    environment = dict(os.environ, JACK_DEFAULT_SERVER=server)
+    return subprocess.run(command, env=environment, capture_output=True, text=True, timeout=10, **options)
+
+
+def ports(server):
+    """The server's ports: {name: type line}."""
+    listed = jack(["jack_lsp", "-t"], server).stdout.splitlines()
+    return {name: kind.strip() for name, kind in zip(listed[::2], listed[1::2])}
+
+
+def wait_for(server, names, seconds=30, processes=()):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        present = ports(server)
+        if all(name in present for name in names):
+            return present
+        for label, process in processes:
+            if process.poll() is not None:
+                raise SystemExit(f"{label} exited ({process.returncode}) before its JACK ports appeared")
+        time.sleep(0.1)
+    raise SystemExit(f"JACK ports did not appear within {seconds} s: {names}")
+
+
+class Session:
+    """A private jackd and its clients; `close()` ends the clients, then the server with SIGTERM
+    (never SIGKILL: a killed jackd leaves its shared memory behind, and later servers fail)."""
+
+    def __init__(self, name, period, work):
+        self.name, self.work, self.period, self.clients = name, work, period, []
+        self.server_log_path = os.path.join(work, f"jackd-{period}.log")
+        self.server_log = open(self.server_log_path, "w")
+        environment = dict(os.environ, JACK_NO_AUDIO_RESERVATION="1")
+        environment.pop("JACK_DEFAULT_SERVER", None)
+        self.server = subprocess.Popen(
+            ["jackd", "-n", name, "-r", "-d", "dummy", "-r", str(RATE), "-p", str(period)],
+            stdout=self.server_log, stderr=subprocess.STDOUT, env=environment, start_new_session=True)
+        for _ in range(200):
+            if self.server.poll() is not None:
+                raise SystemExit(f"jackd exited ({self.server.returncode}): see {self.server_log_path}"
+                                 " (install jackd2: scripts/install-deps --test)")
+            if "system:playback_1" in jack(["jack_lsp"], name).stdout:
+                return
+            time.sleep(0.05)
+        self.close()
+        raise SystemExit("jackd did not start")
+
+    def start(self, label, command, **options):
+        environment = dict(os.environ, JACK_DEFAULT_SERVER=self.name)
+        log = open(os.path.join(self.work, f"{label}-{self.period}.log"), "w")
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=environment,
+                                   start_new_session=True, **options)
+        self.clients.append((label, process, log))
+        return process
+
+    def log_size(self):
+        self.server_log.flush()
+        return os.path.getsize(self.server_log_path)
+
+    def server_log_text(self, start=0, end=None):
+        with open(self.server_log_path, errors="replace") as file:
+            file.seek(start)
+            return file.read() if end is None else file.read(end - start)
+
+    def close(self):
+        for label, process, log in reversed(self.clients):
+            if process.poll() is None:
+                if label == "fluidsynth" and process.stdin:
+                    try:
+                        process.stdin.write(b"quit\n")
+                        process.stdin.close()
+                    except OSError:
+                        pass
+                else:
+                    process.send_signal(signal.SIGTERM)
+                try:
+                    process.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    process.kill()  # a client, never the server
+                    process.wait(timeout=10)
+            log.close()
+        self.clients = []
+        if self.server.poll() is None:
+            self.server.send_signal(signal.SIGTERM)
+            try:
+                self.server.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                print(f"warning: jackd (pid {self.server.pid}) did not stop on SIGTERM; left running",
+                      file=sys.stderr)
+        self.server_log.close()
+
+
+def read_float_wav(path):
+    """The samples of a 32-bit float WAV (plain or WAVE_FORMAT_EXTENSIBLE), as frames x channels."""
+    with open(path, "rb") as file:
+        data = file.read()
+    if data[:4] != b"RIFF" or data[8:12] != b"WAVE":
+        raise SystemExit(f"{path}: not a WAV file")
+    position, layout, samples = 12, None, None
+    while position + 8 <= len(data):
+        chunk, size = data[position:position + 4], struct.unpack("<I", data[position + 4:position + 8])[0]
+        body = data[position + 8:position + 8 + size]
+        if chunk == b"fmt ":
+            tag, channels, _, _, _, bits = struct.unpack("<HHIIHH", body[:16])
+            if tag == 0xFFFE:
+                tag = struct.unpack("<H", body[24:26])[0]
+            layout = (tag, channels, bits)
+        elif chunk == b"data":
+            samples = body
+        position += 8 + size + (size & 1)
+    if layout is None or samples is None or layout[0] != 3 or layout[2] != 32:
+        raise SystemExit(f"{path}: expected 32-bit float samples, found {layout}")
+    count = len(samples) // (4 * layout[1])
+    return np.frombuffer(samples[:count * 4 * layout[1]], dtype="<f4").reshape(count, layout[1])
+
+
+def onsets(stereo):
+    """Frames where a note starts: the first sample above THRESHOLD of the peak after GAP frames
+    below it (the recording's first sound is left out unless silence precedes it)."""
+    level = np.abs(stereo).max(axis=1)
+    peak = float(level.max())
+    if peak <= 0:
+        return np.array([], dtype=np.int64), peak
+    loud = np.flatnonzero(level > peak * THRESHOLD)
+    starts = loud[np.concatenate(([loud[0] >= GAP], np.diff(loud) > GAP))]
+    return starts.astype(np.int64), peak
+
+
+def timing_errors(starts, period, shift=None):
+    """Each onset against the sequencer's grid: (event, error in frames, onset), the event a
+    (loop, note) pair and the error up to a constant, chosen so that the median is 0; the grid's
+    shift (to compare players on the same events); and how many onsets were too far from every
+    note to count. Without `shift`, the one that matches the most onsets."""
+    offsets = np.array(OFFSETS)
+    window = period + 256  # an error cannot exceed a period (plus a block): notes are 5400 apart
+
+    def residuals(shift):
+        phase = (starts[:, None] - offsets[None, :] - shift) % LOOP
+        phase = np.where(phase > LOOP // 2, phase - LOOP, phase)  # signed, -LOOP/2 ... LOOP/2
+        note = np.abs(phase).argmin(axis=1)
+        return note, phase[np.arange(len(starts)), note]
+
+    if shift is None:
+        best = None
+        for candidate in {int((start - offset) % LOOP) for start in starts[:8] for offset in offsets}:
+            note, error = residuals(candidate)
+            matched = np.abs(error) <= window
+            score = (int(matched.sum()), -float(np.abs(error[matched]).sum()))
+            if best is None or score > best[0]:
+                best = (score, candidate)
+        shift = best[1]
+    note, error = residuals(shift)
+    matched = np.abs(error) <= window
+    note, error, kept = note[matched], error[matched], starts[matched]
+    loop = (kept - error - offsets[note] - shift) // LOOP
+    events = list(zip(loop.tolist(), note.tolist()))
+    return events, error - int(np.median(error)), kept, shift, int((~matched).sum())
+
+
+def expected_events(shift, length, period):
+    """The (loop, note) pairs of the grid far enough inside a recording of `length` frames that
+    their onsets can be detected whatever the player's latency."""
+    margin = 2 * (period + 256)
+    return {(loop, note) for note, offset in enumerate(OFFSETS) for loop in range(-1, length // LOOP + 2)
+            if GAP + margin <= shift + offset + loop * LOOP <= length - margin - 3000}
+
+
+def describe(error):
+    return {"count": len(error), "range": int(error.max() - error.min()), "std": float(error.std()),
+            "p1": float(np.percentile(error, 1)), "p99": float(np.percentile(error, 99))}
+
+
+def xrun_lines(text):
+    """jackd's xrun reports, by the client that was late."""
+    late = re.findall(r"JackEngine::XRun: client = (.+?) was not finished", text)
+    counts = {}
+    for client in late:
+        counts[client] = counts.get(client, 0) + 1
+    driver = len(re.findall(r"JackTimedDriver::Process XRun", text))
+    return counts, driver
+
+
+def run(pianola, font, period, seconds, work):
+    name = f"pianola-midi-timing-{os.getpid()}-{period}"
+    session = Session(name, period, work)
+    try:
+        sequence = [str(value) for offset in OFFSETS for value in (offset, KEY, NOTE_FRAMES)]
+        sequencer = session.start("seq", ["jack_midiseq", "seq", str(LOOP)] + sequence)
+        wait_for(session.name, ["seq:out"], processes=[("jack_midiseq", sequencer)])
+        fluidsynth = session.start(
+            "fluidsynth",
+            ["fluidsynth", "-a", "jack", "-m", "jack", "-o", f"audio.jack.server={name}", "-o",
+             f"midi.jack.server={name}", "-o", "audio.jack.id=fluidsynth", "-o", "midi.jack.id=fluidsynth",
+             "-o", "audio.jack.autoconnect=0", "-r", str(RATE), "-R", "0", "-C", "0", font],
+            stdin=subprocess.PIPE)
+        # The shell on a pipe keeps fluidsynth running (`-i` would end it at once without a MIDI
+        # file; `-n` would leave out the MIDI driver); channel 1 gets the drum kit, as --program.
+        fluidsynth.stdin.write(b"select 0 1 128 0\n")
+        fluidsynth.stdin.flush()
+        player = session.start(
+            "pianola",
+            [pianola, "live", "--driver", "jack", "--connect", "seq", "--no-autoconnect", "-s", font,
+             "--synth-reverb", "off", "--synth-chorus", "off", "--program", "1:128:0"],
+            stdin=subprocess.DEVNULL)
+        present = wait_for(session.name, ["pianola:midi_in", "pianola:out_1", "pianola:out_2",
+                                          "fluidsynth:left", "fluidsynth:right"],
+                           processes=[("pianola", player), ("fluidsynth", fluidsynth)])
+        midi_inputs = [port for port in present if port.startswith("fluidsynth:") and "midi" in present[port]]
+        if not midi_inputs:
+            raise SystemExit(f"no MIDI input port of fluidsynth among {sorted(present)}")
+        connected = jack(["jack_connect", "seq:out", midi_inputs[0]], session.name)
+        if connected.returncode != 0:
+            raise SystemExit(f"jack_connect seq:out {midi_inputs[0]}: {connected.stderr.strip()}")
+        for _ in range(100):  # pianola connects itself (--connect seq) once its session starts
+            if "seq:out" in jack(["jack_lsp", "-c", "pianola:midi_in"], session.name).stdout:
+                break
+            time.sleep(0.1)
+        else:
+            raise SystemExit("pianola:midi_in was not connected to seq:out")
+        time.sleep(1.0)  # past the graph changes of start-up
+
+        recording = os.path.join(work, f"capture-{period}.wav")
+        before = session.log_size()
+        capture = subprocess.run(
+            ["jack_capture", "-dc", "-d", str(seconds), "-f", "wav", "-p", "pianola:out_1", "-p", "pianola:out_2",
+             "-p", "fluidsynth:left", "-p", "fluidsynth:right", recording],
+            env=dict(os.environ, JACK_DEFAULT_SERVER=name), capture_output=True, text=True,
+            timeout=seconds + 30)
+        during = session.server_log_text(before, session.log_size())
+        if capture.returncode != 0 or not os.path.exists(recording):
+            raise SystemExit(f"jack_capture failed ({capture.returncode}): {capture.stderr.strip()[-500:]}")
+        captured_xruns = re.search(r"encountered (\d+) jack x-runs", capture.stdout + capture.stderr)
+        for label, process in (("pianola", player), ("fluidsynth", fluidsynth)):
+            if process.poll() is not None:
+                raise SystemExit(f"{label} exited ({process.returncode}) during the capture")
+    finally:
+        session.close()
+    with open(os.path.join(work, f"pianola-{period}.log"), errors="replace") as file:
+        pianola_log = file.read()
+    summary = re.findall(r"(\d+) events played, (\d+) late, (\d+) underruns", pianola_log)
+    return {
+        "audio": read_float_wav(recording),
+        "jackd_xruns": xrun_lines(during),
+        "capture_xruns": int(captured_xruns.group(1)) if captured_xruns else None,
+        "pianola_xruns": int(summary[-1][2]) if summary else None,
+        "recording": recording,
+    }
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seconds", type=int, default=30, help="length of each capture")
+    parser.add_argument("--periods", default="256,1024", help="JACK period sizes, comma-separated")
+    parser.add_argument("--scratch-path", help="swift build's --scratch-path (default: SwiftPM's .build)")
+    parser.add_argument("--no-build", action="store_true", help="use the pianola already built there")
+    parser.add_argument("--font", default=os.path.join(ROOT, "SoundFonts", "PianolaGM.sf2"))
+    args = parser.parse_args()
+
+    build = ["swift", "build", "-c", "release", "--product", "pianola"]
+    if args.scratch_path:
+        build += ["--scratch-path", args.scratch_path]
+    if not args.no_build:
+        subprocess.run(build, cwd=ROOT, check=True, stdout=subprocess.DEVNULL, timeout=3600)
+    binaries = subprocess.run(build[:4] + build[6:] + ["--show-bin-path"], cwd=ROOT, check=True,
+                              capture_output=True, text=True, timeout=600).stdout.strip()
+    pianola = os.path.join(binaries, "pianola")
+    work = tempfile.mkdtemp(prefix="pianola-jack-midi-timing-")
+    periods = [int(value) for value in args.periods.split(",")]
+    notes_per_second = len(OFFSETS) * RATE / LOOP
+
+    print(f"jackd -r -d dummy -r {RATE}; jack_midiseq: {len(OFFSETS)} notes per {LOOP}-frame loop at frames"
+          f" {', '.join(map(str, OFFSETS))} ({notes_per_second:.1f} notes/s); {args.seconds} s captured per period;"
+          f" font {os.path.relpath(args.font, ROOT)}, side stick (drum kit, key {KEY}), reverb and chorus off")
+    rows, notes = [], []
+    for period in periods:
+        result = run(pianola, args.font, period, args.seconds, work)
+        audio = result["audio"]
+        stats, detail, shift = {}, {}, None
+        for label, channels in (("pianola", audio[:, 0:2]), ("fluidsynth", audio[:, 2:4])):
+            starts, peak = onsets(channels)
+            if len(starts) < 10:
+                raise SystemExit(f"period {period}: only {len(starts)} onsets from {label} (peak {peak:.2e});"
+                                 f" see {result['recording']}")
+            events, error, kept, shift, stray = timing_errors(starts, period, shift)
+            stats[label] = describe(error)
+            detail[label] = {
+                "stray": stray + len(events) - len(set(events)),
+                "missed": len(expected_events(shift, len(audio), period) - set(events)),
+                "phases": len(set((kept % period).tolist())),   # onset frames, modulo the period
+                "blocks": len(set((kept % 64).tolist())),       # ... and modulo FluidSynth's block
+                "intended": len(set(((kept - error) % period).tolist())),
+                "onsets": dict(zip(events, kept.tolist())),
+            }
+        # The same events in both: how much later pianola sounds than fluidsynth.
+        common = set(detail["pianola"]["onsets"]) & set(detail["fluidsynth"]["onsets"])
+        later = [detail["pianola"]["onsets"][key] - detail["fluidsynth"]["onsets"][key] for key in common]
+        jackd_counts, driver_xruns = result["jackd_xruns"]
+        xruns = (f"jackd {sum(jackd_counts.values())}"
+                 + (f" ({', '.join(f'{c} late {n}' for c, n in sorted(jackd_counts.items()))})" if jackd_counts else "")
+                 + f", jack_capture {result['capture_xruns']}, pianola {result['pianola_xruns']} (whole session)")
+        fs, pn = stats["fluidsynth"], stats["pianola"]
+        rows.append(f"| {period} ({period / RATE * 1000:.2f} ms) | {fs['count']} / {pn['count']} |"
+                    f" {fs['range']} ({fs['range'] / RATE * 1000:.2f} ms) | {pn['range']} ({pn['range'] / RATE * 1000:.2f} ms) |"
+                    f" **{pn['range'] / fs['range']:.2f}×** |"
+                    f" {fs['std']:.1f} ({fs['std'] / RATE * 1000:.2f} ms) | {pn['std']:.1f} ({pn['std'] / RATE * 1000:.2f} ms) |"
+                    f" **{pn['std'] / fs['std']:.2f}×** |")
+        notes.append(f"period {period}: onsets at {detail['fluidsynth']['phases']} distinct frames of the period"
+                     f" for fluidsynth, {detail['pianola']['phases']} for pianola ({detail['pianola']['blocks']} modulo 64),"
+                     f" notes sent at {detail['pianola']['intended']} distinct frames of the period;"
+                     f" pianola sounds {np.mean(later) if later else float('nan'):.0f} frames later than fluidsynth on"
+                     f" average ({min(later) if later else '-'} to {max(later) if later else '-'}, {len(later)} notes);"
+                     f" notes missed {detail['fluidsynth']['missed']} / {detail['pianola']['missed']},"
+                     f" stray onsets {detail['fluidsynth']['stray']} / {detail['pianola']['stray']} (fluidsynth / pianola);"
+                     f" xruns during the capture: {xruns}")
+        print(f"(period {period} done)", file=sys.stderr, flush=True)
+
+    print("Timing error of each note against the sequencer's frame (up to the constant latency), in frames at"
+          f" {RATE} Hz; FluidSynth's 64-frame block makes up to 63 frames of spread the floor for both")
+    print("| period | notes (fluidsynth / pianola) | fluidsynth max-min | pianola max-min | pianola / fluidsynth |"
+          " fluidsynth std | pianola std | pianola / fluidsynth |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for row in rows:
+        print(row)
+    for line in notes:
+        print(f"- {line}")
+    print(f"(recordings and logs in {work})")
+
+
+if __name__ == "__main__":
+    main()

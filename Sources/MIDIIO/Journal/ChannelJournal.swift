@@ -1,0 +1,126 @@
+/// One MIDI channel's part of a recovery journal (RFC 6295 §5.2 and Appendix A): the state its
+/// commands since the checkpoint left, chapter by chapter. Chapters P, C, W, N, T and A are read
+/// and written; chapters M (RPN and NRPN) and E (note extras) are read only as far as their
+/// lengths, to step over them (`skippedChapters` says which were there).
+///
+/// Each `isSinglePacketLossIrrelevant` is the structure's S bit: true when nothing in it comes from
+/// the packet just before the one that carries the journal, so that a receiver that lost only that
+/// packet may skip it. False is always safe.
+public struct ChannelJournal: Equatable, Sendable {
+    /// Chapter P: the channel's last Program Change, with the bank it selected when one was known.
+    public struct Program: Equatable, Sendable {
+        public var isSinglePacketLossIrrelevant = false
+        public var program: UInt8
+        /// Bank select MSB and LSB (CC 0 and 32) in force at the Program Change, when any was sent (the B bit).
+        public var bank: (msb: UInt8, lsb: UInt8)?
+
+        public init(program: UInt8, bank: (msb: UInt8, lsb: UInt8)? = nil) {
+            self.program = program
+            self.bank = bank
+        }
+
+        public static func == (left: Program, right: Program) -> Bool {
+            left.isSinglePacketLossIrrelevant == right.isSinglePacketLossIrrelevant && left.program == right.program
+                && left.bank?.msb == right.bank?.msb && left.bank?.lsb == right.bank?.lsb
+        }
+    }
+
+    /// A log of chapter C: a controller's last value (the value tool), or the count or toggle of
+    /// a controller coded with another tool (kept as read, not acted on).
+    public struct ControllerLog: Equatable, Sendable {
+        public var isSinglePacketLossIrrelevant = false
+        public var controller: UInt8
+        /// The value (A = 0), or nil when the log uses the toggle or count tool.
+        public var value: UInt8?
+        /// The ALT field of a toggle or count log (A = 1), as read.
+        public var alternative: UInt8 = 0
+
+        public init(controller: UInt8, value: UInt8) {
+            self.controller = controller
+            self.value = value
+        }
+    }
+
+    /// A log of chapter N: a note whose last Note On came after the checkpoint.
+    public struct NoteLog: Equatable, Sendable {
+        public var isSinglePacketLossIrrelevant = false
+        public var note: UInt8
+        /// The Note On's velocity (1…127).
+        public var velocity: UInt8
+        /// The Y bit: the sender recommends playing the note when the loss is repaired.
+        public var isRecommendedToPlay: Bool
+
+        public init(note: UInt8, velocity: UInt8, isRecommendedToPlay: Bool = true) {
+            self.note = note
+            self.velocity = velocity
+            self.isRecommendedToPlay = isRecommendedToPlay
+        }
+    }
+
+    /// Chapter N: note logs, and the notes whose last command since the checkpoint was a Note Off
+    /// (the OFFBITS).
+    public struct Notes: Equatable, Sendable {
+        /// The B bit (chapter N's S bit).
+        public var isSinglePacketLossIrrelevant = false
+        public var logs: [NoteLog]
+        /// Notes released since the checkpoint (their last command a Note Off).
+        public var released: Set<UInt8>
+
+        public init(logs: [NoteLog] = [], released: Set<UInt8> = []) {
+            self.logs = logs
+            self.released = released
+        }
+    }
+
+    /// A log of chapter A: a note's last polyphonic pressure.
+    public struct PressureLog: Equatable, Sendable {
+        public var isSinglePacketLossIrrelevant = false
+        public var note: UInt8
+        public var pressure: UInt8
+        /// The X bit: a Note Off came after the pressure (it no longer applies).
+        public var isCancelled = false
+
+        public init(note: UInt8, pressure: UInt8) {
+            self.note = note
+            self.pressure = pressure
+        }
+    }
+
+    /// The other chapters that a journal may hold and this type steps over.
+    public enum SkippedChapter: Hashable, Sendable {
+        case parameters  // M: RPN and NRPN
+        case noteExtras  // E
+    }
+
+    public var isSinglePacketLossIrrelevant = false
+    /// The MIDI channel, 0…15.
+    public var channel: UInt8
+    /// The H bit: chapter C uses the enhanced encoding (read, not written).
+    public var hasEnhancedControllers = false
+    public var program: Program?
+    public var controllers: [ControllerLog] = []
+    /// Chapter W: the last pitch wheel, as its two data bytes (LSB first).
+    public var pitchWheel: (lsb: UInt8, msb: UInt8)?
+    public var notes: Notes?
+    /// Chapter T: the last channel pressure.
+    public var channelPressure: UInt8?
+    public var polyPressure: [PressureLog] = []
+    public var skippedChapters: Set<SkippedChapter> = []
+
+    public init(channel: UInt8) { self.channel = channel }
+
+    /// Whether the journal holds no chapter (such a channel journal is not written).
+    public var isEmpty: Bool {
+        program == nil && controllers.isEmpty && pitchWheel == nil && notes == nil && channelPressure == nil
+            && polyPressure.isEmpty
+    }
+
+    public static func == (left: ChannelJournal, right: ChannelJournal) -> Bool {
+        left.isSinglePacketLossIrrelevant == right.isSinglePacketLossIrrelevant && left.channel == right.channel
+            && left.hasEnhancedControllers == right.hasEnhancedControllers && left.program == right.program
+            && left.controllers == right.controllers && left.pitchWheel?.lsb == right.pitchWheel?.lsb
+            && left.pitchWheel?.msb == right.pitchWheel?.msb && left.notes == right.notes
+            && left.channelPressure == right.channelPressure && left.polyPressure == right.polyPressure
+            && left.skippedChapters == right.skippedChapters
+    }
+}

@@ -1,0 +1,186 @@
+import MIDICore
+
+/// The sender's side of the recovery journal (RFC 6295 §5, RFC 4696 §5): what each channel's
+/// commands since the checkpoint left in effect, each item tagged with the packet that last
+/// changed it, so that every packet can carry the journal of the stream before it, and the
+/// history can be trimmed when the receiver says what it got (`acknowledge(through:)`, on RS).
+///
+/// It codes chapters P (program, with the bank in force), C (controllers, the value tool), W
+/// (pitch wheel), N (notes on, with their velocity; notes released as OFFBITS), T (channel
+/// pressure) and A (poly pressure). Reset All Controllers is coded as the values it sets (RP-015),
+/// All Notes Off and All Sound Off (and the mode changes 124-127) as their notes released.
+/// RPN and NRPN (chapter M: controllers 6, 38, 96-101) and SysEx (the system journal) are not
+/// coded: a parameter set that way in a lost packet is not repaired.
+public struct JournalHistory: Sendable {
+    /// One item of history: a value and the packet that last set it.
+    struct Item<Value: Sendable>: Sendable {
+        var value: Value
+        var sequence: UInt16
+    }
+
+    struct Channel: Sendable {
+        var program: Item<ChannelJournal.Program>?
+        /// The bank selects last sent (not history: the bank a later Program Change takes).
+        var bank: (msb: UInt8?, lsb: UInt8?) = (nil, nil)
+        var controllers = [Item<UInt8>?](repeating: nil, count: 128)
+        var pitchWheel: Item<(lsb: UInt8, msb: UInt8)>?
+        /// A note's last command since the checkpoint: on (its velocity) or off (nil).
+        var notes = [Item<UInt8?>?](repeating: nil, count: 128)
+        var channelPressure: Item<UInt8>?
+        var polyPressure = [Item<ChannelJournal.PressureLog>?](repeating: nil, count: 128)
+    }
+
+    /// The first packet the journal codes: the one after the last the receiver acknowledged.
+    public private(set) var checkpoint: UInt16
+    private var channels = [Channel](repeating: Channel(), count: 16)
+
+    /// A history that starts with the packet `firstSequence` (the stream's first).
+    public init(firstSequence: UInt16) { checkpoint = firstSequence }
+
+    /// Controllers coded elsewhere (RPN/NRPN data and numbers, chapter M) or by their effect
+    /// (the channel mode messages 120-127).
+    private static func isCodedInChapterC(_ controller: UInt8) -> Bool {
+        !(controller == 6 || controller == 38 || (96...101).contains(controller) || controller >= 120)
+    }
+
+    /// Notes what `message`, sent in packet `sequence`, leaves in effect.
+    public mutating func record(_ message: MIDIMessage, inPacket sequence: UInt16) {
+        guard let channelNumber = message.channel else { return }
+        let index = Int(channelNumber)
+        switch message {
+        case .noteOn(_, let note, let velocity) where velocity > 0:
+            channels[index].notes[Int(note)] = Item(value: velocity, sequence: sequence)
+        case .noteOn(_, let note, _), .noteOff(_, let note, _):
+            channels[index].notes[Int(note)] = Item(value: nil, sequence: sequence)
+            if channels[index].polyPressure[Int(note)] != nil {
+                channels[index].polyPressure[Int(note)]?.value.isCancelled = true
+                channels[index].polyPressure[Int(note)]?.sequence = sequence
+            }
+        case .controlChange(_, let controller, let value):
+            recordController(controller, value: value, channel: index, sequence: sequence)
+        case .programChange(_, let program):
+            let bank = channels[index].bank
+            // The B bit says both are known; with one of them, chapter C has it.
+            let selected = bank.msb.flatMap { msb in bank.lsb.map { (msb, $0) } }
+            channels[index].program = Item(value: .init(program: program, bank: selected), sequence: sequence)
+        case .pitchBend(_, let value):
+            channels[index].pitchWheel = Item(
+                value: (UInt8(value & 0x7F), UInt8(value >> 7 & 0x7F)), sequence: sequence)
+        case .channelPressure(_, let pressure):
+            channels[index].channelPressure = Item(value: pressure, sequence: sequence)
+        case .polyphonicKeyPressure(_, let note, let pressure):
+            channels[index].polyPressure[Int(note)] = Item(
+                value: .init(note: note, pressure: pressure), sequence: sequence)
+        default:
+            break
+        }
+    }
+
+    private mutating func recordController(_ controller: UInt8, value: UInt8, channel: Int, sequence: UInt16) {
+        switch controller {
+        case 0: channels[channel].bank.msb = value
+        case 32: channels[channel].bank.lsb = value
+        case 121:
+            // Reset All Controllers (RP-015): modulation, the pedals and the wheels to rest.
+            for (number, rest) in [(1, 0), (11, 127), (64, 0), (65, 0), (66, 0), (67, 0)] as [(Int, UInt8)] {
+                channels[channel].controllers[number] = Item(value: rest, sequence: sequence)
+            }
+            channels[channel].pitchWheel = Item(value: (0, 64), sequence: sequence)
+            channels[channel].channelPressure = Item(value: 0, sequence: sequence)
+            return
+        case 120, 123...127:
+            for note in 0..<128 where channels[channel].notes[note]?.value != nil {
+                channels[channel].notes[note] = Item(value: nil, sequence: sequence)
+            }
+            return
+        default: break
+        }
+        guard Self.isCodedInChapterC(controller) else { return }
+        channels[channel].controllers[Int(controller)] = Item(value: value, sequence: sequence)
+    }
+
+    /// The receiver got every packet through `sequence` (its RS feedback): the history before
+    /// the next one is dropped, and the checkpoint moves there. An older acknowledgement is ignored.
+    public mutating func acknowledge(through sequence: UInt16) {
+        let next = sequence &+ 1
+        guard Int16(bitPattern: next &- checkpoint) > 0 else { return }
+        checkpoint = next
+        func kept(_ item: UInt16) -> Bool { Int16(bitPattern: item &- sequence) > 0 }
+        for index in 0..<16 {
+            var channel = channels[index]
+            if let item = channel.program, !kept(item.sequence) { channel.program = nil }
+            if let item = channel.pitchWheel, !kept(item.sequence) { channel.pitchWheel = nil }
+            if let item = channel.channelPressure, !kept(item.sequence) { channel.channelPressure = nil }
+            for number in 0..<128 {
+                if let item = channel.controllers[number], !kept(item.sequence) { channel.controllers[number] = nil }
+                if let item = channel.notes[number], !kept(item.sequence) { channel.notes[number] = nil }
+                if let item = channel.polyPressure[number], !kept(item.sequence) { channel.polyPressure[number] = nil }
+            }
+            channels[index] = channel
+        }
+    }
+
+    /// The journal packet `sequence` carries: the history before it. S bits are set on the
+    /// structures the packet just before it (`sequence` − 1) did not change.
+    public func journal(forPacket sequence: UInt16) -> RecoveryJournal {
+        let previous = sequence &- 1
+        var journal = RecoveryJournal(checkpoint: checkpoint)
+        var anyRecent = false
+        for (index, channel) in channels.enumerated() {
+            var coded = ChannelJournal(channel: UInt8(index))
+            var recent = false
+            func irrelevant(_ item: UInt16) -> Bool {
+                if item == previous { recent = true }
+                return item != previous
+            }
+            if let item = channel.program {
+                coded.program = item.value
+                coded.program?.isSinglePacketLossIrrelevant = irrelevant(item.sequence)
+            }
+            for (number, item) in channel.controllers.enumerated() {
+                guard let item else { continue }
+                var log = ChannelJournal.ControllerLog(controller: UInt8(number), value: item.value)
+                log.isSinglePacketLossIrrelevant = irrelevant(item.sequence)
+                coded.controllers.append(log)
+            }
+            if let item = channel.pitchWheel {
+                coded.pitchWheel = item.value
+                _ = irrelevant(item.sequence)
+            }
+            var notes = ChannelJournal.Notes()
+            for (number, item) in channel.notes.enumerated() {
+                guard let item else { continue }
+                if let velocity = item.value {
+                    var log = ChannelJournal.NoteLog(note: UInt8(number), velocity: velocity)
+                    log.isSinglePacketLossIrrelevant = irrelevant(item.sequence)
+                    notes.logs.append(log)
+                } else {
+                    _ = irrelevant(item.sequence)
+                    notes.released.insert(UInt8(number))
+                }
+            }
+            if !notes.logs.isEmpty || !notes.released.isEmpty {
+                notes.isSinglePacketLossIrrelevant =
+                    notes.logs.allSatisfy(\.isSinglePacketLossIrrelevant)
+                    && !channel.notes.contains { $0?.value == nil && $0?.sequence == previous }
+                coded.notes = notes
+            }
+            if let item = channel.channelPressure {
+                coded.channelPressure = item.value
+                _ = irrelevant(item.sequence)
+            }
+            for item in channel.polyPressure {
+                guard let item else { continue }
+                var log = item.value
+                log.isSinglePacketLossIrrelevant = irrelevant(item.sequence)
+                coded.polyPressure.append(log)
+            }
+            guard !coded.isEmpty else { continue }
+            coded.isSinglePacketLossIrrelevant = !recent
+            anyRecent = anyRecent || recent
+            journal.channels.append(coded)
+        }
+        journal.isSinglePacketLossIrrelevant = !anyRecent
+        return journal
+    }
+}

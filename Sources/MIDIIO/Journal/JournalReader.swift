@@ -1,0 +1,38 @@
+/// Reads a recovery journal's octets within bounds: every overrun is a `malformedJournal` error
+/// that says what was cut short, never a trap.
+struct JournalReader {
+    let bytes: ArraySlice<UInt8>
+    private(set) var position: Int
+
+    init(_ bytes: ArraySlice<UInt8>) {
+        self.bytes = bytes
+        position = bytes.startIndex
+    }
+
+    var isAtEnd: Bool { position >= bytes.endIndex }
+
+    static func malformed(_ reason: String) -> RTPMIDIPacketError { .malformedJournal(reason) }
+
+    mutating func u8() throws(RTPMIDIPacketError) -> UInt8 {
+        guard position < bytes.endIndex else { throw Self.malformed("it ends inside a chapter") }
+        defer { position += 1 }
+        return bytes[position]
+    }
+
+    /// The next `count` octets, as an array indexed from 0.
+    mutating func bytes(_ count: Int) throws(RTPMIDIPacketError) -> [UInt8] {
+        guard count >= 0, position + count <= bytes.endIndex else { throw Self.malformed("it ends inside a chapter") }
+        defer { position += count }
+        return Array(bytes[position..<(position + count)])
+    }
+
+    /// A reader of the next `count` octets alone (a structure of that LENGTH), stepping over them.
+    mutating func sub(count: Int, what: String) throws(RTPMIDIPacketError) -> JournalReader {
+        guard position + count <= bytes.endIndex else {
+            throw Self.malformed(
+                "a \(what) of \(count) octets runs past the journal (\(bytes.endIndex - position) left)")
+        }
+        defer { position += count }
+        return JournalReader(bytes[position..<(position + count)])
+    }
+}

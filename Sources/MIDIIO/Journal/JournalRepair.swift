@@ -1,0 +1,123 @@
+import MIDICore
+
+/// What a received MIDI stream has left in effect on each channel, as far as the receiver saw
+/// it (notes sounding, controllers, program and bank, pitch wheel, pressures), and the commands
+/// that bring it to what a recovery journal says the sender's stream left (RFC 4696 §7): the
+/// receiver's side of loss repair.
+///
+/// `repairs(from:)` compares, chapter by chapter: a different program (and bank), controller,
+/// pitch wheel or pressure is sent again; a note the journal says was released and that sounds
+/// here gets a Note Off; a note the journal says is on, that does not sound here, and that the
+/// sender recommends playing (Y) gets its Note On. Controllers come before notes, so that a
+/// sustain pedal that went down before a lost Note Off holds the note as it did at the sender.
+/// What the journal does not mention did not change since its checkpoint, and is left alone.
+public struct MIDIChannelStates: Sendable {
+    struct Channel: Sendable {
+        /// Velocity of each sounding note (nil: silent).
+        var notes = [UInt8?](repeating: nil, count: 128)
+        var controllers = [UInt8?](repeating: nil, count: 128)
+        var program: UInt8?
+        var pitchWheel: UInt16?
+        var channelPressure: UInt8?
+        var polyPressure = [UInt8?](repeating: nil, count: 128)
+    }
+
+    private var channels = [Channel](repeating: Channel(), count: 16)
+
+    public init() {}
+
+    /// Notes `message`'s effect.
+    public mutating func apply(_ message: MIDIMessage) {
+        guard let channel = message.channel.map(Int.init) else { return }
+        switch message {
+        case .noteOn(_, let note, let velocity) where velocity > 0: channels[channel].notes[Int(note)] = velocity
+        case .noteOn(_, let note, _), .noteOff(_, let note, _): channels[channel].notes[Int(note)] = nil
+        case .controlChange(_, let controller, let value):
+            channels[channel].controllers[Int(controller)] = value
+            switch controller {
+            case 120, 123...127: channels[channel].notes = .init(repeating: nil, count: 128)
+            case 121:
+                for (number, rest) in [(1, 0), (11, 127), (64, 0), (65, 0), (66, 0), (67, 0)] as [(Int, UInt8)] {
+                    channels[channel].controllers[number] = rest
+                }
+                channels[channel].pitchWheel = 0x2000
+                channels[channel].channelPressure = 0
+            default: break
+            }
+        case .programChange(_, let program): channels[channel].program = program
+        case .pitchBend(_, let value): channels[channel].pitchWheel = value
+        case .channelPressure(_, let pressure): channels[channel].channelPressure = pressure
+        case .polyphonicKeyPressure(_, let note, let pressure): channels[channel].polyPressure[Int(note)] = pressure
+        default: break
+        }
+    }
+
+    /// The notes sounding on `channel` (0…15), lowest first.
+    public func soundingNotes(onChannel channel: UInt8) -> [UInt8] {
+        channels[Int(channel & 0x0F)].notes.indices.filter { channels[Int(channel & 0x0F)].notes[$0] != nil }
+            .map(UInt8.init)
+    }
+
+    /// A controller's last value on `channel`, nil before any.
+    public func controller(_ number: UInt8, onChannel channel: UInt8) -> UInt8? {
+        channels[Int(channel & 0x0F)].controllers[Int(number & 0x7F)]
+    }
+
+    /// The last program on `channel`, the last pitch wheel (14 bits), the last channel pressure.
+    public func program(onChannel channel: UInt8) -> UInt8? { channels[Int(channel & 0x0F)].program }
+    public func pitchWheel(onChannel channel: UInt8) -> UInt16? { channels[Int(channel & 0x0F)].pitchWheel }
+    public func channelPressure(onChannel channel: UInt8) -> UInt8? { channels[Int(channel & 0x0F)].channelPressure }
+
+    /// The commands that bring this state to `journal`'s, in the order to send them (they are not
+    /// applied here: send each through `apply` as it is delivered).
+    public func repairs(from journal: RecoveryJournal) -> [MIDIMessage] {
+        var commands: [MIDIMessage] = []
+        for coded in journal.channels {
+            let number = coded.channel & 0x0F
+            let here = channels[Int(number)]
+            // The bank the program was chosen in (chapter P's, else chapter C's) before the program,
+            // which it takes effect with; then every controller's last value (the bank's too).
+            var controllers = here.controllers
+            var bankChanged = false
+            let bank = coded.program?.bank
+            for (controller, value) in [(0, bank?.msb), (32, bank?.lsb)] as [(UInt8, UInt8?)] {
+                guard let value = value ?? coded.controllers.last(where: { $0.controller == controller })?.value,
+                    controllers[Int(controller)] != value
+                else { continue }
+                commands.append(.controlChange(channel: number, controller: controller, value: value))
+                controllers[Int(controller)] = value
+                bankChanged = true
+            }
+            if let program = coded.program, here.program != program.program || bankChanged {
+                commands.append(.programChange(channel: number, program: program.program))
+            }
+            for log in coded.controllers where log.controller < 120 {
+                guard let value = log.value, controllers[Int(log.controller)] != value else { continue }
+                commands.append(.controlChange(channel: number, controller: log.controller, value: value))
+                controllers[Int(log.controller)] = value
+            }
+            if let wheel = coded.pitchWheel {
+                let value = UInt16(wheel.msb) << 7 | UInt16(wheel.lsb)
+                if here.pitchWheel != value { commands.append(.pitchBend(channel: number, value: value)) }
+            }
+            if let pressure = coded.channelPressure, here.channelPressure != pressure {
+                commands.append(.channelPressure(channel: number, pressure: pressure))
+            }
+            if let notes = coded.notes {
+                for note in notes.released.sorted() where here.notes[Int(note)] != nil {
+                    commands.append(.noteOff(channel: number, note: note, velocity: 0))
+                }
+                for log in notes.logs
+                where log.isRecommendedToPlay && log.velocity > 0 && !notes.released.contains(log.note)
+                    && here.notes[Int(log.note)] == nil
+                {
+                    commands.append(.noteOn(channel: number, note: log.note, velocity: log.velocity))
+                }
+            }
+            for log in coded.polyPressure where !log.isCancelled && here.polyPressure[Int(log.note)] != log.pressure {
+                commands.append(.polyphonicKeyPressure(channel: number, note: log.note, pressure: log.pressure))
+            }
+        }
+        return commands
+    }
+}
