@@ -175,15 +175,15 @@ def onsets(stereo):
     return starts.astype(np.int64), peak
 
 
-def timing_errors(starts, period, shift=None):
-    """Each onset against the sequencer's grid: (event, error in frames, onset), the event a
-    (loop, note) pair and the error up to a constant, chosen so that the median is 0; the grid's
-    shift (to compare players on the same events); and how many onsets were too far from every
-    note to count. Without `shift`, the one that matches the most onsets."""
+def match(starts, shift=None):
+    """Each onset to the nearest note of the sequencer's grid (notes are over 5400 frames apart, an
+    error is at most a period or two): the grid's shift (frame of the loop's start, modulo the
+    loop, in the recording); {(loop, note): (onset, error)}, the error being the onset's frame minus
+    the note's, up to the constant latency; and the onsets that fell on a note already taken.
+    Without `shift`, the one that puts the most onsets within 1100 frames of their note."""
     offsets = np.array(OFFSETS)
-    window = period + 256  # an error cannot exceed a period (plus a block): notes are 5400 apart
 
-    def residuals(shift):
+    def nearest(shift):
         phase = (starts[:, None] - offsets[None, :] - shift) % LOOP
         phase = np.where(phase > LOOP // 2, phase - LOOP, phase)  # signed, -LOOP/2 ... LOOP/2
         note = np.abs(phase).argmin(axis=1)
@@ -192,18 +192,21 @@ def timing_errors(starts, period, shift=None):
     if shift is None:
         best = None
         for candidate in {int((start - offset) % LOOP) for start in starts[:8] for offset in offsets}:
-            note, error = residuals(candidate)
-            matched = np.abs(error) <= window
-            score = (int(matched.sum()), -float(np.abs(error[matched]).sum()))
+            _, error = nearest(candidate)
+            close = np.abs(error) <= 1100
+            score = (int(close.sum()), -float(np.abs(error[close]).sum()))
             if best is None or score > best[0]:
                 best = (score, candidate)
         shift = best[1]
-    note, error = residuals(shift)
-    matched = np.abs(error) <= window
-    note, error, kept = note[matched], error[matched], starts[matched]
-    loop = (kept - error - offsets[note] - shift) // LOOP
-    events = list(zip(loop.tolist(), note.tolist()))
-    return events, error - int(np.median(error)), kept, shift, int((~matched).sum())
+    note, error = nearest(shift)
+    loop = (starts - error - offsets[note] - shift) // LOOP
+    matched, duplicates = {}, 0
+    for event, onset, late in zip(zip(loop.tolist(), note.tolist()), starts.tolist(), error.tolist()):
+        if event in matched:
+            duplicates += 1
+        else:
+            matched[event] = (onset, late)
+    return shift, matched, duplicates
 
 
 def expected_events(shift, length, period):
@@ -214,9 +217,37 @@ def expected_events(shift, length, period):
             if GAP + margin <= shift + offset + loop * LOOP <= length - margin - 3000}
 
 
-def describe(error):
-    return {"count": len(error), "range": int(error.max() - error.min()), "std": float(error.std()),
-            "p1": float(np.percentile(error, 1)), "p99": float(np.percentile(error, 99))}
+def longest_stretch(pianola, fluidsynth, period):
+    """The longest run of notes without a whole-period shift, and how many shifts there were.
+
+    An xrun can make a client miss a cycle: jack_capture (the rest of the recording comes a period
+    early), jack_midiseq (the rest of the sequence a period late) or a player. Pianola's errors
+    lie within one 64-frame block, so a jump of more than half a period between its notes is such
+    a shift; a note that fluidsynth plays more than a period before pianola, or after it, is
+    another (they get each event in the same cycle: fluidsynth at the period's start, pianola at
+    its frame)."""
+    state, runs = None, []
+    for event in sorted(set(pianola) | set(fluidsynth)):
+        band, step = (None, None) if state is None else state
+        if event in pianola:
+            if band is None:
+                reference = pianola[event][1]
+            band = round((pianola[event][1] - reference) / period)
+        if event in pianola and event in fluidsynth:
+            ahead = pianola[event][0] - fluidsynth[event][0]
+            step = 0 if 0 <= ahead <= period else ahead // period
+        if (band, step) != state and runs and state is not None and None not in state:
+            runs.append([])
+        if not runs:
+            runs.append([])
+        state = (band, step)
+        runs[-1].append(event)
+    return max(runs, key=len), len(runs) - 1
+
+
+def describe(errors):
+    errors = np.array(errors)
+    return {"count": len(errors), "range": int(errors.max() - errors.min()), "std": float(errors.std())}
 
 
 def xrun_lines(text):
@@ -290,7 +321,7 @@ def run(pianola, font, period, seconds, work):
     return {
         "audio": read_float_wav(recording),
         "jackd_xruns": xrun_lines(during),
-        "capture_xruns": int(captured_xruns.group(1)) if captured_xruns else None,
+        "capture_xruns": int(captured_xruns.group(1)) if captured_xruns else 0,  # said only when some
         "pianola_xruns": int(summary[-1][2]) if summary else None,
         "recording": recording,
     }
@@ -324,25 +355,27 @@ def main():
     for period in periods:
         result = run(pianola, args.font, period, args.seconds, work)
         audio = result["audio"]
-        stats, detail, shift = {}, {}, None
+        matched, detail, shift = {}, {}, None
         for label, channels in (("pianola", audio[:, 0:2]), ("fluidsynth", audio[:, 2:4])):
             starts, peak = onsets(channels)
             if len(starts) < 10:
                 raise SystemExit(f"period {period}: only {len(starts)} onsets from {label} (peak {peak:.2e});"
                                  f" see {result['recording']}")
-            events, error, kept, shift, stray = timing_errors(starts, period, shift)
-            stats[label] = describe(error)
-            detail[label] = {
-                "stray": stray + len(events) - len(set(events)),
-                "missed": len(expected_events(shift, len(audio), period) - set(events)),
-                "phases": len(set((kept % period).tolist())),   # onset frames, modulo the period
-                "blocks": len(set((kept % 64).tolist())),       # ... and modulo FluidSynth's block
-                "intended": len(set(((kept - error) % period).tolist())),
-                "onsets": dict(zip(events, kept.tolist())),
-            }
-        # The same events in both: how much later pianola sounds than fluidsynth.
-        common = set(detail["pianola"]["onsets"]) & set(detail["fluidsynth"]["onsets"])
-        later = [detail["pianola"]["onsets"][key] - detail["fluidsynth"]["onsets"][key] for key in common]
+            shift, matched[label], duplicates = match(starts, shift)
+            detail[label] = {"stray": duplicates,
+                             "missed": len(expected_events(shift, len(audio), period) - set(matched[label]))}
+        stretch, shifts = longest_stretch(matched["pianola"], matched["fluidsynth"], period)
+        stats = {}
+        for label in matched:
+            kept = [matched[label][event] for event in stretch if event in matched[label]]
+            onset = np.array([frame for frame, _ in kept])
+            stats[label] = describe([error for _, error in kept])
+            detail[label]["phases"] = len(set((onset % period).tolist()))  # onset frames, modulo the period
+            detail[label]["blocks"] = len(set((onset % 64).tolist()))      # ... and modulo FluidSynth's block
+        sent = {(frame - error) % period for frame, error in (matched["pianola"][e] for e in stretch
+                                                              if e in matched["pianola"])}
+        later = [matched["pianola"][e][0] - matched["fluidsynth"][e][0] for e in stretch
+                 if e in matched["pianola"] and e in matched["fluidsynth"]]
         jackd_counts, driver_xruns = result["jackd_xruns"]
         xruns = (f"jackd {sum(jackd_counts.values())}"
                  + (f" ({', '.join(f'{c} late {n}' for c, n in sorted(jackd_counts.items()))})" if jackd_counts else "")
@@ -355,11 +388,13 @@ def main():
                     f" **{pn['std'] / fs['std']:.2f}×** |")
         notes.append(f"period {period}: onsets at {detail['fluidsynth']['phases']} distinct frames of the period"
                      f" for fluidsynth, {detail['pianola']['phases']} for pianola ({detail['pianola']['blocks']} modulo 64),"
-                     f" notes sent at {detail['pianola']['intended']} distinct frames of the period;"
+                     f" notes sent at {len(sent)} distinct frames of the period;"
                      f" pianola sounds {np.mean(later) if later else float('nan'):.0f} frames later than fluidsynth on"
                      f" average ({min(later) if later else '-'} to {max(later) if later else '-'}, {len(later)} notes);"
                      f" notes missed {detail['fluidsynth']['missed']} / {detail['pianola']['missed']},"
                      f" stray onsets {detail['fluidsynth']['stray']} / {detail['pianola']['stray']} (fluidsynth / pianola);"
+                     f" whole-period shifts {shifts} (the table counts the longest stretch without one:"
+                     f" {len(stretch)} notes of {len(set(matched['pianola']) | set(matched['fluidsynth']))});"
                      f" xruns during the capture: {xruns}")
         print(f"(period {period} done)", file=sys.stderr, flush=True)
 

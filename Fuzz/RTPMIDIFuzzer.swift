@@ -1,5 +1,5 @@
-// libFuzzer entry point for the network MIDI parsers: RTP-MIDI packets (RFC 6295 command lists,
-// the journal skipped by length) and AppleMIDI session commands. Built and run by scripts/fuzz
+// libFuzzer entry point for the network MIDI parsers: RTP-MIDI packets (RFC 6295 command lists
+// and recovery journals) and AppleMIDI session commands. Built and run by scripts/fuzz
 // with MIDICore and the pure parsing files of MIDIIO (not part of the package build).
 //
 // Invariants checked on every input:
@@ -7,7 +7,10 @@
 // - a parsed session command serializes to bytes that parse back to it;
 // - a parsed packet's commands serialize and parse back equal (or serializing refuses them with
 //   its typed error when running status made the list too long for one packet);
-// - every command's bytes decode as MIDI without a crash.
+// - every command's bytes decode as MIDI without a crash;
+// - a journal parses or is refused with its typed error; one that parses serializes to bytes that
+//   parse back to the chapters written, and the repair it asks of a receiver holding notes is
+//   made of channel messages only.
 import MIDICore
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -33,5 +36,15 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     }
     var decoder = MIDIStreamDecoder(maximumSysExLength: 4096)
     for command in packet.commands { _ = decoder.decode(command.bytes) }
+    if packet.hasJournal, let journal = try? RecoveryJournal(parsing: packet.journal[...]) {
+        let again = try? RecoveryJournal(parsing: journal.serialized()[...])
+        precondition(again?.channels.map(\.channel) == journal.channels.filter { !$0.isEmpty }.map(\.channel), "journal round trip")
+        var receiver = MIDIChannelStates()
+        for note in [60, 64, 67] as [UInt8] { receiver.apply(.noteOn(channel: 0, note: note, velocity: 100)) }
+        for repair in receiver.repairs(from: journal) {
+            precondition(repair.channel != nil, "a repair that is not a channel message")
+            receiver.apply(repair)
+        }
+    }
     return 0
 }

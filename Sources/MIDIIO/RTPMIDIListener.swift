@@ -47,8 +47,11 @@ public final class RTPMIDIListener: @unchecked Sendable {
         public var messageCount: Int
         /// Arrival time of its last message (`MIDITimestamp`), 0 if none yet.
         public var lastArrival: UInt64
-        /// Packets missing from the sequence (each gap released the session's notes).
+        /// Packets missing from the sequence.
         public var lostPackets: Int
+        /// Gaps repaired from the next packet's recovery journal (the others, where no journal
+        /// covered the loss, released the session's notes and pedal).
+        public var repairedGaps: Int = 0
     }
 
     /// Where the messages go (to the audio thread).

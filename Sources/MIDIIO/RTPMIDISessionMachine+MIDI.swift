@@ -12,6 +12,7 @@ extension RTPMIDISessionMachine {
             return
         }
         peer.lastHeard = arrival
+        let journal = packet.hasJournal ? try? RecoveryJournal(parsing: packet.journal[...]) : nil
         if let last = peer.lastSequence {
             let step = Int16(bitPattern: packet.sequence &- last)
             if step <= 0 {
@@ -20,8 +21,16 @@ extension RTPMIDISessionMachine {
             }
             if step > 1 {
                 peer.session.lostPackets += Int(step) - 1
-                release(&peer, at: arrival)
+                if let journal, journal.covers(lossAfter: last) {
+                    repair(&peer, from: journal, at: arrival)
+                    peer.session.repairedGaps += 1
+                } else {
+                    release(&peer, at: arrival)
+                }
             }
+        } else if let journal {
+            // The first packet ends a loss (RFC 6295 §4): what the stream left before it.
+            repair(&peer, from: journal, at: arrival)
         }
         peer.lastSequence = packet.sequence
         for command in packet.commands {
@@ -61,6 +70,7 @@ extension RTPMIDISessionMachine {
 
     /// A message out, and what it leaves sounding (notes, the sustain pedal) noted.
     mutating func deliver(_ message: MIDIMessage, to peer: inout Peer, at time: UInt64) {
+        peer.state.apply(message)
         switch message {
         case .noteOn(let channel, let note, let velocity) where velocity > 0:
             peer.sounding.insert(UInt16(channel) << 8 | UInt16(note))
@@ -76,6 +86,14 @@ extension RTPMIDISessionMachine {
         output.append(.midi(message, time: time, source: peer.tag))
         peer.session.messageCount += 1
         peer.session.lastArrival = time
+    }
+
+    /// Brings the session's state to what `journal` says the sender's stream left (before the
+    /// packet's own commands).
+    mutating func repair(_ peer: inout Peer, from journal: RecoveryJournal, at now: UInt64) {
+        let time = max(now, lastStamp)
+        lastStamp = time
+        for message in peer.state.repairs(from: journal) { deliver(message, to: &peer, at: time) }
     }
 
     /// Releases what a session left sounding: note-offs and the sustain pedal up, in key order.

@@ -22,17 +22,23 @@ import MIDICore
 /// "refused by …". Once open it starts clock synchronization at once and every `syncInterval`.
 /// `endAll(now:)` says `BY` to every session and to invitations the control port accepted.
 ///
-/// MIDI: packets are checked by sequence number: duplicates and late packets are dropped; a gap
-/// (lost packets) releases the session's sounding notes and its sustain pedal (note-offs, CC 64
-/// off), so nothing is left stuck: the recovery journal is skipped by its length, never read.
+/// MIDI: packets are checked by sequence number: duplicates and late packets are dropped. A gap
+/// (lost packets) is repaired from the recovery journal of the packet after it, before that
+/// packet's own commands (RFC 4696 §7): notes the sender released are released, notes it holds
+/// and that were missed are started, programs, controllers, the wheel and pressures set to the
+/// sender's (`MIDIChannelStates.repairs(from:)`). The journal is read only after a gap, never
+/// replayed otherwise. Where no journal covers the gap (none sent, a checkpoint after the loss,
+/// a malformed one), the session's sounding notes and sustain pedal are released instead
+/// (note-offs, CC 64 off), so nothing is left stuck.
 /// SysEx may come whole or in segments across packets (`F0…F0`, `F7…F0`, `F7…F7`; `F4`
 /// cancels). Each message is stamped with its packet's arrival time plus its delta time (100 µs
 /// ticks, at most 20 ms honoured), and stamps never go back, so a queue fed in output order stays
 /// in time order. A session that ends releases its notes too. Malformed packets are counted
 /// (`malformedCount`) and dropped; parsing never traps.
 ///
-/// It does not open sockets, read a clock, resolve names, keep a history of ended sessions (its
-/// outputs' snapshots do that for the listener) or recover lost messages from the journal.
+/// It does not open sockets, read a clock, resolve names or keep a history of ended sessions (its
+/// outputs' snapshots do that for the listener); it repairs from journals' chapters P, C, W, N, T
+/// and A, not from the system journal or chapters M and E.
 public struct RTPMIDISessionMachine: Sendable {
     /// Which of a participant's two UDP ports a datagram came to, or is sent from.
     public enum Port: Hashable, Sendable {
@@ -95,6 +101,8 @@ public struct RTPMIDISessionMachine: Sendable {
         var lastHeard: UInt64
         var sounding: Set<UInt16> = []  // channel << 8 | note
         var sustained: Set<UInt8> = []
+        /// What the session's stream left in effect, to repair from a journal.
+        var state = MIDIChannelStates()
         var sysEx: [UInt8]?
         var tag: UInt16
         /// When this side opened the session: the last clock sync it started.

@@ -88,6 +88,92 @@ struct RTPMIDISessionDataTests {
         #expect(later.sessions[peer.ssrc]?.lostPackets == 4)
     }
 
+    @Test("a gap is repaired from the next packet's journal: what was lost is played, nothing else released")
+    func lostPacketRepaired() throws {
+        var peer = RTPMIDITestPeer()
+        var harness = connected(peer)
+        var history = JournalHistory(firstSequence: peer.sequence &+ 1)
+        // The sender's packets: each carries the journal of the stream before it.
+        func send(_ messages: [MIDIMessage], lost: Bool = false) -> [[UInt8]] {
+            let sequence = peer.sequence &+ 1
+            // Delta time 0 before every command but the first.
+            let list: [UInt8] = messages.enumerated().flatMap { index, message -> [UInt8] in
+                index == 0 ? message.bytes : [0] + message.bytes
+            }
+            let bytes = peer.packet(list, journal: history.journal(forPacket: sequence).serialized())
+            for message in messages { history.record(message, inPacket: sequence) }
+            return lost ? [] : harness.receive(bytes, from: peer.data, on: .data).midi
+        }
+        _ = send([.noteOn(channel: 0, note: 60, velocity: 90), .noteOn(channel: 1, note: 40, velocity: 80)])
+        // Lost: the pedal down, 60 released (held by the pedal), 64 started, a program, a wheel.
+        _ = send(
+            [
+                .controlChange(channel: 0, controller: 64, value: 127), .noteOff(channel: 0, note: 60, velocity: 0),
+                .noteOn(channel: 0, note: 64, velocity: 70), .programChange(channel: 1, program: 33),
+                .pitchBend(channel: 1, value: 0x3000),
+            ], lost: true)
+        let out = send([.noteOn(channel: 0, note: 67, velocity: 60)])
+        // The pedal before the note-off (60 keeps sounding under it), 64 started, channel 2's
+        // program and wheel; then the packet's own note. Channel 2's note 40 is left alone.
+        #expect(
+            out == [
+                [0xB0, 64, 127], [0x80, 60, 0], [0x90, 64, 70], [0xC1, 33], [0xE1, 0x00, 0x60], [0x90, 67, 60],
+            ])
+        let session = try #require(harness.machine.sessions.first)
+        #expect(session.lostPackets == 1 && session.repairedGaps == 1)
+    }
+
+    @Test("100 000 packets with mangled journals and random gaps: no trap, and nothing sounds after BY")
+    func fuzzedJournals() {
+        var peer = RTPMIDITestPeer()
+        var harness = connected(peer)
+        var generator = SplitMix64(seed: 4695)
+        func random(_ bound: Int) -> Int { Int(generator.next() % UInt64(bound)) }
+        // A sender's stream of notes and pedals over four channels, each packet with its journal
+        // (a pool of 2 000, mangled anew each time they are sent).
+        var history = JournalHistory(firstSequence: 0)
+        var stream: [(message: MIDIMessage, journal: [UInt8])] = []
+        for sequence in 0..<UInt16(2_000) {
+            let channel = UInt8(random(4))
+            let note = UInt8(36 + random(48))
+            let message: MIDIMessage =
+                random(3) == 0
+                ? .noteOff(channel: channel, note: note, velocity: 0)
+                : random(8) == 0
+                    ? .controlChange(channel: channel, controller: 64, value: random(2) == 0 ? 0 : 127)
+                    : .noteOn(channel: channel, note: note, velocity: UInt8(1 + random(127)))
+            stream.append((message, history.journal(forPacket: sequence).serialized()))
+            history.record(message, inPacket: sequence)
+            if random(200) == 0 { history.acknowledge(through: sequence) }
+        }
+        var heard = MIDIChannelStates()
+        for index in 0..<100_000 {
+            var (message, journal) = stream[index % stream.count]
+            switch random(6) {
+            case 0: journal.removeLast(random(journal.count))  // cut short
+            case 1, 2:  // bytes flipped, lengths that lie among them
+                for _ in 0..<(1 + random(3)) { journal[random(journal.count)] = UInt8(random(256)) }
+            case 3: journal += (0..<random(8)).map { _ in UInt8(random(256)) }  // trailing garbage
+            default: break
+            }
+            if random(8) == 0 { peer.sequence &+= UInt16(random(6)) }  // lost packets
+            let outputs = harness.receive(peer.packet(message.bytes, journal: journal), from: peer.data, on: .data)
+            for case .midi(let message, _, _) in outputs { heard.apply(message) }
+        }
+        // Most gaps were repaired (some journals were left whole, or mangled only where it parses).
+        let repaired = harness.machine.sessions.first?.repairedGaps ?? 0
+        #expect(
+            repaired > 1_000, "\(repaired) gaps repaired of \(harness.machine.sessions.first?.lostPackets ?? 0) lost")
+        let end = harness.receive(.end(token: peer.token, ssrc: peer.ssrc), from: peer.control, on: .control)
+        for case .midi(let message, _, _) in end { heard.apply(message) }
+        #expect(harness.machine.sessions.first?.isConnected != true)
+        for channel in 0..<UInt8(16) {
+            #expect(heard.soundingNotes(onChannel: channel).isEmpty, "channel \(channel + 1) sounds after BY")
+            #expect((heard.controller(64, onChannel: channel) ?? 0) < 64, "channel \(channel + 1)'s pedal is down")
+        }
+        #expect(harness.machine.malformedCount == 0)
+    }
+
     @Test("notes ended by note-off, note-on velocity 0 or all-notes-off are not released again")
     func endedNotesNotReleased() {
         var peer = RTPMIDITestPeer()

@@ -39,12 +39,19 @@ struct RecoveryJournalTests {
     }
 
     @Test("chapter N's bytes: logs, then OFFBITS from LOW to HIGH, the lowest note the top bit")
-    func noteChapterBytes() {
+    func noteChapterBytes() throws {
         let notes = ChannelJournal.Notes(logs: [.init(note: 60, velocity: 90)], released: [62, 64, 80])
         // LEN 1, LOW 7 (notes 56-63), HIGH 10 (80-87); log 60/90 with Y; octets 7…10 (62 is bit 6 of 7).
         #expect(notes.serialized() == [0x01, 0x7A, 60, 0x80 | 90, 0b0000_0010, 0b1000_0000, 0, 0b1000_0000])
-        // No released notes: LOW above HIGH, no OFFBITS.
-        #expect(ChannelJournal.Notes(logs: [.init(note: 1, velocity: 2)]).serialized() == [0x01, 0x10, 1, 0x82])
+        // No released notes: LOW 15, HIGH 1, no OFFBITS (LOW 15, HIGH 0 would say 128 logs with LEN 127).
+        #expect(ChannelJournal.Notes(logs: [.init(note: 1, velocity: 2)]).serialized() == [0x01, 0xF1, 1, 0x82])
+        let full = ChannelJournal.Notes(logs: (0..<127).map { .init(note: UInt8($0), velocity: 1) })
+        var reader = JournalReader(full.serialized()[...])
+        #expect(try ChannelJournal.Notes(reading: &reader).logs.count == 127 && reader.isAtEnd)
+        let all = ChannelJournal.Notes(logs: (0..<128).map { .init(note: UInt8($0), velocity: 1) })
+        #expect(Array(all.serialized().prefix(2)) == [0x7F, 0xF0])
+        reader = JournalReader(all.serialized()[...])
+        #expect(try ChannelJournal.Notes(reading: &reader).logs.count == 128 && reader.isAtEnd)
     }
 
     @Test("chapters M and E and the system journal are stepped over by their lengths")

@@ -131,7 +131,8 @@ extension ChannelJournal {
 extension ChannelJournal.Notes {
     /// Chapter N: B(1) LEN(7) LOW(4) HIGH(4), LEN note logs, then the OFFBITS octets LOW…HIGH
     /// (octet k codes notes 8k…8k+7, the most significant bit the lowest). LEN 127 with LOW 15
-    /// and HIGH 0 codes 128 logs and no OFFBITS; any other LOW above HIGH codes no OFFBITS.
+    /// and HIGH 0 codes 128 logs and no OFFBITS; LOW 15 with HIGH 1 (or 0) no OFFBITS. (Other
+    /// LOW above HIGH is not allowed; it is read as no OFFBITS.) B is the S bit of the OFFBITS.
     init(reading reader: inout JournalReader) throws(RTPMIDIPacketError) {
         let header = try reader.bytes(2)
         let length = Int(header[0] & 0x7F)
@@ -170,7 +171,7 @@ extension ChannelJournal.Notes {
             for note in offNotes { offbits[Int(note) / 8 - low] |= 0x80 >> (note % 8) }
             header = [UInt8(logs.count), UInt8(low << 4 | high)]
         } else {
-            header = [UInt8(logs.count), 0x10]  // LOW 1 > HIGH 0: no OFFBITS
+            header = [UInt8(logs.count), 0xF1]  // LOW 15, HIGH 1: no OFFBITS (whatever LEN is)
         }
         if isSinglePacketLossIrrelevant { header[0] |= 0x80 }
         var bytes = header

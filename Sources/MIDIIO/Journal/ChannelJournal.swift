@@ -60,7 +60,7 @@ public struct ChannelJournal: Equatable, Sendable {
     /// Chapter N: note logs, and the notes whose last command since the checkpoint was a Note Off
     /// (the OFFBITS).
     public struct Notes: Equatable, Sendable {
-        /// The B bit (chapter N's S bit).
+        /// The B bit: the OFFBITS' S bit, false when the packet before had a Note Off on the channel.
         public var isSinglePacketLossIrrelevant = false
         public var logs: [NoteLog]
         /// Notes released since the checkpoint (their last command a Note Off).
@@ -77,7 +77,8 @@ public struct ChannelJournal: Equatable, Sendable {
         public var isSinglePacketLossIrrelevant = false
         public var note: UInt8
         public var pressure: UInt8
-        /// The X bit: a Note Off came after the pressure (it no longer applies).
+        /// The X bit: an All Notes Off (or All Sound Off, or a mode change) came after the
+        /// pressure: it no longer applies.
         public var isCancelled = false
 
         public init(note: UInt8, pressure: UInt8) {

@@ -33,6 +33,8 @@ public struct JournalHistory: Sendable {
     /// The first packet the journal codes: the one after the last the receiver acknowledged.
     public private(set) var checkpoint: UInt16
     private var channels = [Channel](repeating: Channel(), count: 16)
+    /// The channels with history (bit k: channel k), so that a packet's journal looks at those only.
+    private var active: UInt16 = 0
 
     /// A history that starts with the packet `firstSequence` (the stream's first).
     public init(firstSequence: UInt16) { checkpoint = firstSequence }
@@ -47,6 +49,7 @@ public struct JournalHistory: Sendable {
     public mutating func record(_ message: MIDIMessage, inPacket sequence: UInt16) {
         guard let channelNumber = message.channel else { return }
         let index = Int(channelNumber)
+        active |= 1 << index
         switch message {
         case .noteOn(_, let note, let velocity) where velocity > 0:
             channels[index].notes[Int(note)] = Item(value: velocity, sequence: sequence)
@@ -106,7 +109,7 @@ public struct JournalHistory: Sendable {
         guard Int16(bitPattern: next &- checkpoint) > 0 else { return }
         checkpoint = next
         func kept(_ item: UInt16) -> Bool { Int16(bitPattern: item &- sequence) > 0 }
-        for index in 0..<16 {
+        for index in 0..<16 where active & 1 << index != 0 {
             var channel = channels[index]
             if let item = channel.program, !kept(item.sequence) { channel.program = nil }
             if let item = channel.pitchWheel, !kept(item.sequence) { channel.pitchWheel = nil }
@@ -117,6 +120,11 @@ public struct JournalHistory: Sendable {
                 if let item = channel.polyPressure[number], !kept(item.sequence) { channel.polyPressure[number] = nil }
             }
             channels[index] = channel
+            let empty =
+                channel.program == nil && channel.pitchWheel == nil && channel.channelPressure == nil
+                && channel.controllers.allSatisfy { $0 == nil } && channel.notes.allSatisfy { $0 == nil }
+                && channel.polyPressure.allSatisfy { $0 == nil }
+            if empty { active &= ~(1 << index) }
         }
     }
 
@@ -126,7 +134,7 @@ public struct JournalHistory: Sendable {
         let previous = sequence &- 1
         var journal = RecoveryJournal(checkpoint: checkpoint)
         var anyRecent = false
-        for (index, channel) in channels.enumerated() {
+        for (index, channel) in channels.enumerated() where active & 1 << index != 0 {
             var coded = ChannelJournal(channel: UInt8(index))
             var recent = false
             func irrelevant(_ item: UInt16) -> Bool {

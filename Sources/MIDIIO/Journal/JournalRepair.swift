@@ -7,8 +7,9 @@ import MIDICore
 ///
 /// `repairs(from:)` compares, chapter by chapter: a different program (and bank), controller,
 /// pitch wheel or pressure is sent again; a note the journal says was released and that sounds
-/// here gets a Note Off; a note the journal says is on, that does not sound here, and that the
-/// sender recommends playing (Y) gets its Note On. Controllers come before notes, so that a
+/// here gets a Note Off; a note the journal says is on, that does not sound here (or sounds with
+/// another velocity, after a Note Off here), and that the sender recommends playing (Y) gets its
+/// Note On. Controllers come before notes, so that a
 /// sustain pedal that went down before a lost Note Off holds the note as it did at the sender.
 /// What the journal does not mention did not change since its checkpoint, and is left alone.
 public struct MIDIChannelStates: Sendable {
@@ -82,7 +83,9 @@ public struct MIDIChannelStates: Sendable {
             let bank = coded.program?.bank
             for (controller, value) in [(0, bank?.msb), (32, bank?.lsb)] as [(UInt8, UInt8?)] {
                 guard let value = value ?? coded.controllers.last(where: { $0.controller == controller })?.value,
-                    controllers[Int(controller)] != value
+                    controllers[Int(controller)] != value,
+                    // An LSB of 0 in chapter P may only mean "none sent": one never set here is left.
+                    !(controller == 32 && value == 0 && bank != nil && controllers[32] == nil)
                 else { continue }
                 commands.append(.controlChange(channel: number, controller: controller, value: value))
                 controllers[Int(controller)] = value
@@ -107,11 +110,17 @@ public struct MIDIChannelStates: Sendable {
                 for note in notes.released.sorted() where here.notes[Int(note)] != nil {
                     commands.append(.noteOff(channel: number, note: note, velocity: 0))
                 }
-                for log in notes.logs
-                where log.isRecommendedToPlay && log.velocity > 0 && !notes.released.contains(log.note)
-                    && here.notes[Int(log.note)] == nil
-                {
-                    commands.append(.noteOn(channel: number, note: log.note, velocity: log.velocity))
+                for log in notes.logs where log.velocity > 0 && !notes.released.contains(log.note) {
+                    let sounding = here.notes[Int(log.note)]
+                    // Sounding with another velocity: a Note Off and a Note On were lost (RFC 4696 §7.2).
+                    if let sounding, sounding != log.velocity {
+                        commands.append(.noteOff(channel: number, note: log.note, velocity: 0))
+                    } else if sounding != nil {
+                        continue
+                    }
+                    if log.isRecommendedToPlay {
+                        commands.append(.noteOn(channel: number, note: log.note, velocity: log.velocity))
+                    }
                 }
             }
             for log in coded.polyPressure where !log.isCancelled && here.polyPressure[Int(log.note)] != log.pressure {
