@@ -38,7 +38,8 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     for command in packet.commands { _ = decoder.decode(command.bytes) }
     if packet.hasJournal, let journal = try? RecoveryJournal(parsing: packet.journal[...]) {
         let again = try? RecoveryJournal(parsing: journal.serialized()[...])
-        precondition(again?.channels.map(\.channel) == journal.channels.filter { !$0.isEmpty }.map(\.channel), "journal round trip")
+        let written = journal.channels.filter { !$0.isEmpty }.map(\.channel)
+        precondition(again?.channels.map(\.channel) == written, "journal round trip")
         var receiver = MIDIChannelStates()
         for note in [60, 64, 67] as [UInt8] { receiver.apply(.noteOn(channel: 0, note: note, velocity: 100)) }
         for repair in receiver.repairs(from: journal) {
