@@ -22,8 +22,16 @@ frame in the loop, up to one constant (the latency, unknown and the same for eve
 spread of these errors (max - min, standard deviation) is what the players add to the
 sequencer's frame-exact timing. FluidSynth starts notes on its 64-frame block, so up to 63
 frames of spread remain for any player built on it, Pianola included: that is the floor.
-Xruns: counted by jackd (its log during the capture, by late client), by jack_capture, and by
-pianola over its session (FluidSynth's JACK driver does not report them).
+FluidSynth's JACK driver hands a period's events to the synthesizer before rendering the period,
+without their frames, so its notes start on the period's first frame: up to a period of spread.
+
+An xrun can make a client miss a cycle, which shifts the rest of the recording (jack_capture)
+or of the sequence (jack_midiseq) by a whole period, and can lose that cycle's events for a
+player; such shifts are found from pianola's errors (within one block otherwise) and the table
+counts the longest stretch of notes without one. Xruns are counted by jackd (its log during the
+capture: cycles, and the clients late in them), by jack_capture, and by pianola over its session
+(FluidSynth's JACK driver does not report them). FluidSynth runs with its shell on a pipe: `-i`
+(no shell) would end it at once without a MIDI file to play, and `-n` leaves out the MIDI driver.
 """
 import argparse
 import os
@@ -84,15 +92,18 @@ class Session:
         self.server = subprocess.Popen(
             ["jackd", "-n", name, "-r", "-d", "dummy", "-r", str(RATE), "-p", str(period)],
             stdout=self.server_log, stderr=subprocess.STDOUT, env=environment, start_new_session=True)
-        for _ in range(200):
-            if self.server.poll() is not None:
-                raise SystemExit(f"jackd exited ({self.server.returncode}): see {self.server_log_path}"
-                                 " (install jackd2: scripts/install-deps --test)")
-            if "system:playback_1" in jack(["jack_lsp"], name).stdout:
-                return
-            time.sleep(0.05)
-        self.close()
-        raise SystemExit("jackd did not start")
+        try:
+            for _ in range(200):
+                if self.server.poll() is not None:
+                    raise SystemExit(f"jackd exited ({self.server.returncode}): see {self.server_log_path}"
+                                     " (install jackd2: scripts/install-deps --test)")
+                if "system:playback_1" in jack(["jack_lsp"], name).stdout:
+                    return
+                time.sleep(0.05)
+            raise SystemExit("jackd did not start within 10 s")
+        except BaseException:
+            self.close()
+            raise
 
     def start(self, label, command, **options):
         environment = dict(os.environ, JACK_DEFAULT_SERVER=self.name)
@@ -226,21 +237,17 @@ def longest_stretch(pianola, fluidsynth, period):
     a shift; a note that fluidsynth plays more than a period before pianola, or after it, is
     another (they get each event in the same cycle: fluidsynth at the period's start, pianola at
     its frame)."""
-    state, runs = None, []
+    runs, band, step, reference = [[]], None, None, None
     for event in sorted(set(pianola) | set(fluidsynth)):
-        band, step = (None, None) if state is None else state
-        if event in pianola:
-            if band is None:
-                reference = pianola[event][1]
+        previous = (band, step)
+        if event in pianola:  # which period-wide band pianola's error is in, from its first note's
+            reference = pianola[event][1] if reference is None else reference
             band = round((pianola[event][1] - reference) / period)
         if event in pianola and event in fluidsynth:
             ahead = pianola[event][0] - fluidsynth[event][0]
             step = 0 if 0 <= ahead <= period else ahead // period
-        if (band, step) != state and runs and state is not None and None not in state:
+        if None not in previous and (band, step) != previous:
             runs.append([])
-        if not runs:
-            runs.append([])
-        state = (band, step)
         runs[-1].append(event)
     return max(runs, key=len), len(runs) - 1
 
@@ -251,13 +258,12 @@ def describe(errors):
 
 
 def xrun_lines(text):
-    """jackd's xrun reports, by the client that was late."""
-    late = re.findall(r"JackEngine::XRun: client = (.+?) was not finished", text)
+    """jackd's xruns in its log: the cycles it reports (\"Process error\") and, by client, how
+    often each was the one not finished in time."""
     counts = {}
-    for client in late:
+    for client in re.findall(r"JackEngine::XRun: client = (.+?) was not finished", text):
         counts[client] = counts.get(client, 0) + 1
-    driver = len(re.findall(r"JackTimedDriver::Process XRun", text))
-    return counts, driver
+    return len(re.findall(r"ProcessGraphAsyncMaster: Process error", text)), counts
 
 
 def run(pianola, font, period, seconds, work):
@@ -273,8 +279,7 @@ def run(pianola, font, period, seconds, work):
              f"midi.jack.server={name}", "-o", "audio.jack.id=fluidsynth", "-o", "midi.jack.id=fluidsynth",
              "-o", "audio.jack.autoconnect=0", "-r", str(RATE), "-R", "0", "-C", "0", font],
             stdin=subprocess.PIPE)
-        # The shell on a pipe keeps fluidsynth running (`-i` would end it at once without a MIDI
-        # file; `-n` would leave out the MIDI driver); channel 1 gets the drum kit, as --program.
+        # The shell on a pipe keeps fluidsynth running; channel 1 gets the drum kit, as --program.
         fluidsynth.stdin.write(b"select 0 1 128 0\n")
         fluidsynth.stdin.flush()
         player = session.start(
@@ -327,6 +332,10 @@ def run(pianola, font, period, seconds, work):
     }
 
 
+def ms(frames):
+    return f"{frames / RATE * 1000:.2f}"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seconds", type=int, default=30, help="length of each capture")
@@ -346,12 +355,22 @@ def main():
     pianola = os.path.join(binaries, "pianola")
     work = tempfile.mkdtemp(prefix="pianola-jack-midi-timing-")
     periods = [int(value) for value in args.periods.split(",")]
+    if any(period < 128 or period > 4096 for period in periods):
+        raise SystemExit("periods must be 128...4096 frames (a shift is told from pianola's 64-frame spread)")
+    # A SIGTERM ends the run like Ctrl-C: the clients and the server are stopped on the way out.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     notes_per_second = len(OFFSETS) * RATE / LOOP
+    commit = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True,
+                            text=True, timeout=30).stdout.strip()
+
+    print("$ python3 " + " ".join([os.path.relpath(os.path.abspath(sys.argv[0]), ROOT)] + sys.argv[1:])
+          + f"  (pianola {commit or '?'}, {os.path.relpath(pianola, ROOT)})")
 
     print(f"jackd -r -d dummy -r {RATE}; jack_midiseq: {len(OFFSETS)} notes per {LOOP}-frame loop at frames"
           f" {', '.join(map(str, OFFSETS))} ({notes_per_second:.1f} notes/s); {args.seconds} s captured per period;"
-          f" font {os.path.relpath(args.font, ROOT)}, side stick (drum kit, key {KEY}), reverb and chorus off")
-    rows, notes = [], []
+          f" font {os.path.relpath(args.font, ROOT)}, side stick (drum kit, key {KEY}), reverb and chorus off",
+          flush=True)
+    rows, checks = [], []
     for period in periods:
         result = run(pianola, args.font, period, args.seconds, work)
         audio = result["audio"]
@@ -376,37 +395,43 @@ def main():
                                                               if e in matched["pianola"])}
         later = [matched["pianola"][e][0] - matched["fluidsynth"][e][0] for e in stretch
                  if e in matched["pianola"] and e in matched["fluidsynth"]]
-        jackd_counts, driver_xruns = result["jackd_xruns"]
-        xruns = (f"jackd {sum(jackd_counts.values())}"
-                 + (f" ({', '.join(f'{c} late {n}' for c, n in sorted(jackd_counts.items()))})" if jackd_counts else "")
-                 + f", jack_capture {result['capture_xruns']}, pianola {result['pianola_xruns']} (whole session)")
+        cycles, late = result["jackd_xruns"]
         fs, pn = stats["fluidsynth"], stats["pianola"]
-        rows.append(f"| {period} ({period / RATE * 1000:.2f} ms) | {fs['count']} / {pn['count']} |"
-                    f" {fs['range']} ({fs['range'] / RATE * 1000:.2f} ms) | {pn['range']} ({pn['range'] / RATE * 1000:.2f} ms) |"
+        rows.append(f"| {period} ({ms(period)} ms) | {fs['count']} / {pn['count']} |"
+                    f" {fs['range']} ({ms(fs['range'])} ms) | {pn['range']} ({ms(pn['range'])} ms) |"
                     f" **{pn['range'] / fs['range']:.2f}×** |"
-                    f" {fs['std']:.1f} ({fs['std'] / RATE * 1000:.2f} ms) | {pn['std']:.1f} ({pn['std'] / RATE * 1000:.2f} ms) |"
+                    f" {fs['std']:.1f} ({ms(fs['std'])} ms) | {pn['std']:.1f} ({ms(pn['std'])} ms) |"
                     f" **{pn['std'] / fs['std']:.2f}×** |")
-        notes.append(f"period {period}: onsets at {detail['fluidsynth']['phases']} distinct frames of the period"
-                     f" for fluidsynth, {detail['pianola']['phases']} for pianola ({detail['pianola']['blocks']} modulo 64),"
-                     f" notes sent at {len(sent)} distinct frames of the period;"
-                     f" pianola sounds {np.mean(later) if later else float('nan'):.0f} frames later than fluidsynth on"
-                     f" average ({min(later) if later else '-'} to {max(later) if later else '-'}, {len(later)} notes);"
-                     f" notes missed {detail['fluidsynth']['missed']} / {detail['pianola']['missed']},"
-                     f" stray onsets {detail['fluidsynth']['stray']} / {detail['pianola']['stray']} (fluidsynth / pianola);"
-                     f" whole-period shifts {shifts} (the table counts the longest stretch without one:"
-                     f" {len(stretch)} notes of {len(set(matched['pianola']) | set(matched['fluidsynth']))});"
-                     f" xruns during the capture: {xruns}")
+        checks.append(
+            f"| {period} | {len(sent)} | {detail['fluidsynth']['phases']} / {detail['pianola']['phases']}"
+            f" ({detail['pianola']['blocks']} modulo 64) |"
+            f" {np.mean(later):.0f} ({min(later)} to {max(later)}) |"
+            f" {detail['fluidsynth']['missed']} / {detail['pianola']['missed']} |"
+            f" {detail['fluidsynth']['stray']} / {detail['pianola']['stray']} |"
+            f" {shifts} ({len(stretch)} of {len(set(matched['pianola']) | set(matched['fluidsynth']))} notes kept) |"
+            f" {cycles}" + (f" (late: {', '.join(f'{c} {n}' for c, n in sorted(late.items()))})" if late else "")
+            + f" / {result['capture_xruns']} / {result['pianola_xruns']} |")
+        if len(stretch) < 0.8 * len(set(matched["pianola"]) | set(matched["fluidsynth"])):
+            print(f"warning: period {period}: {shifts} whole-period shifts, only {len(stretch)} notes counted;"
+                  " the machine was too busy for this period (xruns)", file=sys.stderr)
         print(f"(period {period} done)", file=sys.stderr, flush=True)
 
-    print("Timing error of each note against the sequencer's frame (up to the constant latency), in frames at"
-          f" {RATE} Hz; FluidSynth's 64-frame block makes up to 63 frames of spread the floor for both")
+    print(f"Timing error of each note against the sequencer's frame, up to the constant latency ({RATE} Hz;"
+          " FluidSynth starts notes on its 64-frame block, so 63 frames of max-min, and 18.5 of std for notes"
+          " spread evenly over the block, is the floor for both):")
+    print()
     print("| period | notes (fluidsynth / pianola) | fluidsynth max-min | pianola max-min | pianola / fluidsynth |"
           " fluidsynth std | pianola std | pianola / fluidsynth |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for row in rows:
         print(row)
-    for line in notes:
-        print(f"- {line}")
+    print()
+    print("| period | frames of the period the notes were sent at | frames of the period the onsets fell on"
+          " (fluidsynth / pianola) | pianola later than fluidsynth, frames | notes missed | stray onsets |"
+          " whole-period shifts | xruns during the capture (jackd / jack_capture / pianola's session) |")
+    print("|---|---:|---|---|---|---|---|---|")
+    for row in checks:
+        print(row)
     print(f"(recordings and logs in {work})")
 
 
