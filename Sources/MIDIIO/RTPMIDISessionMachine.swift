@@ -22,6 +22,11 @@ import MIDICore
 /// "refused by …". Once open it starts clock synchronization at once and every `syncInterval`.
 /// `endAll(now:)` says `BY` to every session and to invitations the control port accepted.
 ///
+/// Sending (`send(_:at:)`): each open session gets the messages in RTP-MIDI packets of its own
+/// sequence, each with the recovery journal of what was sent before (chapters P, C, W, N, T, A;
+/// `JournalHistory`), trimmed by the peer's receiver feedback; after a pause, a journal-only
+/// guard packet (`sendGuards(now:)`, also on each tick) lets the peer repair a lost last packet.
+///
 /// MIDI: packets are checked by sequence number: duplicates and late packets are dropped. A gap
 /// (lost packets) is repaired from the recovery journal of the packet after it, before that
 /// packet's own commands (RFC 4696 §7): notes the sender released are released, notes it holds
@@ -107,6 +112,23 @@ public struct RTPMIDISessionMachine: Sendable {
         var tag: UInt16
         /// When this side opened the session: the last clock sync it started.
         var lastSync: UInt64?
+        /// What this side sends the peer: its next sequence number, the journal's history, and
+        /// when it last sent (for guard packets).
+        var outgoing: Outgoing?
+    }
+
+    /// The stream this side sends a peer.
+    struct Outgoing: Sendable {
+        var sequence: UInt16
+        var history: JournalHistory
+        var lastSent: UInt64 = 0
+        /// Whether a packet or a guard went out since the last change (no guard is due then).
+        var isGuarded = true
+
+        init(sequence: UInt16) {
+            self.sequence = sequence
+            history = JournalHistory(firstSequence: sequence)
+        }
     }
 
     /// A session this side is opening: invited on the control port, then on the data port.
@@ -219,6 +241,7 @@ public struct RTPMIDISessionMachine: Sendable {
                 peers[peerSSRC]?.lastFeedbackSequence = sequence
             }
         }
+        sendGuards(now: now)
     }
 
     /// Ends every session (`BY` to each, their notes released) and every invitation the control
@@ -276,7 +299,11 @@ public struct RTPMIDISessionMachine: Sendable {
         case .reject(let token, _):
             guard let invitation = invitations.removeValue(forKey: token) else { return }
             output.append(.event("refused by \(invitation.control)"))
-        case .receiverFeedback, .bitrateLimit:
+        case .receiverFeedback(let peerSSRC, let sequence):
+            // Apple's peers put the 16-bit sequence number in the upper half; some the whole.
+            let acknowledged = sequence > 0xFFFF ? UInt16(sequence >> 16) : UInt16(sequence)
+            peers[peerSSRC]?.outgoing?.history.acknowledge(through: acknowledged)
+        case .bitrateLimit:
             break
         }
     }

@@ -1,0 +1,79 @@
+import MIDICore
+
+// What this side sends its sessions: RTP-MIDI packets with a recovery journal (RFC 6295), the
+// journal trimmed by each peer's receiver feedback, and journal-only guard packets after a pause
+// (RFC 4696 §4), so that a lost last packet (a song's final Note Offs) is repaired too.
+extension RTPMIDISessionMachine {
+    /// A packet's command list holds at most this many bytes (the rest goes in more packets),
+    /// leaving room for the journal within an Ethernet frame.
+    static let maximumListLength = 512
+    /// A guard packet goes out when nothing was sent for this long (nanoseconds) and the
+    /// journal still holds something the peer has not acknowledged.
+    static let guardInterval: UInt64 = 50_000_000
+
+    /// Sends `messages` to every open session, in one packet each (or several, for a long list),
+    /// with the journal of what was sent before; `now` (a `MIDITimestamp`) is the RTP timestamp,
+    /// in the session's 100 µs ticks.
+    public mutating func send(_ messages: [MIDIMessage], at now: UInt64) {
+        guard !messages.isEmpty else { return }
+        var packets: [[MIDIMessage]] = [[]]
+        var length = 0
+        for message in messages {
+            let size = message.bytes.count + 1
+            if length + size > Self.maximumListLength && !packets[packets.count - 1].isEmpty {
+                packets.append([])
+                length = 0
+            }
+            packets[packets.count - 1].append(message)
+            length += size
+        }
+        for key in peers.keys.sorted() {
+            guard let peer = peers[key], peer.session.isConnected, let data = peer.data else { continue }
+            var outgoing = peer.outgoing ?? Outgoing(sequence: UInt16.random(in: 0...UInt16.max, using: &random))
+            for list in packets {
+                output.append(.send(bytes: packet(list, from: &outgoing, at: now), to: data, from: .data))
+            }
+            outgoing.isGuarded = false
+            peers[key]?.outgoing = outgoing
+        }
+    }
+
+    /// Guard packets for the sessions idle since their last packet (called by `tick` and by a
+    /// sender's own timer): an empty command list with the journal, once per pause.
+    public mutating func sendGuards(now: UInt64) {
+        for (key, peer) in peers {
+            guard var outgoing = peer.outgoing, !outgoing.isGuarded, peer.session.isConnected, let data = peer.data,
+                now &- outgoing.lastSent >= Self.guardInterval
+            else { continue }
+            output.append(.send(bytes: packet([], from: &outgoing, at: now), to: data, from: .data))
+            outgoing.isGuarded = true
+            peers[key]?.outgoing = outgoing
+        }
+    }
+
+    /// One packet: the RTP header (our SSRC, the next sequence number, the time in 100 µs ticks),
+    /// the command list (delta times 0) and the journal of the stream before it.
+    private func packet(_ messages: [MIDIMessage], from outgoing: inout Outgoing, at now: UInt64) -> [UInt8] {
+        let sequence = outgoing.sequence
+        let journal = outgoing.history.journal(forPacket: sequence).serialized()
+        var list: [UInt8] = []
+        for (index, message) in messages.enumerated() {
+            if index > 0 { list.append(0) }
+            list += message.bytes
+        }
+        let timestamp = UInt32(truncatingIfNeeded: now / 100_000)
+        var bytes: [UInt8] = [0x80, 0x61, UInt8(sequence >> 8), UInt8(truncatingIfNeeded: sequence)]
+        bytes += [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: timestamp >> $0) }
+        bytes += [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: ssrc >> $0) }
+        // B set for a 12-bit length; J: a journal follows.
+        if list.count < 16 {
+            bytes.append(0x40 | UInt8(list.count))
+        } else {
+            bytes += [0xC0 | UInt8(list.count >> 8 & 0x0F), UInt8(truncatingIfNeeded: list.count)]
+        }
+        for message in messages { outgoing.history.record(message, inPacket: sequence) }
+        outgoing.sequence &+= 1
+        outgoing.lastSent = now
+        return bytes + list + journal
+    }
+}
