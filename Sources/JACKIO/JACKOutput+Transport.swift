@@ -19,7 +19,9 @@ extension JACKOutput {
 
     /// The transport's state as a client sees it.
     public enum TransportState: String, Sendable, Hashable {
+        /// Standing still.
         case stopped
+        /// Playing: its frame advances with each cycle.
         case rolling
         /// Waiting for slow-sync clients to be ready before rolling.
         case starting

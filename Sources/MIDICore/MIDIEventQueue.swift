@@ -82,6 +82,14 @@ public final class MIDIEventQueue: @unchecked Sendable {
         }
     }
 
+    /// Producer side: appends a SysEx message given as its payload (without F0 and F7), copied
+    /// from memory the caller owns, without building an array; false (and counted) when it does not fit.
+    @discardableResult
+    public func pushSystemExclusive(_ payload: UnsafeBufferPointer<UInt8>, arrival: UInt64, source: UInt16 = 0) -> Bool
+    {
+        push(bytes: payload, systemExclusive: true, arrival: arrival, source: source)
+    }
+
     private func push(bytes: UnsafeBufferPointer<UInt8>, systemExclusive: Bool, arrival: UInt64, source: UInt16) -> Bool
     {
         let write = head.load(ordering: .relaxed)

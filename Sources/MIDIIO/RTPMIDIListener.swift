@@ -175,6 +175,15 @@ public final class RTPMIDIListener: @unchecked Sendable {
         driver.loop.execute { driver.invite(peer) }
     }
 
+    /// Sends `messages` to every open session (in order, in one packet where they fit), each
+    /// packet with the recovery journal of what was sent before; after a pause a journal-only
+    /// guard packet follows, so that a peer that lost the last packet repairs it. Call after
+    /// `start()`; any thread (the sending happens on the listener's own).
+    public func send(_ messages: [MIDIMessage]) {
+        guard let driver, !channels.isEmpty, !messages.isEmpty else { return }
+        driver.loop.execute { driver.send(messages) }
+    }
+
     /// Checks that a peer's address resolves (before anything else starts, for a clear error).
     public static func checkPeer(host: String, port: Int) throws(MIDIIOError) {
         _ = try resolve(host: host, port: port)
@@ -283,6 +292,17 @@ extension RTPMIDIListener {
         func tick() {
             machine.tick(now: MIDITimestamp.now())
             flush()
+        }
+
+        func send(_ messages: [MIDIMessage]) {
+            machine.send(messages, at: MIDITimestamp.now())
+            flush()
+            // The guard, if nothing else goes out before it is due.
+            let delay = Int64(RTPMIDISessionMachine.guardInterval) + 5_000_000
+            loop.scheduleTask(in: .nanoseconds(delay)) { [self] in
+                machine.sendGuards(now: MIDITimestamp.now())
+                flush()
+            }
         }
 
         func endAll() {

@@ -9,7 +9,7 @@ extension RTPMIDISessionMachine {
     static let maximumListLength = 512
     /// A guard packet goes out when nothing was sent for this long (nanoseconds) and the
     /// journal still holds something the peer has not acknowledged.
-    static let guardInterval: UInt64 = 50_000_000
+    public static let guardInterval: UInt64 = 50_000_000
 
     /// Sends `messages` to every open session, in one packet each (or several, for a long list),
     /// with the journal of what was sent before; `now` (a `MIDITimestamp`) is the RTP timestamp,

@@ -27,6 +27,7 @@ struct PlayCommand: ParsableCommand {
               pianola play song.mid --driver jack --jack-name synth
               pianola play song.mid --driver jack --jack-multi   (a port pair a channel)
               pianola play song.mid --driver jack --transport follow   (a DAW starts it)
+              pianola play song.mid --rtpmidi-connect 192.168.1.20:5004   (to a Mac, too)
 
             With --transport follow, the song's time is the JACK transport's: it plays while the \
             transport rolls, from the transport's place, and waits (silent) while it stands; space \
@@ -74,6 +75,15 @@ struct PlayCommand: ParsableCommand {
 
     @OptionGroup var audioRecording: AudioRecordingOptions
 
+    @OptionGroup var network: NetworkOptions
+
+    @Flag(
+        name: .customLong("midi-out-only"),
+        help:
+            "Send the songs to the network MIDI sessions only (--rtpmidi-connect, --rtpmidi): the sampler stays silent."
+    )
+    var midiOutOnly = false
+
     @Flag(name: .shortAndLong, help: "Print nothing but errors.")
     var quiet = false
 
@@ -82,6 +92,10 @@ struct PlayCommand: ParsableCommand {
 
     func validate() throws {
         _ = try driverOptions.channelRouting(channelMap)
+        if midiOutOnly && network.configuration == nil {
+            throw ValidationError(
+                "--midi-out-only sends to network MIDI sessions: add --rtpmidi-connect HOST:PORT or --rtpmidi PORT")
+        }
         guard let transport else { return }
         guard driverOptions.driver != .alsa else {
             throw ValidationError("--transport follows a JACK server's transport: add --driver jack")
@@ -115,6 +129,8 @@ struct PlayCommand: ParsableCommand {
         configuration.recordsAudio = audioRecording.recording
         configuration.channelRouting = try driverOptions.channelRouting(channelMap)
         configuration.jack = try driverOptions.jackClient()
+        configuration.network = network.configuration
+        configuration.soundsSampler = !midiOutOnly
         if let transport {
             guard configuration.jack != nil else {
                 throw CLIError(
@@ -136,6 +152,17 @@ struct PlayCommand: ParsableCommand {
                         ? "JACK transport: following (space starts and stops it, ←/→ locate it, q quits)\n"
                         : "JACK transport: timebase master (the song's bars and tempo), started from \(Terminal.clock(song.start ?? 0))\n"
                 )
+            }
+        }
+        if let settings = configuration.network {
+            let silent = try session.connectNetwork()
+            if !quiet {
+                let listening = settings.listen.map { ", taking sessions on \($0)" } ?? ""
+                let open = session.networkSessions.filter(\.isConnected).map { "\($0.name) (\($0.address))" }
+                Terminal.writeError(
+                    "network MIDI out: \(open.isEmpty ? "no session yet" : open.joined(separator: ", "))\(listening)"
+                        + " (recovery journal on)\n")
+                for peer in silent { Terminal.writeError("note: no answer from \(peer) yet; still inviting\n") }
             }
         }
         let keys = Terminal.isInteractive && isatty(0) == 1 ? KeyReader() : nil

@@ -25,6 +25,7 @@ public struct MIDIChannelStates: Sendable {
 
     private var channels = [Channel](repeating: Channel(), count: 16)
 
+    /// A state with nothing known: no note sounding, no controller, program, wheel or pressure seen.
     public init() {}
 
     /// Notes `message`'s effect.
@@ -64,9 +65,11 @@ public struct MIDIChannelStates: Sendable {
         channels[Int(channel & 0x0F)].controllers[Int(number & 0x7F)]
     }
 
-    /// The last program on `channel`, the last pitch wheel (14 bits), the last channel pressure.
+    /// The last program on `channel`, nil before any.
     public func program(onChannel channel: UInt8) -> UInt8? { channels[Int(channel & 0x0F)].program }
+    /// The last pitch wheel on `channel` (14 bits, 0x2000 the centre), nil before any.
     public func pitchWheel(onChannel channel: UInt8) -> UInt16? { channels[Int(channel & 0x0F)].pitchWheel }
+    /// The last channel pressure on `channel`, nil before any.
     public func channelPressure(onChannel channel: UInt8) -> UInt8? { channels[Int(channel & 0x0F)].channelPressure }
 
     /// The commands that bring this state to `journal`'s, in the order to send them (they are not

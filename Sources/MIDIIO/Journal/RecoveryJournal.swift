@@ -19,6 +19,7 @@ public struct RecoveryJournal: Equatable, Sendable {
     /// The channel journals, in ascending channel order, at most 16.
     public var channels: [ChannelJournal]
 
+    /// A journal of the packets from `checkpoint` on, with these channel journals (and system journal).
     public init(checkpoint: UInt16, channels: [ChannelJournal] = [], systemJournal: [UInt8]? = nil) {
         self.checkpoint = checkpoint
         self.channels = channels

@@ -156,7 +156,7 @@ public final class LiveSession {
     /// The listener a network configuration asks for: on its address, or (only opening sessions)
     /// on any free pair of ports, on loopback if every peer is there, taking invitations from
     /// those peers only.
-    private static func listener(_ network: NetworkMIDI) -> RTPMIDIListener {
+    static func listener(_ network: NetworkMIDI) -> RTPMIDIListener {
         if let listen = network.listen {
             return RTPMIDIListener(
                 host: listen.host, port: listen.port, name: network.name, allow: network.allow,

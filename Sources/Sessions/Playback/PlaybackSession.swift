@@ -1,7 +1,9 @@
 import AudioGraph
 import AudioIO
 import Effects
+import Foundation
 import JACKIO
+import MIDIIO
 import Sampler
 import Sequencer
 
@@ -43,6 +45,12 @@ public final class PlaybackSession {
         /// Play through a JACK server as this client instead of the ALSA `device` (the rate is
         /// the server's; the channel count, as for the device, the routing's).
         public var jack: JACKOutput.Configuration?
+        /// Network MIDI sessions the songs go to as well (RTP-MIDI, each packet with a recovery
+        /// journal): peers to open sessions to, a port others join, or both. (Not advertised
+        /// over mDNS.)
+        public var network: LiveSession.NetworkMIDI?
+        /// Whether the sampler sounds the songs (false: they go to `network` only).
+        public var soundsSampler = true
 
         /// A configuration playing `soundFonts` on `device` (by default: `default`, 44100 Hz, 2 periods of 256
         /// frames), everything else at its default.
@@ -92,6 +100,11 @@ public final class PlaybackSession {
     /// song plays while the shared transport rolls, from its place; as timebase master, also
     /// publishing the song's bars and tempo, and starting and stopping it. One song, at speed 1.
     public let transport: JACKOutput.Transport
+    /// Where each song's player plays: the synthesis, the network, or both.
+    private let playerDestination: any MIDIReceivingNode
+    /// The network MIDI output, when configured: its sessions in `networkSessions`.
+    private let networkOutput: NetworkMIDIOutput?
+    private let network: LiveSession.NetworkMIDI?
 
     /// Loads the SoundFont and opens the device (nothing plays until `play`).
     public init(_ configuration: Configuration) throws(SessionError) {
@@ -131,6 +144,30 @@ public final class PlaybackSession {
                 )
             }
         }
+        network = configuration.network
+        if let network = configuration.network {
+            do {
+                for peer in network.peers { try RTPMIDIListener.checkPeer(host: peer.host, port: peer.port) }
+            } catch {
+                engine.releaseOutput(jack)
+                throw .midi(error)
+            }
+            let listener = LiveSession.listener(network)
+            let sender = NetworkMIDIOutput(
+                listener: listener, engine: engine, clock: output as? any AudioPresentationClock)
+            networkOutput = sender
+            playerDestination =
+                configuration.soundsSampler
+                ? MIDIFanOut(destinations: [synthesis.destination, sender]) : sender
+        } else {
+            guard configuration.soundsSampler else {
+                engine.releaseOutput(jack)
+                throw .failed("the songs would go nowhere: no network MIDI, and the sampler silent")
+            }
+            networkOutput = nil
+            playerDestination = synthesis.destination
+        }
+        if !configuration.soundsSampler { engine.mainMixerNode.outputVolume = 0 }
         speed = min(max(configuration.speed, Self.speeds.lowerBound), Self.speeds.upperBound)
         loops = configuration.loops
         transpose = configuration.transpose
@@ -169,7 +206,7 @@ public final class PlaybackSession {
         for nodes in synthesis.effectNodes {
             retimeDelays(nodes, specs: effectSpecs, songTempo: sequence.startingTempo)
         }
-        let player = MusicPlayer(sequence: sequence, destination: synthesis.destination)
+        let player = MusicPlayer(sequence: sequence, destination: playerDestination)
         do { try engine.addRenderObserver(player) } catch { throw SessionError(error) }
         player.transpose = transpose
         if let jack, transport != .ignored {
@@ -190,6 +227,32 @@ public final class PlaybackSession {
             jack.startTransport()
         }
     }
+
+    /// Opens the network MIDI sessions (binds the ports, invites the peers) and waits up to
+    /// `timeout` for every peer invited to answer, so that the song's first notes reach them;
+    /// the peers that did not answer (their sessions go on being tried). Call before the first `play`.
+    public func connectNetwork(waitingUpTo timeout: Duration = .seconds(3)) throws(SessionError) -> [String] {
+        guard let networkOutput, let network else { return [] }
+        do {
+            try networkOutput.listener.start()
+            for peer in network.peers { try networkOutput.listener.invite(host: peer.host, port: peer.port) }
+        } catch {
+            throw .midi(error)
+        }
+        networkOutput.start()
+        let deadline = ContinuousClock.now + timeout
+        while networkSessions.filter(\.isConnected).count < network.peers.count && ContinuousClock.now < deadline {
+            usleep(10_000)
+        }
+        // (A session's address is its peer's, resolved: matched by port, then by name.)
+        let connected = networkSessions.filter(\.isConnected).map(\.address)
+        return network.peers.filter { peer in
+            !connected.contains { $0 == peer.description || $0.hasSuffix(":\(peer.port)") }
+        }.map(\.description)
+    }
+
+    /// The network MIDI sessions (open and ended), when configured.
+    public var networkSessions: [RTPMIDIListener.Session] { networkOutput?.listener.sessions ?? [] }
 
     /// The JACK transport's state, when the session follows it.
     public var transportState: JACKOutput.TransportState? {
@@ -289,6 +352,13 @@ public final class PlaybackSession {
         if output.isRunning {
             synthesis.allNotesOff()
             usleep(UInt32(output.bufferLatency * 2_000_000))
+        }
+        // What the song's end sent (its notes released) goes out, and the guard packet after it
+        // (a peer that lost the last packet repairs it from that); then the sessions end (BY).
+        if let networkOutput {
+            networkOutput.stop()
+            usleep(UInt32(RTPMIDISessionMachine.guardInterval / 1_000) + 30_000)
+            networkOutput.listener.stop()
         }
         // The engine and the device hold each other: let go.
         output.close()

@@ -1,0 +1,34 @@
+import AudioGraph
+import MIDICore
+
+/// Hands every message to several destinations, in order: a player's song to the sampler and to
+/// an external destination (a network session) at once.
+///
+/// ```swift
+/// let both = MIDIFanOut(destinations: [sampler, networkOutput])
+/// let player = MusicPlayer(sequence: sequence, destination: both)
+/// ```
+///
+/// Like `MIDIChannelRouter`, it is not attached to an engine and renders nothing; it forwards on
+/// the calling (render) thread, allocating nothing.
+public final class MIDIFanOut: AudioNode, MIDIReceivingNode, @unchecked Sendable {
+    /// Where messages go, in the order given.
+    public let destinations: [any MIDIReceivingNode]
+
+    /// A fan-out to `destinations` (which must not be empty; an empty list traps).
+    public init(name: String = "MIDI fan-out", destinations: [any MIDIReceivingNode]) {
+        precondition(!destinations.isEmpty, "a fan-out needs a destination")
+        self.destinations = destinations
+        super.init(name: name)
+    }
+
+    public func receive(_ message: MIDIMessage, atFrameOffset frameOffset: Int) {
+        for index in 0..<destinations.count { destinations[index].receive(message, atFrameOffset: frameOffset) }
+    }
+
+    public func receiveSystemExclusive(_ payload: UnsafeBufferPointer<UInt8>, atFrameOffset frameOffset: Int) {
+        for index in 0..<destinations.count {
+            destinations[index].receiveSystemExclusive(payload, atFrameOffset: frameOffset)
+        }
+    }
+}

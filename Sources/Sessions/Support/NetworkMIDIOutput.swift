@@ -1,0 +1,89 @@
+import AudioGraph
+import Foundation
+import MIDICore
+import MIDIIO
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Sends what a player plays to network MIDI sessions (RTP-MIDI, with recovery journals), each
+/// message when the output plays the frame it was placed at: the render thread stamps it with
+/// that frame's presentation time and queues it (no allocation, no lock, no waiting), and a
+/// thread of its own sends it when that time comes, so that a peer hears the song with the
+/// sound Pianola makes.
+///
+/// Like `MIDIChannelRouter`, it is a destination for a player, not attached to an engine.
+final class NetworkMIDIOutput: AudioNode, MIDIReceivingNode, @unchecked Sendable {
+    /// The sessions the messages go to.
+    let listener: RTPMIDIListener
+    private let engine: AudioEngine
+    private let clock: (any AudioPresentationClock)?
+    private let queue = MIDIEventQueue(capacity: 8_192)
+    private let running = Atomic<Bool>(false)
+    private let stopped = DispatchSemaphore(value: 0)
+
+    /// An output to `listener`'s sessions of what `engine` renders, timed by `clock` (the
+    /// engine's output device).
+    init(listener: RTPMIDIListener, engine: AudioEngine, clock: (any AudioPresentationClock)?) {
+        self.listener = listener
+        self.engine = engine
+        self.clock = clock
+        super.init(name: "network MIDI out")
+    }
+
+    /// Messages dropped because the queue was full (more than 8192 waiting to be sent).
+    var droppedCount: Int { queue.droppedCount }
+
+    func receive(_ message: MIDIMessage, atFrameOffset frameOffset: Int) {
+        queue.push(message, arrival: time(ofFrameOffset: frameOffset))
+    }
+
+    func receiveSystemExclusive(_ payload: UnsafeBufferPointer<UInt8>, atFrameOffset frameOffset: Int) {
+        queue.pushSystemExclusive(payload, arrival: time(ofFrameOffset: frameOffset))
+    }
+
+    /// When the frame at `frameOffset` into the quantum being rendered is heard: the device's
+    /// account of it, or (before the device has played anything) now plus its buffer.
+    private func time(ofFrameOffset frameOffset: Int) -> UInt64 {
+        let sampleTime = engine.currentSampleTime + Int64(frameOffset)
+        if let time = clock?.presentationTime(ofSampleTime: sampleTime) { return time }
+        return MIDITimestamp.now() + UInt64(max(0, clock?.bufferDuration ?? 0) * 1e9)
+    }
+
+    /// Starts the sending thread.
+    func start() {
+        guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let thread = Thread { [self] in
+            while running.load(ordering: .acquiring) {
+                sendDue(before: MIDITimestamp.now())
+                usleep(1_000)
+            }
+            sendDue(before: .max)  // what is left, at once
+            stopped.signal()
+        }
+        thread.name = "pianola network MIDI out"
+        thread.start()
+    }
+
+    /// Sends what is queued (at once), then stops the sending thread; the sessions stay open.
+    func stop() {
+        guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        stopped.wait()
+    }
+
+    /// Sends every message due before `time`, together.
+    private func sendDue(before time: UInt64) {
+        var batch: [MIDIMessage] = []
+        while let due = queue.firstArrival, due <= time {
+            if let message = queue.withFirst({ event in
+                event.isSystemExclusive ? MIDIMessage.systemExclusive(Array(event.bytes)) : event.message
+            }) ?? nil {
+                batch.append(message)
+            }
+            queue.removeFirst()
+        }
+        listener.send(batch)
+    }
+}
