@@ -1,0 +1,286 @@
+#!/usr/bin/env python3
+"""Network MIDI through a lossy link: `pianola play` sends a song to `pianola live`, through a
+packet-dropping UDP relay on 127.0.0.1, and the receiver repairs what was lost from the recovery
+journal (RFC 6295).
+
+    journal_loss_tests.py PIANOLA SOUNDFONT
+
+A private `jackd -d dummy` paces the sender (`pianola play --driver jack --midi-out-only
+--rtpmidi-connect RELAY`); the receiver is `pianola live -d null --rtpmidi PORT --record
+take.mid`. The relay forwards both ports both ways and drops chosen RTP-MIDI data packets: a
+note-on (a single loss), a burst of five, the packet holding a note-off, the one holding the
+sustain pedal's release, the one holding a program change. The song takes a step every quarter
+second; from the recording, the receiver's state (notes sounding, programs, volume, pedal, wheel)
+late in every step whose packet arrived must be the song's state after that step. With
+the journals stripped by the relay (a sender without them: the receiver releases everything on a
+gap) the same loss leaves it wrong, so the check can fail.
+Prints one line per check; exits non-zero if any failed.
+"""
+
+import os
+import select
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Device"))
+from midi_files import read_smf_messages  # noqa: E402
+from rtpmidi_tests import free_port_pair  # noqa: E402
+
+failures = []
+STEP = 0.25  # seconds per song step (120 BPM, 480 ticks a beat: 240 ticks)
+
+
+def check(name, condition, detail):
+    print(f"{'PASS' if condition else 'FAIL'} {name}: {detail}", flush=True)
+    if not condition:
+        failures.append(name)
+
+
+# The song, step by step (channel 1 and 2, as bytes); each step is one moment, so one packet.
+STEPS = [
+    [b"\xC0\x00", b"\xB0\x07\x64", b"\xC1\x21"],  # 0: programs, volume
+    [b"\x90\x3C\x50"],  # 1: 60 on
+    [b"\xB0\x40\x7F"],  # 2: pedal down
+    [b"\x80\x3C\x00"],  # 3: 60 off (held by the pedal)
+    [b"\x91\x28\x5A"],  # 4: bass 40 on
+    [b"\xE1\x00\x60"],  # 5: wheel up
+    [b"\x90\x40\x46"],  # 6: 64 on
+    [b"\xC1\x22"],  # 7: program 34 on channel 2
+    [b"\xB0\x40\x00"],  # 8: pedal up (60 stops)
+    [b"\x81\x28\x00"],  # 9: bass off
+    [b"\x80\x40\x00"],  # 10: 64 off
+    [b"\xB0\x07\x5A"],  # 11: volume 90
+    [b"\x90\x43\x3C"],  # 12: 67 on
+    [b"\x91\x2B\x64"],  # 13: bass 43 on
+    [b"\x80\x43\x00"],  # 14: 67 off
+    [b"\xE1\x00\x40"],  # 15: wheel centre
+    [b"\x81\x2B\x00"],  # 16: bass off
+]
+
+
+def write_song(path):
+    """STEPS as a format-0 file, a step every 240 ticks (a quarter second at 120 BPM)."""
+    track = b""
+    for index, step in enumerate(STEPS):
+        for position, message in enumerate(step):
+            delta = 240 if index > 0 and position == 0 else 0
+            track += bytes([0x81, 0x70]) if delta == 240 else b"\x00"
+            track += message
+    track += b"\x81\x70\xFF\x2F\x00"
+    with open(path, "wb") as file:
+        file.write(b"MThd" + struct.pack(">IHHH", 6, 0, 1, 480) + b"MTrk" + struct.pack(">I", len(track)) + track)
+
+
+class State:
+    """What a MIDI stream left in effect: notes sounding, controllers, programs, wheels."""
+
+    def __init__(self):
+        self.notes, self.controllers, self.programs, self.wheels = set(), {}, {}, {}
+
+    def apply(self, message):
+        status, channel = message[0] & 0xF0, message[0] & 0x0F
+        if status == 0x90 and message[2] > 0:
+            self.notes.add((channel, message[1]))
+        elif status in (0x80, 0x90):
+            self.notes.discard((channel, message[1]))
+        elif status == 0xB0:
+            self.controllers[(channel, message[1])] = message[2]
+            if message[1] in (120, 123):
+                self.notes = {note for note in self.notes if note[0] != channel}
+        elif status == 0xC0:
+            self.programs[channel] = message[1]
+        elif status == 0xE0:
+            self.wheels[channel] = message[1] | message[2] << 7
+
+    def key(self):
+        # Volume and pedal only (the receiver's releases send other controllers too: 66 at the end).
+        controllers = {key: value for key, value in self.controllers.items() if key[1] in (7, 64)}
+        return (sorted(self.notes), sorted(controllers.items()), sorted(self.programs.items()),
+                sorted(self.wheels.items()))
+
+
+def expected_states():
+    state, states = State(), []
+    for step in STEPS:
+        for message in step:
+            state.apply(message)
+        states.append(state.key())
+    return states
+
+
+class Relay(threading.Thread):
+    """Forwards a session between the sender (who invites RELAY) and the receiver (at TARGET),
+    both ports both ways, dropping the data packets that hold a step in `drops`, and when
+    `strip` is set removing every packet's recovery journal."""
+
+    def __init__(self, target, drops, strip=False):
+        super().__init__(daemon=True)
+        self.port = free_port_pair()
+        self.front = [self.bound(self.port), self.bound(self.port + 1)]
+        self.back = [self.bound(0), self.bound(0)]
+        self.target, self.drops, self.strip = target, set(drops), strip
+        self.senders = [None, None]
+        self.dropped, self.packets = [], 0
+        self.stopping = False
+
+    @staticmethod
+    def bound(port):
+        sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        sock.bind(("127.0.0.1", port))
+        return sock
+
+    def step_of(self, data):
+        """The song step a data packet holds (its command list), or None."""
+        header = data[12]
+        long = header & 0x80
+        length = ((header & 0x0F) << 8 | data[13]) if long else header & 0x0F
+        commands = data[13 + (1 if long else 0): 13 + (1 if long else 0) + length]
+        for index, step in enumerate(STEPS):
+            if step[0] in commands:
+                return index
+        return None
+
+    def run(self):
+        sockets = self.front + self.back
+        while not self.stopping:
+            ready, _, _ = select.select(sockets, [], [], 0.05)
+            for sock in ready:
+                data, source = sock.recvfrom(65536)
+                if sock in self.front:
+                    port = self.front.index(sock)
+                    self.senders[port] = source
+                    if port == 1 and len(data) > 13 and data[0] & 0xC0 == 0x80 and data[1] & 0x7F == 0x61:
+                        self.packets += 1
+                        step = self.step_of(data)
+                        if step in self.drops:
+                            self.dropped.append(step)
+                            continue
+                        if self.strip and data[12] & 0x40:
+                            header = data[12]
+                            long = header & 0x80
+                            length = ((header & 0x0F) << 8 | data[13]) if long else header & 0x0F
+                            end = 13 + (1 if long else 0) + length
+                            data = data[:12] + bytes([header & ~0x40]) + data[13:end]
+                    self.back[port].sendto(data, ("127.0.0.1", self.target + port))
+                else:
+                    port = self.back.index(sock)
+                    if self.senders[port] is not None:
+                        self.front[port].sendto(data, self.senders[port])
+
+    def stop(self):
+        self.stopping = True
+        self.join(timeout=5)
+        for sock in self.front + self.back:
+            sock.close()
+
+
+def start_jack():
+    name = f"pianola-journal-{os.getpid()}"
+    environment = dict(os.environ, JACK_NO_AUDIO_RESERVATION="1")
+    server = subprocess.Popen(["jackd", "-n", name, "-r", "-d", "dummy", "-r", "48000", "-p", "1024"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=environment)
+    for _ in range(100):
+        listed = subprocess.run(["jack_lsp", "-s", name], capture_output=True, text=True, env=environment)
+        if "system:playback_1" in listed.stdout:
+            return server, name
+        time.sleep(0.05)
+    server.terminate()
+    raise SystemExit("jackd did not start (scripts/install-deps --test installs jackd2)")
+
+
+def run_through_relay(pianola, font, work, song, name, drops, strip=False):
+    """The song from play to live through a relay dropping `drops`; the recorded messages with
+    their times in seconds, and the steps the relay dropped."""
+    port = free_port_pair()
+    take = os.path.join(work, f"{name}.mid")
+    log = open(os.path.join(work, f"{name}-live.err"), "w")
+    receiver = subprocess.Popen(
+        [pianola, "live", "-d", "null", "-s", font, "--rtpmidi", f"127.0.0.1:{port}", "--no-mdns", "--record", take],
+        stdout=subprocess.DEVNULL, stderr=log)
+    time.sleep(1.0)
+    relay = Relay(port, drops, strip)
+    relay.start()
+    try:
+        sender = subprocess.run(
+            [pianola, "play", song, "-q", "--driver", "jack", "--no-autoconnect", "-s", font, "--midi-out-only",
+             "--rtpmidi-connect", f"127.0.0.1:{relay.port}"],
+            capture_output=True, text=True, timeout=60, env=dict(os.environ, JACK_DEFAULT_SERVER=JACK_NAME))
+        check(f"{name}: play ran", sender.returncode == 0, sender.stderr.strip()[-300:] or "exit 0")
+    finally:
+        time.sleep(0.3)
+        receiver.send_signal(signal.SIGINT)
+        receiver.wait(timeout=20)
+        relay.stop()
+        log.close()
+    messages = [(tick / 3840.0, bytes(message)) for tick, message in read_smf_messages(take)]
+    return messages, relay.dropped
+
+
+def compare(messages, dropped):
+    """The steps (whose packet arrived) in the middle of which the receiver's state was not the
+    song's, and the number compared."""
+    # The latency: the least of (arrival - song time) over the steps' first messages (one late
+    # packet must not shift the others' windows).
+    offsets = [time_ - STEPS_TIME[index] for index, step in enumerate(STEPS) if index not in dropped
+               for time_, message in messages if message == step[0]]
+    if not offsets:
+        return None, 0
+    offset = min(offsets)
+    wrong, compared = [], 0
+    for index in range(1, len(STEPS)):
+        if index in dropped:
+            continue
+        # Late in the step (a packet held up by a busy machine still counts), before the next.
+        moment = STEPS_TIME[index] + offset + STEP * 0.9
+        state = State()
+        for time_, message in messages:
+            if time_ <= moment:
+                state.apply(message)
+        compared += 1
+        if state.key() != EXPECTED[index]:
+            wrong.append(index)
+    return wrong, compared
+
+
+STEPS_TIME = [index * STEP for index in range(len(STEPS))]
+EXPECTED = expected_states()
+JACK_NAME = ""
+
+
+def main():
+    global JACK_NAME
+    pianola, font = sys.argv[1], sys.argv[2]
+    work = tempfile.mkdtemp(prefix="pianola-journal-")
+    song = os.path.join(work, "steps.mid")
+    write_song(song)
+    server, JACK_NAME = start_jack()
+    try:
+        patterns = [("a note-on lost", [6]), ("a burst of 5", [3, 4, 5, 6, 7]), ("the note-off's packet", [10]),
+                    ("the pedal release's packet", [8]), ("the program change's packet", [7])]
+        for name, drops in patterns:
+            messages, dropped = run_through_relay(pianola, font, work, song, name.replace(" ", "-"), drops)
+            check(f"{name}: the relay dropped it", sorted(dropped) == sorted(drops), f"dropped steps {dropped}")
+            wrong, compared = compare(messages, set(dropped))
+            check(f"{name}: the receiver is in the song's state in every step that arrived",
+                  wrong == [] and compared >= len(STEPS) - 1 - len(drops),
+                  f"{compared} steps compared, wrong in {wrong}")
+        # Without journals (the relay strips them) the same single loss leaves the receiver wrong.
+        messages, dropped = run_through_relay(pianola, font, work, song, "stripped", [6], strip=True)
+        wrong, compared = compare(messages, set(dropped))
+        check("without the journal, releasing everything on the gap is wrong", wrong not in (None, []),
+              f"{compared} steps compared, wrong in {wrong}")
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+    print(f"{len(failures) == 0 and 'journal loss tests: all passed' or f'journal loss tests: {len(failures)} failed'}")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
