@@ -142,6 +142,9 @@ let package = Package(
         .executableTarget(
             name: "parse-benchmark", dependencies: ["SMF"], path: "Benchmarks/ParseBenchmark",
             swiftSettings: strictSettings),
+        .executableTarget(
+            name: "journal-benchmark", dependencies: ["MIDIIO", "MIDICore"], path: "Benchmarks/JournalBenchmark",
+            swiftSettings: strictSettings),
 
         // MARK: Tests
         .target(
