@@ -18,16 +18,84 @@ public struct JournalHistory: Sendable {
         var sequence: UInt16
     }
 
+    /// A set of numbers 0…127, walked in ascending order: which controllers, notes and
+    /// pressures have history, so that a journal looks at those only.
+    struct Bits128: Sendable {
+        var low: UInt64 = 0
+        var high: UInt64 = 0
+
+        var isEmpty: Bool { low == 0 && high == 0 }
+
+        mutating func insert(_ number: Int) {
+            if number < 64 { low |= 1 << UInt64(number) } else { high |= 1 << UInt64(number - 64) }
+        }
+
+        mutating func remove(_ number: Int) {
+            if number < 64 { low &= ~(1 << UInt64(number)) } else { high &= ~(1 << UInt64(number - 64)) }
+        }
+
+        func forEach(_ body: (Int) -> Void) {
+            for (word, base) in [(low, 0), (high, 64)] {
+                var rest = word
+                while rest != 0 {
+                    body(base + rest.trailingZeroBitCount)
+                    rest &= rest - 1
+                }
+            }
+        }
+    }
+
     struct Channel: Sendable {
         var program: Item<ChannelJournal.Program>?
         /// The bank selects last sent (not history: the bank a later Program Change takes).
         var bank: (msb: UInt8?, lsb: UInt8?) = (nil, nil)
-        var controllers = [Item<UInt8>?](repeating: nil, count: 128)
+        private(set) var controllers = [Item<UInt8>?](repeating: nil, count: 128)
         var pitchWheel: Item<(lsb: UInt8, msb: UInt8)>?
         /// A note's last command since the checkpoint: on (its velocity) or off (nil).
-        var notes = [Item<UInt8?>?](repeating: nil, count: 128)
+        private(set) var notes = [Item<UInt8?>?](repeating: nil, count: 128)
         var channelPressure: Item<UInt8>?
-        var polyPressure = [Item<ChannelJournal.PressureLog>?](repeating: nil, count: 128)
+        private(set) var polyPressure = [Item<ChannelJournal.PressureLog>?](repeating: nil, count: 128)
+        private(set) var controllerBits = Bits128()
+        private(set) var noteBits = Bits128()
+        private(set) var pressureBits = Bits128()
+
+        mutating func setController(_ number: Int, _ item: Item<UInt8>?) {
+            controllers[number] = item
+            if item == nil { controllerBits.remove(number) } else { controllerBits.insert(number) }
+        }
+
+        mutating func setNote(_ number: Int, _ item: Item<UInt8?>?) {
+            notes[number] = item
+            if item == nil { noteBits.remove(number) } else { noteBits.insert(number) }
+        }
+
+        mutating func setPressure(_ number: Int, _ item: Item<ChannelJournal.PressureLog>?) {
+            polyPressure[number] = item
+            if item == nil { pressureBits.remove(number) } else { pressureBits.insert(number) }
+        }
+
+        /// Drops what packets through `sequence` set.
+        mutating func trim(through sequence: UInt16) {
+            func acknowledged(_ item: UInt16) -> Bool { Int16(bitPattern: item &- sequence) <= 0 }
+            if let item = program, acknowledged(item.sequence) { program = nil }
+            if let item = pitchWheel, acknowledged(item.sequence) { pitchWheel = nil }
+            if let item = channelPressure, acknowledged(item.sequence) { channelPressure = nil }
+            controllerBits.forEach { number in
+                if let item = controllers[number], acknowledged(item.sequence) { setController(number, nil) }
+            }
+            noteBits.forEach { number in
+                if let item = notes[number], acknowledged(item.sequence) { setNote(number, nil) }
+            }
+            pressureBits.forEach { number in
+                if let item = polyPressure[number], acknowledged(item.sequence) { setPressure(number, nil) }
+            }
+        }
+
+        /// Whether nothing is left to code.
+        var isEmpty: Bool {
+            program == nil && pitchWheel == nil && channelPressure == nil && controllerBits.isEmpty
+                && noteBits.isEmpty && pressureBits.isEmpty
+        }
     }
 
     /// The first packet the journal codes: the one after the last the receiver acknowledged.
@@ -52,19 +120,15 @@ public struct JournalHistory: Sendable {
         active |= 1 << index
         switch message {
         case .noteOn(_, let note, let velocity) where velocity > 0:
-            channels[index].notes[Int(note)] = Item(value: velocity, sequence: sequence)
+            channels[index].setNote(Int(note), Item(value: velocity, sequence: sequence))
         case .noteOn(_, let note, _), .noteOff(_, let note, _):
-            channels[index].notes[Int(note)] = Item(value: nil, sequence: sequence)
-            if channels[index].polyPressure[Int(note)] != nil {
-                channels[index].polyPressure[Int(note)]?.value.isCancelled = true
-                channels[index].polyPressure[Int(note)]?.sequence = sequence
-            }
+            channels[index].setNote(Int(note), Item(value: nil, sequence: sequence))
         case .controlChange(_, let controller, let value):
             recordController(controller, value: value, channel: index, sequence: sequence)
         case .programChange(_, let program):
             let bank = channels[index].bank
-            // The B bit says both are known; with one of them, chapter C has it.
-            let selected = bank.msb.flatMap { msb in bank.lsb.map { (msb, $0) } }
+            // B: a bank select MSB came before (RFC 6295 A.2), with the LSB sent since, else 0.
+            let selected = bank.msb.map { ($0, bank.lsb ?? 0) }
             channels[index].program = Item(value: .init(program: program, bank: selected), sequence: sequence)
         case .pitchBend(_, let value):
             channels[index].pitchWheel = Item(
@@ -72,8 +136,8 @@ public struct JournalHistory: Sendable {
         case .channelPressure(_, let pressure):
             channels[index].channelPressure = Item(value: pressure, sequence: sequence)
         case .polyphonicKeyPressure(_, let note, let pressure):
-            channels[index].polyPressure[Int(note)] = Item(
-                value: .init(note: note, pressure: pressure), sequence: sequence)
+            channels[index].setPressure(
+                Int(note), Item(value: .init(note: note, pressure: pressure), sequence: sequence))
         default:
             break
         }
@@ -86,20 +150,30 @@ public struct JournalHistory: Sendable {
         case 121:
             // Reset All Controllers (RP-015): modulation, the pedals and the wheels to rest.
             for (number, rest) in [(1, 0), (11, 127), (64, 0), (65, 0), (66, 0), (67, 0)] as [(Int, UInt8)] {
-                channels[channel].controllers[number] = Item(value: rest, sequence: sequence)
+                channels[channel].setController(number, Item(value: rest, sequence: sequence))
             }
             channels[channel].pitchWheel = Item(value: (0, 64), sequence: sequence)
             channels[channel].channelPressure = Item(value: 0, sequence: sequence)
             return
         case 120, 123...127:
-            for note in 0..<128 where channels[channel].notes[note]?.value != nil {
-                channels[channel].notes[note] = Item(value: nil, sequence: sequence)
+            // Every note released; poly pressure cancelled (chapter A's X bit).
+            var notes = channels[channel]
+            notes.noteBits.forEach { note in
+                if notes.notes[note]?.value != nil { notes.setNote(note, Item(value: nil, sequence: sequence)) }
             }
+            notes.pressureBits.forEach { note in
+                if var pressure = notes.polyPressure[note], !pressure.value.isCancelled {
+                    pressure.value.isCancelled = true
+                    pressure.sequence = sequence
+                    notes.setPressure(note, pressure)
+                }
+            }
+            channels[channel] = notes
             return
         default: break
         }
         guard Self.isCodedInChapterC(controller) else { return }
-        channels[channel].controllers[Int(controller)] = Item(value: value, sequence: sequence)
+        channels[channel].setController(Int(controller), Item(value: value, sequence: sequence))
     }
 
     /// The receiver got every packet through `sequence` (its RS feedback): the history before
@@ -108,23 +182,9 @@ public struct JournalHistory: Sendable {
         let next = sequence &+ 1
         guard Int16(bitPattern: next &- checkpoint) > 0 else { return }
         checkpoint = next
-        func kept(_ item: UInt16) -> Bool { Int16(bitPattern: item &- sequence) > 0 }
         for index in 0..<16 where active & 1 << index != 0 {
-            var channel = channels[index]
-            if let item = channel.program, !kept(item.sequence) { channel.program = nil }
-            if let item = channel.pitchWheel, !kept(item.sequence) { channel.pitchWheel = nil }
-            if let item = channel.channelPressure, !kept(item.sequence) { channel.channelPressure = nil }
-            for number in 0..<128 {
-                if let item = channel.controllers[number], !kept(item.sequence) { channel.controllers[number] = nil }
-                if let item = channel.notes[number], !kept(item.sequence) { channel.notes[number] = nil }
-                if let item = channel.polyPressure[number], !kept(item.sequence) { channel.polyPressure[number] = nil }
-            }
-            channels[index] = channel
-            let empty =
-                channel.program == nil && channel.pitchWheel == nil && channel.channelPressure == nil
-                && channel.controllers.allSatisfy { $0 == nil } && channel.notes.allSatisfy { $0 == nil }
-                && channel.polyPressure.allSatisfy { $0 == nil }
-            if empty { active &= ~(1 << index) }
+            channels[index].trim(through: sequence)
+            if channels[index].isEmpty { active &= ~(1 << index) }
         }
     }
 
@@ -145,8 +205,8 @@ public struct JournalHistory: Sendable {
                 coded.program = item.value
                 coded.program?.isSinglePacketLossIrrelevant = irrelevant(item.sequence)
             }
-            for (number, item) in channel.controllers.enumerated() {
-                guard let item else { continue }
+            channel.controllerBits.forEach { number in
+                guard let item = channel.controllers[number] else { return }
                 var log = ChannelJournal.ControllerLog(controller: UInt8(number), value: item.value)
                 log.isSinglePacketLossIrrelevant = irrelevant(item.sequence)
                 coded.controllers.append(log)
@@ -156,29 +216,30 @@ public struct JournalHistory: Sendable {
                 _ = irrelevant(item.sequence)
             }
             var notes = ChannelJournal.Notes()
-            for (number, item) in channel.notes.enumerated() {
-                guard let item else { continue }
+            var releasedBefore = false
+            channel.noteBits.forEach { number in
+                guard let item = channel.notes[number] else { return }
                 if let velocity = item.value {
                     var log = ChannelJournal.NoteLog(note: UInt8(number), velocity: velocity)
                     log.isSinglePacketLossIrrelevant = irrelevant(item.sequence)
                     notes.logs.append(log)
                 } else {
+                    releasedBefore = releasedBefore || item.sequence == previous
                     _ = irrelevant(item.sequence)
                     notes.released.insert(UInt8(number))
                 }
             }
             if !notes.logs.isEmpty || !notes.released.isEmpty {
-                notes.isSinglePacketLossIrrelevant =
-                    notes.logs.allSatisfy(\.isSinglePacketLossIrrelevant)
-                    && !channel.notes.contains { $0?.value == nil && $0?.sequence == previous }
+                // B (RFC 6295 A.6): 0 only when the packet before had a Note Off on the channel.
+                notes.isSinglePacketLossIrrelevant = !releasedBefore
                 coded.notes = notes
             }
             if let item = channel.channelPressure {
                 coded.channelPressure = item.value
                 _ = irrelevant(item.sequence)
             }
-            for item in channel.polyPressure {
-                guard let item else { continue }
+            channel.pressureBits.forEach { number in
+                guard let item = channel.polyPressure[number] else { return }
                 var log = item.value
                 log.isSinglePacketLossIrrelevant = irrelevant(item.sequence)
                 coded.polyPressure.append(log)
