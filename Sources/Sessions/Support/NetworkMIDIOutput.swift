@@ -14,10 +14,20 @@ import Synchronization
 /// thread of its own sends it when that time comes, so that a peer hears the song with the
 /// sound Pianola makes.
 ///
-/// Like `MIDIChannelRouter`, it is a destination for a player, not attached to an engine.
-final class NetworkMIDIOutput: AudioNode, MIDIReceivingNode, @unchecked Sendable {
+/// Like `MIDIChannelRouter`, it is a destination for a player (or for one track of a sequence,
+/// `MusicSequence.Track.destination`), not attached to an engine:
+///
+/// ```swift
+/// let network = RTPMIDIListener(host: "0.0.0.0", port: 5004)
+/// let output = NetworkMIDIOutput(listener: network, engine: engine, clock: device)
+/// try network.start()
+/// try network.invite(host: "studio-mac.local", port: 5004)
+/// output.start()
+/// sequence.tracks[1].destination = output   // the bass to the Mac, the rest to the sampler
+/// ```
+public final class NetworkMIDIOutput: AudioNode, MIDIReceivingNode, @unchecked Sendable {
     /// The sessions the messages go to.
-    let listener: RTPMIDIListener
+    public let listener: RTPMIDIListener
     private let engine: AudioEngine
     private let clock: (any AudioPresentationClock)?
     private let queue = MIDIEventQueue(capacity: 8_192)
@@ -26,7 +36,7 @@ final class NetworkMIDIOutput: AudioNode, MIDIReceivingNode, @unchecked Sendable
 
     /// An output to `listener`'s sessions of what `engine` renders, timed by `clock` (the
     /// engine's output device).
-    init(listener: RTPMIDIListener, engine: AudioEngine, clock: (any AudioPresentationClock)?) {
+    public init(listener: RTPMIDIListener, engine: AudioEngine, clock: (any AudioPresentationClock)?) {
         self.listener = listener
         self.engine = engine
         self.clock = clock
@@ -34,13 +44,15 @@ final class NetworkMIDIOutput: AudioNode, MIDIReceivingNode, @unchecked Sendable
     }
 
     /// Messages dropped because the queue was full (more than 8192 waiting to be sent).
-    var droppedCount: Int { queue.droppedCount }
+    public var droppedCount: Int { queue.droppedCount }
 
-    func receive(_ message: MIDIMessage, atFrameOffset frameOffset: Int) {
+    /// Queues `message` for the time its frame is heard (render thread: no allocation, no lock).
+    public func receive(_ message: MIDIMessage, atFrameOffset frameOffset: Int) {
         queue.push(message, arrival: time(ofFrameOffset: frameOffset))
     }
 
-    func receiveSystemExclusive(_ payload: UnsafeBufferPointer<UInt8>, atFrameOffset frameOffset: Int) {
+    /// Queues a SysEx message from its payload, copied without building an array (render thread).
+    public func receiveSystemExclusive(_ payload: UnsafeBufferPointer<UInt8>, atFrameOffset frameOffset: Int) {
         queue.pushSystemExclusive(payload, arrival: time(ofFrameOffset: frameOffset))
     }
 
@@ -52,8 +64,8 @@ final class NetworkMIDIOutput: AudioNode, MIDIReceivingNode, @unchecked Sendable
         return MIDITimestamp.now() + UInt64(max(0, clock?.bufferDuration ?? 0) * 1e9)
     }
 
-    /// Starts the sending thread.
-    func start() {
+    /// Starts the sending thread (start the listener first).
+    public func start() {
         guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let thread = Thread { [self] in
             while running.load(ordering: .acquiring) {
@@ -68,7 +80,7 @@ final class NetworkMIDIOutput: AudioNode, MIDIReceivingNode, @unchecked Sendable
     }
 
     /// Sends what is queued (at once), then stops the sending thread; the sessions stay open.
-    func stop() {
+    public func stop() {
         guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }
         stopped.wait()
     }
