@@ -54,6 +54,14 @@ struct RecoveryJournalTests {
         #expect(try ChannelJournal.Notes(reading: &reader).logs.count == 128 && reader.isAtEnd)
     }
 
+    @Test("a chapter N holding nothing (no log, no OFFBIT set) makes an empty channel journal, not written")
+    func emptyNoteChapter() throws {
+        // Found by the fuzzer: channel 0 with chapter N of 0 logs and one OFFBITS octet of 0.
+        let read = try RecoveryJournal(parsing: [0x20, 0x00, 0x01, 0x00, 0x06, 0x08, 0x00, 0x00, 0x00][...])
+        #expect(read.channels.count == 1 && read.channels[0].isEmpty)
+        #expect(read.serialized() == [0x00, 0x00, 0x01])
+    }
+
     @Test("chapters M and E and the system journal are stepped over by their lengths")
     func skipsWhatItDoesNotAct() throws {
         // Y and A set, TOTCHAN 0; a system journal of 4 octets; channel 3 with M (4 octets), W, E (1 log).

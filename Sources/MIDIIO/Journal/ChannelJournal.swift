@@ -136,7 +136,8 @@ public struct ChannelJournal: Equatable, Sendable {
 
     /// Whether the journal holds no chapter (such a channel journal is not written).
     public var isEmpty: Bool {
-        program == nil && controllers.isEmpty && pitchWheel == nil && notes == nil && channelPressure == nil
+        program == nil && controllers.isEmpty && pitchWheel == nil
+            && (notes.map { $0.logs.isEmpty && $0.released.isEmpty } ?? true) && channelPressure == nil
             && polyPressure.isEmpty
     }
 
