@@ -21,6 +21,7 @@ extension RTPMIDISessionMachine {
             }
             if step > 1 {
                 peer.session.lostPackets += Int(step) - 1
+                peer.sysEx = nil  // a SysEx split across the gap lost a piece
                 if let journal, journal.covers(lossAfter: last) {
                     repair(&peer, from: journal, at: arrival)
                     peer.session.repairedGaps += 1

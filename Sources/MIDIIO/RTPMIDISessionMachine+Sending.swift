@@ -10,6 +10,8 @@ extension RTPMIDISessionMachine {
     /// A guard packet goes out when nothing was sent for this long (nanoseconds) and the
     /// journal still holds something the peer has not acknowledged.
     public static let guardInterval: UInt64 = 50_000_000
+    /// The most packets a journal's history spans before its checkpoint moves on unacknowledged.
+    static let maximumHistorySpan = 16_384
 
     /// Sends `messages` to every open session, in one packet each (or several, for a long list),
     /// with the journal of what was sent before; `now` (a `MIDITimestamp`) is the RTP timestamp,
@@ -30,6 +32,11 @@ extension RTPMIDISessionMachine {
         for key in peers.keys.sorted() {
             guard let peer = peers[key], peer.session.isConnected, let data = peer.data else { continue }
             var outgoing = peer.outgoing ?? Outgoing(sequence: UInt16.random(in: 0...UInt16.max, using: &random))
+            // A peer that sends no feedback: the checkpoint moves on by itself before the history
+            // spans half the sequence numbers.
+            if outgoing.history.span(upTo: outgoing.sequence) > Self.maximumHistorySpan {
+                outgoing.history.rebase(to: outgoing.sequence)
+            }
             for list in packets {
                 output.append(.send(bytes: packet(list, from: &outgoing, at: now), to: data, from: .data))
             }
@@ -38,13 +45,16 @@ extension RTPMIDISessionMachine {
         }
     }
 
-    /// Guard packets for the sessions idle since their last packet (called by `tick` and by a
-    /// sender's own timer): an empty command list with the journal, once per pause.
-    public mutating func sendGuards(now: UInt64) {
+    /// Guard packets for the sessions idle since their last packet (called by a sender's own
+    /// timer after each send, and by `tick`): an empty command list with the journal, once per
+    /// pause; with `repeating` (each tick) again while the peer has not acknowledged the history
+    /// (a guard can be lost too); with `force`, at once (before `BY`).
+    public mutating func sendGuards(now: UInt64, repeating: Bool = false, force: Bool = false) {
         for (key, peer) in peers {
-            guard var outgoing = peer.outgoing, !outgoing.isGuarded, peer.session.isConnected, let data = peer.data,
-                now &- outgoing.lastSent >= Self.guardInterval
-            else { continue }
+            guard var outgoing = peer.outgoing, peer.session.isConnected, let data = peer.data else { continue }
+            let unacknowledged = outgoing.history.checkpoint != outgoing.sequence
+            let due = force || now &- outgoing.lastSent >= Self.guardInterval
+            guard due, !outgoing.isGuarded || ((repeating || force) && unacknowledged) else { continue }
             output.append(.send(bytes: packet([], from: &outgoing, at: now), to: data, from: .data))
             outgoing.isGuarded = true
             peers[key]?.outgoing = outgoing

@@ -241,7 +241,7 @@ public struct RTPMIDISessionMachine: Sendable {
                 peers[peerSSRC]?.lastFeedbackSequence = sequence
             }
         }
-        sendGuards(now: now)
+        sendGuards(now: now, repeating: true)
     }
 
     /// Ends every session (`BY` to each, their notes released) and every invitation the control
@@ -251,6 +251,9 @@ public struct RTPMIDISessionMachine: Sendable {
             send(.end(token: token, ssrc: ssrc), to: invitation.control, from: .control)
         }
         invitations.removeAll()
+        // A last guard to every peer whose journal holds what it has not acknowledged (a lost
+        // last packet repaired), then BY.
+        sendGuards(now: now, force: true)
         for (peerSSRC, peer) in peers {
             send(.end(token: peer.token, ssrc: ssrc), to: peer.control, from: .control)
             end(peerSSRC, reason: "ended", at: now)
@@ -302,6 +305,10 @@ public struct RTPMIDISessionMachine: Sendable {
         case .receiverFeedback(let peerSSRC, let sequence):
             // Apple's peers put the 16-bit sequence number in the upper half; some the whole.
             let acknowledged = sequence > 0xFFFF ? UInt16(sequence >> 16) : UInt16(sequence)
+            // Only for a packet this side sent (not one in the future: a misread field).
+            guard let outgoing = peers[peerSSRC]?.outgoing,
+                Int16(bitPattern: acknowledged &- (outgoing.sequence &- 1)) <= 0
+            else { return }
             peers[peerSSRC]?.outgoing?.history.acknowledge(through: acknowledged)
         case .bitrateLimit:
             break

@@ -18,6 +18,8 @@ struct RTPMIDILossTests {
         var drops: (Int) -> Bool
         /// The song packet being sent, if any.
         var songPacket: Int?
+        /// Whether the link drops the packets that are no song packet (guards).
+        var dropsGuards = false
         /// Whether the link strips the journal off (as from a sender that sends none).
         var stripsJournal = false
         var dataPackets = 0
@@ -39,7 +41,7 @@ struct RTPMIDILossTests {
                     let source = port == .data ? senderControl.nextPort : senderControl
                     if port == .data && !AppleMIDICommand.isCommand(bytes) {
                         dataPackets += 1
-                        if let songPacket, drops(songPacket) { continue }
+                        if songPacket.map(drops) ?? dropsGuards { continue }
                         if stripsJournal, let header = bytes.indices.contains(12) ? bytes[12] : nil {
                             let long = header & 0x80 != 0
                             let length = Int(header & 0x0F) << (long ? 8 : 0) | (long ? Int(bytes[13]) : 0)
@@ -175,9 +177,38 @@ struct RTPMIDILossTests {
         link.send([.controlChange(channel: 0, controller: 7, value: 90)])
         let sequence = try #require(link.sender.peers.values.first?.outgoing?.sequence)
         #expect(link.sender.peers.values.first?.outgoing?.history.checkpoint == sequence &- 2)
+        // An RS for a packet never sent (a misread field) is ignored.
+        let ssrc = link.receiver.ssrc
+        link.sender.receive(
+            AppleMIDICommand.receiverFeedback(ssrc: ssrc, sequence: UInt32(sequence &+ 500) << 16).bytes,
+            from: link.receiverControl, on: .control, at: link.now)
+        #expect(link.sender.peers.values.first?.outgoing?.history.checkpoint == sequence &- 2)
         link.tick()  // the receiver's RS: it has the last packet
         #expect(link.sender.peers.values.first?.outgoing?.history.checkpoint == sequence)
         #expect(link.sender.peers.values.first?.outgoing?.history.journal(forPacket: sequence).channels.isEmpty == true)
+    }
+
+    @Test("a lost last packet and its guard: the next tick's guard repairs it; a guard goes before BY")
+    func repeatedGuards() {
+        var link = Link(drops: { $0 == 0 })
+        link.send([.noteOn(channel: 0, note: 60, velocity: 100)], songPacket: 0)
+        link.dropsGuards = true  // the guard is lost too
+        link.now += 100_000_000
+        link.sender.sendGuards(now: link.now)
+        link.pump()
+        #expect(link.heard.soundingNotes(onChannel: 0).isEmpty)
+        link.dropsGuards = false
+        link.now += 1_000_000_000
+        link.sender.tick(now: link.now)  // unacknowledged: the guard again
+        link.pump()
+        #expect(link.heard.soundingNotes(onChannel: 0) == [60])
+        // A note released and lost just before the end: the guard before BY repairs it first.
+        link.drops = { $0 == 1 }
+        link.send([.noteOff(channel: 0, note: 60, velocity: 0)], songPacket: 1)
+        link.sender.endAll(now: link.now)
+        link.pump()
+        #expect(link.heard.soundingNotes(onChannel: 0).isEmpty)
+        #expect(link.receiver.sessions.isEmpty)
     }
 
     @Test("guard packets: one per pause, journal only, none while nothing changed")

@@ -123,6 +123,22 @@ struct RTPMIDISessionDataTests {
         #expect(session.lostPackets == 1 && session.repairedGaps == 1)
     }
 
+    @Test("a SysEx whose middle segment was lost is not delivered, even when a journal covers the gap")
+    func sysExAcrossARepairedGap() {
+        var peer = RTPMIDITestPeer()
+        var harness = connected(peer)
+        // A journal with no channel journal, its checkpoint the first packet: it covers the gap.
+        let checkpoint = peer.sequence &+ 1
+        let journal: [UInt8] = [0x00, UInt8(checkpoint >> 8), UInt8(truncatingIfNeeded: checkpoint)]
+        #expect(
+            harness.receive(peer.packet([0xF0, 0x7E, 0x7F, 0xF0], journal: journal), from: peer.data, on: .data).midi
+                .isEmpty)
+        let last = harness.receive(
+            peer.packet([0xF7, 0x01, 0xF7], journal: journal, skip: 1), from: peer.data, on: .data)
+        #expect(last.midi.isEmpty, "\(last.midi)")
+        #expect(harness.machine.sessions.first?.repairedGaps == 1)
+    }
+
     @Test("100 000 packets with mangled journals and random gaps: no trap, and nothing sounds after BY")
     func fuzzedJournals() {
         var peer = RTPMIDITestPeer()

@@ -131,6 +131,33 @@ struct RecoveryJournalTests {
         #expect(history.journal(forPacket: 103).channels.isEmpty)
     }
 
+    @Test("All Notes Off after RS trimmed the notes' Note Ons still codes them as released")
+    func allNotesOffAfterTrim() {
+        var history = JournalHistory(firstSequence: 10)
+        history.record(.noteOn(channel: 2, note: 60, velocity: 90), inPacket: 10)
+        history.record(.noteOn(channel: 2, note: 64, velocity: 90), inPacket: 10)
+        history.record(.noteOff(channel: 2, note: 64, velocity: 0), inPacket: 11)
+        history.acknowledge(through: 11)  // the receiver has 60 sounding, 64 released
+        #expect(history.journal(forPacket: 12).channels.isEmpty)
+        history.record(.controlChange(channel: 2, controller: 123, value: 0), inPacket: 12)  // lost
+        let journal = history.journal(forPacket: 13)
+        #expect(journal.channels.first?.notes?.released == [60])
+        var receiver = MIDIChannelStates()
+        receiver.apply(.noteOn(channel: 2, note: 60, velocity: 90))
+        #expect(receiver.repairs(from: journal) == [.noteOff(channel: 2, note: 60, velocity: 0)])
+    }
+
+    @Test("a history no receiver acknowledges moves its checkpoint on before it spans half the sequence numbers")
+    func rebase() {
+        var history = JournalHistory(firstSequence: 0)
+        history.record(.programChange(channel: 0, program: 7), inPacket: 0)
+        history.rebase(to: 20_000)
+        let journal = history.journal(forPacket: 20_001)
+        #expect(journal.checkpoint == 20_000 && journal.channels.first?.program?.program == 7)
+        history.acknowledge(through: 20_000)
+        #expect(history.journal(forPacket: 20_001).channels.isEmpty)
+    }
+
     @Test("a journal covers a loss when its checkpoint is no later than the first packet lost (mod 2^16)")
     func coverage() {
         #expect(RecoveryJournal(checkpoint: 10).covers(lossAfter: 9))

@@ -11,6 +11,20 @@ import Testing
 /// A private JACK server for a test (a failure with the reason when there is none).
 func jackServer() throws -> JACKServer { try JACKServer.started() }
 
+/// `pianola ARGUMENTS` running against `server`: the process, and a pipe of its standard error.
+func startPianola(_ arguments: [String], server: JACKServer) throws -> (Process, Pipe) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: pianolaBinaryDirectory() + "/pianola")
+    process.arguments = arguments
+    process.environment = ProcessInfo.processInfo.environment.merging(server.clientEnvironment) { $1 }
+    let errors = Pipe()
+    process.standardError = errors
+    process.standardOutput = FileHandle.nullDevice
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    return (process, errors)
+}
+
 /// Three notes after a second's rest (120 BPM, 480 ticks a beat: 960 ticks a second), ending at 2.2 s.
 func writeShortSong(to path: String) throws {
     var events: [MIDIFile.Event] = []
@@ -168,15 +182,8 @@ struct JACKCommandTests {
         #expect(wrong.stderr == "pianola: no JACK port 'sqe' (nearest: seq)\n", "\(wrong.stderr)")
 
         let take = directory + "/take.mid"
-        let live = Process()
-        live.executableURL = URL(fileURLWithPath: pianolaBinaryDirectory() + "/pianola")
-        live.arguments = ["live", "--driver", "jack", "--connect", "seq", "--record", take, "-s", bundledFontPath]
-        live.environment = ProcessInfo.processInfo.environment.merging(server.clientEnvironment) { $1 }
-        let errors = Pipe()
-        live.standardError = errors
-        live.standardOutput = FileHandle.nullDevice
-        live.standardInput = FileHandle.nullDevice
-        try live.run()
+        let (live, errors) = try startPianola(
+            ["live", "--driver", "jack", "--connect", "seq", "--record", take, "-s", bundledFontPath], server: server)
         #expect(waitForPort("pianola:midi_in", on: server))
         // The port is there from set-up; the session connects it when it starts.
         var connections: [String] = []

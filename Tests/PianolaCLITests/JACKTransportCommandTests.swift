@@ -34,16 +34,7 @@ struct JACKTransportCommandTests {
 
     /// `pianola play ARGUMENTS --driver jack --no-autoconnect` against `server`, running.
     func startPlaying(_ arguments: [String], server: JACKServer) throws -> (Process, Pipe) {
-        let play = Process()
-        play.executableURL = URL(fileURLWithPath: pianolaBinaryDirectory() + "/pianola")
-        play.arguments = ["play"] + arguments + ["--driver", "jack", "--no-autoconnect"] + Self.synth
-        play.environment = ProcessInfo.processInfo.environment.merging(server.clientEnvironment) { $1 }
-        let errors = Pipe()
-        play.standardError = errors
-        play.standardOutput = FileHandle.nullDevice
-        play.standardInput = FileHandle.nullDevice
-        try play.run()
-        return (play, errors)
+        try startPianola(["play"] + arguments + ["--driver", "jack", "--no-autoconnect"] + Self.synth, server: server)
     }
 
     /// Waits up to `seconds` for `process` to end; whether it did.

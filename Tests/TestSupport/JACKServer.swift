@@ -47,26 +47,42 @@ public final class JACKServer: @unchecked Sendable {
         }
         turn.wait()
         let name = "pianola-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/jackd")
-        process.arguments = ["-n", name, "-r", "-d", "dummy", "-r", "\(sampleRate)", "-p", "\(periodFrames)"]
         var environment = ProcessInfo.processInfo.environment
         environment["JACK_NO_AUDIO_RESERVATION"] = "1"
+        return launch(
+            "/usr/bin/jackd", ["-n", name, "-r", "-d", "dummy", "-r", "\(sampleRate)", "-p", "\(periodFrames)"],
+            environment: environment, readyPort: "system:playback_1"
+        ) { process in
+            JACKServer(
+                name: name, sampleRate: sampleRate, periodFrames: periodFrames, process: process,
+                clientEnvironment: ["JACK_DEFAULT_SERVER": name])
+        }
+    }
+
+    /// Runs a server (`turn` taken) and waits up to 5 s for `readyPort` in its graph; the
+    /// server, or why there is none (its turn given back).
+    private static func launch(
+        _ executable: String, _ arguments: [String], environment: [String: String], readyPort: String,
+        server make: (Process) -> JACKServer
+    ) -> Result<JACKServer, SkipReason> {
+        let tool = (executable as NSString).lastPathComponent
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
         process.environment = environment
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         do { try process.run() } catch {
             turn.signal()
-            return .failure(SkipReason(text: "jackd would not start: \(error)"))
+            return .failure(SkipReason(text: "\(tool) would not start: \(error)"))
         }
-        let server = JACKServer(
-            name: name, sampleRate: sampleRate, periodFrames: periodFrames, process: process,
-            clientEnvironment: ["JACK_DEFAULT_SERVER": name])
+        // (Released, the server stops its process and gives the turn back.)
+        let server = make(process)
         for _ in 0..<100 {
-            if server.ports().contains("system:playback_1") { return .success(server) }
+            if server.ports().contains(readyPort) { return .success(server) }
             usleep(50_000)
         }
-        return .failure(SkipReason(text: "jackd started but took no clients within 5 s"))
+        return .failure(SkipReason(text: "\(tool) started but took no JACK clients within 5 s"))
     }
 
     /// Starts a private PipeWire daemon (Debian's pipewire and pipewire-jack) with a dummy driver
@@ -104,25 +120,16 @@ public final class JACKServer: @unchecked Sendable {
             "LD_LIBRARY_PATH": library + (ProcessInfo.processInfo.environment["LD_LIBRARY_PATH"].map { ":" + $0 } ?? "")
             ,
         ]
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/pipewire")
-        process.arguments = ["-c", configuration + "/daemon.conf"]
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-            .filter { !["PIPEWIRE_LATENCY", "PIPEWIRE_QUANTUM", "JACK_DEFAULT_SERVER"].contains($0.key) }
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        do { try process.run() } catch {
-            turn.signal()
-            return .failure(SkipReason(text: "pipewire would not start: \(error)"))
+        return launch(
+            "/usr/bin/pipewire", ["-c", configuration + "/daemon.conf"],
+            environment: ProcessInfo.processInfo.environment.merging(environment) { $1 }
+                .filter { !["PIPEWIRE_LATENCY", "PIPEWIRE_QUANTUM", "JACK_DEFAULT_SERVER"].contains($0.key) },
+            readyPort: "sink:playback_FL"
+        ) { process in
+            JACKServer(
+                name: name, sampleRate: sampleRate, periodFrames: periodFrames, process: process,
+                clientEnvironment: environment, playbackPrefix: "sink:playback_", folder: folder)
         }
-        let server = JACKServer(
-            name: name, sampleRate: sampleRate, periodFrames: periodFrames, process: process,
-            clientEnvironment: environment, playbackPrefix: "sink:playback_", folder: folder)
-        for _ in 0..<100 {
-            if server.ports().contains("sink:playback_FL") { return .success(server) }
-            usleep(50_000)
-        }
-        return .failure(SkipReason(text: "pipewire started but took no JACK clients within 5 s"))
     }
 
     /// The daemon's whole configuration: the native protocol, JACK clients (client-node), links,

@@ -58,6 +58,9 @@ public struct JournalHistory: Sendable {
         private(set) var controllerBits = Bits128()
         private(set) var noteBits = Bits128()
         private(set) var pressureBits = Bits128()
+        /// The notes sounding now (state, not history: acknowledgements keep it), so that an All
+        /// Notes Off releases notes whose Note On was already trimmed.
+        var sounding = Bits128()
 
         mutating func setController(_ number: Int, _ item: Item<UInt8>?) {
             controllers[number] = item
@@ -91,6 +94,16 @@ public struct JournalHistory: Sendable {
             }
         }
 
+        /// Every item stamped with `sequence`.
+        mutating func restamp(_ sequence: UInt16) {
+            program?.sequence = sequence
+            pitchWheel?.sequence = sequence
+            channelPressure?.sequence = sequence
+            controllerBits.forEach { controllers[$0]?.sequence = sequence }
+            noteBits.forEach { notes[$0]?.sequence = sequence }
+            pressureBits.forEach { polyPressure[$0]?.sequence = sequence }
+        }
+
         /// Whether nothing is left to code.
         var isEmpty: Bool {
             program == nil && pitchWheel == nil && channelPressure == nil && controllerBits.isEmpty
@@ -116,13 +129,15 @@ public struct JournalHistory: Sendable {
     /// Notes what `message`, sent in packet `sequence`, leaves in effect.
     public mutating func record(_ message: MIDIMessage, inPacket sequence: UInt16) {
         guard let channelNumber = message.channel else { return }
-        let index = Int(channelNumber)
+        let index = Int(channelNumber & 0x0F)
         active |= 1 << index
         switch message {
         case .noteOn(_, let note, let velocity) where velocity > 0:
-            channels[index].setNote(Int(note), Item(value: velocity, sequence: sequence))
+            channels[index].setNote(Int(note & 0x7F), Item(value: velocity, sequence: sequence))
+            channels[index].sounding.insert(Int(note & 0x7F))
         case .noteOn(_, let note, _), .noteOff(_, let note, _):
-            channels[index].setNote(Int(note), Item(value: nil, sequence: sequence))
+            channels[index].setNote(Int(note & 0x7F), Item(value: nil, sequence: sequence))
+            channels[index].sounding.remove(Int(note & 0x7F))
         case .controlChange(_, let controller, let value):
             recordController(controller, value: value, channel: index, sequence: sequence)
         case .programChange(_, let program):
@@ -137,7 +152,7 @@ public struct JournalHistory: Sendable {
             channels[index].channelPressure = Item(value: pressure, sequence: sequence)
         case .polyphonicKeyPressure(_, let note, let pressure):
             channels[index].setPressure(
-                Int(note), Item(value: .init(note: note, pressure: pressure), sequence: sequence))
+                Int(note & 0x7F), Item(value: .init(note: note & 0x7F, pressure: pressure), sequence: sequence))
         default:
             break
         }
@@ -158,9 +173,8 @@ public struct JournalHistory: Sendable {
         case 120, 123...127:
             // Every note released; poly pressure cancelled (chapter A's X bit).
             var notes = channels[channel]
-            notes.noteBits.forEach { note in
-                if notes.notes[note]?.value != nil { notes.setNote(note, Item(value: nil, sequence: sequence)) }
-            }
+            notes.sounding.forEach { note in notes.setNote(note, Item(value: nil, sequence: sequence)) }
+            notes.sounding = Bits128()
             notes.pressureBits.forEach { note in
                 if var pressure = notes.polyPressure[note], !pressure.value.isCancelled {
                     pressure.value.isCancelled = true
@@ -173,7 +187,7 @@ public struct JournalHistory: Sendable {
         default: break
         }
         guard Self.isCodedInChapterC(controller) else { return }
-        channels[channel].setController(Int(controller), Item(value: value, sequence: sequence))
+        channels[channel].setController(Int(controller & 0x7F), Item(value: value, sequence: sequence))
     }
 
     /// The receiver got every packet through `sequence` (its RS feedback): the history before
@@ -187,6 +201,18 @@ public struct JournalHistory: Sendable {
             if channels[index].isEmpty { active &= ~(1 << index) }
         }
     }
+
+    /// Moves the checkpoint to `sequence` without a receiver's word, keeping every item (each is
+    /// the stream's current state) but stamping them with it: for a peer that sends no feedback,
+    /// before the history would span half the sequence numbers (and a checkpoint seem to be in
+    /// the future). A receiver that lost packets before `sequence` then falls back to releasing.
+    public mutating func rebase(to sequence: UInt16) {
+        checkpoint = sequence
+        for index in 0..<16 where active & 1 << index != 0 { channels[index].restamp(sequence) }
+    }
+
+    /// How many packets the history spans, up to the one numbered `sequence`.
+    public func span(upTo sequence: UInt16) -> Int { Int(sequence &- checkpoint) }
 
     /// The journal packet `sequence` carries: the history before it. S bits are set on the
     /// structures the packet just before it (`sequence` − 1) did not change.

@@ -30,12 +30,12 @@ public struct MIDIChannelStates: Sendable {
 
     /// Notes `message`'s effect.
     public mutating func apply(_ message: MIDIMessage) {
-        guard let channel = message.channel.map(Int.init) else { return }
+        guard let channel = message.channel.map({ Int($0 & 0x0F) }) else { return }
         switch message {
-        case .noteOn(_, let note, let velocity) where velocity > 0: channels[channel].notes[Int(note)] = velocity
-        case .noteOn(_, let note, _), .noteOff(_, let note, _): channels[channel].notes[Int(note)] = nil
+        case .noteOn(_, let note, let velocity) where velocity > 0: channels[channel].notes[Int(note & 0x7F)] = velocity
+        case .noteOn(_, let note, _), .noteOff(_, let note, _): channels[channel].notes[Int(note & 0x7F)] = nil
         case .controlChange(_, let controller, let value):
-            channels[channel].controllers[Int(controller)] = value
+            channels[channel].controllers[Int(controller & 0x7F)] = value
             switch controller {
             case 120, 123...127: channels[channel].notes = .init(repeating: nil, count: 128)
             case 121:
@@ -49,7 +49,8 @@ public struct MIDIChannelStates: Sendable {
         case .programChange(_, let program): channels[channel].program = program
         case .pitchBend(_, let value): channels[channel].pitchWheel = value
         case .channelPressure(_, let pressure): channels[channel].channelPressure = pressure
-        case .polyphonicKeyPressure(_, let note, let pressure): channels[channel].polyPressure[Int(note)] = pressure
+        case .polyphonicKeyPressure(_, let note, let pressure):
+            channels[channel].polyPressure[Int(note & 0x7F)] = pressure
         default: break
         }
     }
