@@ -28,7 +28,7 @@ struct DriverOptions: ParsableArguments {
     @Flag(
         name: .customLong("jack-multi"),
         help: ArgumentHelp(
-            "JACK: a pair of output ports per MIDI channel (ch1_left, ch1_right … ch16_right), each channel synthesized apart, for a DAW to mix. Not with --channel-map."
+            "JACK: a pair of output ports per MIDI channel (ch1_left, ch1_right … ch16_right), each channel synthesized apart, for a DAW to mix (autoconnected, only ch1 reaches a stereo card: connect the rest in the DAW, or add --no-autoconnect). Not with --channel-map."
         ))
     var jackMulti = false
 

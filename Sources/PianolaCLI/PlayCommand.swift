@@ -163,6 +163,7 @@ struct PlayCommand: ParsableCommand {
                     "network MIDI out: \(open.isEmpty ? "no session yet" : open.joined(separator: ", "))\(listening)"
                         + " (recovery journal on)\n")
                 for peer in silent { Terminal.writeError("note: no answer from \(peer) yet; still inviting\n") }
+                if let note = session.advertisementNote { Terminal.writeError("note: network MIDI: \(note)\n") }
             }
         }
         let keys = Terminal.isInteractive && isatty(0) == 1 ? KeyReader() : nil
@@ -227,8 +228,9 @@ struct PlayCommand: ParsableCommand {
             case .down: session.slower()
             case .loop: session.toggleLoop()
             case .clear: break
-            case .next: return .next
-            case .previous: return .previous
+            // (Following the JACK transport, the session plays its one song.)
+            case .next: if transport == nil { return .next }
+            case .previous: if transport == nil { return .previous }
             case .quit: return .quit
             case nil: break
             }

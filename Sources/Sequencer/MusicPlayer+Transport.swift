@@ -82,15 +82,10 @@ extension MusicPlayer: TransportFollowing {
 
     private func sameFrame(_ first: Double, _ second: Double) -> Bool { abs(first - second) * sampleRate < 0.5 }
 
-    /// Takes a newly prepared cue from the mailbox (never waiting for its lock); the one held
-    /// before goes back to be freed off the audio thread.
+    /// Takes a newly prepared cue (without a lock); the one held before goes back to be freed
+    /// off the audio thread.
     private func takeCue() {
-        _ = mailbox.withLockIfAvailable { box in
-            guard let cue = box.cue, box.consumedCue == nil else { return }
-            box.cue = nil
-            box.consumedCue = heldCue
-            heldCue = cue
-        }
+        if let cue = cues.take(replacing: heldCue) { heldCue = cue }
     }
 
     /// The quantum when following: silent while the transport stands, the song from the
@@ -167,20 +162,49 @@ extension MusicPlayer: TransportFollowing {
         finishedFlag.store(position >= sequence.durationSeconds, ordering: .relaxed)
     }
 
-    /// Builds the cue for `seconds` and leaves it in the mailbox (the cue preparer's thread).
+    /// Builds the cue for `seconds` and hands it to the render thread (the cue preparer's thread).
     fileprivate func prepareCue(atSeconds seconds: Double) {
-        let plan = SeekPlan(
-            seconds: seconds, sequence: sequence, trackDestination: playhead.trackDestination,
-            destinationCount: playhead.destinations.count)
-        // What was there before is freed here, outside the lock.
-        let replaced = mailbox.withLock { box -> (SeekPlan?, SeekPlan?) in
-            defer {
-                box.cue = plan
-                box.consumedCue = nil
-            }
-            return (box.cue, box.consumedCue)
+        cues.publish(
+            SeekPlan(
+                seconds: seconds, sequence: sequence, trackDestination: playhead.trackDestination,
+                destinationCount: playhead.destinations.count))
+    }
+}
+
+/// Hands prepared cues from the cue preparer to the render thread and the spent ones back,
+/// through two atomic slots: no lock, so the render thread never finds it taken. (A mutex's
+/// try-lock left a prepared cue untaken for good on a loaded machine: the transport then never
+/// rolled from a locate.) The render thread neither allocates nor frees here.
+final class CueExchange: @unchecked Sendable {
+    /// The newest cue prepared and not taken yet (retained).
+    private let fresh = Atomic<UnsafeMutableRawPointer?>(nil)
+    /// The cue the render thread let go of, for the preparer to free (retained).
+    private let spent = Atomic<UnsafeMutableRawPointer?>(nil)
+
+    deinit {
+        if let pointer = fresh.exchange(nil, ordering: .acquiring) { Unmanaged<SeekPlan>.fromOpaque(pointer).release() }
+        if let pointer = spent.exchange(nil, ordering: .acquiring) { Unmanaged<SeekPlan>.fromOpaque(pointer).release() }
+    }
+
+    /// Offers `plan` (preparer): it replaces a cue not taken yet; what was replaced or given back is freed here.
+    func publish(_ plan: SeekPlan) {
+        let pointer = Unmanaged.passRetained(plan).toOpaque()
+        if let replaced = fresh.exchange(pointer, ordering: .acquiringAndReleasing) {
+            Unmanaged<SeekPlan>.fromOpaque(replaced).release()
         }
-        _ = replaced
+        if let used = spent.exchange(nil, ordering: .acquiringAndReleasing) {
+            Unmanaged<SeekPlan>.fromOpaque(used).release()
+        }
+    }
+
+    /// The newest cue, if one is waiting and the one given back before has been freed; `held`
+    /// (the cue it replaces) goes back to the preparer (render thread).
+    func take(replacing held: SeekPlan?) -> SeekPlan? {
+        guard spent.load(ordering: .acquiring) == nil,
+            let pointer = fresh.exchange(nil, ordering: .acquiringAndReleasing)
+        else { return nil }
+        if let held { spent.store(Unmanaged.passRetained(held).toOpaque(), ordering: .releasing) }
+        return Unmanaged<SeekPlan>.fromOpaque(pointer).takeRetainedValue()
     }
 }
 

@@ -32,9 +32,6 @@ public final class MusicPlayer: RenderObserver, @unchecked Sendable {
         var trackEnabled: [Bool]?
         var consumedTrackEnabled: [Bool]?
         var releaseNotes = false
-        /// A place prepared for an external transport to roll from (see MusicPlayer+Transport).
-        var cue: SeekPlan?
-        var consumedCue: SeekPlan?
     }
 
     struct LoopSetting {
@@ -83,6 +80,8 @@ public final class MusicPlayer: RenderObserver, @unchecked Sendable {
     var transportStoppedAt: Double? = 0
     let following = Atomic<Bool>(false)
     let cuePreparer = CuePreparer()
+    /// Places prepared for an external transport to roll from (see MusicPlayer+Transport).
+    let cues = CueExchange()
 
     /// How events are placed in time: nil for the player's own sample-accurate scheduling.
     public let timing: (any EventTimingPolicy)?

@@ -199,11 +199,15 @@ def run_through_relay(pianola, font, work, song, name, drops, strip=False):
     their times in seconds, and the steps the relay dropped."""
     port = free_port_pair()
     take = os.path.join(work, f"{name}.mid")
-    log = open(os.path.join(work, f"{name}-live.err"), "w")
+    log_path = os.path.join(work, f"{name}-live.err")
+    log = open(log_path, "w")
     receiver = subprocess.Popen(
         [pianola, "live", "-d", "null", "-s", font, "--rtpmidi", f"127.0.0.1:{port}", "--no-mdns", "--record", take],
         stdout=subprocess.DEVNULL, stderr=log)
-    time.sleep(1.0)
+    # Ready when it says it takes sessions (a busy machine may take seconds to load the font).
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and "MIDI input: network sessions" not in open(log_path).read():
+        time.sleep(0.05)
     relay = Relay(port, drops, strip)
     relay.start()
     try:

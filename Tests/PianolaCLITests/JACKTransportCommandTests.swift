@@ -58,12 +58,37 @@ struct JACKTransportCommandTests {
         return stride(from: 0, to: samples.count, by: 2).map { samples[$0] }
     }
 
+    /// What went wrong in one try (nothing: it passed). A cycle the server ran late (an xrun on a
+    /// busy machine) shifts or spoils a recording, so each test has three tries.
+    struct Problems {
+        var list: [String] = []
+        mutating func need(_ condition: Bool, _ what: @autoclosure () -> String) {
+            if !condition { list.append(what()) }
+        }
+    }
+
+    /// Up to three tries of `attempt`; the last one's problems are the test's.
+    func threeTries(_ attempt: () throws -> Problems) rethrows {
+        var problems = Problems()
+        for _ in 0..<3 {
+            problems = try attempt()
+            if problems.list.isEmpty { return }
+        }
+        #expect(problems.list.isEmpty, "\(problems.list)")
+    }
+
     @Test("follow: silent while the transport stands; from bar 9 when located and started; silent after the stop")
     func followsTheTransport() throws {
         let server = try jackServer()
         let directory = try scratchDirectory()
         let song = directory + "/bars.mid"
         try writeTransportSong(to: song)
+        let reference = try rendered(song, from: 16, in: directory)
+        try threeTries { try followOnce(server: server, song: song, reference: reference) }
+    }
+
+    func followOnce(server: JACKServer, song: String, reference: [Float]) throws -> Problems {
+        var problems = Problems()
         let (play, errors) = try startPlaying([song, "--transport", "follow"], server: server)
         defer { if play.isRunning { play.terminate() } }
         let probe = try TransportProbe(server: server.name)
@@ -87,14 +112,14 @@ struct JACKTransportCommandTests {
         #expect(stderr.contains("JACK transport: following"), "\(stderr)")
 
         let (cycles, left, _) = probe.recording()
-        let firstRolling = try #require(cycles.firstIndex { $0.isRolling }, "the transport never rolled")
-        let lastRolling = try #require(cycles.lastIndex { $0.isRolling })
+        guard let firstRolling = cycles.firstIndex(where: { $0.isRolling }),
+            let lastRolling = cycles.lastIndex(where: { $0.isRolling })
+        else { return Problems(list: ["the transport never rolled"]) }
         // Standing: nothing sounds (the song has not begun).
         let before = cycles[..<firstRolling].flatMap { left[$0.index..<($0.index + $0.count)] }
-        #expect(before.count > 0 && before.allSatisfy { abs($0) < 1e-6 }, "sound before the transport rolled")
+        problems.need(before.count > 0 && before.allSatisfy { abs($0) < 1e-6 }, "sound before the transport rolled")
         // Rolling from bar 9: what `render --start 16` makes, cycle by cycle at the transport's frame.
-        #expect(cycles[firstRolling].frame == 16 * 48_000)
-        let reference = try rendered(song, from: 16, in: directory)
+        problems.need(cycles[firstRolling].frame == 16 * 48_000, "rolled from \(cycles[firstRolling].frame)")
         var worst: Float = 0
         var compared = 0
         for cycle in cycles[firstRolling...lastRolling] where cycle.isRolling {
@@ -105,14 +130,18 @@ struct JACKTransportCommandTests {
             }
             compared += cycle.count
         }
-        #expect(compared >= 40_000, "\(compared) frames compared")
-        #expect(worst < 1e-4, "the first second from bar 9 differs from the render by \(worst)")
-        #expect(left[cycles[firstRolling].index..<(cycles[firstRolling].index + 4_096)].contains { abs($0) > 1e-3 })
+        problems.need(compared >= 40_000, "\(compared) frames compared")
+        problems.need(worst < 1e-4, "the first second from bar 9 differs from the render by \(worst)")
+        problems.need(
+            left[cycles[firstRolling].index..<(cycles[firstRolling].index + 4_096)].contains { abs($0) > 1e-3 },
+            "silent when rolling")
         // Stopped: the notes are released; a second later, silence.
         let quiet = cycles[(lastRolling + 1)...].filter { $0.index > cycles[lastRolling].index + 48_000 }
-        #expect(!quiet.isEmpty, "too little was recorded after the stop")
-        #expect(
-            quiet.allSatisfy { cycle in left[cycle.index..<(cycle.index + cycle.count)].allSatisfy { abs($0) < 1e-4 } })
+        problems.need(!quiet.isEmpty, "too little was recorded after the stop")
+        problems.need(
+            quiet.allSatisfy { cycle in left[cycle.index..<(cycle.index + cycle.count)].allSatisfy { abs($0) < 1e-4 } },
+            "sound a second after the stop")
+        return problems
     }
 
     @Test("master: starts the transport from --start, publishes bars and tempo, stops it at the song's end")
@@ -121,6 +150,12 @@ struct JACKTransportCommandTests {
         let directory = try scratchDirectory()
         let song = directory + "/short.mid"
         try writeShortSong(to: song)
+        let reference = try rendered(song, in: directory)
+        try threeTries { try masterOnce(server: server, song: song, reference: reference) }
+    }
+
+    func masterOnce(server: JACKServer, song: String, reference: [Float]) throws -> Problems {
+        var problems = Problems()
         // The probe first, so that it sees the transport from its start.
         let probe = try TransportProbe(server: server.name)
         let (play, errors) = try startPlaying([song, "--transport", "master", "--start", "0.5"], server: server)
@@ -138,30 +173,36 @@ struct JACKTransportCommandTests {
 
         let (cycles, left, _) = probe.recording()
         let rolling = cycles.filter(\.isRolling)
-        try #require(!rolling.isEmpty, "the transport never rolled")
-        #expect(rolling[0].frame == 24_000, "the transport started at frame \(rolling[0].frame)")
+        guard let first = rolling.first, let lastRolling = rolling.last else {
+            return Problems(list: ["the transport never rolled"])
+        }
+        problems.need(first.frame == 24_000, "the transport started at frame \(first.frame)")
         // 120 BPM in 4/4 (no tempo or meter in the file): a beat is 24 000 frames, a bar four.
         for cycle in rolling {
-            let bbt = try #require(cycle.bbt, "no bar grid at frame \(cycle.frame)")
-            #expect(Int(bbt.bar) == cycle.frame / 96_000 + 1 && Int(bbt.beat) == cycle.frame / 24_000 % 4 + 1)
-            #expect(bbt.bpm == 120)
+            guard let bbt = cycle.bbt else {
+                problems.list.append("no bar grid at frame \(cycle.frame)")
+                continue
+            }
+            problems.need(
+                Int(bbt.bar) == cycle.frame / 96_000 + 1 && Int(bbt.beat) == cycle.frame / 24_000 % 4 + 1
+                    && bbt.bpm == 120, "bar \(bbt.bar) beat \(bbt.beat) \(bbt.bpm) BPM at frame \(cycle.frame)")
         }
-        // At the song's end the transport stops.
-        let lastRolling = try #require(rolling.last)
-        // The song ends at 2.2 s (105 600 frames); the session looks every 50 ms (about 2.3 cycles).
-        #expect((105_600 - 1_024...105_600 + 4_096).contains(lastRolling.frame), "rolled to \(lastRolling.frame)")
-        #expect(cycles.last?.isRolling == false)
+        // At the song's end (2.2 s, 105 600 frames) the transport stops; the session looks every
+        // 50 ms (about 2.3 cycles), a busy machine later.
+        problems.need((105_600 - 1_024...105_600 + 8_192).contains(lastRolling.frame), "rolled to \(lastRolling.frame)")
+        problems.need(cycles.last?.isRolling == false, "still rolling at the end")
         // What sounded at each rolling cycle is the render at the transport's frame.
-        let reference = try rendered(song, in: directory)
         var worst: Float = 0
         for cycle in rolling where cycle.frame + cycle.count <= reference.count {
             for frame in 0..<cycle.count {
                 worst = max(worst, abs(left[cycle.index + frame] - reference[cycle.frame + frame]))
             }
         }
-        #expect(worst < 1e-4, "the played song differs from the render by \(worst)")
-        #expect(
-            rolling.contains { cycle in left[cycle.index..<(cycle.index + cycle.count)].contains { abs($0) > 1e-3 } })
+        problems.need(worst < 1e-4, "the played song differs from the render by \(worst)")
+        problems.need(
+            rolling.contains { cycle in left[cycle.index..<(cycle.index + cycle.count)].contains { abs($0) > 1e-3 } },
+            "silent")
+        return problems
     }
 
     @Test("--transport without JACK, with several files, --loop or --speed: one line each")

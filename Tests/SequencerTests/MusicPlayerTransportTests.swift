@@ -21,6 +21,7 @@ final class SimulatedTransport {
     var frame = 0
     var waits = true
     private var pendingLocate: Int?
+    private var wasRolling = false
     /// The engine's sample time at which each rolling run began, and the transport frame then.
     private(set) var rollStarts: [(sample: Int64, frame: Int)] = []
 
@@ -36,10 +37,12 @@ final class SimulatedTransport {
     /// One server cycle: the sync question when due, the cycle's report, the render.
     func cycle() throws {
         var asks = false
+        var located = false
         if let target = pendingLocate {
             frame = target
             pendingLocate = nil
             asks = true
+            located = true
             if state == .rolling && waits { state = .starting }
         }
         if state == .starting { asks = true }
@@ -50,9 +53,11 @@ final class SimulatedTransport {
             state = .rolling
         }
         let sample = harness.engine.currentSampleTime
-        if state == .rolling && (rollStarts.last.map { $0.frame + Int(sample - $0.sample) != frame } ?? true) {
-            rollStarts.append((sample, frame))
-        }
+        // A run begins when the transport starts rolling, or is located while rolling. (Frames
+        // alone cannot tell: after a wait in "starting" the new place can fall where the old run
+        // would have been, as it once did on a loaded machine.)
+        if state == .rolling && (!wasRolling || located) { rollStarts.append((sample, frame)) }
+        wasRolling = state == .rolling
         harness.player.transportCycle(
             isRolling: state == .rolling, seconds: Double(frame) / harness.rate, sampleTime: sample)
         try harness.render(frames: period)

@@ -92,9 +92,11 @@ public final class JACKServer: @unchecked Sendable {
     public static func startPipeWire(
         sampleRate: Int = 48_000, periodFrames: Int = 1_024
     ) -> Result<JACKServer, SkipReason> {
-        let library = "/usr/lib/x86_64-linux-gnu/pipewire-0.3/jack"
+        // PipeWire's JACK library, in the machine's multiarch folder (x86_64-linux-gnu, aarch64-linux-gnu…).
+        let multiarch = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib")) ?? []
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/pipewire"),
-            FileManager.default.fileExists(atPath: library + "/libjack.so.0")
+            let library = multiarch.map({ "/usr/lib/\($0)/pipewire-0.3/jack" })
+                .first(where: { FileManager.default.fileExists(atPath: $0 + "/libjack.so.0") })
         else {
             return .failure(
                 SkipReason(text: "no PipeWire with its JACK library (scripts/install-deps --test installs them)"))

@@ -154,7 +154,8 @@ public final class PlaybackSession {
             }
             let listener = LiveSession.listener(network)
             let sender = NetworkMIDIOutput(
-                listener: listener, engine: engine, clock: output as? any AudioPresentationClock)
+                listener: listener, engine: engine, clock: output as? any AudioPresentationClock,
+                sampleRate: output.sampleRate)
             networkOutput = sender
             playerDestination =
                 configuration.soundsSampler
@@ -240,6 +241,7 @@ public final class PlaybackSession {
             throw .midi(error)
         }
         networkOutput.start()
+        advertise(network, port: networkOutput.listener.port)
         let deadline = ContinuousClock.now + timeout
         while networkSessions.filter(\.isConnected).count < network.peers.count && ContinuousClock.now < deadline {
             usleep(10_000)
@@ -249,6 +251,31 @@ public final class PlaybackSession {
         return network.peers.filter { peer in
             !connected.contains { $0 == peer.description || $0.hasSuffix(":\(peer.port)") }
         }.map(\.description)
+    }
+
+    /// The listening session's mDNS advertisement, once started (avahi may be missing).
+    public private(set) var advertisement: RTPMIDIAdvertisement?
+    /// Why the listening session is not advertised, when it could not be (a note, not an error).
+    public private(set) var advertisementNote: String?
+
+    /// Advertises the listening session over mDNS (avahi), as `live` does; a note when it cannot be.
+    private func advertise(_ network: LiveSession.NetworkMIDI, port: Int) {
+        guard let listen = network.listen, network.advertises else { return }
+        guard !listen.host.hasPrefix("127.") else {
+            advertisementNote = "not advertised over mDNS: the session listens on loopback only"
+            return
+        }
+        let candidate = RTPMIDIAdvertisement(name: network.name, port: port)
+        do {
+            try candidate.start()
+            advertisement = candidate
+        } catch {
+            if case .advertisementUnavailable(let reason) = error {
+                advertisementNote = "not advertised over mDNS: \(reason)"
+            } else {
+                advertisementNote = "not advertised over mDNS: \(error.description)"
+            }
+        }
     }
 
     /// The network MIDI sessions (open and ended), when configured.
@@ -271,6 +298,10 @@ public final class PlaybackSession {
             for _ in 0..<50 where jack.transportPosition().state != .stopped { usleep(10_000) }
         }
         player.pause()
+        // The pause releases the song's notes in the player's next render: let it render (two
+        // periods) before taking it out, so that every destination (a network peer too, which
+        // `finish()`'s all-notes-off of the samplers does not reach) gets the Note Offs.
+        if output.isRunning && !player.isFinished { usleep(UInt32(min(0.5, output.bufferLatency * 2) * 1_000_000)) }
         // Only fails for an observer that was never added: nothing to undo then.
         try? engine.removeRenderObserver(player)
         self.player = nil
@@ -355,10 +386,12 @@ public final class PlaybackSession {
         }
         // What the song's end sent (its notes released) goes out, and the guard packet after it
         // (a peer that lost the last packet repairs it from that); then the sessions end (BY).
+        // (`stop` of the listener sends each peer a last guard before its BY.)
         if let networkOutput {
             networkOutput.stop()
-            usleep(UInt32(RTPMIDISessionMachine.guardInterval / 1_000) + 30_000)
             networkOutput.listener.stop()
+            advertisement?.stop()
+            advertisement = nil
         }
         // The engine and the device hold each other: let go.
         output.close()

@@ -19,7 +19,7 @@ import Synchronization
 ///
 /// ```swift
 /// let network = RTPMIDIListener(host: "0.0.0.0", port: 5004)
-/// let output = NetworkMIDIOutput(listener: network, engine: engine, clock: device)
+/// let output = NetworkMIDIOutput(listener: network, engine: engine, clock: device, sampleRate: 48_000)
 /// try network.start()
 /// try network.invite(host: "studio-mac.local", port: 5004)
 /// output.start()
@@ -30,16 +30,20 @@ public final class NetworkMIDIOutput: AudioNode, MIDIReceivingNode, @unchecked S
     public let listener: RTPMIDIListener
     private let engine: AudioEngine
     private let clock: (any AudioPresentationClock)?
+    private let sampleRate: Double
     private let queue = MIDIEventQueue(capacity: 8_192)
     private let running = Atomic<Bool>(false)
     private let stopped = DispatchSemaphore(value: 0)
 
     /// An output to `listener`'s sessions of what `engine` renders, timed by `clock` (the
     /// engine's output device).
-    public init(listener: RTPMIDIListener, engine: AudioEngine, clock: (any AudioPresentationClock)?) {
+    public init(
+        listener: RTPMIDIListener, engine: AudioEngine, clock: (any AudioPresentationClock)?, sampleRate: Double
+    ) {
         self.listener = listener
         self.engine = engine
         self.clock = clock
+        self.sampleRate = sampleRate
         super.init(name: "network MIDI out")
     }
 
@@ -57,11 +61,13 @@ public final class NetworkMIDIOutput: AudioNode, MIDIReceivingNode, @unchecked S
     }
 
     /// When the frame at `frameOffset` into the quantum being rendered is heard: the device's
-    /// account of it, or (before the device has played anything) now plus its buffer.
+    /// account of it, or (where the device knows only frames already written, as ALSA does)
+    /// now plus its buffer plus the frame's place in the quantum.
     private func time(ofFrameOffset frameOffset: Int) -> UInt64 {
         let sampleTime = engine.currentSampleTime + Int64(frameOffset)
         if let time = clock?.presentationTime(ofSampleTime: sampleTime) { return time }
-        return MIDITimestamp.now() + UInt64(max(0, clock?.bufferDuration ?? 0) * 1e9)
+        let ahead = max(0, clock?.bufferDuration ?? 0) + Double(max(0, frameOffset)) / sampleRate
+        return MIDITimestamp.now() + UInt64(ahead * 1e9)
     }
 
     /// Starts the sending thread (start the listener first).
