@@ -19,11 +19,21 @@ struct JournalReader {
         return bytes[position]
     }
 
-    /// The next `count` octets, as an array indexed from 0.
-    mutating func bytes(_ count: Int) throws(RTPMIDIPacketError) -> [UInt8] {
+    /// The next `count` octets, indexed from 0 (a view of the journal: nothing is copied).
+    mutating func bytes(_ count: Int) throws(RTPMIDIPacketError) -> Octets {
         guard count >= 0, position + count <= bytes.endIndex else { throw Self.malformed("it ends inside a chapter") }
         defer { position += count }
-        return Array(bytes[position..<(position + count)])
+        return Octets(slice: bytes[position..<(position + count)])
+    }
+
+    /// A few octets of the journal, indexed from 0.
+    struct Octets {
+        let slice: ArraySlice<UInt8>
+
+        subscript(index: Int) -> UInt8 { slice[slice.startIndex + index] }
+
+        /// The octets as an array of their own.
+        var array: [UInt8] { Array(slice) }
     }
 
     /// A reader of the next `count` octets alone (a structure of that LENGTH), stepping over them.

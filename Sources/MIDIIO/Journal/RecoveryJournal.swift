@@ -40,7 +40,7 @@ public struct RecoveryJournal: Equatable, Sendable {
             let header = try reader.bytes(2)
             let length = Int(header[0] & 0x03) << 8 | Int(header[1])
             guard length >= 2 else { throw JournalReader.malformed("a system journal of \(length) octets") }
-            systemJournal = header + (try reader.bytes(length - 2))
+            systemJournal = header.array + (try reader.bytes(length - 2)).array
         }
         channels = []
         if first & 0x20 != 0 {
