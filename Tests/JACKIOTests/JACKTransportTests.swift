@@ -98,72 +98,108 @@ extension JACKOutputTests {
         return (largest, compared)
     }
 
+    /// Up to three tries of `attempt` (what went wrong in it; nothing: it passed): a cycle the
+    /// server ran late on a busy machine (an xrun) spoils a recording compared sample for sample.
+    func threeTries(_ attempt: () throws -> [String]) rethrows {
+        var problems: [String] = []
+        for _ in 0..<3 {
+            problems = try attempt()
+            if problems.isEmpty { return }
+        }
+        #expect(problems.isEmpty, "\(problems)")
+    }
+
     @Test(
         "transport located to bar 9 while stopped, then started: silence until it rolls, then the offline render from bar 9, sample for sample"
     )
     func transportLocateThenStart() throws {
         let server = try server()
-        let (output, player, probe) = try followingTransport(on: server)
-        defer { output.close() }
-        usleep(300_000)
-        probe.locate(frame: 16 * 48_000)
-        usleep(200_000)
-        #expect(abs(player.currentPositionInSeconds - 16) < 0.001, "position \(player.currentPositionInSeconds)")
-        probe.start()
-        usleep(2_500_000)
-        probe.stop()
-        usleep(300_000)
-        let recording = probe.recording()
-        let firstRolling = try #require(recording.cycles.firstIndex { $0.state == JackTransportRolling })
-        #expect(recording.cycles[firstRolling].frame == 16 * 48_000)
-        let before = recording.left[0..<recording.cycles[firstRolling].index]
-        #expect(before.count > 10_000 && before.allSatisfy { $0 == 0 }, "sound before the transport rolled")
         let expected = try offlineRender(transportSong(), from: 16, frames: 2 * 48_000)
-        let (difference, compared) = compare(recording, rollingFrom: 16 * 48_000, expected: expected)
-        #expect(compared >= 80, "\(compared) rolling cycles recorded (\(output.xrunCount) xruns)")
-        #expect(difference == 0, "largest difference from the offline render: \(difference)")
+        try threeTries {
+            var problems: [String] = []
+            func need(_ condition: Bool, _ what: @autoclosure () -> String) {
+                if !condition { problems.append(what()) }
+            }
+            let (output, player, probe) = try followingTransport(on: server)
+            defer { output.close() }
+            usleep(300_000)
+            probe.locate(frame: 16 * 48_000)
+            usleep(200_000)
+            need(abs(player.currentPositionInSeconds - 16) < 0.001, "position \(player.currentPositionInSeconds)")
+            probe.start()
+            usleep(2_500_000)
+            probe.stop()
+            usleep(300_000)
+            let recording = probe.recording()
+            guard let firstRolling = recording.cycles.firstIndex(where: { $0.state == JackTransportRolling }) else {
+                return ["the transport never rolled"]
+            }
+            need(
+                recording.cycles[firstRolling].frame == 16 * 48_000,
+                "rolled from \(recording.cycles[firstRolling].frame)")
+            let before = recording.left[0..<recording.cycles[firstRolling].index]
+            need(before.count > 10_000 && before.allSatisfy { $0 == 0 }, "sound before the transport rolled")
+            let (difference, compared) = compare(recording, rollingFrom: 16 * 48_000, expected: expected)
+            need(compared >= 80, "\(compared) rolling cycles recorded (\(output.xrunCount) xruns)")
+            need(
+                difference == 0, "largest difference from the offline render: \(difference) (\(output.xrunCount) xruns)"
+            )
+            return problems
+        }
     }
 
     @Test("transport started, located to bar 9 while rolling, stopped: each followed in the cycle it happens")
     func transportStartLocateStop() throws {
         let server = try server()
-        let (output, _, probe) = try followingTransport(on: server)
-        defer { output.close() }
-        usleep(300_000)
-        probe.start()
-        usleep(1_500_000)
-        probe.locate(frame: 16 * 48_000)
-        usleep(2_000_000)
-        probe.stop()
-        usleep(1_500_000)
-        let recording = probe.recording()
-        let cycles = recording.cycles
-        func level(_ cycle: TransportProbe.Cycle) -> Float {
-            recording.left[cycle.index..<(cycle.index + cycle.count)].map(abs).max() ?? 0
-        }
-        // Start: the first rolling cycle (frame 0) sounds the first note; nothing before it.
-        let first = try #require(cycles.firstIndex { $0.state == JackTransportRolling })
-        #expect(
-            cycles[first].frame == 0 && level(cycles[first]) > 0.001, "first rolling cycle: \(level(cycles[first]))")
-        #expect(cycles[..<first].allSatisfy { level($0) == 0 })
-        // The locate: rolling again from bar 9, and from there the offline render from bar 9
-        // (after half a second, when the notes released at the locate have died away).
-        let relocated = try #require(cycles.firstIndex { $0.state == JackTransportRolling && $0.frame >= 16 * 48_000 })
-        #expect(cycles[relocated].frame == 16 * 48_000)
         let expected = try offlineRender(transportSong(), from: 16, frames: 2 * 48_000)
-        let (difference, compared) = compare(
-            recording, rollingFrom: 16 * 48_000, expected: expected, skippingSeconds: 0.5)
-        #expect(compared >= 50 && difference < 1e-4, "difference \(difference) over \(compared) cycles")
-        // The first cycle from bar 9 already sounds its note: the cue was ready before it rolled.
-        let onset = recording.left[cycles[relocated].index..<(cycles[relocated].index + 1_024)]
-        let expectedOnset = expected[0..<1_024]
-        let residual = zip(onset, expectedOnset).map { abs($0 - $1) }.max() ?? 1
-        let peak = expectedOnset.map(abs).max() ?? 0
-        #expect(peak > 0.001 && residual < peak / 2, "first cycle from bar 9: peak \(peak), residual \(residual)")
-        // Stop: the cycle it stops in releases the note; a second later every sample is zero.
-        let stopped = try #require(cycles.lastIndex { $0.state == JackTransportRolling }) + 1
-        let tail = cycles[stopped...].filter { $0.index >= cycles[stopped].index + 48_000 }
-        #expect(tail.count > 10 && tail.allSatisfy { level($0) == 0 }, "sound a second after the stop")
+        try threeTries {
+            var problems: [String] = []
+            func need(_ condition: Bool, _ what: @autoclosure () -> String) {
+                if !condition { problems.append(what()) }
+            }
+            let (output, _, probe) = try followingTransport(on: server)
+            defer { output.close() }
+            usleep(300_000)
+            probe.start()
+            usleep(1_500_000)
+            probe.locate(frame: 16 * 48_000)
+            usleep(2_000_000)
+            probe.stop()
+            usleep(1_500_000)
+            let recording = probe.recording()
+            let cycles = recording.cycles
+            func level(_ cycle: TransportProbe.Cycle) -> Float {
+                recording.left[cycle.index..<(cycle.index + cycle.count)].map(abs).max() ?? 0
+            }
+            // Start: the first rolling cycle (frame 0) sounds the first note; nothing before it.
+            guard let first = cycles.firstIndex(where: { $0.state == JackTransportRolling }),
+                let relocated = cycles.firstIndex(where: { $0.state == JackTransportRolling && $0.frame >= 16 * 48_000 }
+                ),
+                let lastRolling = cycles.lastIndex(where: { $0.state == JackTransportRolling })
+            else { return ["the transport did not roll from 0 and from bar 9"] }
+            need(
+                cycles[first].frame == 0 && level(cycles[first]) > 0.001, "first rolling cycle: \(level(cycles[first]))"
+            )
+            need(cycles[..<first].allSatisfy { level($0) == 0 }, "sound before the start")
+            // The locate: rolling again from bar 9, and from there the offline render from bar 9
+            // (after half a second, when the notes released at the locate have died away).
+            need(cycles[relocated].frame == 16 * 48_000, "relocated to \(cycles[relocated].frame)")
+            let (difference, compared) = compare(
+                recording, rollingFrom: 16 * 48_000, expected: expected, skippingSeconds: 0.5)
+            need(compared >= 50 && difference < 1e-4, "difference \(difference) over \(compared) cycles")
+            // The first cycle from bar 9 already sounds its note: the cue was ready before it rolled.
+            let onset = recording.left[cycles[relocated].index..<(cycles[relocated].index + 1_024)]
+            let expectedOnset = expected[0..<1_024]
+            let residual = zip(onset, expectedOnset).map { abs($0 - $1) }.max() ?? 1
+            let peak = expectedOnset.map(abs).max() ?? 0
+            need(peak > 0.001 && residual < peak / 2, "first cycle from bar 9: peak \(peak), residual \(residual)")
+            // Stop: the cycle it stops in releases the note; a second later every sample is zero.
+            let stopped = lastRolling + 1
+            guard stopped < cycles.count else { return problems + ["nothing recorded after the stop"] }
+            let tail = cycles[stopped...].filter { $0.index >= cycles[stopped].index + 48_000 }
+            need(tail.count > 10 && tail.allSatisfy { level($0) == 0 }, "sound a second after the stop")
+            return problems
+        }
     }
 
     @Test("timebase master: every client reads the song's bar, beat and tempo, bar 9 at 16 s")
