@@ -80,3 +80,21 @@ extension LiveSession {
         }
     }
 }
+
+extension LiveSession.NetworkMIDI {
+    /// Advertises the session `listener` takes over mDNS (avahi), when it listens and is asked
+    /// to: the advertisement started, or why there is none (a note, not an error: on loopback
+    /// only, or no avahi); neither when not asked. Shared by `live` and `play`.
+    func advertise(_ listener: RTPMIDIListener) -> (RTPMIDIAdvertisement?, reason: String?) {
+        guard listen != nil, advertises else { return (nil, nil) }
+        guard !listener.host.hasPrefix("127.") else { return (nil, "the session listens on loopback only") }
+        let candidate = RTPMIDIAdvertisement(name: listener.name, port: listener.port)
+        do {
+            try candidate.start()
+            return (candidate, nil)
+        } catch {
+            if case .advertisementUnavailable(let reason) = error { return (nil, reason) }
+            return (nil, error.description)
+        }
+    }
+}

@@ -211,22 +211,10 @@ public final class LiveSession {
 
     /// Advertises the listening session over mDNS; a note (not an error) when it cannot be.
     private func advertise(_ network: RTPMIDIListener) {
-        guard let settings = configuration.network, settings.listen != nil, settings.advertises else { return }
-        guard !network.host.hasPrefix("127.") else {
-            notes.append(.notAdvertised(reason: "the session listens on loopback only"))
-            return
-        }
-        let candidate = RTPMIDIAdvertisement(name: network.name, port: network.port)
-        do {
-            try candidate.start()
-            advertisement = candidate
-        } catch {
-            if case .advertisementUnavailable(let reason) = error {
-                notes.append(.notAdvertised(reason: reason))
-            } else {
-                notes.append(.notAdvertised(reason: error.description))
-            }
-        }
+        guard let settings = configuration.network else { return }
+        let (started, reason) = settings.advertise(network)
+        advertisement = started
+        if let reason { notes.append(.notAdvertised(reason: reason)) }
     }
 
     /// Why the session cannot go on (the device failed or was lost, the sequencer input failed),

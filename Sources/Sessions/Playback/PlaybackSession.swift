@@ -46,8 +46,8 @@ public final class PlaybackSession {
         /// the server's; the channel count, as for the device, the routing's).
         public var jack: JACKOutput.Configuration?
         /// Network MIDI sessions the songs go to as well (RTP-MIDI, each packet with a recovery
-        /// journal): peers to open sessions to, a port others join, or both. (Not advertised
-        /// over mDNS.)
+        /// journal): peers to open sessions to, a port others join, or both (advertised over
+        /// mDNS as `live` does).
         public var network: LiveSession.NetworkMIDI?
         /// Whether the sampler sounds the songs (false: they go to `network` only).
         public var soundsSampler = true
@@ -241,7 +241,9 @@ public final class PlaybackSession {
             throw .midi(error)
         }
         networkOutput.start()
-        advertise(network, port: networkOutput.listener.port)
+        let (started, reason) = network.advertise(networkOutput.listener)
+        advertisement = started
+        advertisementNote = reason.map { "not advertised over mDNS: \($0)" }
         let deadline = ContinuousClock.now + timeout
         while networkSessions.filter(\.isConnected).count < network.peers.count && ContinuousClock.now < deadline {
             usleep(10_000)
@@ -257,26 +259,6 @@ public final class PlaybackSession {
     public private(set) var advertisement: RTPMIDIAdvertisement?
     /// Why the listening session is not advertised, when it could not be (a note, not an error).
     public private(set) var advertisementNote: String?
-
-    /// Advertises the listening session over mDNS (avahi), as `live` does; a note when it cannot be.
-    private func advertise(_ network: LiveSession.NetworkMIDI, port: Int) {
-        guard let listen = network.listen, network.advertises else { return }
-        guard !listen.host.hasPrefix("127.") else {
-            advertisementNote = "not advertised over mDNS: the session listens on loopback only"
-            return
-        }
-        let candidate = RTPMIDIAdvertisement(name: network.name, port: port)
-        do {
-            try candidate.start()
-            advertisement = candidate
-        } catch {
-            if case .advertisementUnavailable(let reason) = error {
-                advertisementNote = "not advertised over mDNS: \(reason)"
-            } else {
-                advertisementNote = "not advertised over mDNS: \(error.description)"
-            }
-        }
-    }
 
     /// The network MIDI sessions (open and ended), when configured.
     public var networkSessions: [RTPMIDIListener.Session] { networkOutput?.listener.sessions ?? [] }
