@@ -129,6 +129,8 @@ let package = Package(
         // MARK: Test peers (run by the device tests in the VM)
         .executableTarget(
             name: "test-keyboard", path: "Tests/Device/TestKeyboard", linkerSettings: [.linkedLibrary("asound")]),
+        .executableTarget(
+            name: "midi-monitor", path: "Tests/Device/MIDIMonitor", linkerSettings: [.linkedLibrary("asound")]),
         // Prints what ALSASequencerInput reports (events, sources), for checks that skip the CLI's text.
         .executableTarget(
             name: "sequencer-probe", dependencies: ["MIDIIO"], path: "Tests/Device/SequencerProbe",

@@ -102,9 +102,27 @@ public protocol MIDIReceivingNode: AudioNode {
     /// SysEx array. The default wraps the bytes in a `MIDIMessage` (which allocates); nodes that
     /// run on a real-time thread copy the bytes into storage of their own instead.
     func receiveSystemExclusive(_ payload: UnsafeBufferPointer<UInt8>, atFrameOffset frameOffset: Int)
+
+    /// Tells the destination that the stream it plays broke off at `frameOffset` (a player
+    /// paused, stopped or moved), after the sounding notes were released and before the new
+    /// place's state is chased. An external instrument is reset here (All Notes Off, and Reset All
+    /// Controllers before a chase); the default does nothing (a sampler needs nothing more).
+    /// Render thread: no allocation, no lock.
+    func streamInterrupted(_ interruption: MIDIStreamInterruption, atFrameOffset frameOffset: Int)
+}
+
+/// How a stream of MIDI to a destination broke off (`MIDIReceivingNode.streamInterrupted`).
+public enum MIDIStreamInterruption: Sendable, Equatable {
+    /// Paused, stopped or at the song's end: what sounds must stop; the controllers stay as they are.
+    case stopped
+    /// Moved to another place (a seek, a transport relocation): the controllers the new place
+    /// does not set go back to rest, then the new place's state follows (the chase).
+    case relocated
 }
 
 extension MIDIReceivingNode {
+    public func streamInterrupted(_ interruption: MIDIStreamInterruption, atFrameOffset frameOffset: Int) {}
+
     public func receiveSystemExclusive(_ payload: UnsafeBufferPointer<UInt8>, atFrameOffset frameOffset: Int) {
         receive(.systemExclusive(Array(payload)), atFrameOffset: frameOffset)
     }

@@ -19,6 +19,8 @@ struct pianola_seq {
     int calibrated;
     int wake[2];
     snd_midi_event_t *decoder;
+    snd_midi_event_t *encoder;
+    uint64_t last_scheduled_ns;
     unsigned char buffer[65536];
 };
 
@@ -26,7 +28,9 @@ static void silent_error_handler(const char *file, int line, const char *functio
     (void)file; (void)line; (void)function; (void)err; (void)fmt;
 }
 
-int pianola_seq_open(const char *client_name, const char *port_name, pianola_seq **out) {
+/// Opens a client with one port and a real-time queue: an input port stamped by the queue, or
+/// an output port whose events are scheduled on it.
+static int open_client(const char *client_name, const char *port_name, int output, int timer_hz, pianola_seq **out) {
     snd_lib_error_set_handler(silent_error_handler);
     pianola_seq *seq = calloc(1, sizeof *seq);
     if (!seq) return -ENOMEM;
@@ -34,22 +38,43 @@ int pianola_seq_open(const char *client_name, const char *port_name, pianola_seq
     int result = snd_seq_open(&seq->handle, "default", SND_SEQ_OPEN_DUPLEX, SND_SEQ_NONBLOCK);
     if (result < 0) { free(seq); return result; }
     snd_seq_set_client_name(seq->handle, client_name);
-    // The kernel stamps every event with its arrival time on a queue of ours (real time), so the
-    // stamp does not depend on when our thread wakes up.
-    seq->queue = snd_seq_alloc_named_queue(seq->handle, "Pianola arrival clock");
+    // Input: the kernel stamps every event with its arrival time on a queue of ours (real time),
+    // so the stamp does not depend on when our thread wakes up. Output: events are scheduled on it.
+    seq->queue = snd_seq_alloc_named_queue(seq->handle, output ? "Pianola output clock" : "Pianola arrival clock");
     if (seq->queue < 0) { result = seq->queue; goto fail; }
+    if (output && timer_hz > 0) {
+        // A finer tick than the default 1 ms: events leave closer to their time.
+        snd_seq_queue_timer_t *timer;
+        snd_seq_queue_timer_alloca(&timer);
+        if (snd_seq_get_queue_timer(seq->handle, seq->queue, timer) == 0) {
+            snd_seq_queue_timer_set_resolution(timer, (unsigned)timer_hz);
+            snd_seq_set_queue_timer(seq->handle, seq->queue, timer);
+        }
+    }
     snd_seq_port_info_t *info;
     snd_seq_port_info_alloca(&info);
     snd_seq_port_info_set_name(info, port_name);
-    snd_seq_port_info_set_capability(info, SND_SEQ_PORT_CAP_WRITE | SND_SEQ_PORT_CAP_SUBS_WRITE);
-    snd_seq_port_info_set_type(info,
-        SND_SEQ_PORT_TYPE_MIDI_GENERIC | SND_SEQ_PORT_TYPE_SYNTHESIZER | SND_SEQ_PORT_TYPE_APPLICATION);
-    snd_seq_port_info_set_timestamping(info, 1);
-    snd_seq_port_info_set_timestamp_real(info, 1);
-    snd_seq_port_info_set_timestamp_queue(info, seq->queue);
+    if (output) {
+        // (WRITE: the System Announce port's events come to it.)
+        snd_seq_port_info_set_capability(info,
+            SND_SEQ_PORT_CAP_READ | SND_SEQ_PORT_CAP_SUBS_READ | SND_SEQ_PORT_CAP_WRITE);
+        snd_seq_port_info_set_type(info, SND_SEQ_PORT_TYPE_MIDI_GENERIC | SND_SEQ_PORT_TYPE_APPLICATION);
+    } else {
+        snd_seq_port_info_set_capability(info, SND_SEQ_PORT_CAP_WRITE | SND_SEQ_PORT_CAP_SUBS_WRITE);
+        snd_seq_port_info_set_type(info,
+            SND_SEQ_PORT_TYPE_MIDI_GENERIC | SND_SEQ_PORT_TYPE_SYNTHESIZER | SND_SEQ_PORT_TYPE_APPLICATION);
+        snd_seq_port_info_set_timestamping(info, 1);
+        snd_seq_port_info_set_timestamp_real(info, 1);
+        snd_seq_port_info_set_timestamp_queue(info, seq->queue);
+    }
     result = snd_seq_create_port(seq->handle, info);
     if (result < 0) goto fail;
     seq->port = snd_seq_port_info_get_port(info);
+    if (output) {
+        // Room for a dense song's events scheduled a buffer ahead.
+        snd_seq_set_client_pool_output(seq->handle, 2000);
+        snd_seq_set_output_buffer_size(seq->handle, 1 << 16);
+    }
     result = snd_seq_start_queue(seq->handle, seq->queue, NULL);
     if (result < 0) goto fail;
     snd_seq_drain_output(seq->handle);
@@ -61,6 +86,10 @@ int pianola_seq_open(const char *client_name, const char *port_name, pianola_seq
     result = snd_midi_event_new(sizeof seq->buffer, &seq->decoder);
     if (result < 0) goto fail;
     snd_midi_event_no_status(seq->decoder, 1);
+    if (output) {
+        result = snd_midi_event_new(sizeof seq->buffer, &seq->encoder);
+        if (result < 0) goto fail;
+    }
     *out = seq;
     return 0;
 fail:
@@ -68,9 +97,18 @@ fail:
     return result;
 }
 
+int pianola_seq_open(const char *client_name, const char *port_name, pianola_seq **out) {
+    return open_client(client_name, port_name, 0, 0, out);
+}
+
+int pianola_seq_open_output(const char *client_name, const char *port_name, int timer_hz, pianola_seq **out) {
+    return open_client(client_name, port_name, 1, timer_hz, out);
+}
+
 void pianola_seq_close(pianola_seq *seq) {
     if (!seq) return;
     if (seq->decoder) snd_midi_event_free(seq->decoder);
+    if (seq->encoder) snd_midi_event_free(seq->encoder);
     if (seq->handle) snd_seq_close(seq->handle);
     if (seq->wake[0] >= 0) close(seq->wake[0]);
     if (seq->wake[1] >= 0) close(seq->wake[1]);
@@ -258,5 +296,78 @@ int pianola_seq_port_info_of(pianola_seq *seq, int client, int port, pianola_seq
     copy_info(result < 0 ? NULL : client_info, port_info, info);
     return 0;
 }
+
+int pianola_seq_connect_to(pianola_seq *seq, int client, int port) {
+    return snd_seq_connect_to(seq->handle, seq->port, client, port);
+}
+
+int pianola_seq_disconnect_to(pianola_seq *seq, int client, int port) {
+    return snd_seq_disconnect_to(seq->handle, seq->port, client, port);
+}
+
+/// Waits until the sequencer takes output again (its pool or our buffer was full).
+static int wait_for_room(pianola_seq *seq) {
+    int count = snd_seq_poll_descriptors_count(seq->handle, POLLOUT);
+    if (count > 8) count = 8;
+    struct pollfd fds[8];
+    snd_seq_poll_descriptors(seq->handle, fds, (unsigned)count, POLLOUT);
+    int ready = poll(fds, (nfds_t)count, 200);
+    return ready > 0 ? 0 : -EAGAIN;
+}
+
+int pianola_seq_send(pianola_seq *seq, const unsigned char *bytes, int length, uint64_t time_ns, int client, int port) {
+    if (length <= 0) return -EINVAL;
+    snd_midi_event_reset_encode(seq->encoder);
+    snd_seq_event_t ev;
+    snd_seq_ev_clear(&ev);
+    long used = snd_midi_event_encode(seq->encoder, bytes, length, &ev);
+    if (used < length || ev.type == SND_SEQ_EVENT_NONE) return -EINVAL;
+    snd_seq_ev_set_source(&ev, seq->port);
+    if (client < 0) {
+        snd_seq_ev_set_subs(&ev);
+    } else {
+        snd_seq_ev_set_dest(&ev, (unsigned char)client, (unsigned char)port);
+    }
+    if (time_ns > 0) {
+        int64_t queue_ns = (int64_t)time_ns - seq->queue_epoch_ns;
+        if (queue_ns < 0) queue_ns = 0;
+        snd_seq_real_time_t when = {(unsigned)(queue_ns / 1000000000), (unsigned)(queue_ns % 1000000000)};
+        snd_seq_ev_schedule_real(&ev, seq->queue, 0, &when);
+        if (time_ns > seq->last_scheduled_ns) seq->last_scheduled_ns = time_ns;
+    } else {
+        snd_seq_ev_set_direct(&ev);
+    }
+    for (int attempt = 0;; attempt++) {
+        int result = snd_seq_event_output(seq->handle, &ev);
+        if (result >= 0) return 0;
+        if (result != -EAGAIN || attempt == 10) return result;
+        // Our buffer is full: hand it over, and wait for the kernel's pool when that is full too.
+        result = snd_seq_drain_output(seq->handle);
+        if (result == -EAGAIN) wait_for_room(seq);
+        else if (result < 0) return result;
+    }
+}
+
+int pianola_seq_drain(pianola_seq *seq) {
+    for (int attempt = 0;; attempt++) {
+        int result = snd_seq_drain_output(seq->handle);
+        if (result >= 0) return 0;
+        if (result != -EAGAIN || attempt == 10) return result;
+        wait_for_room(seq);
+    }
+}
+
+int pianola_seq_drop_scheduled(pianola_seq *seq) {
+    // Note Offs stay: a note whose On was already delivered is still released.
+    snd_seq_remove_events_t *remove;
+    snd_seq_remove_events_alloca(&remove);
+    snd_seq_remove_events_set_queue(remove, seq->queue);
+    snd_seq_remove_events_set_condition(remove, SND_SEQ_REMOVE_OUTPUT | SND_SEQ_REMOVE_IGNORE_OFF);
+    int result = snd_seq_remove_events(seq->handle, remove);
+    seq->last_scheduled_ns = 0;
+    return result;
+}
+
+uint64_t pianola_seq_last_scheduled(const pianola_seq *seq) { return seq->last_scheduled_ns; }
 
 const char *pianola_seq_strerror(int code) { return snd_strerror(code); }

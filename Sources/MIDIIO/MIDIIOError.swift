@@ -7,6 +7,11 @@ public enum MIDIIOError: Error, Equatable, Sendable, CustomStringConvertible {
     case unknownSource(String, reason: String)
     /// The subscription to a source failed.
     case cannotConnect(String, reason: String)
+    /// A MIDI destination (`--midi-out`, `--route`) that matches no port; the ports whose names
+    /// come close (every destination when none does).
+    case unknownDestination(String, nearMatches: [String])
+    /// The subscription of a destination to our output port failed.
+    case cannotConnectDestination(String, reason: String)
     /// The network MIDI ports (control and data, consecutive) could not be opened.
     case networkUnavailable(address: String, reason: String)
     /// A network session to open names a host that does not resolve (or a bad port).
@@ -22,6 +27,11 @@ public enum MIDIIOError: Error, Equatable, Sendable, CustomStringConvertible {
             return "MIDI source '\(source)': \(reason) (see `pianola devices`)"
         case .cannotConnect(let source, let reason):
             return "MIDI source '\(source)': cannot connect: \(reason)"
+        case .unknownDestination(let destination, let near):
+            let list = near.isEmpty ? "no MIDI destination exists" : "near: \(near.prefix(5).joined(separator: ", "))"
+            return "MIDI destination '\(destination)': no such sequencer port; \(list) (see `pianola devices`)"
+        case .cannotConnectDestination(let destination, let reason):
+            return "MIDI destination '\(destination)': cannot connect: \(reason)"
         case .networkUnavailable(let address, let reason):
             return "network MIDI: cannot listen on \(address) and the port after it: \(reason)"
         case .unknownHost(let host, let reason):

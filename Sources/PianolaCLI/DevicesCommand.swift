@@ -5,20 +5,22 @@ struct DevicesCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "devices",
         abstract:
-            "List ALSA playback and capture devices (names for --device), MIDI sources (for live --connect) and, when a JACK server runs, its ports.",
+            "List ALSA playback and capture devices (names for --device), MIDI sources (for live --connect), MIDI destinations (for play --midi-out) and, when a JACK server runs, its ports.",
         discussion: """
             `default` follows the system's choice (PipeWire or PulseAudio when they run); `hw:C,D` \
             is a card's device used directly, `plughw:C,D` the same with format conversion. Capture \
             devices are what `pianola record --device` takes. MIDI \
             sources are the ALSA sequencer's readable ports: keyboards, virtual ports and programs; \
-            `pianola live --connect` takes their CLIENT:PORT or client name. When a JACK server runs \
+            `pianola live --connect` takes their CLIENT:PORT or client name. MIDI destinations are \
+            its writable ports (synthesizers, MIDI interfaces' outputs, programs): `pianola play \
+            --midi-out` and `--route` take them the same way. When a JACK server runs \
             (or PipeWire's, through pw-jack), its ports are listed too: MIDI outputs are what \
             `pianola live --driver jack --connect` takes.
             """)
 
     @Flag(
         help:
-            "Print a JSON array of {kind, name, description}: kind is \"playback\", \"capture\", \"midi-source\" or \"jack-port\"."
+            "Print a JSON array of {kind, name, description}: kind is \"playback\", \"capture\", \"midi-source\", \"midi-destination\" or \"jack-port\"."
     )
     var json = false
 
@@ -26,9 +28,11 @@ struct DevicesCommand: ParsableCommand {
         let devices = ALSADeviceList.playbackDevices()
         let captures = ALSADeviceList.captureDevices()
         let midi: Result<[MIDISequencerPort], MIDIIOError>
-        do { midi = .success(try ALSASequencerInput.ports().filter { $0.isSource && $0.client != 0 }) } catch {
+        do { midi = .success(try ALSASequencerInput.ports().filter { $0.client != 0 }) } catch {
             midi = .failure(error)
         }
+        let sources = midi.map { $0.filter(\.isSource) }
+        let destinations = midi.map { $0.filter(\.isDestination) }
         let jack = JACK.ports()
         if json {
             var entries = devices.map {
@@ -41,10 +45,11 @@ struct DevicesCommand: ParsableCommand {
                     "kind": .string("capture"), "name": .string($0.name), "description": .string($0.description),
                 ])
             }
-            if case .success(let ports) = midi {
+            for (kind, ports) in [("midi-source", sources), ("midi-destination", destinations)] {
+                guard case .success(let ports) = ports else { continue }
                 entries += ports.map {
                     JSONValue.object([
-                        "kind": .string("midi-source"), "name": .string($0.address),
+                        "kind": .string(kind), "name": .string($0.address),
                         "description": .string("\($0.clientName): \($0.portName)"),
                     ])
                 }
@@ -61,14 +66,19 @@ struct DevicesCommand: ParsableCommand {
         Self.printDevices(devices)
         print("Capture devices (record --device):")
         Self.printDevices(captures)
-        print("MIDI sources (live --connect):")
-        switch midi {
-        case .failure(let error): print("  none: \(error.description)")
-        case .success(let ports) where ports.isEmpty: print("  none connected")
-        case .success(let ports):
-            for port in ports {
-                let address = fitted(port.address, width: 8)
-                print("  \(address)\(port.clientName): \(port.portName)")
+        for (title, ports) in [
+            ("MIDI sources (live --connect):", sources),
+            ("MIDI destinations (play --midi-out, --route):", destinations),
+        ] {
+            print(title)
+            switch ports {
+            case .failure(let error): print("  none: \(error.description)")
+            case .success(let ports) where ports.isEmpty: print("  none connected")
+            case .success(let ports):
+                for port in ports {
+                    let address = fitted(port.address, width: 8)
+                    print("  \(address)\(port.clientName): \(port.portName)")
+                }
             }
         }
         guard let jack else { return }

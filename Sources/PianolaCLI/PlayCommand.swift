@@ -28,6 +28,14 @@ struct PlayCommand: ParsableCommand {
               pianola play song.mid --driver jack --jack-multi   (a port pair a channel)
               pianola play song.mid --driver jack --transport follow   (a DAW starts it)
               pianola play song.mid --rtpmidi-connect 192.168.1.20:5004   (to a Mac, too)
+              pianola play song.mid --midi-out 'USB MIDI' --midi-out-only   (a hardware synth)
+              pianola play song.mid --route 10:'Drum Machine'   (drums to it, the rest here)
+
+            With --midi-out and --route, messages are scheduled on an ALSA sequencer queue for \
+            the time the sound is heard (the kernel delivers them then); pausing, seeking and \
+            stopping send All Notes Off, a seek also resets the controllers and chases the song's \
+            programs and controllers at the new place, and quitting (q, Ctrl-C, SIGTERM) resets \
+            every destination.
 
             With --transport follow, the song's time is the JACK transport's: it plays while the \
             transport rolls, from the transport's place, and waits (silent) while it stands; space \
@@ -77,12 +85,48 @@ struct PlayCommand: ParsableCommand {
 
     @OptionGroup var network: NetworkOptions
 
+    @Option(
+        name: .customLong("midi-out"),
+        help: ArgumentHelp(
+            "Send the songs to an ALSA sequencer port too (an external synth, a MIDI interface, a program): CLIENT:PORT or a client name, as `pianola devices` lists them (repeatable).",
+            valueName: "destination"))
+    var midiOut: [String] = []
+
+    @Option(
+        name: .customLong("route"),
+        help: ArgumentHelp(
+            "Send one MIDI channel (1-16) to an ALSA sequencer port of its own instead of the sampler and --midi-out: CHANNEL:DESTINATION, e.g. 10:'Drum Machine' (repeatable).",
+            valueName: "channel:destination"),
+        transform: PlayCommand.parseRoute)
+    var routes: [ChannelRoute] = []
+
     @Flag(
         name: .customLong("midi-out-only"),
         help:
-            "Send the songs to the network MIDI sessions only (--rtpmidi-connect, --rtpmidi): the sampler stays silent."
+            "Send the songs to the MIDI destinations only (--midi-out, --route, --rtpmidi-connect, --rtpmidi): the sampler stays silent."
     )
     var midiOutOnly = false
+
+    /// One `--route`.
+    struct ChannelRoute {
+        var channel: Int
+        var destination: String
+    }
+
+    static func parseRoute(_ text: String) throws -> ChannelRoute {
+        let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
+        guard parts.count == 2, let channel = Int(parts[0]), (1...16).contains(channel), !parts[1].isEmpty else {
+            throw ValidationError("--route must be CHANNEL:DESTINATION with a channel of 1-16, got '\(text)'")
+        }
+        return ChannelRoute(channel: channel, destination: parts[1])
+    }
+
+    /// The sequencer destinations asked for, if any.
+    var sequencerMIDI: PlaybackSession.SequencerMIDI? {
+        guard !midiOut.isEmpty || !routes.isEmpty else { return nil }
+        return PlaybackSession.SequencerMIDI(
+            destinations: midiOut, routes: routes.map { ($0.channel, $0.destination) })
+    }
 
     @Flag(name: .shortAndLong, help: "Print nothing but errors.")
     var quiet = false
@@ -92,9 +136,14 @@ struct PlayCommand: ParsableCommand {
 
     func validate() throws {
         _ = try driverOptions.channelRouting(channelMap)
-        if midiOutOnly && network.configuration == nil {
+        if midiOutOnly && network.configuration == nil && sequencerMIDI == nil {
             throw ValidationError(
-                "--midi-out-only sends to network MIDI sessions: add --rtpmidi-connect HOST:PORT or --rtpmidi PORT")
+                "--midi-out-only sends to MIDI destinations: add --midi-out DESTINATION, --route CHANNEL:DESTINATION, --rtpmidi-connect HOST:PORT or --rtpmidi PORT"
+            )
+        }
+        let channels = routes.map(\.channel)
+        if let twice = channels.first(where: { channel in channels.filter { $0 == channel }.count > 1 }) {
+            throw ValidationError("--route: channel \(twice) is routed twice")
         }
         guard let transport else { return }
         guard driverOptions.driver != .alsa else {
@@ -130,6 +179,7 @@ struct PlayCommand: ParsableCommand {
         configuration.channelRouting = try driverOptions.channelRouting(channelMap)
         configuration.jack = try driverOptions.jackClient()
         configuration.network = network.configuration
+        configuration.sequencer = sequencerMIDI
         configuration.soundsSampler = !midiOutOnly
         if let transport {
             guard configuration.jack != nil else {
@@ -165,6 +215,10 @@ struct PlayCommand: ParsableCommand {
                 for peer in silent { Terminal.writeError("note: no answer from \(peer) yet; still inviting\n") }
                 if let note = session.advertisementNote { Terminal.writeError("note: network MIDI: \(note)\n") }
             }
+        }
+        if let output = session.sequencerOutput {
+            session.startSequencerOutput()
+            if !quiet { Terminal.writeError(Self.describe(output, routes: routes)) }
         }
         let keys = Terminal.isInteractive && isatty(0) == 1 ? KeyReader() : nil
         defer { keys?.restore() }
@@ -234,6 +288,10 @@ struct PlayCommand: ParsableCommand {
             case .quit: return .quit
             case nil: break
             }
+            for event in session.takeMIDIOutEvents() where !quiet {
+                // A destination gone (or back) is a note; playback goes on through the rest.
+                Terminal.writeError((keys != nil ? "\r\u{1B}[K" : "") + "note: MIDI out: \(event)\n")
+            }
             if !quiet {
                 let status = session.status()
                 if keys != nil {
@@ -252,6 +310,19 @@ struct PlayCommand: ParsableCommand {
                 keys != nil ? "\r\u{1B}[K" : "\(name): finished, \(session.output.xrunCount) underruns\n")
         }
         return .next
+    }
+
+    /// "MIDI out: Pianola (128:0) → NAME (C:P), …; channel 10 → NAME (C:P)".
+    static func describe(_ output: ALSASequencerOutput, routes: [ChannelRoute]) -> String {
+        let destinations = output.destinations
+        let everyChannel = destinations.filter(\.isSubscribed).map(\.name)
+        var parts = everyChannel.isEmpty ? [] : [everyChannel.joined(separator: ", ")]
+        for route in routes {
+            if let destination = destinations.first(where: { $0.requested == route.destination }) {
+                parts.append("channel \(route.channel) → \(destination.name)")
+            }
+        }
+        return "MIDI out: port \(output.address) → \(parts.joined(separator: "; "))\n"
     }
 
     /// One terminal line: state, name, position, bar:beat, tempo, voices, level, underruns,

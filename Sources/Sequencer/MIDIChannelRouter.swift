@@ -45,4 +45,10 @@ public final class MIDIChannelRouter: AudioNode, MIDIReceivingNode, @unchecked S
             destinations[index].receiveSystemExclusive(payload, atFrameOffset: frameOffset)
         }
     }
+
+    public func streamInterrupted(_ interruption: MIDIStreamInterruption, atFrameOffset frameOffset: Int) {
+        for index in 0..<destinations.count {
+            destinations[index].streamInterrupted(interruption, atFrameOffset: frameOffset)
+        }
+    }
 }

@@ -31,4 +31,10 @@ public final class MIDIFanOut: AudioNode, MIDIReceivingNode, @unchecked Sendable
             destinations[index].receiveSystemExclusive(payload, atFrameOffset: frameOffset)
         }
     }
+
+    public func streamInterrupted(_ interruption: MIDIStreamInterruption, atFrameOffset frameOffset: Int) {
+        for index in 0..<destinations.count {
+            destinations[index].streamInterrupted(interruption, atFrameOffset: frameOffset)
+        }
+    }
 }

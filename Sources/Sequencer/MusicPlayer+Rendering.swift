@@ -65,6 +65,7 @@ extension MusicPlayer {
     func finish(atFrameOffset offset: Int) {
         renderPlaying = false
         playhead.releaseAllNotes(atFrameOffset: offset)
+        playhead.interrupt(.stopped, atFrameOffset: offset)
         playingFlag.store(false, ordering: .relaxed)
         finishedFlag.store(true, ordering: .relaxed)
     }
@@ -131,6 +132,9 @@ extension MusicPlayer {
         else { return }
         if mail.releaseNotes || mail.seek != nil || mail.playing == false {
             playhead.releaseAllNotes(atFrameOffset: 0)
+            // (A seek while following a transport moves nothing: the transport's place is kept.)
+            let moves = mail.seek != nil && !following.load(ordering: .relaxed)
+            playhead.interrupt(moves ? .relocated : .stopped, atFrameOffset: 0)
         }
         if let enabled = mail.trackEnabled {
             for index in 0..<min(enabled.count, playhead.trackEnabled.count) {

@@ -97,6 +97,7 @@ extension MusicPlayer: TransportFollowing {
         guard cycle.isRolling else {
             if renderPlaying {
                 playhead.releaseAllNotes(atFrameOffset: 0)
+                playhead.interrupt(.stopped, atFrameOffset: 0)
                 renderPlaying = false
                 transportStoppedAt = secondsAt(sample: time.sampleTime)
             }
@@ -108,6 +109,7 @@ extension MusicPlayer: TransportFollowing {
         if !renderPlaying || !sameFrame(secondsAt(sample: time.sampleTime), expected) {
             if renderPlaying {
                 playhead.releaseAllNotes(atFrameOffset: 0)
+                playhead.interrupt(.stopped, atFrameOffset: 0)
                 renderPlaying = false
                 transportStoppedAt = nil
             }
@@ -137,6 +139,7 @@ extension MusicPlayer: TransportFollowing {
             let frames = Int(((cue.seconds - expected) * sampleRate).rounded())
             if (0..<frameCount).contains(frames) {
                 playhead.position(at: cue.cursors)
+                playhead.interrupt(.relocated, atFrameOffset: frames)
                 for index in 0..<cue.chase.count {
                     let (destination, message) = cue.chase[index]
                     playhead.sendUnpaired(message, to: destination, atFrameOffset: frames)

@@ -119,6 +119,13 @@ public final class SequencePlayhead {
     }
 
     /// Ends every note the player started, and lifts sustain and sostenuto pedals.
+    /// Tells every destination that the stream broke off (after `releaseAllNotes`).
+    func interrupt(_ interruption: MIDIStreamInterruption, atFrameOffset offset: Int) {
+        for destination in 0..<destinations.count {
+            destinations[destination].streamInterrupted(interruption, atFrameOffset: offset)
+        }
+    }
+
     func releaseAllNotes(atFrameOffset offset: Int) {
         for destination in 0..<destinations.count {
             var usedChannels: UInt16 = 0

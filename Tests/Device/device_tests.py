@@ -27,7 +27,10 @@ plays it inside the VM into the loopback card while capturing the loopback's oth
 - live input from test keyboards (autoconnect, --connect, the library example, latency), and
   subscriptions that fail: ALSASequencerInput reports them (an event and the source's failure),
   read through Tests/Device/SequencerProbe;
-- audio in: `pianola record` through the loopback (Tests/Device/record_checks.py).
+- audio in: `pianola record` through the loopback (Tests/Device/record_checks.py);
+- MIDI out: `pianola play --midi-out` into sequencer destinations (Tests/Device/midi_out_checks.py):
+  every event in order and on time through tempo changes (beside aplaymidi's timing), a seek's
+  reset and chase, SIGTERM's reset, a destination that disappears, a route, an unknown name.
 
 Prints one line per check and exits non-zero if any failed.
 """
@@ -45,6 +48,7 @@ import tempfile
 import numpy as np
 
 from midi_files import read_smf_messages
+from midi_out_checks import check_midi_out, write_midi_out_song
 from record_checks import check_record, write_sources
 
 RATE = 44100
@@ -327,6 +331,7 @@ def main():
     parser.add_argument("keyboard", help="the test keyboard (swift build --product test-keyboard)")
     parser.add_argument("example", help="Examples/LiveKeyboard (swift build --product live-keyboard)")
     parser.add_argument("probe", help="Tests/Device/SequencerProbe (swift build --product sequencer-probe)")
+    parser.add_argument("monitor", help="Tests/Device/MIDIMonitor (swift build --product midi-monitor)")
     parser.add_argument("--keep", help="keep the VM's results in this directory")
     arguments = parser.parse_args()
     pianola = os.path.abspath(arguments.pianola)
@@ -334,6 +339,7 @@ def main():
     keyboard = os.path.abspath(arguments.keyboard)
     example = os.path.abspath(arguments.example)
     probe = os.path.abspath(arguments.probe)
+    monitor = os.path.abspath(arguments.monitor)
 
     directory = arguments.keep or tempfile.mkdtemp(prefix="pianola-device-")
     os.makedirs(directory, exist_ok=True)
@@ -350,6 +356,7 @@ def main():
             file.write(f"{time} 90 {key:02x} 64\n{time + 5} 80 {key:02x} 00\n")
             time += 10 + index * 7 % 20
     write_sources(directory)
+    midi_out_schedule = write_midi_out_song(os.path.join(directory, "midi-out.mid"))
     reference_path = os.path.join(directory, "notes.wav")
     subprocess.run(
         [pianola, "render", "-q", song, "-o", reference_path, "-s", font, "--format", "f32", "--rate", str(RATE)],
@@ -368,7 +375,7 @@ def main():
     vm = subprocess.run(
         [os.path.join(ROOT, "scripts", "vm"), "--out", directory, "--",
          "sh", os.path.join(ROOT, "Tests", "Device", "guest-tests.sh"), directory, pianola, song, font,
-         keyboard, example, probe],
+         keyboard, example, probe, monitor],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
     if vm.returncode != 0:
@@ -480,6 +487,7 @@ def main():
 
     check_live(directory)
     check_record(directory, check, pianola)
+    check_midi_out(directory, check, midi_out_schedule)
 
     if failures:
         print(f"device tests: FAILED: {', '.join(failures)} (results kept in {directory})")

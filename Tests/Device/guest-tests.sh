@@ -1,7 +1,8 @@
 #!/bin/sh
 # Runs inside the VM (scripts/vm): plays into snd-aloop's loopback card and captures its other end;
 # plays a test keyboard (an ALSA sequencer client) into pianola live.
-#   guest-tests.sh OUT PIANOLA MIDI SOUNDFONT [TEST-KEYBOARD [LIVE-KEYBOARD-EXAMPLE [SEQUENCER-PROBE]]]
+#   guest-tests.sh OUT PIANOLA MIDI SOUNDFONT [TEST-KEYBOARD [LIVE-KEYBOARD-EXAMPLE [SEQUENCER-PROBE
+#       [MIDI-MONITOR]]]]
 # Each scenario leaves OUT/NAME.out, .err, .status (exit status), .elapsed (seconds) and, where
 # audio is captured, OUT/NAME.raw (interleaved float32 at 44.1 kHz from hw:Loopback,1,0; stereo but
 # for quad, which has four channels).
@@ -228,3 +229,10 @@ fi
 # --- Audio in (pianola record), last: the live tests above keep the conditions they were tuned in.
 # See guest-record.sh.
 sh "$(dirname "$0")/guest-record.sh" "$out" "$pianola"
+
+# --- MIDI out (pianola play --midi-out) into sequencer destinations: see guest-midi-out.sh. The
+#     song (with tempo changes) is OUT/midi-out.mid, written by the host.
+midi_monitor="$8"
+if [ -n "$midi_monitor" ]; then
+    sh "$(dirname "$0")/guest-midi-out.sh" "$out" "$pianola" "$midi_monitor" "$out/midi-out.mid" "$font"
+fi

@@ -183,3 +183,64 @@ struct MusicPlayerTests {
         #expect(again.recorder.notesOn.map(\.1) == [36], "drums are not transposed; solo silences the rest")
     }
 }
+
+/// A destination that logs messages and stream interruptions in the order they come.
+private final class InterruptionLog: AudioNode, MIDIReceivingNode, @unchecked Sendable {
+    enum Entry: Equatable {
+        case message(MIDIMessage)
+        case interrupted(MIDIStreamInterruption)
+    }
+    var entries: [Entry] = []
+    init() { super.init(name: "interruption log") }
+    func receive(_ message: MIDIMessage, atFrameOffset frameOffset: Int) { entries.append(.message(message)) }
+    func streamInterrupted(_ interruption: MIDIStreamInterruption, atFrameOffset frameOffset: Int) {
+        entries.append(.interrupted(interruption))
+    }
+}
+
+@Suite("Music player: destinations hear of pauses, seeks and the end")
+struct MusicPlayerInterruptionTests {
+    @Test(
+        "a seek: Note Offs, then .relocated, then the chase; a pause and the end: .stopped; through a router and a fan-out"
+    )
+    func interruptions() throws {
+        let file = makeFile(tracks: [
+            [
+                (0, .programChange(channel: 0, program: 7)), (0, on(60)), (4_000, off(60)), (4_100, on(62)),
+                (4_800, off(62)),
+            ]
+        ])
+        let engine = AudioEngine()
+        let log = InterruptionLog()
+        let other = InterruptionLog()
+        // Channel 1 to the log through a fan-out (beside a second log), the rest to the second log.
+        let fan = MIDIFanOut(destinations: [log, other])
+        let router = MIDIChannelRouter(destinations: [fan, other], channelRoutes: [0] + [Int](repeating: 1, count: 15))
+        let player = MusicPlayer(sequence: MusicSequence(file: file), destination: router)
+        try engine.addRenderObserver(player)
+        try engine.enableManualRenderingMode(format: .stereo(sampleRate: 48_000), maximumFrameCount: 256)
+        let buffer = AudioBuffer(channelCount: 2, frameCapacity: 4_800)
+        player.play()
+        try engine.renderOffline(frameCount: 4_800, into: buffer)  // 0.1 s: note 60 sounds
+        log.entries.removeAll()
+        player.seek(toSeconds: 4.2)  // tick 4032: past note 60's end, before note 62
+        try engine.renderOffline(frameCount: 256, into: buffer)
+        let relocated = try #require(log.entries.firstIndex(of: .interrupted(.relocated)))
+        let released = try #require(log.entries.firstIndex(of: .message(off(60))))
+        let chased = try #require(log.entries.firstIndex(of: .message(.programChange(channel: 0, program: 7))))
+        #expect(released < relocated && relocated < chased, "\(log.entries)")
+        #expect(!log.entries.contains(.interrupted(.stopped)))
+        #expect(other.entries.contains(.interrupted(.relocated)), "the router and the fan-out pass it to all")
+        log.entries.removeAll()
+        player.pause()
+        try engine.renderOffline(frameCount: 256, into: buffer)
+        #expect(log.entries.contains(.interrupted(.stopped)))
+        #expect(!log.entries.contains(.interrupted(.relocated)), "a pause keeps the controllers")
+        log.entries.removeAll()
+        player.play()
+        try engine.renderOffline(frameCount: 4_800 * 20, into: buffer)  // to the end
+        #expect(player.isFinished)
+        #expect(log.entries.last == .interrupted(.stopped), "the end releases what sounds: \(log.entries)")
+        #expect(log.entries.contains(.message(on(62))))
+    }
+}

@@ -40,6 +40,31 @@ struct PlaybackSessionTests {
         return try PlaybackSession(configuration)
     }
 
+    @Test("MIDI out to the ALSA sequencer: without one, a typed error naming /dev/snd/seq (the VM tests the rest)")
+    func sequencerOutputUnavailable() throws {
+        var configuration = PlaybackSession.Configuration(
+            soundFonts: [bundledFontPath], device: ALSAOutput.Configuration(device: "null", periodFrames: 256))
+        configuration.sequencer = PlaybackSession.SequencerMIDI(destinations: ["Synth"], routes: [(10, "Drums")])
+        guard !FileManager.default.fileExists(atPath: "/dev/snd/seq") else {
+            print("skipped: this machine has an ALSA sequencer; Tests/Device covers MIDI out through it")
+            return
+        }
+        do {
+            _ = try PlaybackSession(configuration)
+            Issue.record("a session opened without a sequencer")
+        } catch {
+            guard case .midi(.sequencerUnavailable) = error else {
+                Issue.record("unexpected error: \(error)")
+                return
+            }
+            #expect(error.description.contains("/dev/snd/seq"), "\(error)")
+        }
+        // No destination at all, the sampler silent: refused before anything opens.
+        configuration.sequencer = nil
+        configuration.soundsSampler = false
+        #expect(throws: SessionError.self) { try PlaybackSession(configuration) }
+    }
+
     @Test("a song plays to its end; the status has its place, tempo (times the speed) and lyric line")
     func playsToTheEnd() throws {
         let session = try session()

@@ -79,6 +79,33 @@ int pianola_seq_list_ports(pianola_seq *seq, pianola_seq_port_info *ports, int c
 /// One port's information; 0 or a negative errno.
 int pianola_seq_port_info_of(pianola_seq *seq, int client, int port, pianola_seq_port_info *info);
 
+// --- The output side (ALSASequencerOutput) ---------------------------------------------------------
+
+/// Opens the sequencer (non-blocking) as client `client_name` with one port `port_name` that others
+/// can read from and subscribe to, and a queue of its own running in real time, ticking at
+/// `timer_hz` (0: the kernel's default, 1000 Hz; at most 6250) on which events are scheduled.
+/// Announcements (ports and clients coming and going, subscriptions) are read with
+/// `pianola_seq_read`. Returns 0 or a negative errno; `*out` is set on success.
+int pianola_seq_open_output(const char *client_name, const char *port_name, int timer_hz, pianola_seq **out);
+/// Subscribes a destination port to our port (our events go to it) / removes that subscription.
+int pianola_seq_connect_to(pianola_seq *seq, int client, int port);
+int pianola_seq_disconnect_to(pianola_seq *seq, int client, int port);
+/// Queues one MIDI message (complete, with its status byte; SysEx with F0 and F7) from our port to
+/// (client, port), or with `client` < 0 to every subscriber of our port. `time_ns` > 0: scheduled on
+/// our queue for that CLOCK_MONOTONIC time (delivered by the kernel then; at once when it is past);
+/// 0: delivered at once. Waits (up to 200 ms) while the kernel's pool is full. The message leaves
+/// with the next `pianola_seq_drain`. Returns 0 or a negative errno (-EINVAL: not a message).
+int pianola_seq_send(pianola_seq *seq, const unsigned char *bytes, int length, uint64_t time_ns,
+                     int client, int port);
+/// Hands what `pianola_seq_send` queued to the kernel; 0 or a negative errno.
+int pianola_seq_drain(pianola_seq *seq);
+/// Removes the events still scheduled on our queue (not yet delivered) but Note Offs; 0 or a
+/// negative errno.
+int pianola_seq_drop_scheduled(pianola_seq *seq);
+/// CLOCK_MONOTONIC of the last event scheduled (0 before any): when the kernel will have
+/// delivered everything sent.
+uint64_t pianola_seq_last_scheduled(const pianola_seq *seq);
+
 /// alsa-lib's text for an error code.
 const char *pianola_seq_strerror(int code);
 

@@ -3,6 +3,7 @@ import AudioIO
 import Effects
 import Foundation
 import JACKIO
+import MIDICore
 import MIDIIO
 import Sampler
 import Sequencer
@@ -49,7 +50,10 @@ public final class PlaybackSession {
         /// journal): peers to open sessions to, a port others join, or both (advertised over
         /// mDNS as `live` does).
         public var network: LiveSession.NetworkMIDI?
-        /// Whether the sampler sounds the songs (false: they go to `network` only).
+        /// ALSA sequencer destinations the songs go to as well (external synthesizers, other
+        /// programs' ports), scheduled on a sequencer queue.
+        public var sequencer: SequencerMIDI?
+        /// Whether the sampler sounds the songs (false: they go to `network` or `sequencer` only).
         public var soundsSampler = true
 
         /// A configuration playing `soundFonts` on `device` (by default: `default`, 44100 Hz, 2 periods of 256
@@ -57,6 +61,25 @@ public final class PlaybackSession {
         public init(soundFonts: [String], device: ALSAOutput.Configuration = ALSAOutput.Configuration()) {
             self.soundFonts = soundFonts
             self.device = device
+        }
+    }
+
+    /// Where songs go on the ALSA sequencer (`pianola play --midi-out`, `--route`).
+    public struct SequencerMIDI: Sendable {
+        /// Destinations that get every channel not routed elsewhere (names or `CLIENT:PORT`, as
+        /// `aconnect` takes them): subscribed to Pianola's output port, so that they get what every
+        /// other subscriber of the port gets.
+        public var destinations: [String] = []
+        /// Channels (1…16) sent to a destination of their own instead (not to the sampler, not to
+        /// `destinations`).
+        public var routes: [(channel: Int, destination: String)] = []
+        /// The sequencer client's name (its output port is `out`).
+        public var clientName = "Pianola"
+
+        /// Sequencer MIDI out to `destinations` (every channel) and `routes` (a channel each).
+        public init(destinations: [String] = [], routes: [(channel: Int, destination: String)] = []) {
+            self.destinations = destinations
+            self.routes = routes
         }
     }
 
@@ -105,6 +128,10 @@ public final class PlaybackSession {
     /// The network MIDI output, when configured: its sessions in `networkSessions`.
     private let networkOutput: NetworkMIDIOutput?
     private let network: LiveSession.NetworkMIDI?
+    /// The ALSA sequencer client the songs leave from, when configured.
+    public let sequencerOutput: ALSASequencerOutput?
+    /// Its destinations' feeds: the subscribers' (every channel not routed), then one per route.
+    private let sequencerFeeds: [SequencerMIDIOutput]
 
     /// Loads the SoundFont and opens the device (nothing plays until `play`).
     public init(_ configuration: Configuration) throws(SessionError) {
@@ -145,6 +172,7 @@ public final class PlaybackSession {
             }
         }
         network = configuration.network
+        var everyChannel: [any MIDIReceivingNode] = configuration.soundsSampler ? [synthesis.destination] : []
         if let network = configuration.network {
             do {
                 for peer in network.peers { try RTPMIDIListener.checkPeer(host: peer.host, port: peer.port) }
@@ -157,17 +185,34 @@ public final class PlaybackSession {
                 listener: listener, engine: engine, clock: output as? any AudioPresentationClock,
                 sampleRate: output.sampleRate)
             networkOutput = sender
-            playerDestination =
-                configuration.soundsSampler
-                ? MIDIFanOut(destinations: [synthesis.destination, sender]) : sender
+            everyChannel.append(sender)
         } else {
-            guard configuration.soundsSampler else {
-                engine.releaseOutput(jack)
-                throw .failed("the songs would go nowhere: no network MIDI, and the sampler silent")
-            }
             networkOutput = nil
-            playerDestination = synthesis.destination
         }
+        var routes: [(channel: Int, node: any MIDIReceivingNode)] = []
+        if let sequencer = configuration.sequencer {
+            let opened: (ALSASequencerOutput, [SequencerMIDIOutput], [(Int, any MIDIReceivingNode)])
+            do {
+                opened = try Self.openSequencer(
+                    sequencer, engine: engine, clock: output as? any AudioPresentationClock,
+                    sampleRate: output.sampleRate)
+            } catch {
+                engine.releaseOutput(jack)
+                throw .midi(error)
+            }
+            sequencerOutput = opened.0
+            sequencerFeeds = opened.1
+            if !sequencer.destinations.isEmpty { everyChannel.append(opened.1[0]) }
+            routes = opened.2
+        } else {
+            sequencerOutput = nil
+            sequencerFeeds = []
+        }
+        guard !everyChannel.isEmpty || !routes.isEmpty else {
+            engine.releaseOutput(jack)
+            throw .failed("the songs would go nowhere: no MIDI out, and the sampler silent")
+        }
+        playerDestination = Self.destination(everyChannel: everyChannel, routes: routes)
         if !configuration.soundsSampler { engine.mainMixerNode.outputVolume = 0 }
         speed = min(max(configuration.speed, Self.speeds.lowerBound), Self.speeds.upperBound)
         loops = configuration.loops
@@ -208,6 +253,14 @@ public final class PlaybackSession {
             retimeDelays(nodes, specs: effectSpecs, songTempo: sequence.startingTempo)
         }
         let player = MusicPlayer(sequence: sequence, destination: playerDestination)
+        if !sequencerFeeds.isEmpty && !output.isRunning {
+            startSequencerOutput()
+            // MIDI out is timed by the device's account of when a frame is heard, which it gives
+            // once it plays: the device starts first (silent), and the song when the account is
+            // there (a second at most), so that its first messages are on time too.
+            do { try output.start() } catch { throw SessionError(error) }
+            for _ in 0..<200 where !sequencerFeeds.allSatisfy(\.isClockKnown) { usleep(5_000) }
+        }
         do { try engine.addRenderObserver(player) } catch { throw SessionError(error) }
         player.transpose = transpose
         if let jack, transport != .ignored {
@@ -228,6 +281,63 @@ public final class PlaybackSession {
             jack.startTransport()
         }
     }
+
+    /// Opens the sequencer client and connects its destinations: the feed of every subscriber
+    /// (index 0), then one feed per route, with each route's channel.
+    private static func openSequencer(
+        _ sequencer: SequencerMIDI, engine: AudioEngine, clock: (any AudioPresentationClock)?, sampleRate: Double
+    ) throws(MIDIIOError) -> (ALSASequencerOutput, [SequencerMIDIOutput], [(Int, any MIDIReceivingNode)]) {
+        let output = try ALSASequencerOutput(clientName: sequencer.clientName)
+        for name in sequencer.destinations { try output.connect(name) }
+        var feeds = [
+            SequencerMIDIOutput(output: output, destination: nil, engine: engine, clock: clock, sampleRate: sampleRate)
+        ]
+        var routes: [(Int, any MIDIReceivingNode)] = []
+        for route in sequencer.routes {
+            let destination = try output.connect(route.destination, subscribing: false)
+            let feed =
+                feeds.dropFirst().first { $0.destination == destination.index }
+                ?? SequencerMIDIOutput(
+                    output: output, destination: destination.index, engine: engine, clock: clock,
+                    sampleRate: sampleRate)
+            if !feeds.contains(where: { $0 === feed }) { feeds.append(feed) }
+            routes.append((route.channel, feed))
+        }
+        return (output, feeds, routes)
+    }
+
+    /// Where a player plays: every channel to `everyChannel` (fanned out when several), but the
+    /// routed channels (1…16) to their own.
+    private static func destination(
+        everyChannel: [any MIDIReceivingNode], routes: [(channel: Int, node: any MIDIReceivingNode)]
+    ) -> any MIDIReceivingNode {
+        let main: (any MIDIReceivingNode)? =
+            everyChannel.count > 1 ? MIDIFanOut(destinations: everyChannel) : everyChannel.first
+        guard !routes.isEmpty else { return main! }
+        var nodes: [any MIDIReceivingNode] = []
+        var table = [Int](repeating: -1, count: 16)
+        for route in routes {
+            let index = nodes.firstIndex { $0 === route.node } ?? nodes.count
+            if index == nodes.count { nodes.append(route.node) }
+            table[route.channel - 1] = index
+        }
+        if table.contains(-1) {
+            // Channels not routed: to the main destinations, or (with none) nowhere.
+            nodes.append(main ?? DiscardedMIDI())
+            table = table.map { $0 < 0 ? nodes.count - 1 : $0 }
+        }
+        return MIDIChannelRouter(destinations: nodes, channelRoutes: table)
+    }
+
+    /// Starts the sequencer feeds (`play` does, if not done). The events of the sequencer
+    /// destinations (one gone, one back) are in `takeMIDIOutEvents()`.
+    public func startSequencerOutput() {
+        for feed in sequencerFeeds { feed.start() }
+    }
+
+    /// What happened to the sequencer destinations since the last call: "disconnected: NAME",
+    /// "connected: NAME" (one that came back); playback goes on through the rest.
+    public func takeMIDIOutEvents() -> [String] { sequencerOutput?.takeEvents() ?? [] }
 
     /// Opens the network MIDI sessions (binds the ports, invites the peers) and waits up to
     /// `timeout` for every peer invited to answer, so that the song's first notes reach them;
@@ -369,6 +479,10 @@ public final class PlaybackSession {
         // What the song's end sent (its notes released) goes out, and the guard packet after it
         // (a peer that lost the last packet repairs it from that); then the sessions end (BY).
         // (`stop` of the listener sends each peer a last guard before its BY.)
+        // What is scheduled is delivered, then every sequencer destination is reset (All Notes
+        // Off, Reset All Controllers) and the client closed.
+        for feed in sequencerFeeds { feed.stop() }
+        sequencerOutput?.close()
         if let networkOutput {
             networkOutput.stop()
             networkOutput.listener.stop()
@@ -383,4 +497,11 @@ public final class PlaybackSession {
     }
 
     deinit { finish() }
+}
+
+/// Where channels that go nowhere go (`--midi-out-only` with `--route` alone).
+private final class DiscardedMIDI: AudioNode, MIDIReceivingNode, @unchecked Sendable {
+    init() { super.init(name: "discarded MIDI") }
+    func receive(_ message: MIDIMessage, atFrameOffset frameOffset: Int) {}
+    func receiveSystemExclusive(_ payload: UnsafeBufferPointer<UInt8>, atFrameOffset frameOffset: Int) {}
 }
