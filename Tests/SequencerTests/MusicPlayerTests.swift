@@ -217,6 +217,9 @@ struct MusicPlayerInterruptionTests {
         let fan = MIDIFanOut(destinations: [log, other])
         let router = MIDIChannelRouter(destinations: [fan, other], channelRoutes: [0] + [Int](repeating: 1, count: 15))
         let player = MusicPlayer(sequence: MusicSequence(file: file), destination: router)
+        let sound = RecordingNode()  // (the engine renders what is connected to its output)
+        try engine.attach(sound)
+        try engine.connect(sound, to: engine.mainMixerNode)
         try engine.addRenderObserver(player)
         try engine.enableManualRenderingMode(format: .stereo(sampleRate: 48_000), maximumFrameCount: 256)
         let buffer = AudioBuffer(channelCount: 2, frameCapacity: 4_800)
@@ -238,7 +241,7 @@ struct MusicPlayerInterruptionTests {
         #expect(!log.entries.contains(.interrupted(.relocated)), "a pause keeps the controllers")
         log.entries.removeAll()
         player.play()
-        try engine.renderOffline(frameCount: 4_800 * 20, into: buffer)  // to the end
+        for _ in 0..<20 { try engine.renderOffline(frameCount: 4_800, into: buffer) }  // to the end
         #expect(player.isFinished)
         #expect(log.entries.last == .interrupted(.stopped), "the end releases what sounds: \(log.entries)")
         #expect(log.entries.contains(.message(on(62))))
