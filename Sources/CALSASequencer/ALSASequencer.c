@@ -199,6 +199,8 @@ static int fill(pianola_seq *seq, snd_seq_event_t *ev, pianola_seq_event *event)
         event->kind = ev->type == SND_SEQ_EVENT_PORT_SUBSCRIBED ? PIANOLA_SEQ_SUBSCRIBED : PIANOLA_SEQ_UNSUBSCRIBED;
         event->address_client = ev->data.connect.sender.client;
         event->address_port = ev->data.connect.sender.port;
+        event->destination_client = ev->data.connect.dest.client;
+        event->destination_port = ev->data.connect.dest.port;
         return 1;
     default:
         break;

@@ -301,10 +301,11 @@ public final class ALSASequencerInput: @unchecked Sendable {
                 handler?(message, arrival)
             }
             decoders[key] = decoder
-        case Int32(PIANOLA_SEQ_SUBSCRIBED):
-            let client = Int(event.address_client)
-            if client != self.client && client != 0 { noteConnected(client: client, port: Int(event.address_port)) }
-        case Int32(PIANOLA_SEQ_UNSUBSCRIBED):
+        // (The announcements tell of every subscription in the system: only those to our port count.)
+        case Int32(PIANOLA_SEQ_SUBSCRIBED) where Int(event.destination_client) == client:
+            let sender = Int(event.address_client)
+            if sender != self.client && sender != 0 { noteConnected(client: sender, port: Int(event.address_port)) }
+        case Int32(PIANOLA_SEQ_UNSUBSCRIBED) where Int(event.destination_client) == client:
             let sender = Int(event.address_client) << 8 | Int(event.address_port)
             state.withLock { $0.disconnect(sender) }
         case Int32(PIANOLA_SEQ_PORT_START):

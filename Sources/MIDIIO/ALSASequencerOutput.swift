@@ -59,6 +59,8 @@ public final class ALSASequencerOutput: @unchecked Sendable {
     public let timerFrequency: Int
 
     private let seq: OpaquePointer
+    /// Serializes the calls on `seq`; true once it is closed.
+    private let handleClosed = Mutex(false)
     private struct State {
         var destinations: [Destination] = []
         var events: [String] = []
@@ -67,8 +69,12 @@ public final class ALSASequencerOutput: @unchecked Sendable {
         var nextResync: UInt64 = 0
     }
     private let state = Mutex(State())
-    /// Serializes the calls on `seq`.
-    private let handleLock = Mutex(())
+
+    /// Runs `body` with the open handle, serialized (alsa-lib's handle is not thread-safe);
+    /// `closedValue` once closed.
+    private func withHandle<Result: Sendable>(_ closedValue: Result, _ body: (OpaquePointer) -> Result) -> Result {
+        handleClosed.withLock { closed in closed ? closedValue : body(seq) }
+    }
 
     /// Opens a client named `clientName` with an output port `portName` and a queue ticking at
     /// `timerFrequency` Hz (clamped to 10…6250, the kernel's range).
@@ -97,14 +103,17 @@ public final class ALSASequencerOutput: @unchecked Sendable {
     /// Off and Reset All Controllers (`resetDevices`), and closes the client. Closing twice is harmless.
     public func close() {
         guard !state.withLock({ $0.closed }) else { return }
-        let last = handleLock.withLock { _ in pianola_seq_last_scheduled(seq) }
+        let last = withHandle(0) { seq in pianola_seq_last_scheduled(seq) }
         let now = MIDITimestamp.now()
         if last > now { usleep(UInt32(min(last - now, 1_000_000_000) / 1_000)) }
         // The subscribers, and each destination that gets only what is sent to it.
         resetDevices()
         for destination in destinations where !destination.isSubscribed { resetDevices(destination.index) }
         state.withLock { $0.closed = true }
-        handleLock.withLock { _ in pianola_seq_close(seq) }
+        handleClosed.withLock { closed in
+            if !closed { pianola_seq_close(seq) }
+            closed = true
+        }
     }
 
     /// The ports that take MIDI (`isDestination`), but our own.
@@ -127,7 +136,7 @@ public final class ALSASequencerOutput: @unchecked Sendable {
             return existing
         }
         let result =
-            subscribing ? handleLock.withLock { _ in pianola_seq_connect_to(seq, Int32(client), Int32(port)) } : 0
+            subscribing ? withHandle(-ENODEV) { seq in pianola_seq_connect_to(seq, Int32(client), Int32(port)) } : 0
         // EBUSY: the subscription exists already (the destination subscribed to us itself).
         guard result == 0 || result == -EBUSY else {
             throw .cannotConnectDestination(requested, reason: ALSASequencerInput.reason(result))
@@ -165,7 +174,7 @@ public final class ALSASequencerOutput: @unchecked Sendable {
             target = found
         }
         let bytes = message.bytes
-        let result = handleLock.withLock { _ in
+        let result = withHandle(-ENODEV) { seq in
             pianola_seq_send(seq, bytes, Int32(bytes.count), time, Int32(target.client), Int32(target.port))
         }
         if result < 0 { state.withLock { $0.failedSends += 1 } }
@@ -173,18 +182,18 @@ public final class ALSASequencerOutput: @unchecked Sendable {
 
     /// Hands what `send` queued to the kernel.
     public func flush() {
-        let result = handleLock.withLock { _ in pianola_seq_drain(seq) }
+        let result = withHandle(-ENODEV) { seq in pianola_seq_drain(seq) }
         if result < 0 { state.withLock { $0.failedSends += 1 } }
     }
 
     /// Removes the messages scheduled and not yet delivered, but Note Offs (so that nothing is
     /// left sounding): what a stop that should be heard at once does before `resetDevices`.
     public func dropScheduled() {
-        handleLock.withLock { _ in _ = pianola_seq_drop_scheduled(seq) }
+        withHandle(()) { seq in _ = pianola_seq_drop_scheduled(seq) }
     }
 
     /// When the last message scheduled is delivered (CLOCK_MONOTONIC nanoseconds; 0 before any).
-    public var lastScheduledTime: UInt64 { handleLock.withLock { _ in pianola_seq_last_scheduled(seq) } }
+    public var lastScheduledTime: UInt64 { withHandle(0) { seq in pianola_seq_last_scheduled(seq) } }
 
     /// Sends All Notes Off (123) and Reset All Controllers (121) on every channel, at once, to
     /// the destination at `index` (nil: every subscriber): no note is left sounding on an
@@ -209,7 +218,7 @@ public final class ALSASequencerOutput: @unchecked Sendable {
             state.nextResync = now + 2_000_000_000
             return true
         }
-        if due { handleLock.withLock { _ in _ = pianola_seq_resync_clock(seq) } }
+        if due { withHandle(()) { seq in _ = pianola_seq_resync_clock(seq) } }
     }
 
     /// Reads the sequencer's announcements (never waits): a destination whose port or client went
@@ -217,7 +226,7 @@ public final class ALSASequencerOutput: @unchecked Sendable {
     /// `takeEvents()` calls it.
     public func followAnnouncements() {
         var event = pianola_seq_event()
-        while handleLock.withLock({ _ in pianola_seq_read(seq, 0, &event) }) == 1 {
+        while withHandle(0, { seq in pianola_seq_read(seq, 0, &event) }) == 1 {
             let client = Int(event.address_client)
             let port = Int(event.address_port)
             switch Int32(event.kind) {
@@ -260,7 +269,7 @@ public final class ALSASequencerOutput: @unchecked Sendable {
             let name = portName(client: client, port: port)
             let result =
                 destination.isSubscribed
-                ? handleLock.withLock { _ in pianola_seq_connect_to(seq, Int32(client), Int32(port)) } : 0
+                ? withHandle(-ENODEV) { seq in pianola_seq_connect_to(seq, Int32(client), Int32(port)) } : 0
             state.withLock { state in
                 if result == 0 || result == -EBUSY {
                     state.destinations[destination.index].client = client
@@ -278,24 +287,24 @@ public final class ALSASequencerOutput: @unchecked Sendable {
     private func resolve(_ text: String) -> (Int, Int)? {
         var client: Int32 = 0
         var port: Int32 = 0
-        let result = handleLock.withLock { _ in pianola_seq_parse_address(seq, text, &client, &port) }
+        let result = withHandle(-ENODEV) { seq in pianola_seq_parse_address(seq, text, &client, &port) }
         guard result == 0 else { return nil }
         // A port that exists (a client number alone parses to port 0, which may not).
         var info = pianola_seq_port_info()
-        let exists = handleLock.withLock { _ in pianola_seq_port_info_of(seq, client, port, &info) }
+        let exists = withHandle(-ENODEV) { seq in pianola_seq_port_info_of(seq, client, port, &info) }
         return exists == 0 ? (Int(client), Int(port)) : nil
     }
 
     private func ports() -> [MIDISequencerPort] {
         var infos = [pianola_seq_port_info](repeating: pianola_seq_port_info(), count: 256)
-        let count = handleLock.withLock { _ in Int(pianola_seq_list_ports(seq, &infos, Int32(infos.count))) }
+        let count = withHandle(0) { seq in Int(pianola_seq_list_ports(seq, &infos, Int32(infos.count))) }
         return infos.prefix(max(0, min(count, infos.count))).map(MIDISequencerPort.init)
             .filter { $0.isDestination && $0.client != client }
     }
 
     private func portName(client: Int, port: Int) -> String {
         var info = pianola_seq_port_info()
-        let result = handleLock.withLock { _ in pianola_seq_port_info_of(seq, Int32(client), Int32(port), &info) }
+        let result = withHandle(-ENODEV) { seq in pianola_seq_port_info_of(seq, Int32(client), Int32(port), &info) }
         return result == 0 ? MIDISequencerPort(info).description : "\(client):\(port)"
     }
 

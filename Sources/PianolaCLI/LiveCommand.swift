@@ -34,6 +34,7 @@ struct LiveCommand: ParsableCommand {
               pianola live --rtpmidi 5004                    # a Mac or an iPad joins
               pianola live --rtpmidi-connect mac.local:5004  # or join its session
               pianola live --driver jack --connect a2j --record take.mid
+              pianola live --connect 'USB Keyboard' --thru 'USB MIDI'   # and an external synth
             """)
 
     @OptionGroup var soundFonts: SoundFontOptions
@@ -53,6 +54,13 @@ struct LiveCommand: ParsableCommand {
 
     @Flag(help: "Connect every MIDI source, including those plugged in later.")
     var autoconnect = false
+
+    @Option(
+        name: .customLong("thru"),
+        help: ArgumentHelp(
+            "Forward what comes in (sequencer and network MIDI) to an ALSA sequencer port at once, as it comes: an external synth layered with the sampler. CLIENT:PORT or a client name, as `pianola devices` lists MIDI destinations (repeatable).",
+            valueName: "destination"))
+    var thru: [String] = []
 
     @OptionGroup var network: NetworkOptions
 
@@ -81,6 +89,10 @@ struct LiveCommand: ParsableCommand {
 
     func validate() throws {
         guard (0...100).contains(delay) else { throw ValidationError("--delay must be between 0 and 100 ms") }
+        if !thru.isEmpty && driverOptions.driver == .jack {
+            throw ValidationError(
+                "--thru forwards ALSA sequencer and network MIDI; with --driver jack, route JACK MIDI there")
+        }
         _ = try driverOptions.channelRouting(channelMap)
     }
 
@@ -93,6 +105,7 @@ struct LiveCommand: ParsableCommand {
         configuration.gainDecibels = synth.gain
         configuration.sources = connections
         configuration.autoconnect = autoconnect
+        configuration.thru = thru
         configuration.network = network.configuration
         configuration.delay = .microseconds(Int64((delay * 1000).rounded()))
         configuration.effects = try effectOptions.specs()
@@ -165,6 +178,10 @@ struct LiveCommand: ParsableCommand {
             Terminal.writeError(
                 "MIDI input: network sessions on \(listener.host):\(listener.port) and \(listener.port + 1) as 'Pianola'\n"
             )
+        }
+        if let thru = session.thru {
+            let names = thru.destinations.map(\.name).joined(separator: ", ")
+            Terminal.writeError("MIDI thru: port \(thru.address) → \(names) (what comes in, at once)\n")
         }
         if let name = session.advertisement?.registeredName {
             Terminal.writeError("MIDI input: advertised over mDNS as '\(name)' (_apple-midi._udp)\n")

@@ -2,7 +2,7 @@
 # Runs inside the VM (scripts/vm), called by guest-tests.sh: `pianola play --midi-out` into ALSA
 # sequencer destinations of a real kernel. Each destination is a midi-monitor (Tests/Device/
 # MIDIMonitor), which logs what it receives with the kernel's receive time.
-#   guest-midi-out.sh OUT PIANOLA MONITOR SONG FONT
+#   guest-midi-out.sh OUT PIANOLA MONITOR SONG FONT [TEST-KEYBOARD]
 # Each scenario leaves OUT/out-NAME.err, .status and the monitors' logs (OUT/out-NAME*.log);
 # Tests/Device/midi_out_checks.py checks them on the host.
 out="$1"
@@ -10,6 +10,7 @@ pianola="$2"
 monitor="$3"
 song="$4"
 font="$5"
+keyboard="$6"
 # Paced by a high-resolution timer (snd-dummy); a buffer an emulated machine does not underrun.
 device="--device hw:Dummy,0,0 --rate 48000 --period 1024 --periods 3"
 
@@ -98,3 +99,25 @@ monitor_pid=$!
     2> "$out/out-unknown.err"
 echo $? > "$out/out-unknown.status"
 kill -TERM "$monitor_pid"; wait "$monitor_pid"
+
+# 7. live --thru: a test keyboard (OUT/keys.txt) into pianola live, forwarded at once to a destination.
+if [ -n "$keyboard" ]; then
+    start_monitor "Synth T" "$out/out-thru.log" 60
+    monitor_pid=$!
+    "$keyboard" "Thru Keyboard" "$out/keys.txt" "$out/out-thru.sent" 2> "$out/out-thru.keyboard" &
+    keyboard_pid=$!
+    sleep 0.5
+    "$pianola" live --soundfont "$font" $device --connect "Thru Keyboard" --thru "Synth T" \
+        > "$out/out-thru.out" 2> "$out/out-thru.err" &
+    live_pid=$!
+    (sleep 120 && kill -9 "$live_pid" 2>/dev/null) &
+    watchdog=$!
+    wait "$keyboard_pid"
+    sleep 0.5
+    kill -TERM "$live_pid"
+    wait "$live_pid"
+    echo $? > "$out/out-thru.status"
+    kill "$watchdog" 2>/dev/null
+    sleep 0.3
+    kill -TERM "$monitor_pid"; wait "$monitor_pid"
+fi

@@ -234,5 +234,6 @@ sh "$(dirname "$0")/guest-record.sh" "$out" "$pianola"
 #     song (with tempo changes) is OUT/midi-out.mid, written by the host.
 midi_monitor="$8"
 if [ -n "$midi_monitor" ]; then
-    sh "$(dirname "$0")/guest-midi-out.sh" "$out" "$pianola" "$midi_monitor" "$out/midi-out.mid" "$font"
+    sh "$(dirname "$0")/guest-midi-out.sh" "$out" "$pianola" "$midi_monitor" "$out/midi-out.mid" "$font" \
+        "$keyboard"
 fi

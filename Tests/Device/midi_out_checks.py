@@ -238,4 +238,37 @@ def check_midi_out(directory, check, schedule):
         status_of(directory, "unknown") not in (None, 0) and len(lines) == 1 and "Synht F" in lines[0] and "Synth F" in lines[0],
         f"status {status_of(directory, 'unknown')}: {error.strip()!r}",
     )
+    check_thru(directory, check)
     return ours_p95, theirs_p95
+
+
+def read_sent(path):
+    """(seconds after sending, bytes) of each message the test keyboard logged."""
+    sent = []
+    if not os.path.exists(path):
+        return sent
+    for line in open(path):
+        fields = line.split()
+        if len(fields) >= 5:
+            sent.append((int(fields[1]) / 1e9, bytes(int(value, 16) for value in fields[4:])))
+    return sent
+
+
+def check_thru(directory, check):
+    """live --thru: what the keyboard sent reaches the destination, in order, then a reset."""
+    sent = read_sent(os.path.join(directory, "out-thru.sent"))
+    received = read_log(os.path.join(directory, "out-thru.log"))
+    forwarded = [entry for entry in received if not is_reset(entry[1])]
+    same = [data for _, data in sent] == [data for _, data in forwarded]
+    delays = sorted((got[0] - put[0]) * 1000 for put, got in zip(sent, forwarded))
+    resets = {data[0] & 0x0F for _, data in received if len(data) == 3 and data[0] & 0xF0 == 0xB0 and data[1] == 123}
+    status = status_of(directory, "thru")
+    detail = (f"status {status}, {len(sent)} sent, {len(forwarded)} forwarded, identical and in order: {same},"
+              f" All Notes Off on {len(resets)} channels at the end")
+    if delays:
+        detail += f"; send to receive {delays[len(delays) // 2]:.2f} ms median, {delays[-1]:.2f} ms at most"
+    check(
+        "midi-out: live --thru forwards every message at once, in order, and resets the destination at the end",
+        status == 0 and len(sent) > 0 and same and len(resets) == 16,
+        detail + f": {text_of(directory, 'thru').strip()[-200:]!r}",
+    )

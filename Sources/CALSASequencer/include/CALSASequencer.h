@@ -42,6 +42,7 @@ typedef struct {
     uint64_t read_ns;              ///< CLOCK_MONOTONIC when this process read it
     int source_client, source_port;
     int address_client, address_port;
+    int destination_client, destination_port;  ///< SUBSCRIBED/UNSUBSCRIBED: the receiving end
     const unsigned char *bytes;    ///< valid until the next read
     int length;
 } pianola_seq_event;

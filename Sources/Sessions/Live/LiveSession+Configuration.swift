@@ -44,6 +44,10 @@ extension LiveSession {
         /// split across outputs, say. The device opens with the routing's channel count. Not with
         /// `recordsAudio`.
         public var channelRouting: ChannelRouting?
+        /// ALSA sequencer destinations that get what comes in, at once, as it comes (MIDI thru:
+        /// an external synthesizer layered with the sampler), from the client `CLIENT-NAME thru`.
+        /// From sequencer and network sources; not with `jack` (JACK routes its own MIDI).
+        public var thru: [String] = []
 
         /// A configuration playing `soundFonts` on `device` (by default: `default`, 44100 Hz, 2 periods of 128
         /// frames), everything else at its default.

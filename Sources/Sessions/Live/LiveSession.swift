@@ -101,6 +101,21 @@ public final class LiveSession {
             throw .midi(error)
         }
         self.network = network.map(Self.listener)
+        if !configuration.thru.isEmpty {
+            guard jack == nil else {
+                engine.releaseOutput(jack)
+                throw .failed("MIDI thru forwards ALSA sequencer and network MIDI: not with JACK (route it there)")
+            }
+            do {
+                let output = try ALSASequencerOutput(clientName: "\(configuration.clientName) thru", portName: "thru")
+                for destination in configuration.thru { try output.connect(destination) }
+                thru = output
+            } catch {
+                throw .midi(error)
+            }
+        } else {
+            thru = nil
+        }
 
         do throws(SessionError) {
             sampler = try engine.attachedSampler(
@@ -147,11 +162,24 @@ public final class LiveSession {
             audioTap = nil
         }
         recorder = configuration.recordsMIDI ? MIDIRecorder() : nil
-        if let recorder {
-            sequencerInput?.messageHandler = { message, arrival in recorder.record(message, at: arrival) }
-            self.network?.messageHandler = { message, arrival in recorder.record(message, at: arrival) }
+        if recorder != nil || thru != nil {
+            let recorder = recorder
+            let thru = thru
+            let handler: @Sendable (MIDIMessage, UInt64) -> Void = { message, arrival in
+                recorder?.record(message, at: arrival)
+                // Thru: at once, as it came (the kernel delivers it now).
+                if let thru {
+                    thru.send(message, at: 0)
+                    thru.flush()
+                }
+            }
+            sequencerInput?.messageHandler = handler
+            self.network?.messageHandler = handler
         }
     }
+
+    /// The client forwarding what comes in to the thru destinations (`Configuration.thru`).
+    public let thru: ALSASequencerOutput?
 
     /// The listener a network configuration asks for: on its address, or (only opening sessions)
     /// on any free pair of ports, on loopback if every peer is there, taking invitations from
@@ -235,6 +263,7 @@ public final class LiveSession {
     /// not be connected, network sessions that opened, ended or were refused.
     public func takeEvents() -> [Event] {
         (sequencerInput?.takeEvents().map(Event.sequencer) ?? []) + (network?.takeEvents().map(Event.network) ?? [])
+            + (thru?.takeEvents().map(Event.thru) ?? [])
     }
 
     /// The sound now; `peak` is the highest level since the last call.
@@ -255,6 +284,8 @@ public final class LiveSession {
         advertisement?.stop()
         advertisement = nil
         network?.stop()
+        // Every thru destination reset (All Notes Off, Reset All Controllers).
+        thru?.close()
         if isRunning {
             isRunning = false
             synthesis.allNotesOff()

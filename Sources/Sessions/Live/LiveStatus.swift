@@ -95,11 +95,14 @@ extension LiveSession {
         case sequencer(String)
         /// A network session opened, ended, timed out or was refused ("connected: NAME (HOST:PORT)").
         case network(String)
+        /// A thru destination went away or came back ("disconnected: NAME (CLIENT:PORT)").
+        case thru(String)
 
         public var description: String {
             switch self {
             case .sequencer(let text): return "MIDI input: \(text)"
             case .network(let text): return "network MIDI: \(text)"
+            case .thru(let text): return "MIDI thru: \(text)"
             }
         }
     }

@@ -143,9 +143,16 @@ public final class PlaybackSession {
             client.channelCount = configuration.channelRouting?.channelCount ?? 2
             do { jack = try engine.connectOutput(toJACK: client) } catch { throw .jack(error) }
         }
+        // A sampler that stays silent (MIDI out only) runs no reverb or chorus: it costs nothing
+        // then, and the MIDI's timing has the machine to itself.
+        var samplerSettings = configuration.sampler
+        if !configuration.soundsSampler {
+            samplerSettings.isReverbEnabled = false
+            samplerSettings.isChorusEnabled = false
+        }
         do throws(SessionError) {
             sampler = try engine.attachedSampler(
-                soundFonts: configuration.soundFonts, settings: configuration.sampler,
+                soundFonts: configuration.soundFonts, settings: samplerSettings,
                 sampleRate: jack?.sampleRate ?? configuration.device.sampleRate)
             effectSpecs = configuration.effects
             effectRate = try Self.checkedRate(of: configuration.effects)
