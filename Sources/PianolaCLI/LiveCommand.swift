@@ -34,7 +34,7 @@ struct LiveCommand: ParsableCommand {
               pianola live --rtpmidi 5004                    # a Mac or an iPad joins
               pianola live --rtpmidi-connect mac.local:5004  # or join its session
               pianola live --driver jack --connect a2j --record take.mid
-              pianola live --connect 'USB Keyboard' --thru 'USB MIDI'   # and an external synth
+              pianola live --connect 'USB Keyboard' --thru 'USB MIDI'  # and a synth
             """)
 
     @OptionGroup var soundFonts: SoundFontOptions

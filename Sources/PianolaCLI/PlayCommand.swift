@@ -28,8 +28,8 @@ struct PlayCommand: ParsableCommand {
               pianola play song.mid --driver jack --jack-multi   (a port pair a channel)
               pianola play song.mid --driver jack --transport follow   (a DAW starts it)
               pianola play song.mid --rtpmidi-connect 192.168.1.20:5004   (to a Mac, too)
-              pianola play song.mid --midi-out 'USB MIDI' --midi-out-only   (a hardware synth)
-              pianola play song.mid --route 10:'Drum Machine'   (drums to it, the rest here)
+              pianola play song.mid --midi-out 'USB MIDI' --midi-out-only   (a synth)
+              pianola play song.mid --route 10:'Drum Machine'   (the drums to it)
 
             With --midi-out and --route, messages are scheduled on an ALSA sequencer queue for \
             the time the sound is heard (the kernel delivers them then); pausing, seeking and \

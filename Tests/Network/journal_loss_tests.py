@@ -13,12 +13,14 @@ sustain pedal's release, the one holding a program change. The song takes a step
 second; from the recording, the receiver's state (notes sounding, programs, volume, pedal, wheel)
 late in every step whose packet arrived must be the song's state after that step. With
 the journals stripped by the relay (a sender without them: the receiver releases everything on a
-gap) the same loss leaves it wrong, so the check can fail.
+gap) the same loss leaves it wrong, so the check can fail. The burst's run is also captured live
+with tshark on the loopback interface, and Wireshark's RTP-MIDI dissector decodes the journals.
 Prints one line per check; exits non-zero if any failed.
 """
 
 import os
 import select
+import shutil
 import signal
 import socket
 import struct
@@ -194,9 +196,53 @@ def start_jack():
     raise SystemExit("jackd did not start (scripts/install-deps --test installs jackd2)")
 
 
-def run_through_relay(pianola, font, work, song, name, drops, strip=False):
+def start_capture(port, path):
+    """tshark capturing, on the loopback interface, the datagrams sent to `port` (the relay's data
+    port: the sender's RTP-MIDI packets, before the relay drops any); None without tshark or the
+    right to capture (said)."""
+    if shutil.which("tshark") is None:
+        print("SKIP live capture: no tshark (Debian tshark; scripts/install-deps --test installs it)")
+        return None
+    log_path = path + ".log"
+    log = open(log_path, "w")
+    capture = subprocess.Popen(["tshark", "-i", "lo", "-f", f"udp dst port {port}", "-w", path],
+                               stdout=subprocess.DEVNULL, stderr=log)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and capture.poll() is None and "Capturing on" not in open(log_path).read():
+        time.sleep(0.05)
+    if capture.poll() is not None:
+        print(f"SKIP live capture: tshark cannot capture here: {open(log_path).read().strip()[-200:]}")
+        return None
+    return capture
+
+
+def decode_capture(path, port):
+    """tshark's RTP-MIDI fields of each captured packet: (sequence, checkpoint, channels, programs,
+    logged notes, malformed)."""
+    fields = ["rtp.seq", "rtpmidi.check_Seq_num", "rtpmidi.chanjour_channel", "rtpmidi.cj_chapter_p_program",
+              "rtpmidi.cj_chapter_n_log_note", "_ws.malformed"]
+    result = subprocess.run(
+        ["tshark", "-r", path, "-d", f"udp.port=={port},rtp", "-d", "rtp.pt==97,rtpmidi", "-T", "fields",
+         "-E", "separator=;", "-E", "occurrence=a", "-E", "aggregator=,"] + [item for field in fields
+                                                                            for item in ("-e", field)],
+        capture_output=True, text=True, timeout=60)
+
+    def numbers(text):
+        return [int(value, 16) if value.startswith("0x") else int(value) for value in text.split(",") if value]
+
+    packets = []
+    for line in result.stdout.splitlines():
+        parts = line.split(";")
+        if len(parts) == len(fields) and parts[0]:
+            packets.append((int(parts[0]), numbers(parts[1]), numbers(parts[2]), numbers(parts[3]),
+                            numbers(parts[4]), parts[5] != ""))
+    return packets
+
+
+def run_through_relay(pianola, font, work, song, name, drops, strip=False, capture_path=None):
     """The song from play to live through a relay dropping `drops`; the recorded messages with
-    their times in seconds, and the steps the relay dropped."""
+    their times in seconds, and the steps the relay dropped. With `capture_path`, tshark captures
+    the sender's packets to the relay there (the capture's data port is `relay.port + 1`)."""
     port = free_port_pair()
     take = os.path.join(work, f"{name}.mid")
     log_path = os.path.join(work, f"{name}-live.err")
@@ -210,6 +256,7 @@ def run_through_relay(pianola, font, work, song, name, drops, strip=False):
         time.sleep(0.05)
     relay = Relay(port, drops, strip)
     relay.start()
+    capture = start_capture(relay.port + 1, capture_path) if capture_path else None
     try:
         sender = subprocess.run(
             [pianola, "play", song, "-q", "--driver", "jack", "--no-autoconnect", "-s", font, "--midi-out-only",
@@ -220,10 +267,39 @@ def run_through_relay(pianola, font, work, song, name, drops, strip=False):
         time.sleep(0.3)
         receiver.send_signal(signal.SIGINT)
         receiver.wait(timeout=20)
+        if capture:
+            capture.send_signal(signal.SIGINT)
+            capture.wait(timeout=20)
         relay.stop()
         log.close()
     messages = [(tick / 3840.0, bytes(message)) for tick, message in read_smf_messages(take)]
+    if capture_path:
+        RELAY_DATA_PORT[capture_path] = relay.port + 1 if capture else None
     return messages, relay.dropped
+
+
+RELAY_DATA_PORT = {}
+
+
+def check_capture(path):
+    """The sender's packets, captured live and decoded by tshark: each carries a journal tshark
+    reads without fault, and the journals hold the song's state (program 34 on channel 2, bass
+    note 40) as the RFC lays it out."""
+    port = RELAY_DATA_PORT.get(path)
+    if port is None:
+        return
+    packets = decode_capture(path, port)
+    with_journal = [packet for packet in packets if packet[1]]
+    malformed = [packet[0] for packet in packets if packet[5]]
+    programs = {program for packet in with_journal for program in packet[3]}
+    notes = {note for packet in with_journal for note in packet[4]}
+    song_notes = {60, 64, 67, 40, 43}
+    check("a live capture of the test's packets: tshark decodes every journal, without a fault",
+          len(packets) >= len(STEPS) and len(with_journal) >= len(packets) - 1 and not malformed,
+          f"{len(packets)} RTP-MIDI packets captured, {len(with_journal)} with a journal, malformed: {malformed}")
+    check("the captured journals hold the song's state: program 34 (channel 2) and bass note 40 logged",
+          34 in programs and 40 in notes and notes <= song_notes,
+          f"programs {sorted(programs)}, logged notes {sorted(notes)}")
 
 
 def compare(messages, dropped):
@@ -267,8 +343,14 @@ def main():
     try:
         patterns = [("a note-on lost", [6]), ("a burst of 5", [3, 4, 5, 6, 7]), ("the note-off's packet", [10]),
                     ("the pedal release's packet", [8]), ("the program change's packet", [7])]
+        capture_path = os.path.join(work, "burst.pcap")
         for name, drops in patterns:
-            messages, dropped = run_through_relay(pianola, font, work, song, name.replace(" ", "-"), drops)
+            # The burst's run is captured live (tshark on the loopback interface) and decoded.
+            path = capture_path if len(drops) > 1 else None
+            messages, dropped = run_through_relay(pianola, font, work, song, name.replace(" ", "-"), drops,
+                                                  capture_path=path)
+            if path:
+                check_capture(path)
             check(f"{name}: the relay dropped it", sorted(dropped) == sorted(drops), f"dropped steps {dropped}")
             wrong, compared = compare(messages, set(dropped))
             check(f"{name}: the receiver is in the song's state in every step that arrived",
