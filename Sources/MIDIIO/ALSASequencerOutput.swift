@@ -9,9 +9,11 @@ import Synchronization
 /// MIDI out through the ALSA sequencer: a client (`Pianola` by default) with one port others can
 /// read from and subscribe to, and a sequencer queue of its own on which every message is
 /// scheduled for the time it should be heard (`send(_:at:to:)`, CLOCK_MONOTONIC). The kernel
-/// delivers it then, so its timing does not depend on when Pianola's threads run; the queue ticks
-/// at `timerFrequency` (4 kHz by default, a quarter of a millisecond, where the kernel's default is
-/// one).
+/// delivers it then, so its timing does not depend on when Pianola's threads run. The kernel
+/// hands scheduled events over on its queue timer's ticks, `timerFrequency` a second: 1 kHz by
+/// default, as `aplaymidi`'s queue (a finer tick, up to 6250 Hz, times events more finely on a
+/// machine that keeps up with the interrupts; in the emulated VM of the device tests, 2 kHz and
+/// more made the machine stall and some events late by milliseconds).
 ///
 /// Destinations are other clients' ports (a USB MIDI interface, a soft synth, `Midi Through`):
 /// `connect(_:)` subscribes one to our port. A message goes to one destination, or to every
@@ -77,9 +79,9 @@ public final class ALSASequencerOutput: @unchecked Sendable {
     }
 
     /// Opens a client named `clientName` with an output port `portName` and a queue ticking at
-    /// `timerFrequency` Hz (clamped to 10…6250, the kernel's range).
+    /// `timerFrequency` Hz (clamped to 10…6250, the kernel's range; 1000 is the kernel's default).
     public init(
-        clientName: String = "Pianola", portName: String = "out", timerFrequency frequencyAsked: Int = 2_000
+        clientName: String = "Pianola", portName: String = "out", timerFrequency frequencyAsked: Int = 1_000
     )
         throws(MIDIIOError)
     {

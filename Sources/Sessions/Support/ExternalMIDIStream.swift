@@ -19,8 +19,8 @@ struct TimedMIDIMessage {
 /// What a render thread plays to an external MIDI destination (a network session, an ALSA
 /// sequencer port), carried to a thread of its own: the render thread queues each message with
 /// the engine's sample time of its frame (no allocation, no lock, no waiting); the sending thread
-/// gives it the time that frame is heard, through `SampleClock`'s smoothed account of the output
-/// device, and hands it on `lead` ahead of that time (nil: as soon as it is queued).
+/// gives it the time that frame is heard, through `SampleClock`'s line through the output
+/// device's accounts, and hands it on `lead` ahead of that time (nil: as soon as it is queued).
 final class ExternalMIDIStream: @unchecked Sendable {
     private let queue = MIDIEventQueue(capacity: 8_192)
     private let engine: AudioEngine
@@ -57,13 +57,19 @@ final class ExternalMIDIStream: @unchecked Sendable {
         UInt64(max(0, engine.currentSampleTime + Int64(max(0, frameOffset))))
     }
 
-    /// Starts the sending thread: every millisecond, the messages due within `lead` (nil: all)
-    /// go to `deliver`, oldest first, in one batch; `idle` runs on each pass (announcements).
+    /// Starts the sending thread: every millisecond (with `lead` nil, every eighth of the device's
+    /// buffer), the messages due within `lead` (nil: all) go to `deliver`, oldest first, in one
+    /// batch; `idle` runs on each pass (announcements).
     func start(
         name: String, lead: UInt64?, deliver: @escaping @Sendable ([TimedMIDIMessage]) -> Void,
         idle: (@Sendable () -> Void)? = nil
     ) {
         guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        // Messages sent when due are looked at every millisecond; those scheduled ahead need only
+        // be handed over before their time: an eighth of the device's buffer (0.5 to 5 ms) leaves
+        // the machine quieter (every wake-up counts on a small one).
+        let buffer = clock?.bufferDuration ?? 0
+        let pause = lead != nil ? 1_000 : UInt32(min(max(buffer / 8, 0.000_5), 0.005) * 1e6)
         let thread = Thread { [self] in
             var sampleClock = SampleClock(sampleRate: sampleRate)
             var firstWaiting: UInt64?
@@ -84,7 +90,7 @@ final class ExternalMIDIStream: @unchecked Sendable {
                 let batch = due(before: lead.map { now &+ $0 } ?? .max, clock: sampleClock)
                 if !batch.isEmpty { deliver(batch) }
                 idle?()
-                usleep(1_000)
+                usleep(pause)
             }
             let rest = due(before: .max, clock: sampleClock)  // what is left, at once
             if !rest.isEmpty { deliver(rest) }
@@ -121,11 +127,14 @@ final class ExternalMIDIStream: @unchecked Sendable {
 }
 
 /// The time a frame of the engine's output is heard, as a line through the device's own
-/// accounts (`AudioPresentationClock`): each account is noisy by the time it took to read it, so
-/// the line's offset is their mean (from the 32nd on, it moves by a 32nd of each new account's
-/// difference, following a device clock that drifts), and
-/// starts over after a break in the stream. Without a device clock (or before its first account)
-/// it guesses: now, plus the device's buffer, is when the frame being rendered is heard.
+/// accounts (`AudioPresentationClock`). An account pairs a frame's place in the device with the
+/// time it was read, and reading takes time: the clock is read after the device, so a thread
+/// held up in between makes the account late, never early (by microseconds usually, by
+/// milliseconds when the machine stalls). The line takes the earliest of the last 32 accounts (as
+/// NTP takes the fastest round trip), which follows a device clock that drifts and ignores the
+/// stalls, and starts over after a break in the stream. Without a device clock (or before its
+/// first account) it guesses: now, plus the device's buffer, is when the frame being rendered is
+/// heard.
 struct SampleClock {
     let nanosecondsPerFrame: Double
     /// CLOCK_MONOTONIC nanoseconds at sample time 0, on the line.
@@ -134,6 +143,10 @@ struct SampleClock {
     private(set) var isProvisional = true
     private var lastAccount: Double?
     private var discontinuities = -1
+    /// The last accounts (a ring of `window`), the earliest of which is the line's offset.
+    private var recent: [Double] = []
+    private var next = 0
+    static let window = 32
     /// The accounts the line has followed since it last started over.
     private(set) var accounts = 0
 
@@ -144,23 +157,23 @@ struct SampleClock {
         if let clock {
             if clock.discontinuityCount != discontinuities {
                 discontinuities = clock.discontinuityCount
-                offset = nil
-                lastAccount = nil
-                isProvisional = true
-                accounts = 0
+                startOver()
             }
             if current > 0, let played = clock.presentationTime(ofSampleTime: current - 1) {
                 let account = Double(played) - Double(current - 1) * nanosecondsPerFrame
                 guard account != lastAccount else { return }
                 lastAccount = account
-                if let offset, !isProvisional, abs(account - offset) < 20e6 {
-                    // The mean of the accounts so far, then (from the 32nd) an exponential one.
-                    accounts += 1
-                    self.offset = offset + (account - offset) / Double(min(accounts, 32))
+                // An account far from the line (20 ms: more than a stall) means the stream moved
+                // without saying so: the line starts over.
+                if let offset, !isProvisional, abs(account - offset) >= 20e6 { startOver() }
+                if recent.count < Self.window {
+                    recent.append(account)
                 } else {
-                    offset = account
-                    accounts = 1
+                    recent[next] = account
+                    next = (next + 1) % Self.window
                 }
+                accounts += 1
+                offset = recent.min()
                 isProvisional = false
                 return
             }
@@ -169,6 +182,14 @@ struct SampleClock {
         offset =
             Double(MIDITimestamp.now()) + max(0, clock?.bufferDuration ?? 0) * 1e9
             - Double(current) * nanosecondsPerFrame
+    }
+
+    private mutating func startOver() {
+        offset = nil
+        isProvisional = true
+        recent.removeAll(keepingCapacity: true)
+        next = 0
+        accounts = 0
     }
 
     /// When the frame at `sampleTime` is heard (CLOCK_MONOTONIC nanoseconds).
