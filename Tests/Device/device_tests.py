@@ -47,7 +47,7 @@ import tempfile
 
 import numpy as np
 
-from midi_files import read_smf_messages
+from midi_files import read_smf_messages, variable_length
 from midi_out_checks import check_midi_out, write_midi_out_song
 from record_checks import check_record, write_sources
 
@@ -64,15 +64,6 @@ def check(name, condition, detail):
     print(f"{'PASS' if condition else 'FAIL'} {name}: {detail}")
     if not condition:
         failures.append(name)
-
-
-def variable_length(value):
-    out = [value & 0x7F]
-    value >>= 7
-    while value:
-        out.insert(0, (value & 0x7F) | 0x80)
-        value >>= 7
-    return bytes(out)
 
 
 def write_test_song(path):

@@ -1,4 +1,4 @@
-"""Reading back the MIDI files the live tests record."""
+"""Writing and reading back the MIDI files of the device tests."""
 
 import struct
 
@@ -44,3 +44,13 @@ def read_smf_messages(path):
                 messages.append((tick, bytes([status]) + track[position : position + size]))
                 position += size
     return messages
+
+
+def variable_length(value):
+    """A standard MIDI file's variable-length quantity."""
+    out = [value & 0x7F]
+    value >>= 7
+    while value:
+        out.insert(0, (value & 0x7F) | 0x80)
+        value >>= 7
+    return bytes(out)

@@ -8,6 +8,8 @@ destinations are midi-monitor clients logging each message with the kernel's rec
 import os
 import struct
 
+from midi_files import variable_length
+
 PPQ = 480
 TEMPOS = [(0, 500000), (1920, 666667), (3840, 400000)]  # (tick, microseconds per beat)
 END_TICK = 6720
@@ -40,15 +42,6 @@ def song_tracks():
         bass += [(beat * PPQ + 5, bytes([0xE1, 0, 0x40 + beat % 8])), (beat * PPQ + 20, bytes([0x91, 40, 90])),
                  (beat * PPQ + 260, bytes([0x81, 40, 0]))]
     return [sorted(track, key=lambda event: event[0]) for track in (lead, drums, bass)]
-
-
-def variable_length(value):
-    out = [value & 0x7F]
-    value >>= 7
-    while value:
-        out.insert(0, (value & 0x7F) | 0x80)
-        value >>= 7
-    return bytes(out)
 
 
 def track_chunk(events):
