@@ -14,7 +14,8 @@ second; from the recording, the receiver's state (notes sounding, programs, volu
 late in every step whose packet arrived must be the song's state after that step. With
 the journals stripped by the relay (a sender without them: the receiver releases everything on a
 gap) the same loss leaves it wrong, so the check can fail. The burst's run is also captured live
-with tshark on the loopback interface, and Wireshark's RTP-MIDI dissector decodes the journals.
+with tshark on the loopback interface, and Wireshark's RTP-MIDI dissector decodes the journals;
+and pymidi's server (a peer that knows no journal) gets every note of the song from `play`.
 Prints one line per check; exits non-zero if any failed.
 """
 
@@ -328,6 +329,61 @@ def compare(messages, dropped):
     return wrong, compared
 
 
+def pymidi_receiver_test(pianola, font, song):
+    """pymidi's server (PyPI), a peer that knows no recovery journal, as the receiver of `play`:
+    it parses each packet's command list and skips the journal, and gets every note of the song."""
+    import logging
+    import threading
+    from pymidi import server as pymidi_server
+
+    logging.getLogger("pymidi").setLevel(logging.CRITICAL)
+    received = []
+
+    class Handler(pymidi_server.Handler):
+        def on_peer_connected(self, peer):
+            pass
+
+        def on_peer_disconnected(self, peer):
+            pass
+
+        def on_midi_commands(self, peer, commands):
+            for command in commands:
+                params = command.params
+                received.append((command.command, {"key": getattr(params, "key", None),
+                                                   "velocity": getattr(params, "velocity", 0)}))
+
+    port = free_port_pair()
+    server = pymidi_server.Server([("127.0.0.1", port)])
+    server.add_handler(Handler())
+    server._init_protocols()
+    stop = threading.Event()
+
+    def serve():
+        while not stop.is_set():
+            try:
+                server._loop_once(timeout=0.1)
+            except Exception as error:  # a packet pymidi cannot parse would end up here
+                received.append(("error", {"what": repr(error)}))
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        sender = subprocess.run(
+            [pianola, "play", song, "-q", "--driver", "jack", "--no-autoconnect", "-s", font, "--midi-out-only",
+             "--rtpmidi-connect", f"127.0.0.1:{port}"],
+            capture_output=True, text=True, timeout=60, env=dict(os.environ, JACK_DEFAULT_SERVER=JACK_NAME))
+        time.sleep(0.3)
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+    expected = [(data[1], data[2]) for step in STEPS for data in step if data[0] & 0xF0 == 0x90 and data[2] > 0]
+    notes_on = [(int(params["key"]), params["velocity"]) for command, params in received
+                if command == "note_on" and (params["velocity"] or 0) > 0]
+    errors = [params for command, params in received if command == "error"]
+    check("a journal-less peer (pymidi's server) gets every note of the song from play",
+          sender.returncode == 0 and notes_on == expected and not errors,
+          f"play exit {sender.returncode}, notes on {notes_on} (wanted {expected}), parse errors {errors[:2]}")
+
+
 STEPS_TIME = [index * STEP for index in range(len(STEPS))]
 EXPECTED = expected_states()
 JACK_NAME = ""
@@ -356,6 +412,7 @@ def main():
             check(f"{name}: the receiver is in the song's state in every step that arrived",
                   wrong == [] and compared >= len(STEPS) - 1 - len(drops),
                   f"{compared} steps compared, wrong in {wrong}")
+        pymidi_receiver_test(pianola, font, song)
         # Without journals (the relay strips them) the same single loss leaves the receiver wrong.
         messages, dropped = run_through_relay(pianola, font, work, song, "stripped", [6], strip=True)
         wrong, compared = compare(messages, set(dropped))
