@@ -189,6 +189,13 @@ public final class RTPMIDIListener: @unchecked Sendable {
         _ = try resolve(host: host, port: port)
     }
 
+    /// The address a session opened with `invite(host:port:)` shows (`Session.address`): the
+    /// peer's IPv4 address and port, `ADDRESS:PORT`.
+    public static func sessionAddress(host: String, port: Int) throws(MIDIIOError) -> String {
+        let address = try resolve(host: host, port: port)
+        return RTPMIDIAddress(host: address.ipAddress ?? host, port: port).description
+    }
+
     /// The peer's IPv4 address (the session's ports are IPv4 sockets: a name that also has an IPv6
     /// address, such as `localhost`, resolves to its IPv4 one).
     static func resolve(host: String, port: Int) throws(MIDIIOError) -> SocketAddress {

@@ -18,31 +18,51 @@ extension RTPMIDISessionMachine {
     /// in the session's 100 µs ticks.
     public mutating func send(_ messages: [MIDIMessage], at now: UInt64) {
         guard !messages.isEmpty else { return }
+        let packets = Self.commandLists(messages)
+        for message in messages { sent.apply(message) }
+        for key in peers.keys.sorted() { send(packets, toPeer: key, at: now) }
+    }
+
+    /// Sends `packets` (command lists) to one session, if it is open.
+    private mutating func send(_ packets: [[MIDIMessage]], toPeer key: UInt32, at now: UInt64) {
+        guard let peer = peers[key], peer.session.isConnected, let data = peer.data else { return }
+        var outgoing = peer.outgoing ?? Outgoing(sequence: UInt16.random(in: 0...UInt16.max, using: &random))
+        // A peer that sends no feedback: the checkpoint moves on by itself before the history
+        // spans half the sequence numbers.
+        if outgoing.history.span(upTo: outgoing.sequence) > Self.maximumHistorySpan {
+            outgoing.history.rebase(to: outgoing.sequence)
+        }
+        for list in packets {
+            output.append(.send(bytes: packet(list, from: &outgoing, at: now), to: data, from: .data))
+        }
+        outgoing.isGuarded = false
+        peers[key]?.outgoing = outgoing
+    }
+
+    /// A session that opens while this side is sending (a peer joining mid-song) first gets the
+    /// state the stream has left: banks and programs, controllers, pitch wheels and pressures (not
+    /// the notes sounding: a note joined halfway would start late), in a packet of its own whose
+    /// journal then covers them too.
+    mutating func seed(_ key: UInt32, at now: UInt64) {
+        let messages = sent.chase()
+        guard !messages.isEmpty else { return }
+        send(Self.commandLists(messages), toPeer: key, at: now)
+    }
+
+    /// `messages` in command lists of at most `maximumListLength` bytes, in order.
+    static func commandLists(_ messages: [MIDIMessage]) -> [[MIDIMessage]] {
         var packets: [[MIDIMessage]] = [[]]
         var length = 0
         for message in messages {
             let size = message.bytes.count + 1
-            if length + size > Self.maximumListLength && !packets[packets.count - 1].isEmpty {
+            if length + size > maximumListLength && !packets[packets.count - 1].isEmpty {
                 packets.append([])
                 length = 0
             }
             packets[packets.count - 1].append(message)
             length += size
         }
-        for key in peers.keys.sorted() {
-            guard let peer = peers[key], peer.session.isConnected, let data = peer.data else { continue }
-            var outgoing = peer.outgoing ?? Outgoing(sequence: UInt16.random(in: 0...UInt16.max, using: &random))
-            // A peer that sends no feedback: the checkpoint moves on by itself before the history
-            // spans half the sequence numbers.
-            if outgoing.history.span(upTo: outgoing.sequence) > Self.maximumHistorySpan {
-                outgoing.history.rebase(to: outgoing.sequence)
-            }
-            for list in packets {
-                output.append(.send(bytes: packet(list, from: &outgoing, at: now), to: data, from: .data))
-            }
-            outgoing.isGuarded = false
-            peers[key]?.outgoing = outgoing
-        }
+        return packets
     }
 
     /// Guard packets for the sessions idle since their last packet (called by a sender's own

@@ -95,6 +95,9 @@ public struct RTPMIDISessionMachine: Sendable {
     var random: SplitMix64
     let timeout: UInt64
     var output: [Output] = []
+    /// What this side has sent its sessions (their channels' state): a peer that joins later gets
+    /// it first (`seed`).
+    var sent = MIDIChannelStates()
 
     struct Peer: Sendable {
         var session: RTPMIDIListener.Session
@@ -352,7 +355,10 @@ public struct RTPMIDISessionMachine: Sendable {
         peer.session.isConnected = true
         peers[peerSSRC] = peer
         send(.accept(token: token, ssrc: ssrc, name: name), to: address, from: .data)
-        if !wasConnected { publish(peer, event: "connected: \(peer.session.name) (\(peer.session.address))") }
+        if !wasConnected {
+            publish(peer, event: "connected: \(peer.session.name) (\(peer.session.address))")
+            seed(peerSSRC, at: arrival)
+        }
     }
 
     /// A peer accepted an invitation of ours: on to the data port, or the session is open.
@@ -385,6 +391,7 @@ public struct RTPMIDISessionMachine: Sendable {
         peers[key] = peer
         publish(peer, event: "connected: \(peer.session.name) (\(peer.session.address))")
         startSync(with: invitation.data, at: arrival)
+        seed(key, at: arrival)
     }
 
     /// The first leg of a clock synchronization (count 0).

@@ -231,4 +231,48 @@ struct RTPMIDILossTests {
         link.pump()
         #expect(link.dataPackets == before + 1)
     }
+
+    @Test("a peer joining mid-song gets the song's banks, programs, controllers and wheels first, not its notes")
+    func joiningMidSong() {
+        var link = Link(drops: { _ in false })
+        let song: [MIDIMessage] = [
+            .controlChange(channel: 0, controller: 0, value: 1), .programChange(channel: 0, program: 5),
+            .controlChange(channel: 0, controller: 7, value: 90),
+            .controlChange(channel: 0, controller: 64, value: 127),
+            .pitchBend(channel: 1, value: 0x3000), .channelPressure(channel: 1, pressure: 40),
+            .controlChange(channel: 1, controller: 101, value: 0), .noteOn(channel: 0, note: 60, velocity: 100),
+        ]
+        link.send(song)
+        // A second peer opens a session with the sender now (it invites; the sender accepts).
+        var late = RTPMIDISessionMachine(name: "late", seed: 3)
+        let lateControl = RTPMIDIAddress(host: "10.0.0.3", port: 5008)
+        late.invite(link.senderControl)
+        var heard: [MIDIMessage] = []
+        for _ in 0..<8 {
+            for output in late.takeOutput() {
+                switch output {
+                case .send(let bytes, let address, let port):
+                    link.sender.receive(
+                        bytes, from: port == .data ? lateControl.nextPort : lateControl,
+                        on: address.port == link.senderControl.port ? .control : .data, at: link.now)
+                case .midi(let message, _, _): heard.append(message)
+                default: break
+                }
+            }
+            for case .send(let bytes, let address, let port) in link.sender.takeOutput()
+            where address.host == lateControl.host {
+                late.receive(
+                    bytes, from: port == .data ? link.senderControl.nextPort : link.senderControl,
+                    on: address.port == lateControl.port ? .control : .data, at: link.now)
+            }
+        }
+        let wanted: [MIDIMessage] = [
+            .controlChange(channel: 0, controller: 0, value: 1), .programChange(channel: 0, program: 5),
+            .controlChange(channel: 0, controller: 7, value: 90),
+            .controlChange(channel: 0, controller: 64, value: 127),
+            .pitchBend(channel: 1, value: 0x3000), .channelPressure(channel: 1, pressure: 40),
+        ]
+        #expect(heard == wanted, "\(heard)")
+        #expect(link.heard.program(onChannel: 0) == 5, "the first peer got the song itself")
+    }
 }

@@ -55,6 +55,32 @@ public struct MIDIChannelStates: Sendable {
         }
     }
 
+    /// The messages that bring a receiver that knows nothing to this state but its notes: on each
+    /// channel, bank select and program, the other controllers (not the parameter numbers and
+    /// data entry, 6, 38 and 96-101, nor the channel mode messages), pitch wheel and pressures.
+    public func chase() -> [MIDIMessage] {
+        var messages: [MIDIMessage] = []
+        for (index, channel) in channels.enumerated() {
+            let number = UInt8(index)
+            for bank in [0, 32] as [UInt8] {
+                if let value = channel.controllers[Int(bank)] {
+                    messages.append(.controlChange(channel: number, controller: bank, value: value))
+                }
+            }
+            if let program = channel.program { messages.append(.programChange(channel: number, program: program)) }
+            for controller in 1..<120 where ![6, 32, 38].contains(controller) && !(96...101).contains(controller) {
+                if let value = channel.controllers[controller] {
+                    messages.append(.controlChange(channel: number, controller: UInt8(controller), value: value))
+                }
+            }
+            if let wheel = channel.pitchWheel { messages.append(.pitchBend(channel: number, value: wheel)) }
+            if let pressure = channel.channelPressure {
+                messages.append(.channelPressure(channel: number, pressure: pressure))
+            }
+        }
+        return messages
+    }
+
     /// The notes sounding on `channel` (0…15), lowest first.
     public func soundingNotes(onChannel channel: UInt8) -> [UInt8] {
         channels[Int(channel & 0x0F)].notes.indices.filter { channels[Int(channel & 0x0F)].notes[$0] != nil }

@@ -365,10 +365,11 @@ public final class PlaybackSession {
         while networkSessions.filter(\.isConnected).count < network.peers.count && ContinuousClock.now < deadline {
             usleep(10_000)
         }
-        // (A session's address is its peer's, resolved: matched by port, then by name.)
-        let connected = networkSessions.filter(\.isConnected).map(\.address)
+        // (A session's address is its peer's, resolved: two peers on one port are told apart.)
+        let connected = Set(networkSessions.filter(\.isConnected).map(\.address))
         return network.peers.filter { peer in
-            !connected.contains { $0 == peer.description || $0.hasSuffix(":\(peer.port)") }
+            let address = (try? RTPMIDIListener.sessionAddress(host: peer.host, port: peer.port)) ?? peer.description
+            return !connected.contains(address)
         }.map(\.description)
     }
 

@@ -92,7 +92,17 @@ final class ExternalMIDIStream: @unchecked Sendable {
                 idle?()
                 usleep(pause)
             }
-            let rest = due(before: .max, clock: sampleClock)  // what is left, at once
+            // What is left: sent when due (a second at most) where messages go out on time, at
+            // once where they are scheduled ahead.
+            if let lead {
+                let deadline = MIDITimestamp.now() + 1_000_000_000
+                while queue.firstArrival != nil && MIDITimestamp.now() < deadline {
+                    let batch = due(before: MIDITimestamp.now() &+ lead, clock: sampleClock)
+                    if !batch.isEmpty { deliver(batch) }
+                    usleep(1_000)
+                }
+            }
+            let rest = due(before: .max, clock: sampleClock)
             if !rest.isEmpty { deliver(rest) }
             stopped.signal()
         }
@@ -100,7 +110,8 @@ final class ExternalMIDIStream: @unchecked Sendable {
         thread.start()
     }
 
-    /// Delivers what is queued (at once), then stops the sending thread.
+    /// Delivers what is queued (when due, a second at most, for messages sent when due; at once
+    /// for those scheduled ahead), then stops the sending thread.
     func stop() {
         guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }
         stopped.wait()

@@ -60,6 +60,7 @@ public final class NetworkMIDIOutput: AudioNode, MIDIReceivingNode, @unchecked S
         stream.start(name: "pianola network MIDI out", lead: 0) { batch in listener.send(batch.map(\.message)) }
     }
 
-    /// Sends what is queued (at once), then stops the sending thread; the sessions stay open.
+    /// Sends what is queued (each message when due, a second at most), then stops the sending
+    /// thread; the sessions stay open.
     public func stop() { stream.stop() }
 }
