@@ -260,11 +260,15 @@ def check_monitor(directory, check, expected):
     # The latency the tool reports (input period + output buffer) is the most a frame waits: the
     # first frame of a capture period waits for the whole period, the last one only for the output
     # buffer. Measured by the devices' own accounts (when a frame entered the capture device, when
-    # the output plays it), it must lie in between, give or take the loopback's 5 ms timer.
+    # the output plays it), it must lie in between, give or take the loopback's timer: both ends
+    # of the loopback (the capture account and the playback account) move on the kernel's 4 ms
+    # tick, so each may be late by a tick and a little, 10 ms in all above the bound (with 5, the
+    # check failed in about a third of the runs, builds from before the MIDI-out work as well:
+    # measured 90-95 ms against 85.33); 5 below it, as before (never approached: 73-80 ms).
     period = 1024 / 48
     check(
         "record --monitor: the measured latency is within the one reported",
-        reported is not None and measured is not None and reported - period - 5 <= measured <= reported + 5,
+        reported is not None and measured is not None and reported - period - 5 <= measured <= reported + 10,
         f"reported {reported and round(reported, 2)} ms, measured {measured and round(measured, 2)} ms by the devices'"
         f" accounts; source start to monitor by the wall clock (rough): {wall and round(wall, 1)} ms",
     )
