@@ -31,7 +31,8 @@ final class ExternalMIDIStream: @unchecked Sendable {
     private let clockKnown = Atomic<Bool>(false)
 
     /// Whether the device has told, eight times, when its frames are heard (messages are timed by
-    /// the mean of its accounts, not by a guess): a song's first notes are best started after that.
+    /// the earliest of its accounts, not by a guess): a song's first notes are best started after
+    /// that.
     var isClockKnown: Bool { clockKnown.load(ordering: .acquiring) }
 
     init(engine: AudioEngine, clock: (any AudioPresentationClock)?, sampleRate: Double) {
