@@ -69,6 +69,8 @@ public final class ALSASequencerInput: @unchecked Sendable {
 
     private struct State {
         var autoconnect = false
+        /// Clients autoconnect leaves alone (`neverAutoconnect(client:)`).
+        var notAutoconnected: Set<Int> = []
         var handler: (@Sendable (MIDIMessage, UInt64) -> Void)?
         /// Keyed by `client << 8 | port`.
         var sources: [Int: Source] = [:]
@@ -146,6 +148,12 @@ public final class ALSASequencerInput: @unchecked Sendable {
         if let error = subscribe(client: Int(client), port: Int(port), as: source) { throw error }
     }
 
+    /// Keeps autoconnect from connecting `client`'s ports: a client of the same program that
+    /// sends what comes in back out (MIDI thru) would otherwise feed the input its own messages.
+    public func neverAutoconnect(client: Int) {
+        state.withLock { _ = $0.notAutoconnected.insert(client) }
+    }
+
     /// Messages lost because the kernel's input buffer overflowed.
     public var overrunCount: Int { state.withLock { $0.overruns } }
     /// Why the input thread stopped, if it failed.
@@ -182,7 +190,9 @@ public final class ALSASequencerInput: @unchecked Sendable {
             }
         }
         if autoconnect {
-            for port in Self.listPorts(seq) where port.isAutoconnectCandidate(excludingClient: client) {
+            let excluded = state.withLock { $0.notAutoconnected }
+            for port in Self.listPorts(seq)
+            where port.isAutoconnectCandidate(excludingClient: client) && !excluded.contains(port.client) {
                 subscribe(client: port.client, port: port.port, as: nil)
             }
         }
@@ -343,7 +353,8 @@ public final class ALSASequencerInput: @unchecked Sendable {
         guard autoconnect else { return }
         var info = pianola_seq_port_info()
         guard pianola_seq_port_info_of(seq, Int32(client), Int32(port), &info) == 0,
-            MIDISequencerPort(info).isAutoconnectCandidate(excludingClient: self.client)
+            MIDISequencerPort(info).isAutoconnectCandidate(excludingClient: self.client),
+            !state.withLock({ $0.notAutoconnected.contains(client) })
         else { return }
         subscribe(client: client, port: port, as: nil)
     }

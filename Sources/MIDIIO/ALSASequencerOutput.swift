@@ -63,6 +63,8 @@ public final class ALSASequencerOutput: @unchecked Sendable {
     private let seq: OpaquePointer
     /// Serializes the calls on `seq`; true once it is closed.
     private let handleClosed = Mutex(false)
+    /// Serializes the reading and handling of announcements.
+    private let announcements = Mutex(())
     private struct State {
         var destinations: [Destination] = []
         var events: [String] = []
@@ -227,6 +229,12 @@ public final class ALSASequencerOutput: @unchecked Sendable {
     /// away is marked disconnected; one asked for by name whose port comes back is connected again.
     /// `takeEvents()` calls it.
     public func followAnnouncements() {
+        // One thread at a time, in order: a port's exit and its return read by two threads could
+        // otherwise be handled the wrong way round.
+        announcements.withLock { _ in followAnnouncementsInOrder() }
+    }
+
+    private func followAnnouncementsInOrder() {
         var event = pianola_seq_event()
         while withHandle(0, { seq in pianola_seq_read(seq, 0, &event) }) == 1 {
             let client = Int(event.address_client)

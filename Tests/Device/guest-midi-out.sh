@@ -120,4 +120,23 @@ if [ -n "$keyboard" ]; then
     kill "$watchdog" 2>/dev/null
     sleep 0.3
     kill -TERM "$monitor_pid"; wait "$monitor_pid"
+
+    # 8. live --autoconnect --thru: the thru port is a source too, and must not be taken as one
+    #    (what it sends would come back in, without end).
+    start_monitor "Synth U" "$out/out-thru-auto.log" 60
+    monitor_pid=$!
+    "$pianola" live --soundfont "$font" $device --autoconnect --thru "Synth U" \
+        > "$out/out-thru-auto.out" 2> "$out/out-thru-auto.err" &
+    live_pid=$!
+    (sleep 120 && kill -9 "$live_pid" 2>/dev/null) &
+    watchdog=$!
+    for _ in $(seq 300); do grep -q "MIDI thru" "$out/out-thru-auto.err" 2>/dev/null && break; sleep 0.1; done
+    "$keyboard" "Auto Keyboard" "$out/keys.txt" "$out/out-thru-auto.sent" 2> "$out/out-thru-auto.keyboard"
+    sleep 0.5
+    kill -TERM "$live_pid"
+    wait "$live_pid"
+    echo $? > "$out/out-thru-auto.status"
+    kill "$watchdog" 2>/dev/null
+    sleep 0.3
+    kill -TERM "$monitor_pid"; wait "$monitor_pid"
 fi

@@ -248,20 +248,28 @@ def read_sent(path):
 
 
 def check_thru(directory, check):
-    """live --thru: what the keyboard sent reaches the destination, in order, then a reset."""
-    sent = read_sent(os.path.join(directory, "out-thru.sent"))
-    received = read_log(os.path.join(directory, "out-thru.log"))
+    """live --thru (and with --autoconnect): what the keyboard sent reaches the destination, once
+    and in order, then a reset."""
+    check_thru_run(directory, check, "thru", "live --thru forwards every message at once, in order,"
+                   " and resets the destination at the end")
+    check_thru_run(directory, check, "thru-auto", "live --autoconnect --thru: the thru port is not taken as a"
+                   " source (each message forwarded once, no loop)")
+
+
+def check_thru_run(directory, check, name, title):
+    sent = read_sent(os.path.join(directory, f"out-{name}.sent"))
+    received = read_log(os.path.join(directory, f"out-{name}.log"))
     forwarded = [entry for entry in received if not is_reset(entry[1])]
     same = [data for _, data in sent] == [data for _, data in forwarded]
     delays = sorted((got[0] - put[0]) * 1000 for put, got in zip(sent, forwarded))
     resets = {data[0] & 0x0F for _, data in received if len(data) == 3 and data[0] & 0xF0 == 0xB0 and data[1] == 123}
-    status = status_of(directory, "thru")
+    status = status_of(directory, name)
     detail = (f"status {status}, {len(sent)} sent, {len(forwarded)} forwarded, identical and in order: {same},"
               f" All Notes Off on {len(resets)} channels at the end")
     if delays:
         detail += f"; send to receive {delays[len(delays) // 2]:.2f} ms median, {delays[-1]:.2f} ms at most"
     check(
-        "midi-out: live --thru forwards every message at once, in order, and resets the destination at the end",
+        f"midi-out: {title}",
         status == 0 and len(sent) > 0 and same and len(resets) == 16,
-        detail + f": {text_of(directory, 'thru').strip()[-200:]!r}",
+        detail + f": {text_of(directory, name).strip()[-200:]!r}",
     )

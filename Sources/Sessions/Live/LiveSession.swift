@@ -109,6 +109,8 @@ public final class LiveSession {
             do {
                 let output = try ALSASequencerOutput(clientName: "\(configuration.clientName) thru", portName: "thru")
                 for destination in configuration.thru { try output.connect(destination) }
+                // What goes out of the thru port must not come back in (autoconnect would take it).
+                sequencerInput?.neverAutoconnect(client: output.client)
                 thru = output
             } catch {
                 throw .midi(error)

@@ -81,13 +81,16 @@ final class ExternalMIDIStream: @unchecked Sendable {
                 // third of a second at most): a guess would time them worse.
                 let now = MIDITimestamp.now()
                 if clock != nil && sampleClock.isProvisional && queue.firstArrival != nil {
+                    // (Once: when the wait ran out, the guess times what follows.)
                     firstWaiting = firstWaiting ?? now
                     if now - firstWaiting! < 300_000_000 {
+                        idle?()
                         usleep(1_000)
                         continue
                     }
+                } else if !sampleClock.isProvisional {
+                    firstWaiting = nil
                 }
-                firstWaiting = nil
                 let batch = due(before: lead.map { now &+ $0 } ?? .max, clock: sampleClock)
                 if !batch.isEmpty { deliver(batch) }
                 idle?()
