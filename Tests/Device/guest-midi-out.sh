@@ -71,7 +71,13 @@ kill -TERM "$monitor_pid"; wait "$monitor_pid"
 start_monitor "Synth D" "$out/out-kill.log" 60
 monitor_pid=$!
 play kill --midi-out "Synth D" --midi-out-only --loop
-sleep 5
+# Once it plays (its first progress line: an emulated machine may take seconds to start), two
+# seconds of the song, then the signal.
+for _ in $(seq 600); do
+    grep -q " of 0:" "$out/out-kill.err" 2>/dev/null && break
+    sleep 0.1
+done
+sleep 2
 kill -TERM "$play_pid"
 finish kill
 sleep 0.3
