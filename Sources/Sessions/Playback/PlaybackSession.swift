@@ -459,4 +459,3 @@ public final class PlaybackSession {
 
     deinit { finish() }
 }
-
