@@ -19,6 +19,11 @@ struct RecoveryJournalTests {
         piano.polyPressure = [.init(note: 60, pressure: 12)]
         var drums = ChannelJournal(channel: 9)
         drums.notes = .init(logs: [], released: [36])
+        var decay = ChannelJournal.ParameterLog(
+            parameter: ParameterNumber(0x0123, isNonRegistered: true), entryMSB: 5, entryLSB: 6, increments: -3)
+        decay.precedesReset = true
+        drums.parameters = .init(
+            logs: [.init(parameter: ParameterNumber(0), entryMSB: 2, entryLSB: 0), decay], isFinalLogActive: true)
         return RecoveryJournal(checkpoint: 0xFFFE, channels: [piano, drums])
     }
 
@@ -31,8 +36,8 @@ struct RecoveryJournalTests {
         // Channel 0: S 0, CHAN 0, H 0, LENGTH; TOC P C W N T A.
         let length = Int(bytes[3] & 0x03) << 8 | Int(bytes[4])
         #expect(bytes[3] >> 3 & 0x0F == 0 && bytes[5] == 0b1101_1011)
-        // Channel 9 right after it: only chapter N.
-        #expect(bytes[3 + length] >> 3 & 0x0F == 9 && bytes[3 + length + 2] == 0b0000_1000)
+        // Channel 9 right after it: chapters M and N.
+        #expect(bytes[3 + length] >> 3 & 0x0F == 9 && bytes[3 + length + 2] == 0b0010_1000)
         #expect(3 + length + (Int(bytes[3 + length] & 0x03) << 8 | Int(bytes[4 + length])) == bytes.count)
         let read = try RecoveryJournal(parsing: bytes[...])
         #expect(read == journal)
@@ -62,17 +67,21 @@ struct RecoveryJournalTests {
         #expect(read.serialized() == [0x00, 0x00, 0x01])
     }
 
-    @Test("chapters M and E and the system journal are stepped over by their lengths")
+    @Test("chapter E and the system journal are stepped over by their lengths")
     func skipsWhatItDoesNotAct() throws {
-        // Y and A set, TOTCHAN 0; a system journal of 4 octets; channel 3 with M (4 octets), W, E (1 log).
+        // Y and A set, TOTCHAN 0; a system journal of 4 octets; channel 3 with M (one log of
+        // RPN 257 without fields), W, E (1 log).
         let system: [UInt8] = [0x00, 0x04, 0xAA, 0xBB]
-        let chapters: [UInt8] = [0x00, 0x04, 0x01, 0x02, 0x05, 0x40, 0x00, 0x10, 0x7F]
+        let chapters: [UInt8] = [0x00, 0x05, 0x01, 0x02, 0x00, 0x05, 0x40, 0x00, 0x10, 0x7F]
         let channel: [UInt8] = [3 << 3, UInt8(3 + chapters.count), 0b0011_0100] + chapters
         let read = try RecoveryJournal(parsing: ([0x60, 0x00, 0x07] + system + channel)[...])
         #expect(read.systemJournal == system)
         #expect(read.channels.count == 1 && read.channels[0].channel == 3)
         #expect(read.channels[0].pitchWheel?.lsb == 5 && read.channels[0].pitchWheel?.msb == 0x40)
-        #expect(read.channels[0].skippedChapters == [.parameters, .noteExtras])
+        #expect(read.channels[0].skippedChapters == [.noteExtras])
+        var log = ChannelJournal.ParameterLog(parameter: ParameterNumber(257))
+        log.usesValueTool = false
+        #expect(read.channels[0].parameters == ChannelJournal.Parameters(logs: [log]))
     }
 
     @Test("cut short or lying about its lengths: a typed error, never a trap")

@@ -9,8 +9,10 @@ A private `jackd -d dummy` paces the sender (`pianola play --driver jack --midi-
 --rtpmidi-connect RELAY`); the receiver is `pianola live -d null --rtpmidi PORT --record
 take.mid`. The relay forwards both ports both ways and drops chosen RTP-MIDI data packets: a
 note-on (a single loss), a burst of five, the packet holding a note-off, the one holding the
-sustain pedal's release, the one holding a program change. The song takes a step every quarter
-second; from the recording, the receiver's state (notes sounding, programs, volume, pedal, wheel)
+sustain pedal's release, the one holding a program change, the one selecting RPN 0 (the
+pitch-bend range) and setting it, and a later Data Entry to it. The song takes a step every quarter
+second; from the recording, the receiver's state (notes sounding, programs, volume, pedal, wheel,
+bend range)
 late in every step whose packet arrived must be the song's state after that step. With
 the journals stripped by the relay (a sender without them: the receiver releases everything on a
 gap) the same loss leaves it wrong, so the check can fail. The burst's run is also captured live
@@ -64,6 +66,11 @@ STEPS = [
     [b"\x80\x43\x00"],  # 14: 67 off
     [b"\xE1\x00\x40"],  # 15: wheel centre
     [b"\x81\x2B\x00"],  # 16: bass off
+    [b"\xB1\x65\x00", b"\xB1\x64\x00", b"\xB1\x06\x0C"],  # 17: RPN 0 (bend range) 12 on channel 2
+    [b"\xE1\x00\x70"],  # 18: wheel up
+    [b"\xB1\x06\x02"],  # 19: bend range 2 (RPN 0 still selected)
+    [b"\x91\x2D\x50"],  # 20: bass 45 on
+    [b"\x81\x2D\x00"],  # 21: bass off
 ]
 
 
@@ -81,10 +88,12 @@ def write_song(path):
 
 
 class State:
-    """What a MIDI stream left in effect: notes sounding, controllers, programs, wheels."""
+    """What a MIDI stream left in effect: notes sounding, controllers, programs, wheels, and the
+    RPN values Data Entry set (with the RPN selected on each channel)."""
 
     def __init__(self):
         self.notes, self.controllers, self.programs, self.wheels = set(), {}, {}, {}
+        self.rpn, self.parameters = {}, {}
 
     def apply(self, message):
         status, channel = message[0] & 0xF0, message[0] & 0x0F
@@ -94,6 +103,13 @@ class State:
             self.notes.discard((channel, message[1]))
         elif status == 0xB0:
             self.controllers[(channel, message[1])] = message[2]
+            selected = self.rpn.setdefault(channel, [127, 127])
+            if message[1] in (101, 100):
+                selected[101 - message[1]] = message[2]
+            elif message[1] == 121:
+                self.rpn[channel] = [127, 127]
+            elif message[1] == 6 and selected != [127, 127]:
+                self.parameters[(channel, selected[0] << 7 | selected[1])] = message[2]
             if message[1] in (120, 123):
                 self.notes = {note for note in self.notes if note[0] != channel}
         elif status == 0xC0:
@@ -105,7 +121,7 @@ class State:
         # Volume and pedal only (the receiver's releases send other controllers too: 66 at the end).
         controllers = {key: value for key, value in self.controllers.items() if key[1] in (7, 64)}
         return (sorted(self.notes), sorted(controllers.items()), sorted(self.programs.items()),
-                sorted(self.wheels.items()))
+                sorted(self.wheels.items()), sorted(self.parameters.items()))
 
 
 def expected_states():
@@ -219,9 +235,9 @@ def start_capture(port, path):
 
 def decode_capture(path, port):
     """tshark's RTP-MIDI fields of each captured packet: (sequence, checkpoint, channels, programs,
-    logged notes, malformed)."""
+    logged notes, malformed, chapter M's ENTRY-MSB values)."""
     fields = ["rtp.seq", "rtpmidi.check_Seq_num", "rtpmidi.chanjour_channel", "rtpmidi.cj_chapter_p_program",
-              "rtpmidi.cj_chapter_n_log_note", "_ws.malformed"]
+              "rtpmidi.cj_chapter_n_log_note", "_ws.malformed", "rtpmidi.cj_chapter_m_log_msb"]
     result = subprocess.run(
         ["tshark", "-r", path, "-d", f"udp.port=={port},rtp", "-d", "rtp.pt==97,rtpmidi", "-T", "fields",
          "-E", "separator=;", "-E", "occurrence=a", "-E", "aggregator=,"] + [item for field in fields
@@ -236,7 +252,7 @@ def decode_capture(path, port):
         parts = line.split(";")
         if len(parts) == len(fields) and parts[0]:
             packets.append((int(parts[0]), numbers(parts[1]), numbers(parts[2]), numbers(parts[3]),
-                            numbers(parts[4]), parts[5] != ""))
+                            numbers(parts[4]), parts[5] != "", numbers(parts[6])))
     return packets
 
 
@@ -294,13 +310,15 @@ def check_capture(path):
     malformed = [packet[0] for packet in packets if packet[5]]
     programs = {program for packet in with_journal for program in packet[3]}
     notes = {note for packet in with_journal for note in packet[4]}
-    song_notes = {60, 64, 67, 40, 43}
+    entries = {value for packet in with_journal for value in packet[6]}
+    song_notes = {message[1] for step in STEPS for message in step if message[0] & 0xF0 == 0x90}
     check("a live capture of the test's packets: tshark decodes every journal, without a fault",
           len(packets) >= len(STEPS) and len(with_journal) >= len(packets) - 1 and not malformed,
           f"{len(packets)} RTP-MIDI packets captured, {len(with_journal)} with a journal, malformed: {malformed}")
-    check("the captured journals hold the song's state: program 34 (channel 2) and bass note 40 logged",
-          34 in programs and 40 in notes and notes <= song_notes,
-          f"programs {sorted(programs)}, logged notes {sorted(notes)}")
+    check("the captured journals hold the song's state: program 34 (channel 2), bass note 40, bend range 12 "
+          "then 2 (chapter M)",
+          34 in programs and 40 in notes and notes <= song_notes and entries == {12, 2},
+          f"programs {sorted(programs)}, logged notes {sorted(notes)}, chapter M entries {sorted(entries)}")
 
 
 def compare(messages, dropped):
@@ -398,7 +416,9 @@ def main():
     server, JACK_NAME = start_jack()
     try:
         patterns = [("a note-on lost", [6]), ("a burst of 5", [3, 4, 5, 6, 7]), ("the note-off's packet", [10]),
-                    ("the pedal release's packet", [8]), ("the program change's packet", [7])]
+                    ("the pedal release's packet", [8]), ("the program change's packet", [7]),
+                    ("the RPN's packet (bend range: chapter M)", [17]),
+                    ("a Data Entry to the selected RPN", [19])]
         capture_path = os.path.join(work, "burst.pcap")
         for name, drops in patterns:
             # The burst's run is captured live (tshark on the loopback interface) and decoded.
@@ -417,6 +437,10 @@ def main():
         messages, dropped = run_through_relay(pianola, font, work, song, "stripped", [6], strip=True)
         wrong, compared = compare(messages, set(dropped))
         check("without the journal, releasing everything on the gap is wrong", wrong not in (None, []),
+              f"{compared} steps compared, wrong in {wrong}")
+        messages, dropped = run_through_relay(pianola, font, work, song, "stripped-rpn", [19], strip=True)
+        wrong, compared = compare(messages, set(dropped))
+        check("without the journal, a lost Data Entry leaves the bend range wrong", wrong not in (None, []),
               f"{compared} steps compared, wrong in {wrong}")
     finally:
         server.terminate()

@@ -44,14 +44,7 @@ extension ChannelJournal {
                 controllers.append(log)
             }
         }
-        if contents & Chapter.parameters != 0 {
-            // S P E U W Z LENGTH(10): LENGTH counts the whole chapter.
-            let header = try chapters.bytes(2)
-            let size = Int(header[0] & 0x03) << 8 | Int(header[1])
-            guard size >= 2 else { throw JournalReader.malformed("chapter M of \(size) octets") }
-            _ = try chapters.bytes(size - 2)
-            skippedChapters.insert(.parameters)
-        }
+        if contents & Chapter.parameters != 0 { parameters = try Parameters(reading: &chapters) }
         if contents & Chapter.pitchWheel != 0 {
             let bytes = try chapters.bytes(2)
             pitchWheel = (bytes[0] & 0x7F, bytes[1] & 0x7F)
@@ -97,6 +90,10 @@ extension ChannelJournal {
                 body.append(s(log.isSinglePacketLossIrrelevant) | log.controller & 0x7F)
                 body.append(log.value.map { $0 & 0x7F } ?? 0x80 | log.alternative & 0x7F)
             }
+        }
+        if let parameters {
+            contents |= Chapter.parameters
+            body += parameters.serialized()
         }
         if let pitchWheel {
             contents |= Chapter.pitchWheel

@@ -1,7 +1,7 @@
 /// One MIDI channel's part of a recovery journal (RFC 6295 §5.2 and Appendix A): the state its
-/// commands since the checkpoint left, chapter by chapter. Chapters P, C, W, N, T and A are read
-/// and written; chapters M (RPN and NRPN) and E (note extras) are read only as far as their
-/// lengths, to step over them (`skippedChapters` says which were there).
+/// commands since the checkpoint left, chapter by chapter. Chapters P, C, M, W, N, T and A are
+/// read and written; chapter E (note extras) is read only as far as its length, to step over it
+/// (`skippedChapters` says when it was there).
 ///
 /// Each `isSinglePacketLossIrrelevant` is the structure's S bit: true when nothing in it comes from
 /// the packet just before the one that carries the journal, so that a receiver that lost only that
@@ -104,8 +104,6 @@ public struct ChannelJournal: Equatable, Sendable {
 
     /// The other chapters that a journal may hold and this type steps over.
     public enum SkippedChapter: Hashable, Sendable {
-        /// Chapter M: RPN and NRPN.
-        case parameters
         /// Chapter E: note extras (release velocities, repeated Note Ons).
         case noteExtras
     }
@@ -120,6 +118,8 @@ public struct ChannelJournal: Equatable, Sendable {
     public var program: Program?
     /// Chapter C: each controller's last value, in controller order.
     public var controllers: [ControllerLog] = []
+    /// Chapter M: the RPN and NRPN parameters changed, and the parameter selected.
+    public var parameters: Parameters?
     /// Chapter W: the last pitch wheel, as its two data bytes (LSB first).
     public var pitchWheel: (lsb: UInt8, msb: UInt8)?
     /// Chapter N: notes on and released.
@@ -136,7 +136,7 @@ public struct ChannelJournal: Equatable, Sendable {
 
     /// Whether the journal holds no chapter (such a channel journal is not written).
     public var isEmpty: Bool {
-        program == nil && controllers.isEmpty && pitchWheel == nil
+        program == nil && controllers.isEmpty && parameters == nil && pitchWheel == nil
             && (notes.map { $0.logs.isEmpty && $0.released.isEmpty } ?? true) && channelPressure == nil
             && polyPressure.isEmpty
     }
@@ -144,7 +144,8 @@ public struct ChannelJournal: Equatable, Sendable {
     public static func == (left: ChannelJournal, right: ChannelJournal) -> Bool {
         left.isSinglePacketLossIrrelevant == right.isSinglePacketLossIrrelevant && left.channel == right.channel
             && left.hasEnhancedControllers == right.hasEnhancedControllers && left.program == right.program
-            && left.controllers == right.controllers && left.pitchWheel?.lsb == right.pitchWheel?.lsb
+            && left.controllers == right.controllers && left.parameters == right.parameters
+            && left.pitchWheel?.lsb == right.pitchWheel?.lsb
             && left.pitchWheel?.msb == right.pitchWheel?.msb && left.notes == right.notes
             && left.channelPressure == right.channelPressure && left.polyPressure == right.polyPressure
             && left.skippedChapters == right.skippedChapters

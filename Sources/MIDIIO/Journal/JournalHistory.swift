@@ -7,10 +7,10 @@ import MIDICore
 ///
 /// It codes chapters P (program, with the bank in force), C (controllers, the value tool), W
 /// (pitch wheel), N (notes on, with their velocity; notes released as OFFBITS), T (channel
-/// pressure) and A (poly pressure). Reset All Controllers is coded as the values it sets (RP-015),
-/// All Notes Off and All Sound Off (and the mode changes 124-127) as their notes released.
-/// RPN and NRPN (chapter M: controllers 6, 38, 96-101) and SysEx (the system journal) are not
-/// coded: a parameter set that way in a lost packet is not repaired.
+/// pressure), A (poly pressure) and M (RPN and NRPN: the parameters Data Entry and Increment
+/// changed, with the value tool, and the selection). Reset All Controllers is coded as the values
+/// it sets (RP-015), All Notes Off and All Sound Off (and the mode changes 124-127) as their notes
+/// released. SysEx (the system journal) is not coded: a SysEx in a lost packet is not repaired.
 public struct JournalHistory: Sendable {
     /// One item of history: a value and the packet that last set it.
     struct Item<Value: Sendable>: Sendable {
@@ -54,6 +54,8 @@ public struct JournalHistory: Sendable {
         /// A note's last command since the checkpoint: on (its velocity) or off (nil).
         private(set) var notes = [Item<UInt8?>?](repeating: nil, count: 128)
         var channelPressure: Item<UInt8>?
+        /// Chapter M's history.
+        var parameters = ParameterHistory()
         private(set) var polyPressure = [Item<ChannelJournal.PressureLog>?](repeating: nil, count: 128)
         private(set) var controllerBits = Bits128()
         private(set) var noteBits = Bits128()
@@ -83,6 +85,7 @@ public struct JournalHistory: Sendable {
             if let item = program, acknowledged(item.sequence) { program = nil }
             if let item = pitchWheel, acknowledged(item.sequence) { pitchWheel = nil }
             if let item = channelPressure, acknowledged(item.sequence) { channelPressure = nil }
+            parameters.trim(through: sequence)
             controllerBits.forEach { number in
                 if let item = controllers[number], acknowledged(item.sequence) { setController(number, nil) }
             }
@@ -99,6 +102,7 @@ public struct JournalHistory: Sendable {
             program?.sequence = sequence
             pitchWheel?.sequence = sequence
             channelPressure?.sequence = sequence
+            parameters.restamp(sequence)
             controllerBits.forEach { controllers[$0]?.sequence = sequence }
             noteBits.forEach { notes[$0]?.sequence = sequence }
             pressureBits.forEach { polyPressure[$0]?.sequence = sequence }
@@ -107,7 +111,7 @@ public struct JournalHistory: Sendable {
         /// Whether nothing is left to code.
         var isEmpty: Bool {
             program == nil && pitchWheel == nil && channelPressure == nil && controllerBits.isEmpty
-                && noteBits.isEmpty && pressureBits.isEmpty
+                && noteBits.isEmpty && pressureBits.isEmpty && parameters.isEmpty
         }
     }
 
@@ -159,6 +163,7 @@ public struct JournalHistory: Sendable {
     }
 
     private mutating func recordController(_ controller: UInt8, value: UInt8, channel: Int, sequence: UInt16) {
+        if channels[channel].parameters.record(controller: controller, value: value, inPacket: sequence) { return }
         switch controller {
         case 0: channels[channel].bank.msb = value
         case 32: channels[channel].bank.lsb = value
@@ -237,6 +242,7 @@ public struct JournalHistory: Sendable {
                 log.isSinglePacketLossIrrelevant = irrelevant(item.sequence)
                 coded.controllers.append(log)
             }
+            coded.parameters = channel.parameters.chapter(after: previous, recent: &recent)
             if let item = channel.pitchWheel {
                 coded.pitchWheel = item.value
                 _ = irrelevant(item.sequence)

@@ -9,7 +9,9 @@ import MIDICore
 /// pitch wheel or pressure is sent again; a note the journal says was released and that sounds
 /// here gets a Note Off; a note the journal says is on, that does not sound here (or sounds with
 /// another velocity, after a Note Off here), and that the sender recommends playing (Y) gets its
-/// Note On. Controllers come before notes, so that a
+/// Note On. An RPN or NRPN whose value differs (chapter M) is selected and set again (Data Entry,
+/// then the increments since), and the selection is left as the sender's: the parameter it has
+/// selected, an MSB alone, or null. Controllers and parameters come before notes, so that a
 /// sustain pedal that went down before a lost Note Off holds the note as it did at the sender.
 /// What the journal does not mention did not change since its checkpoint, and is left alone.
 public struct MIDIChannelStates: Sendable {
@@ -21,6 +23,7 @@ public struct MIDIChannelStates: Sendable {
         var pitchWheel: UInt16?
         var channelPressure: UInt8?
         var polyPressure = [UInt8?](repeating: nil, count: 128)
+        var parameters = ParameterState()
     }
 
     private var channels = [Channel](repeating: Channel(), count: 16)
@@ -36,6 +39,7 @@ public struct MIDIChannelStates: Sendable {
         case .noteOn(_, let note, _), .noteOff(_, let note, _): channels[channel].notes[Int(note & 0x7F)] = nil
         case .controlChange(_, let controller, let value):
             channels[channel].controllers[Int(controller & 0x7F)] = value
+            _ = channels[channel].parameters.apply(controller: controller & 0x7F, value: value)
             switch controller {
             case 120, 123...127: channels[channel].notes = .init(repeating: nil, count: 128)
             case 121:
@@ -56,8 +60,9 @@ public struct MIDIChannelStates: Sendable {
     }
 
     /// The messages that bring a receiver that knows nothing to this state but its notes: on each
-    /// channel, bank select and program, the other controllers (not the parameter numbers and
-    /// data entry, 6, 38 and 96-101, nor the channel mode messages), pitch wheel and pressures.
+    /// channel, bank select and program, the other controllers (not the channel mode messages),
+    /// the RPN and NRPN values set (each selected, then its Data Entry and increments; then the
+    /// selection as it is), pitch wheel and pressures.
     public func chase() -> [MIDIMessage] {
         var messages: [MIDIMessage] = []
         for (index, channel) in channels.enumerated() {
@@ -73,12 +78,52 @@ public struct MIDIChannelStates: Sendable {
                     messages.append(.controlChange(channel: number, controller: UInt8(controller), value: value))
                 }
             }
+            var parameters = channel.parameters
+            parameters.selection = ParameterSelection()
+            let known = channel.parameters.values.values.sorted {
+                ($0.parameter.isNonRegistered ? 1 << 14 : 0) + Int($0.parameter.number)
+                    < ($1.parameter.isNonRegistered ? 1 << 14 : 0) + Int($1.parameter.number)
+            }
+            parameters.values = [:]
+            var chased: [MIDIMessage] = []
+            for log in known {
+                for message in parameters.messages(setting: log, onChannel: number) {
+                    chased.append(message)
+                    if case .controlChange(_, let controller, let value) = message {
+                        _ = parameters.apply(controller: controller, value: value)
+                    }
+                }
+            }
+            if !chased.isEmpty {
+                let selection = channel.parameters.selection
+                let selected = selection.usesNonRegistered ? selection.nonRegistered : selection.registered
+                let pending = selection.isPending ? (UInt8(selected >> 7), selection.usesNonRegistered) : nil
+                messages +=
+                    chased + parameters.messages(selecting: selection.active, pending: pending, onChannel: number)
+            }
             if let wheel = channel.pitchWheel { messages.append(.pitchBend(channel: number, value: wheel)) }
             if let pressure = channel.channelPressure {
                 messages.append(.channelPressure(channel: number, pressure: pressure))
             }
         }
         return messages
+    }
+
+    /// Whether `controller` belongs to the parameter system (Data Entry, Increment and
+    /// Decrement, the NRPN and RPN numbers), which chapter M codes instead of chapter C.
+    static func isParameterController(_ controller: UInt8) -> Bool {
+        controller == 6 || controller == 38 || (96...101).contains(controller)
+    }
+
+    /// The last Data Entry (and increments after it) of `parameter` on `channel` (0…15), nil before any.
+    public func parameter(_ parameter: ParameterNumber, onChannel channel: UInt8) -> ChannelJournal.ParameterLog? {
+        channels[Int(channel & 0x0F)].parameters.values[parameter]
+    }
+
+    /// The parameter Data Entry changes on `channel` (0…15) now, nil when none is (or only an MSB came).
+    public func selectedParameter(onChannel channel: UInt8) -> ParameterNumber? {
+        let selection = channels[Int(channel & 0x0F)].parameters.selection
+        return selection.isPending ? nil : selection.active
     }
 
     /// The notes sounding on `channel` (0…15), lowest first.
@@ -124,10 +169,25 @@ public struct MIDIChannelStates: Sendable {
             if let program = coded.program, here.program != program.program || bankChanged {
                 commands.append(.programChange(channel: number, program: program.program))
             }
-            for log in coded.controllers where log.controller < 120 {
+            // Not the parameter controllers (chapter M's), whose effect depends on the selection.
+            for log in coded.controllers where log.controller < 120 && !Self.isParameterController(log.controller) {
                 guard let value = log.value, controllers[Int(log.controller)] != value else { continue }
                 commands.append(.controlChange(channel: number, controller: log.controller, value: value))
                 controllers[Int(log.controller)] = value
+            }
+            if let chapter = coded.parameters {
+                var parameters = here.parameters
+                var repaired: [MIDIMessage] = []
+                for log in chapter.logs {
+                    let messages = parameters.messages(setting: log, onChannel: number)
+                    for case .controlChange(_, let controller, let value) in messages {
+                        _ = parameters.apply(controller: controller, value: value)
+                    }
+                    repaired += messages
+                }
+                // Then the sender's selection: its final log's parameter, an MSB alone, or null.
+                repaired += parameters.messages(selecting: chapter.active, pending: chapter.pending, onChannel: number)
+                commands += repaired
             }
             if let wheel = coded.pitchWheel {
                 let value = UInt16(wheel.msb) << 7 | UInt16(wheel.lsb)

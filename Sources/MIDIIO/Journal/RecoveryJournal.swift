@@ -8,7 +8,7 @@
 /// `checkpoint` ≤ L + 1 (RFC 4696 §7); otherwise the journal no longer covers what was lost.
 ///
 /// The system journal (System Common, Real-time and SysEx chapters) is kept as raw octets and not
-/// acted on; channel chapters M and E are stepped over (see `ChannelJournal`).
+/// acted on; channel chapter E is stepped over (see `ChannelJournal`).
 public struct RecoveryJournal: Equatable, Sendable {
     /// The S bit: nothing here comes from the packet just before this one (false is always safe).
     public var isSinglePacketLossIrrelevant = false
