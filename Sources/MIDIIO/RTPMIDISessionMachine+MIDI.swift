@@ -95,6 +95,7 @@ extension RTPMIDISessionMachine {
         let time = max(now, lastStamp)
         lastStamp = time
         for message in peer.state.repairs(from: journal) { deliver(message, to: &peer, at: time) }
+        peer.state.noteRepaired(from: journal)
     }
 
     /// Releases what a session left sounding: note-offs and the sustain pedal up, in key order.

@@ -190,4 +190,25 @@ struct JournalDecoderTests {
         #expect(lines[3].prefix(3) == ["0", "1", "0"])
         #expect(journals[2].pending?.msb == 0 && journals[2].logs.count == 2)
     }
+
+    @Test("chapter X: a SysEx with its number, as tshark reads it")
+    func tsharkReadsSysEx() throws {
+        var history = JournalHistory(firstSequence: 0x200)
+        let masterVolume: [UInt8] = [0x7F, 0x7F, 0x04, 0x01, 0x00, 0x60]
+        history.record(.systemExclusive(masterVolume), inPacket: 0x200)
+        let journal = history.journal(forPacket: 0x201)
+        let packet = RTPMIDITestPeer.packet(
+            [0x90, 60, 1], sequence: 0x201, ssrc: 0x5049_414E, journal: journal.serialized())
+        let fields = [
+            "rtpmidi.sysjour_toc_x", "rtpmidi.sj_chapter_x_tflag", "rtpmidi.sj_chapter_x_dflag",
+            "rtpmidi.sj_chapter_x_sta", "rtpmidi.sj_chapter_x_tcount", "rtpmidi.sj_chapter_x_data",
+            "rtpmidi.sj_chapter_x_invalid_data", "_ws.malformed",
+        ]
+        let line = try #require(try decode([packet], fields: fields).first)
+        // X in the system journal; T and D; STA 3 (ended with F7); TCOUNT 1; DATA the command's
+        // octets after F0 up to the F7 that ends it (tshark leaves the end octet out); nothing invalid.
+        #expect(
+            line.split(separator: ";", omittingEmptySubsequences: false).map(String.init)
+                == ["1", "1", "1", "0x03", "1", "7f7f04010060", "", ""])
+    }
 }

@@ -67,15 +67,23 @@ struct RecoveryJournalTests {
         #expect(read.serialized() == [0x00, 0x00, 0x01])
     }
 
-    @Test("chapter E and the system journal are stepped over by their lengths")
+    @Test("chapter E and system chapters D, V, Q, F are stepped over; chapter X is read")
     func skipsWhatItDoesNotAct() throws {
-        // Y and A set, TOTCHAN 0; a system journal of 4 octets; channel 3 with M (one log of
-        // RPN 257 without fields), W, E (1 log).
-        let system: [UInt8] = [0x00, 0x04, 0xAA, 0xBB]
+        // Y and A set, TOTCHAN 0; a system journal of D (reset field, an F9 log), V, Q (CLOCK),
+        // F (COMPLETE) and X (a GM System On, the session's 7th SysEx); channel 3 with M (one log
+        // of RPN 257 without fields), W, E (1 log).
+        let chapterX: [UInt8] = [0x4F, 7, 0x7E, 0x7F, 0x09, 0x01, 0xF7]
+        let systemChapters: [UInt8] =
+            [0x42, 0x05, 0x02, 0x09] + [0x05] + [0x20, 1, 2] + [0x40, 1, 2, 3, 4] + chapterX
+        let system: [UInt8] = [0x7C, UInt8(2 + systemChapters.count)] + systemChapters
         let chapters: [UInt8] = [0x00, 0x05, 0x01, 0x02, 0x00, 0x05, 0x40, 0x00, 0x10, 0x7F]
         let channel: [UInt8] = [3 << 3, UInt8(3 + chapters.count), 0b0011_0100] + chapters
         let read = try RecoveryJournal(parsing: ([0x60, 0x00, 0x07] + system + channel)[...])
-        #expect(read.systemJournal == system)
+        var gmOn = SystemJournal.SysExLog(payload: [0x7E, 0x7F, 0x09, 0x01], totalCount: 7)
+        gmOn.isList = true
+        #expect(read.systemJournal?.sysEx == [gmOn])
+        #expect(read.systemJournal?.skippedChapters == [.simpleCommands, .activeSense, .sequencer, .timeCode])
+        #expect(read.systemJournal?.sysEx.first?.payload == [0x7E, 0x7F, 0x09, 0x01])
         #expect(read.channels.count == 1 && read.channels[0].channel == 3)
         #expect(read.channels[0].pitchWheel?.lsb == 5 && read.channels[0].pitchWheel?.msb == 0x40)
         #expect(read.channels[0].skippedChapters == [.noteExtras])

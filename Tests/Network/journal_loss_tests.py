@@ -10,10 +10,10 @@ A private `jackd -d dummy` paces the sender (`pianola play --driver jack --midi-
 take.mid`. The relay forwards both ports both ways and drops chosen RTP-MIDI data packets: a
 note-on (a single loss), a burst of five, the packet holding a note-off, the one holding the
 sustain pedal's release, the one holding a program change, the one selecting RPN 0 (the
-pitch-bend range) and setting it, and a later Data Entry to it. The song takes a step every quarter
-second; from the recording, the receiver's state (notes sounding, programs, volume, pedal, wheel,
-bend range)
-late in every step whose packet arrived must be the song's state after that step. With
+pitch-bend range) and setting it, a later Data Entry to it, and a SysEx (master volume). The
+song takes a step every quarter second; from the recording, the receiver's state (notes
+sounding, programs, volume, pedal, wheel, bend range, the SysEx commands received) just after
+each step whose packet arrived must be the song's state after that step. With
 the journals stripped by the relay (a sender without them: the receiver releases everything on a
 gap) the same loss leaves it wrong, so the check can fail. The burst's run is also captured live
 with tshark on the loopback interface, and Wireshark's RTP-MIDI dissector decodes the journals;
@@ -71,6 +71,9 @@ STEPS = [
     [b"\xB1\x06\x02"],  # 19: bend range 2 (RPN 0 still selected)
     [b"\x91\x2D\x50"],  # 20: bass 45 on
     [b"\x81\x2D\x00"],  # 21: bass off
+    [b"\xF0\x7F\x7F\x04\x01\x00\x50\xF7"],  # 22: master volume (a SysEx)
+    [b"\x91\x30\x50"],  # 23: bass 48 on
+    [b"\x81\x30\x00"],  # 24: bass off
 ]
 
 
@@ -81,7 +84,8 @@ def write_song(path):
         for position, message in enumerate(step):
             delta = 240 if index > 0 and position == 0 else 0
             track += bytes([0x81, 0x70]) if delta == 240 else b"\x00"
-            track += message
+            # A SysEx event: F0, its length, the octets after F0 (through F7).
+            track += b"\xF0" + bytes([len(message) - 1]) + message[1:] if message[0] == 0xF0 else message
     track += b"\x81\x70\xFF\x2F\x00"
     with open(path, "wb") as file:
         file.write(b"MThd" + struct.pack(">IHHH", 6, 0, 1, 480) + b"MTrk" + struct.pack(">I", len(track)) + track)
@@ -93,11 +97,13 @@ class State:
 
     def __init__(self):
         self.notes, self.controllers, self.programs, self.wheels = set(), {}, {}, {}
-        self.rpn, self.parameters = {}, {}
+        self.rpn, self.parameters, self.sysex = {}, {}, []
 
     def apply(self, message):
         status, channel = message[0] & 0xF0, message[0] & 0x0F
-        if status == 0x90 and message[2] > 0:
+        if message[0] == 0xF0:
+            self.sysex.append(bytes(message))
+        elif status == 0x90 and message[2] > 0:
             self.notes.add((channel, message[1]))
         elif status in (0x80, 0x90):
             self.notes.discard((channel, message[1]))
@@ -121,7 +127,7 @@ class State:
         # Volume and pedal only (the receiver's releases send other controllers too: 66 at the end).
         controllers = {key: value for key, value in self.controllers.items() if key[1] in (7, 64)}
         return (sorted(self.notes), sorted(controllers.items()), sorted(self.programs.items()),
-                sorted(self.wheels.items()), sorted(self.parameters.items()))
+                sorted(self.wheels.items()), sorted(self.parameters.items()), tuple(self.sysex))
 
 
 def expected_states():
@@ -322,26 +328,35 @@ def check_capture(path):
 
 
 def compare(messages, dropped):
-    """The steps (whose packet arrived) in the middle of which the receiver's state was not the
-    song's, and the number compared."""
-    # The latency: the least of (arrival - song time) over the steps' first messages (one late
-    # packet must not shift the others' windows).
-    offsets = [time_ - STEPS_TIME[index] for index, step in enumerate(STEPS) if index not in dropped
-               for time_, message in messages if message == step[0]]
-    if not offsets:
+    """The steps (whose packet arrived) after which the receiver's state was not the song's, and
+    the number compared. Each step is checked just after its packet's messages were delivered (a
+    packet's repairs come before them) and before the next step's: the moment follows the step's
+    own arrival, so that the sender's clock slipping (a dummy JACK server that fell behind) does
+    not move later steps out of a window fixed at the start."""
+    arrivals, last = {}, None
+    for index, step in enumerate(STEPS):
+        if index in dropped:
+            continue
+        # The step's first message at or after the previous step's (a repair may have sent the same bytes earlier).
+        times = [time_ for time_, message in messages if message == step[0] and (last is None or time_ >= last)]
+        if times:
+            arrivals[index] = last = times[0]
+    if not arrivals:
         return None, 0
-    offset = min(offsets)
     wrong, compared = [], 0
     for index in range(1, len(STEPS)):
         if index in dropped:
             continue
-        # Late in the step (a packet held up by a busy machine still counts), before the next.
-        moment = STEPS_TIME[index] + offset + STEP * 0.9
+        compared += 1
+        if index not in arrivals:
+            wrong.append(index)
+            continue
+        later = [arrivals[next_] for next_ in arrivals if next_ > index]
+        moment = min([arrivals[index] + STEP * 0.4] + [time_ - 0.001 for time_ in later[:1]])
         state = State()
         for time_, message in messages:
             if time_ <= moment:
                 state.apply(message)
-        compared += 1
         if state.key() != EXPECTED[index]:
             wrong.append(index)
     return wrong, compared
@@ -402,7 +417,6 @@ def pymidi_receiver_test(pianola, font, song):
           f"play exit {sender.returncode}, notes on {notes_on} (wanted {expected}), parse errors {errors[:2]}")
 
 
-STEPS_TIME = [index * STEP for index in range(len(STEPS))]
 EXPECTED = expected_states()
 JACK_NAME = ""
 
@@ -418,7 +432,8 @@ def main():
         patterns = [("a note-on lost", [6]), ("a burst of 5", [3, 4, 5, 6, 7]), ("the note-off's packet", [10]),
                     ("the pedal release's packet", [8]), ("the program change's packet", [7]),
                     ("the RPN's packet (bend range: chapter M)", [17]),
-                    ("a Data Entry to the selected RPN", [19])]
+                    ("a Data Entry to the selected RPN", [19]),
+                    ("the SysEx's packet (master volume: chapter X)", [22])]
         capture_path = os.path.join(work, "burst.pcap")
         for name, drops in patterns:
             # The burst's run is captured live (tshark on the loopback interface) and decoded.

@@ -10,7 +10,9 @@ import MIDICore
 /// pressure), A (poly pressure) and M (RPN and NRPN: the parameters Data Entry and Increment
 /// changed, with the value tool, and the selection). Reset All Controllers is coded as the values
 /// it sets (RP-015), All Notes Off and All Sound Off (and the mode changes 124-127) as their notes
-/// released. SysEx (the system journal) is not coded: a SysEx in a lost packet is not repaired.
+/// released. SysEx commands go in the system journal's chapter X, each whole (up to
+/// `maximumCodedSysEx` octets) with its number in the session (TCOUNT), so that a receiver sends
+/// the ones it missed; a longer one, or one the journal has no room left for, is not repaired.
 public struct JournalHistory: Sendable {
     /// One item of history: a value and the packet that last set it.
     struct Item<Value: Sendable>: Sendable {
@@ -120,6 +122,13 @@ public struct JournalHistory: Sendable {
     private var channels = [Channel](repeating: Channel(), count: 16)
     /// The channels with history (bit k: channel k), so that a packet's journal looks at those only.
     private var active: UInt16 = 0
+    /// The SysEx commands sent in the session, modulo 256.
+    private var sysExCount: UInt8 = 0
+    /// The SysEx commands since the checkpoint that chapter X codes: their octets between F0 and
+    /// F7 (nil for one too long to code), their number in the session, and the packet of each.
+    private var sysEx: [(payload: [UInt8]?, number: UInt8, sequence: UInt16)] = []
+    /// The longest SysEx command chapter X codes (octets between F0 and F7).
+    public static let maximumCodedSysEx = 256
 
     /// A history that starts with the packet `firstSequence` (the stream's first).
     public init(firstSequence: UInt16) { checkpoint = firstSequence }
@@ -132,6 +141,18 @@ public struct JournalHistory: Sendable {
 
     /// Notes what `message`, sent in packet `sequence`, leaves in effect.
     public mutating func record(_ message: MIDIMessage, inPacket sequence: UInt16) {
+        if case .systemExclusive(let payload) = message {
+            sysExCount &+= 1
+            // A longer command is logged by its number alone, so that the receiver's count follows.
+            sysEx.append((payload.count <= Self.maximumCodedSysEx ? payload : nil, sysExCount, sequence))
+            // No more than a system journal holds (1023 octets); the oldest go first.
+            var size = sysEx.reduce(0) { $0 + ($1.payload?.count ?? -1) + 3 }
+            while size > 1000 {
+                size -= (sysEx[0].payload?.count ?? -1) + 3
+                sysEx.removeFirst()
+            }
+            return
+        }
         guard let channelNumber = message.channel else { return }
         let index = Int(channelNumber & 0x0F)
         active |= 1 << index
@@ -201,6 +222,7 @@ public struct JournalHistory: Sendable {
         let next = sequence &+ 1
         guard Int16(bitPattern: next &- checkpoint) > 0 else { return }
         checkpoint = next
+        sysEx.removeAll { Int16(bitPattern: $0.sequence &- sequence) <= 0 }
         for index in 0..<16 where active & 1 << index != 0 {
             channels[index].trim(through: sequence)
             if channels[index].isEmpty { active &= ~(1 << index) }
@@ -213,6 +235,7 @@ public struct JournalHistory: Sendable {
     /// the future). A receiver that lost packets before `sequence` then falls back to releasing.
     public mutating func rebase(to sequence: UInt16) {
         checkpoint = sequence
+        for index in sysEx.indices { sysEx[index].sequence = sequence }
         for index in 0..<16 where active & 1 << index != 0 { channels[index].restamp(sequence) }
     }
 
@@ -225,6 +248,18 @@ public struct JournalHistory: Sendable {
         let previous = sequence &- 1
         var journal = RecoveryJournal(checkpoint: checkpoint)
         var anyRecent = false
+        if !sysEx.isEmpty {
+            var system = SystemJournal(
+                sysEx: sysEx.map { command in
+                    var log = SystemJournal.SysExLog(payload: command.payload ?? [], totalCount: command.number)
+                    if command.payload == nil { log.data = nil }
+                    log.isSinglePacketLossIrrelevant = command.sequence != previous
+                    return log
+                })
+            system.isSinglePacketLossIrrelevant = system.sysEx.allSatisfy(\.isSinglePacketLossIrrelevant)
+            anyRecent = !system.isSinglePacketLossIrrelevant
+            journal.systemJournal = system
+        }
         for (index, channel) in channels.enumerated() where active & 1 << index != 0 {
             var coded = ChannelJournal(channel: UInt8(index))
             var recent = false

@@ -27,12 +27,15 @@ public struct MIDIChannelStates: Sendable {
     }
 
     private var channels = [Channel](repeating: Channel(), count: 16)
+    /// The SysEx commands seen, modulo 256 (chapter X's TCOUNT counts them the same way).
+    public private(set) var sysExCount: UInt8 = 0
 
     /// A state with nothing known: no note sounding, no controller, program, wheel or pressure seen.
     public init() {}
 
     /// Notes `message`'s effect.
     public mutating func apply(_ message: MIDIMessage) {
+        if case .systemExclusive = message { sysExCount &+= 1 }
         guard let channel = message.channel.map({ Int($0 & 0x0F) }) else { return }
         switch message {
         case .noteOn(_, let note, let velocity) where velocity > 0: channels[channel].notes[Int(note & 0x7F)] = velocity
@@ -109,6 +112,25 @@ public struct MIDIChannelStates: Sendable {
         return messages
     }
 
+    /// The SysEx commands of `journal`'s chapter X numbered (TCOUNT) after the last one seen here
+    /// that the journal holds whole, oldest first, and the number of its last log.
+    private func missedSysEx(in journal: RecoveryJournal) -> (commands: [MIDIMessage], last: UInt8) {
+        var last = sysExCount
+        var commands: [MIDIMessage] = []
+        for log in journal.systemJournal?.sysEx ?? [] {
+            guard let number = log.totalCount, Int8(bitPattern: number &- last) > 0 else { continue }
+            if let payload = log.payload { commands.append(.systemExclusive(payload)) }
+            last = number
+        }
+        return (commands, last)
+    }
+
+    /// After the repairs from `journal` were delivered (and applied): the SysEx count moves to
+    /// the sender's, past commands the journal did not hold (too long, or out of room).
+    public mutating func noteRepaired(from journal: RecoveryJournal) {
+        sysExCount = missedSysEx(in: journal).last
+    }
+
     /// Whether `controller` belongs to the parameter system (Data Entry, Increment and
     /// Decrement, the NRPN and RPN numbers), which chapter M codes instead of chapter C.
     static func isParameterController(_ controller: UInt8) -> Bool {
@@ -147,7 +169,8 @@ public struct MIDIChannelStates: Sendable {
     /// The commands that bring this state to `journal`'s, in the order to send them (they are not
     /// applied here: send each through `apply` as it is delivered).
     public func repairs(from journal: RecoveryJournal) -> [MIDIMessage] {
-        var commands: [MIDIMessage] = []
+        // The SysEx commands missed first: a reset among them must not undo the channels' repairs.
+        var commands = missedSysEx(in: journal).commands
         for coded in journal.channels {
             let number = coded.channel & 0x0F
             let here = channels[Int(number)]

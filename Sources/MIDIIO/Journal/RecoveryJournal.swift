@@ -7,20 +7,20 @@
 /// (not K's own). A receiver whose last packet before the loss was L may use it when
 /// `checkpoint` ≤ L + 1 (RFC 4696 §7); otherwise the journal no longer covers what was lost.
 ///
-/// The system journal (System Common, Real-time and SysEx chapters) is kept as raw octets and not
-/// acted on; channel chapter E is stepped over (see `ChannelJournal`).
+/// The system journal's chapter X (SysEx) is read and written, its other chapters stepped over
+/// (see `SystemJournal`); channel chapter E is stepped over (see `ChannelJournal`).
 public struct RecoveryJournal: Equatable, Sendable {
     /// The S bit: nothing here comes from the packet just before this one (false is always safe).
     public var isSinglePacketLossIrrelevant = false
     /// The first packet whose commands the journal codes (RFC 6295: the checkpoint packet).
     public var checkpoint: UInt16
-    /// The system journal's octets, header included (nil when the Y bit is clear).
-    public var systemJournal: [UInt8]?
+    /// The system journal (nil when the Y bit is clear).
+    public var systemJournal: SystemJournal?
     /// The channel journals, in ascending channel order, at most 16.
     public var channels: [ChannelJournal]
 
     /// A journal of the packets from `checkpoint` on, with these channel journals (and system journal).
-    public init(checkpoint: UInt16, channels: [ChannelJournal] = [], systemJournal: [UInt8]? = nil) {
+    public init(checkpoint: UInt16, channels: [ChannelJournal] = [], systemJournal: SystemJournal? = nil) {
         self.checkpoint = checkpoint
         self.channels = channels
         self.systemJournal = systemJournal
@@ -35,13 +35,7 @@ public struct RecoveryJournal: Equatable, Sendable {
         let high = try reader.u8()
         checkpoint = UInt16(high) << 8 | UInt16(try reader.u8())
         isSinglePacketLossIrrelevant = first & 0x80 != 0
-        if first & 0x40 != 0 {
-            // S D V Q F X LENGTH(10): LENGTH counts the whole system journal.
-            let header = try reader.bytes(2)
-            let length = Int(header[0] & 0x03) << 8 | Int(header[1])
-            guard length >= 2 else { throw JournalReader.malformed("a system journal of \(length) octets") }
-            systemJournal = header.array + (try reader.bytes(length - 2)).array
-        }
+        if first & 0x40 != 0 { systemJournal = try SystemJournal(reading: &reader) }
         channels = []
         if first & 0x20 != 0 {
             let count = Int(first & 0x0F) + 1
@@ -56,8 +50,8 @@ public struct RecoveryJournal: Equatable, Sendable {
         var first: UInt8 = isSinglePacketLossIrrelevant ? 0x80 : 0
         if systemJournal != nil { first |= 0x40 }
         if !written.isEmpty { first |= 0x20 | UInt8(written.count - 1) }
-        return [first, UInt8(checkpoint >> 8), UInt8(truncatingIfNeeded: checkpoint)] + (systemJournal ?? [])
-            + written.joined()
+        return [first, UInt8(checkpoint >> 8), UInt8(truncatingIfNeeded: checkpoint)]
+            + (systemJournal?.serialized() ?? []) + written.joined()
     }
 
     /// Whether the journal covers a loss after `lastReceived` (the last packet before the gap):
