@@ -134,17 +134,14 @@ extension ChannelJournal {
         /// PNUM-MSB (left out when Z and U or W say every log is an RPN, or every one an NRPN,
         /// with MSB 0), J K L M N T V R, then the fields the TOC names.
         init(reading reader: inout JournalReader) throws(RTPMIDIPacketError) {
-            let header = try reader.bytes(2)
-            let size = Int(header[0] & 0x03) << 8 | Int(header[1])
-            guard size >= 2 else { throw JournalReader.malformed("chapter M of \(size) octets") }
-            var chapter = try reader.sub(count: size - 2, what: "chapter M")
+            var (flags, chapter) = try reader.lengthPrefixed("chapter M")
             self.init()
-            isSinglePacketLossIrrelevant = header[0] & 0x80 != 0
-            isFinalLogActive = header[0] & 0x20 != 0
-            let allRegistered = header[0] & 0x10 != 0
-            let allNonRegistered = header[0] & 0x08 != 0
-            let short = header[0] & 0x04 != 0 && (allRegistered || allNonRegistered)
-            if header[0] & 0x40 != 0 {
+            isSinglePacketLossIrrelevant = flags & 0x80 != 0
+            isFinalLogActive = flags & 0x20 != 0
+            let allRegistered = flags & 0x10 != 0
+            let allNonRegistered = flags & 0x08 != 0
+            let short = flags & 0x04 != 0 && (allRegistered || allNonRegistered)
+            if flags & 0x40 != 0 {
                 let octet = try chapter.u8()
                 pending = (octet & 0x7F, octet & 0x80 != 0)
             }

@@ -45,4 +45,13 @@ struct JournalReader {
         defer { position += count }
         return JournalReader(bytes[position..<(position + count)])
     }
+
+    /// A structure whose first two octets end in a 10-bit LENGTH counting the whole structure
+    /// (chapter M, the system journal): its first octet (the flags) and a reader of the rest.
+    mutating func lengthPrefixed(_ what: String) throws(RTPMIDIPacketError) -> (flags: UInt8, body: JournalReader) {
+        let header = try bytes(2)
+        let length = Int(header[0] & 0x03) << 8 | Int(header[1])
+        guard length >= 2 else { throw Self.malformed("a \(what) of \(length) octets") }
+        return (header[0], try sub(count: length - 2, what: what))
+    }
 }

@@ -74,33 +74,30 @@ public struct SystemJournal: Equatable, Sendable {
     /// S D V Q F X LENGTH(10), then chapters D, V, Q, F and X in that order; chapter X fills the
     /// rest of LENGTH, a list of logs.
     init(reading reader: inout JournalReader) throws(RTPMIDIPacketError) {
-        let header = try reader.bytes(2)
-        let length = Int(header[0] & 0x03) << 8 | Int(header[1])
-        guard length >= 2 else { throw JournalReader.malformed("a system journal of \(length) octets") }
-        var chapters = try reader.sub(count: length - 2, what: "system journal")
+        var (flags, chapters) = try reader.lengthPrefixed("system journal")
         self.init()
-        isSinglePacketLossIrrelevant = header[0] & 0x80 != 0
-        if header[0] & 0x40 != 0 {
+        isSinglePacketLossIrrelevant = flags & 0x80 != 0
+        if flags & 0x40 != 0 {
             try Self.skipSimpleCommands(&chapters)
             skippedChapters.insert(.simpleCommands)
         }
-        if header[0] & 0x20 != 0 {
+        if flags & 0x20 != 0 {
             _ = try chapters.u8()
             skippedChapters.insert(.activeSense)
         }
-        if header[0] & 0x10 != 0 {
+        if flags & 0x10 != 0 {
             // N D C T TOP(3), CLOCK (2 octets) when C, TIMETOOLS (3) when T.
             let first = try chapters.u8()
             _ = try chapters.bytes((first & 0x20 != 0 ? 2 : 0) + (first & 0x10 != 0 ? 3 : 0))
             skippedChapters.insert(.sequencer)
         }
-        if header[0] & 0x08 != 0 {
+        if flags & 0x08 != 0 {
             // S C P Q D POINT(3), COMPLETE (4 octets) when C, PARTIAL (4) when P.
             let first = try chapters.u8()
             _ = try chapters.bytes((first & 0x40 != 0 ? 4 : 0) + (first & 0x20 != 0 ? 4 : 0))
             skippedChapters.insert(.timeCode)
         }
-        if header[0] & 0x04 != 0 {
+        if flags & 0x04 != 0 {
             repeat { sysEx.append(try SysExLog(reading: &chapters)) } while !chapters.isAtEnd
         }
     }
