@@ -79,6 +79,7 @@ public final class RTPMIDIListener: @unchecked Sendable {
 
     struct Snapshot {
         var sessions: [UInt32: Session] = [:]
+        var endStates: [UInt32: MIDIChannelStates] = [:]
         var malformed = 0
         var events: [String] = []
     }
@@ -106,6 +107,10 @@ public final class RTPMIDIListener: @unchecked Sendable {
 
     /// The sessions, connected or ended, by SSRC.
     public var sessions: [Session] { state.withLock { $0.sessions.values.sorted { $0.ssrc < $1.ssrc } } }
+    /// What the session with SSRC `ssrc` had left in effect when it ended (notes sounding,
+    /// programs, controllers, parameters, wheels, the SysEx count), before its notes were
+    /// released; nil while it runs. `stop()` ends every session.
+    public func stateAtEnd(ofSession ssrc: UInt32) -> MIDIChannelStates? { state.withLock { $0.endStates[ssrc] } }
     /// Packets that could not be parsed (dropped).
     public var malformedPacketCount: Int { state.withLock { $0.malformed } }
     /// Session events since the last call ("connected: NAME (ADDRESS)", "ended: …"), for a log.
@@ -331,6 +336,8 @@ extension RTPMIDIListener {
                     handler?(message, time)
                 case .session(let session):
                     listener.update { $0.sessions[session.ssrc] = session }
+                case .ended(let ssrc, let state):
+                    listener.update { $0.endStates[ssrc] = state }
                 case .event(let event):
                     listener.update { $0.events.append(event) }
                 }

@@ -27,6 +27,8 @@ extension RTPMIDISessionMachine {
                     peer.session.repairedGaps += 1
                 } else {
                     release(&peer, at: arrival)
+                    // The SysEx it numbers are past, sent or not: not sent again at a later repair.
+                    if let journal { peer.state.noteRepaired(from: journal) }
                 }
             }
         } else if let journal {

@@ -40,7 +40,8 @@ extension RTPMIDISessionMachine {
     }
 
     /// A session that opens while this side is sending (a peer joining mid-song) first gets the
-    /// state the stream has left: banks and programs, controllers, pitch wheels and pressures (not
+    /// state the stream has left: banks and programs, controllers, RPN/NRPN values, pitch wheels
+    /// and pressures (not
     /// the notes sounding: a note joined halfway would start late), in a packet of its own whose
     /// journal then covers them too.
     mutating func seed(_ key: UInt32, at now: UInt64) {

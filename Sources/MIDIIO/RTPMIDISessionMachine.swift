@@ -23,15 +23,16 @@ import MIDICore
 /// `endAll(now:)` says `BY` to every session and to invitations the control port accepted.
 ///
 /// Sending (`send(_:at:)`): each open session gets the messages in RTP-MIDI packets of its own
-/// sequence, each with the recovery journal of what was sent before (chapters P, C, W, N, T, A;
-/// `JournalHistory`), trimmed by the peer's receiver feedback; after a pause, a journal-only
+/// sequence, each with the recovery journal of what was sent before (chapters P, C, M, W, N, T,
+/// A and the system journal's X; `JournalHistory`), trimmed by the peer's receiver feedback;
+/// after a pause, a journal-only
 /// guard packet (`sendGuards(now:)`, also on each tick) lets the peer repair a lost last packet.
 ///
 /// MIDI: packets are checked by sequence number: duplicates and late packets are dropped. A gap
 /// (lost packets) is repaired from the recovery journal of the packet after it, before that
 /// packet's own commands (RFC 4696 §7): notes the sender released are released, notes it holds
-/// and that were missed are started, programs, controllers, the wheel and pressures set to the
-/// sender's (`MIDIChannelStates.repairs(from:)`). The journal is read only after a gap, never
+/// and that were missed are started, programs, controllers, parameters, the wheel and pressures
+/// set to the sender's, missed SysEx sent (`MIDIChannelStates.repairs(from:)`). The journal is read only after a gap, never
 /// replayed otherwise. Where no journal covers the gap (none sent, a checkpoint after the loss,
 /// a malformed one), the session's sounding notes and sustain pedal are released instead
 /// (note-offs, CC 64 off), so nothing is left stuck.
@@ -42,8 +43,8 @@ import MIDICore
 /// (`malformedCount`) and dropped; parsing never traps.
 ///
 /// It does not open sockets, read a clock, resolve names or keep a history of ended sessions (its
-/// outputs' snapshots do that for the listener); it repairs from journals' chapters P, C, W, N, T
-/// and A, not from the system journal or chapters M and E.
+/// outputs' snapshots do that for the listener); it repairs from journals' chapters P, C, M, W,
+/// N, T and A and the system journal's chapter X, not from chapter E or system chapters D, V, Q, F.
 public struct RTPMIDISessionMachine: Sendable {
     /// Which of a participant's two UDP ports a datagram came to, or is sent from.
     public enum Port: Hashable, Sendable {
@@ -62,6 +63,9 @@ public struct RTPMIDISessionMachine: Sendable {
         case midi(MIDIMessage, time: UInt64, source: UInt16)
         /// A session's state after a change (its counters, or connected or not).
         case session(RTPMIDIListener.Session)
+        /// What a session's stream had left in effect when it ended (`ssrc` its peer's), just
+        /// before its notes and pedal were released.
+        case ended(ssrc: UInt32, state: MIDIChannelStates)
         /// A line for a log: "connected: NAME (ADDRESS)", "ended: …", "timed out: …",
         /// "refused: NAME (ADDRESS)", "refused by ADDRESS", "no answer from ADDRESS",
         /// "ended by ADDRESS".
@@ -401,6 +405,7 @@ public struct RTPMIDISessionMachine: Sendable {
 
     mutating func end(_ peerSSRC: UInt32, reason: String, at now: UInt64) {
         guard var peer = peers.removeValue(forKey: peerSSRC) else { return }
+        output.append(.ended(ssrc: peer.session.ssrc, state: peer.state))
         release(&peer, at: now)
         peer.session.isConnected = false
         publish(peer, event: "\(reason): \(peer.session.name) (\(peer.session.address))")

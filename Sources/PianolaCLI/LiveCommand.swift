@@ -149,6 +149,9 @@ struct LiveCommand: ParsableCommand {
         }
         let recordingFailure = AudioRecordingOptions.report(session.audioTap, quiet: quiet)
         if let latencyReport { try session.latencyReport().write(to: latencyReport) }
+        if let path = network.stateReport, let listener = session.network {
+            try NetworkSessionReport(listener: listener).write(to: path)
+        }
         if !quiet {
             for event in session.takeEvents() { Terminal.writeError("\(event)\n") }
             if let listener = session.network {

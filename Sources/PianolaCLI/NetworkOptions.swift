@@ -38,8 +38,18 @@ struct NetworkOptions: ParsableArguments {
             valueName: "seconds"))
     var timeout = 60.0
 
+    @Option(
+        name: .customLong("rtpmidi-state"),
+        help: ArgumentHelp(
+            "On exit, write what each network session had left in effect when it ended (notes sounding, programs, controllers, RPN/NRPN values, pitch wheels, SysEx count; lost and repaired packets) as JSON.",
+            valueName: "file.json"))
+    var stateReport: String?
+
     func validate() throws {
         if !allow.isEmpty && listen == nil { throw ValidationError("--rtpmidi-allow needs --rtpmidi") }
+        if stateReport != nil && listen == nil && peers.isEmpty {
+            throw ValidationError("--rtpmidi-state needs --rtpmidi or --rtpmidi-connect")
+        }
         guard (1...3_600).contains(timeout) else {
             throw ValidationError("--rtpmidi-timeout must be between 1 and 3600 seconds")
         }

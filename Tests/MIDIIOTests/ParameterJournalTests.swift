@@ -31,6 +31,9 @@ struct ParameterJournalTests {
         #expect(bytes == [0b0100_0000, 13, 3, 0x00, 0x00, 0b1100_0010, 12, 0, 0x20, 0x82, 0b0010_0010, 0xC0, 5])
         var reader = JournalReader(bytes[...])
         #expect(try ChannelJournal.Parameters(reading: &reader) == chapter)
+        // A count beyond 14 bits is written as the most there is (no trap on Int.min).
+        let extreme = ChannelJournal.Parameters(logs: [.init(parameter: Self.cutoff, increments: Int.min)])
+        #expect(extreme.serialized().suffix(2) == [0xBF, 0xFF])
         // Cut anywhere inside, or a LENGTH past the end: a typed error.
         for end in 0..<bytes.count {
             var cut = JournalReader(bytes[..<end])
@@ -85,6 +88,7 @@ struct ParameterJournalTests {
             [Self.cc(99, 2, channel: 1), Self.cc(98, 0x20, channel: 1), Self.cc(6, 40, channel: 1)],
             [Self.cc(96, 0, channel: 1)], [Self.cc(96, 0, channel: 1)], [Self.cc(97, 0, channel: 1)],
             [Self.cc(6, 12)],  // the bend range, still selected on channel 0
+            [Self.cc(38, 50)], [Self.cc(6, 12)],  // 12.50, then 12 again: the MSB clears the LSB
             [Self.cc(101, 0), Self.cc(100, 1), Self.cc(6, 70)], [.noteOff(channel: 0, note: 60, velocity: 0)],
             [Self.cc(101, 0)], [Self.cc(100, 0)], [Self.cc(6, 7)],  // MSB and LSB apart
             [Self.cc(101, 127), Self.cc(100, 127)],  // null: Data Entry goes nowhere now
@@ -142,21 +146,21 @@ struct ParameterJournalTests {
         }
         // Without the journal, most single losses leave a wrong value, selection or note (not
         // the Data Entry after the null selection, an MSB equal to the one before, the NRPN MSB
-        // before the reset, the last packet: no packet comes after it here).
-        #expect(bareWrong >= song.count - 6, "only \(bareWrong) of \(song.count) losses were wrong without it")
+        // before the reset, the last packet: no packet comes after it here, and the like).
+        #expect(bareWrong >= song.count - 7, "only \(bareWrong) of \(song.count) losses were wrong without it")
     }
 
     @Test("a receiver in the sender's state gets nothing; a late joiner gets the values, then the selection")
     func noRepairWhenEqual() throws {
         var history = JournalHistory(firstSequence: 0)
         var state = MIDIChannelStates()
-        for (index, packet) in Self.song().prefix(11).enumerated() {
+        for (index, packet) in Self.song().prefix(13).enumerated() {
             for message in packet {
                 history.record(message, inPacket: UInt16(index))
                 state.apply(message)
             }
         }
-        #expect(state.repairs(from: history.journal(forPacket: 11)).isEmpty)
+        #expect(state.repairs(from: history.journal(forPacket: 13)).isEmpty)
         var joiner = MIDIChannelStates()
         for message in state.chase() { joiner.apply(message) }
         // The chase sends no notes: compare all but the notes sounding.
@@ -165,5 +169,28 @@ struct ParameterJournalTests {
         }
         #expect(withoutNotes(joiner) == withoutNotes(state))
         #expect(joiner.selectedParameter(onChannel: 0) == Self.fineTuning)
+    }
+
+    @Test("a channel journal full of chapters still fits its 10-bit LENGTH: chapter M gets the room left")
+    func fullChannelJournal() throws {
+        var history = JournalHistory(firstSequence: 0)
+        for number in 0..<128 as Range<UInt8> {
+            history.record(.controlChange(channel: 3, controller: number < 96 ? number : 1, value: 1), inPacket: 0)
+            history.record(.noteOn(channel: 3, note: number, velocity: 64), inPacket: 0)
+            history.record(.polyphonicKeyPressure(channel: 3, note: number, pressure: 9), inPacket: 0)
+        }
+        for number in 0..<100 as Range<UInt8> {
+            for message in [Self.cc(99, number, channel: 3), Self.cc(98, 5, channel: 3), Self.cc(6, 7, channel: 3)] {
+                history.record(message, inPacket: 0)
+            }
+        }
+        let bytes = history.journal(forPacket: 1).serialized()
+        let read = try RecoveryJournal(parsing: bytes[...])
+        let channel = try #require(read.channels.first)
+        #expect(Int(bytes[3] & 0x03) << 8 | Int(bytes[4]) == bytes.count - 3, "LENGTH counts the whole channel")
+        #expect(channel.notes?.logs.count == 128 && channel.polyPressure.count == 128)
+        // The most recent parameters that fit, the active one last.
+        let chapter = try #require(channel.parameters)
+        #expect(chapter.active == ParameterNumber(99 << 7 | 5, isNonRegistered: true) && chapter.logs.count < 100)
     }
 }

@@ -74,7 +74,7 @@ struct RecoveryJournalTests {
         // of RPN 257 without fields), W, E (1 log).
         let chapterX: [UInt8] = [0x4F, 7, 0x7E, 0x7F, 0x09, 0x01, 0xF7]
         let systemChapters: [UInt8] =
-            [0x42, 0x05, 0x02, 0x09] + [0x05] + [0x20, 1, 2] + [0x40, 1, 2, 3, 4] + chapterX
+            [0x42, 0x05, 0x02, 0x09] + [0x05] + [0x10, 1, 2] + [0x40, 1, 2, 3, 4] + chapterX
         let system: [UInt8] = [0x7C, UInt8(2 + systemChapters.count)] + systemChapters
         let chapters: [UInt8] = [0x00, 0x05, 0x01, 0x02, 0x00, 0x05, 0x40, 0x00, 0x10, 0x7F]
         let channel: [UInt8] = [3 << 3, UInt8(3 + chapters.count), 0b0011_0100] + chapters

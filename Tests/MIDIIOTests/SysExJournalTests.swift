@@ -105,4 +105,25 @@ struct SysExJournalTests {
         let repairs = MIDIChannelStates().repairs(from: history.journal(forPacket: 1))
         #expect(repairs == [.systemExclusive(Self.gmOn), .programChange(channel: 0, program: 5)])
     }
+
+    @Test("a peer that never acknowledges: 130 long dumps and 10 short commands, one packet lost, nothing sent twice")
+    func manyUnacknowledged() {
+        var history = JournalHistory(firstSequence: 0)
+        var heard = MIDIChannelStates()
+        var sequence: UInt16 = 0
+        for index in 0..<140 {
+            let payload = [UInt8](repeating: UInt8(index % 100), count: index < 130 ? 300 : 4)
+            history.record(.systemExclusive(payload), inPacket: sequence)
+            heard.apply(.systemExclusive(payload))
+            sequence += 1
+        }
+        // Packet `sequence` (a note) is lost; the next one's journal still numbers every command.
+        history.record(.noteOn(channel: 0, note: 60, velocity: 90), inPacket: sequence)
+        let journal = history.journal(forPacket: sequence + 1)
+        #expect((journal.systemJournal?.sysEx.count ?? 0) <= 64)
+        let repairs = heard.repairs(from: journal)
+        #expect(repairs == [.noteOn(channel: 0, note: 60, velocity: 90)], "\(repairs.count) repairs")
+        heard.noteRepaired(from: journal)
+        #expect(heard.sysExCount == 140)
+    }
 }

@@ -21,12 +21,12 @@ and pymidi's server (a peer that knows no journal) gets every note of the song f
 Prints one line per check; exits non-zero if any failed.
 """
 
+import json
 import os
 import select
 import shutil
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import tempfile
@@ -34,6 +34,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Device"))
+from journal_song import STEPS, State, dumped_state, expected_states, song_end_state, write_song  # noqa: E402
 from midi_files import read_smf_messages  # noqa: E402
 from rtpmidi_tests import free_port_pair  # noqa: E402
 
@@ -45,98 +46,6 @@ def check(name, condition, detail):
     print(f"{'PASS' if condition else 'FAIL'} {name}: {detail}", flush=True)
     if not condition:
         failures.append(name)
-
-
-# The song, step by step (channel 1 and 2, as bytes); each step is one moment, so one packet.
-STEPS = [
-    [b"\xC0\x00", b"\xB0\x07\x64", b"\xC1\x21"],  # 0: programs, volume
-    [b"\x90\x3C\x50"],  # 1: 60 on
-    [b"\xB0\x40\x7F"],  # 2: pedal down
-    [b"\x80\x3C\x00"],  # 3: 60 off (held by the pedal)
-    [b"\x91\x28\x5A"],  # 4: bass 40 on
-    [b"\xE1\x00\x60"],  # 5: wheel up
-    [b"\x90\x40\x46"],  # 6: 64 on
-    [b"\xC1\x22"],  # 7: program 34 on channel 2
-    [b"\xB0\x40\x00"],  # 8: pedal up (60 stops)
-    [b"\x81\x28\x00"],  # 9: bass off
-    [b"\x80\x40\x00"],  # 10: 64 off
-    [b"\xB0\x07\x5A"],  # 11: volume 90
-    [b"\x90\x43\x3C"],  # 12: 67 on
-    [b"\x91\x2B\x64"],  # 13: bass 43 on
-    [b"\x80\x43\x00"],  # 14: 67 off
-    [b"\xE1\x00\x40"],  # 15: wheel centre
-    [b"\x81\x2B\x00"],  # 16: bass off
-    [b"\xB1\x65\x00", b"\xB1\x64\x00", b"\xB1\x06\x0C"],  # 17: RPN 0 (bend range) 12 on channel 2
-    [b"\xE1\x00\x70"],  # 18: wheel up
-    [b"\xB1\x06\x02"],  # 19: bend range 2 (RPN 0 still selected)
-    [b"\x91\x2D\x50"],  # 20: bass 45 on
-    [b"\x81\x2D\x00"],  # 21: bass off
-    [b"\xF0\x7F\x7F\x04\x01\x00\x50\xF7"],  # 22: master volume (a SysEx)
-    [b"\x91\x30\x50"],  # 23: bass 48 on
-    [b"\x81\x30\x00"],  # 24: bass off
-]
-
-
-def write_song(path):
-    """STEPS as a format-0 file, a step every 240 ticks (a quarter second at 120 BPM)."""
-    track = b""
-    for index, step in enumerate(STEPS):
-        for position, message in enumerate(step):
-            delta = 240 if index > 0 and position == 0 else 0
-            track += bytes([0x81, 0x70]) if delta == 240 else b"\x00"
-            # A SysEx event: F0, its length, the octets after F0 (through F7).
-            track += b"\xF0" + bytes([len(message) - 1]) + message[1:] if message[0] == 0xF0 else message
-    track += b"\x81\x70\xFF\x2F\x00"
-    with open(path, "wb") as file:
-        file.write(b"MThd" + struct.pack(">IHHH", 6, 0, 1, 480) + b"MTrk" + struct.pack(">I", len(track)) + track)
-
-
-class State:
-    """What a MIDI stream left in effect: notes sounding, controllers, programs, wheels, and the
-    RPN values Data Entry set (with the RPN selected on each channel)."""
-
-    def __init__(self):
-        self.notes, self.controllers, self.programs, self.wheels = set(), {}, {}, {}
-        self.rpn, self.parameters, self.sysex = {}, {}, []
-
-    def apply(self, message):
-        status, channel = message[0] & 0xF0, message[0] & 0x0F
-        if message[0] == 0xF0:
-            self.sysex.append(bytes(message))
-        elif status == 0x90 and message[2] > 0:
-            self.notes.add((channel, message[1]))
-        elif status in (0x80, 0x90):
-            self.notes.discard((channel, message[1]))
-        elif status == 0xB0:
-            self.controllers[(channel, message[1])] = message[2]
-            selected = self.rpn.setdefault(channel, [127, 127])
-            if message[1] in (101, 100):
-                selected[101 - message[1]] = message[2]
-            elif message[1] == 121:
-                self.rpn[channel] = [127, 127]
-            elif message[1] == 6 and selected != [127, 127]:
-                self.parameters[(channel, selected[0] << 7 | selected[1])] = message[2]
-            if message[1] in (120, 123):
-                self.notes = {note for note in self.notes if note[0] != channel}
-        elif status == 0xC0:
-            self.programs[channel] = message[1]
-        elif status == 0xE0:
-            self.wheels[channel] = message[1] | message[2] << 7
-
-    def key(self):
-        # Volume and pedal only (the receiver's releases send other controllers too: 66 at the end).
-        controllers = {key: value for key, value in self.controllers.items() if key[1] in (7, 64)}
-        return (sorted(self.notes), sorted(controllers.items()), sorted(self.programs.items()),
-                sorted(self.wheels.items()), sorted(self.parameters.items()), tuple(self.sysex))
-
-
-def expected_states():
-    state, states = State(), []
-    for step in STEPS:
-        for message in step:
-            state.apply(message)
-        states.append(state.key())
-    return states
 
 
 class Relay(threading.Thread):
@@ -264,14 +173,17 @@ def decode_capture(path, port):
 
 def run_through_relay(pianola, font, work, song, name, drops, strip=False, capture_path=None):
     """The song from play to live through a relay dropping `drops`; the recorded messages with
-    their times in seconds, and the steps the relay dropped. With `capture_path`, tshark captures
+    their times in seconds, the steps the relay dropped, and the receiver's state dump (`live
+    --rtpmidi-state`: the session's state when it ended). With `capture_path`, tshark captures
     the sender's packets to the relay there (the capture's data port is `relay.port + 1`)."""
     port = free_port_pair()
     take = os.path.join(work, f"{name}.mid")
+    state_path = os.path.join(work, f"{name}-state.json")
     log_path = os.path.join(work, f"{name}-live.err")
     log = open(log_path, "w")
     receiver = subprocess.Popen(
-        [pianola, "live", "-d", "null", "-s", font, "--rtpmidi", f"127.0.0.1:{port}", "--no-mdns", "--record", take],
+        [pianola, "live", "-d", "null", "-s", font, "--rtpmidi", f"127.0.0.1:{port}", "--no-mdns", "--record", take,
+         "--rtpmidi-state", state_path],
         stdout=subprocess.DEVNULL, stderr=log)
     # Ready when it says it takes sessions (a busy machine may take seconds to load the font).
     deadline = time.monotonic() + 30
@@ -298,7 +210,8 @@ def run_through_relay(pianola, font, work, song, name, drops, strip=False, captu
     messages = [(tick / 3840.0, bytes(message)) for tick, message in read_smf_messages(take)]
     if capture_path:
         RELAY_DATA_PORT[capture_path] = relay.port + 1 if capture else None
-    return messages, relay.dropped
+    state = json.load(open(state_path)) if os.path.exists(state_path) else None
+    return messages, relay.dropped, state
 
 
 RELAY_DATA_PORT = {}
@@ -438,8 +351,8 @@ def main():
         for name, drops in patterns:
             # The burst's run is captured live (tshark on the loopback interface) and decoded.
             path = capture_path if len(drops) > 1 else None
-            messages, dropped = run_through_relay(pianola, font, work, song, name.replace(" ", "-"), drops,
-                                                  capture_path=path)
+            messages, dropped, report = run_through_relay(pianola, font, work, song, name.replace(" ", "-"),
+                                                          drops, capture_path=path)
             if path:
                 check_capture(path)
             check(f"{name}: the relay dropped it", sorted(dropped) == sorted(drops), f"dropped steps {dropped}")
@@ -447,16 +360,22 @@ def main():
             check(f"{name}: the receiver is in the song's state in every step that arrived",
                   wrong == [] and compared >= len(STEPS) - 1 - len(drops),
                   f"{compared} steps compared, wrong in {wrong}")
+            dumped = dumped_state(report)
+            check(f"{name}: the receiver's state dump at the session's end is the song's",
+                  dumped == song_end_state() and report["sessions"][0]["repairedGaps"] >= 1,
+                  f"dumped {dumped}, repaired gaps {report and report['sessions'] and report['sessions'][0]['repairedGaps']}")
         pymidi_receiver_test(pianola, font, song)
         # Without journals (the relay strips them) the same single loss leaves the receiver wrong.
-        messages, dropped = run_through_relay(pianola, font, work, song, "stripped", [6], strip=True)
+        messages, dropped, _ = run_through_relay(pianola, font, work, song, "stripped", [6], strip=True)
         wrong, compared = compare(messages, set(dropped))
         check("without the journal, releasing everything on the gap is wrong", wrong not in (None, []),
               f"{compared} steps compared, wrong in {wrong}")
-        messages, dropped = run_through_relay(pianola, font, work, song, "stripped-rpn", [19], strip=True)
+        messages, dropped, report = run_through_relay(pianola, font, work, song, "stripped-rpn", [19], strip=True)
         wrong, compared = compare(messages, set(dropped))
         check("without the journal, a lost Data Entry leaves the bend range wrong", wrong not in (None, []),
               f"{compared} steps compared, wrong in {wrong}")
+        check("without the journal, the state dump at the end is not the song's (the bend range)",
+              dumped_state(report) not in (None, song_end_state()), f"dumped {dumped_state(report)}")
     finally:
         server.terminate()
         server.wait(timeout=20)

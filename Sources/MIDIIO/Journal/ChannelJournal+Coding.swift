@@ -91,10 +91,8 @@ extension ChannelJournal {
                 body.append(log.value.map { $0 & 0x7F } ?? 0x80 | log.alternative & 0x7F)
             }
         }
-        if let parameters {
-            contents |= Chapter.parameters
-            body += parameters.serialized()
-        }
+        // Chapter M goes here, written last with the room the others leave (LENGTH has 10 bits).
+        let parametersAt = body.count
         if let pitchWheel {
             contents |= Chapter.pitchWheel
             body += [s(isSinglePacketLossIrrelevant) | pitchWheel.lsb & 0x7F, pitchWheel.msb & 0x7F]
@@ -115,6 +113,10 @@ extension ChannelJournal {
                 body.append(s(log.isSinglePacketLossIrrelevant) | log.note & 0x7F)
                 body.append((log.isCancelled ? 0x80 : 0) | log.pressure & 0x7F)
             }
+        }
+        if let chapter = parameters?.serialized(maximumOctets: 1023 - 3 - body.count), !chapter.isEmpty {
+            contents |= Chapter.parameters
+            body.insert(contentsOf: chapter, at: parametersAt)
         }
         guard contents != 0 else { return [] }
         let length = body.count + 3

@@ -182,10 +182,20 @@ extension ChannelJournal {
             }
         }
 
-        /// The chapter's octets. At most the 100 most recently changed parameters are written (a
-        /// chapter has room for 1023 octets), so that the final log is still the active one.
-        func serialized() -> [UInt8] {
-            let logs = self.logs.suffix(100)
+        /// The chapter's octets, at most `maximumOctets` of them (nothing when even an empty chapter
+        /// would not fit): the most recently changed parameters that fit, 100 at most, so that the
+        /// final log is still the active one.
+        func serialized(maximumOctets: Int = 1023) -> [UInt8] {
+            var count = min(logs.count, 100)
+            while true {
+                let bytes = serialized(logs.suffix(count))
+                if bytes.count <= maximumOctets { return bytes }
+                if count == 0 { return [] }
+                count -= 1
+            }
+        }
+
+        private func serialized(_ logs: ArraySlice<ParameterLog>) -> [UInt8] {
             let allRegistered = !logs.isEmpty && logs.allSatisfy { !$0.parameter.isNonRegistered }
             let allNonRegistered = !logs.isEmpty && logs.allSatisfy(\.parameter.isNonRegistered)
             let lowNumbers = !logs.isEmpty && logs.allSatisfy { $0.parameter.number < 128 }
@@ -209,7 +219,7 @@ extension ChannelJournal {
                 }
                 if let increments = log.increments {
                     contents |= 0x20
-                    let magnitude = min(abs(increments), 0x3FFF)
+                    let magnitude = Int(min(increments.magnitude, 0x3FFF))
                     fields += [
                         (increments < 0 ? 0x80 : 0) | (log.precedesReset ? 0x40 : 0) | UInt8(magnitude >> 8),
                         UInt8(magnitude & 0xFF),

@@ -145,9 +145,10 @@ public struct JournalHistory: Sendable {
             sysExCount &+= 1
             // A longer command is logged by its number alone, so that the receiver's count follows.
             sysEx.append((payload.count <= Self.maximumCodedSysEx ? payload : nil, sysExCount, sequence))
-            // No more than a system journal holds (1023 octets); the oldest go first.
+            // No more than a system journal holds (1023 octets), and no more than 64, so that the
+            // numbers (modulo 256) a receiver compares with its count stay unambiguous; the oldest go.
             var size = sysEx.reduce(0) { $0 + ($1.payload?.count ?? -1) + 3 }
-            while size > 1000 {
+            while size > 1000 || sysEx.count > 64 {
                 size -= (sysEx[0].payload?.count ?? -1) + 3
                 sysEx.removeFirst()
             }

@@ -14,8 +14,8 @@ import MIDICore
 /// selected, an MSB alone, or null. Controllers and parameters come before notes, so that a
 /// sustain pedal that went down before a lost Note Off holds the note as it did at the sender.
 /// What the journal does not mention did not change since its checkpoint, and is left alone.
-public struct MIDIChannelStates: Sendable {
-    struct Channel: Sendable {
+public struct MIDIChannelStates: Equatable, Sendable {
+    struct Channel: Equatable, Sendable {
         /// Velocity of each sounding note (nil: silent).
         var notes = [UInt8?](repeating: nil, count: 128)
         var controllers = [UInt8?](repeating: nil, count: 128)
@@ -83,10 +83,7 @@ public struct MIDIChannelStates: Sendable {
             }
             var parameters = channel.parameters
             parameters.selection = ParameterSelection()
-            let known = channel.parameters.values.values.sorted {
-                ($0.parameter.isNonRegistered ? 1 << 14 : 0) + Int($0.parameter.number)
-                    < ($1.parameter.isNonRegistered ? 1 << 14 : 0) + Int($1.parameter.number)
-            }
+            let known = self.parameters(onChannel: number)
             parameters.values = [:]
             var chased: [MIDIMessage] = []
             for log in known {
@@ -115,12 +112,18 @@ public struct MIDIChannelStates: Sendable {
     /// The SysEx commands of `journal`'s chapter X numbered (TCOUNT) after the last one seen here
     /// that the journal holds whole, oldest first, and the number of its last log.
     private func missedSysEx(in journal: RecoveryJournal) -> (commands: [MIDIMessage], last: UInt8) {
+        // Each number is compared with the count before the repair (within 127 of it: the sender
+        // keeps at most 64 logs), and must come after the last one taken.
         var last = sysExCount
+        var lastAhead: Int8 = 0
         var commands: [MIDIMessage] = []
         for log in journal.systemJournal?.sysEx ?? [] {
-            guard let number = log.totalCount, Int8(bitPattern: number &- last) > 0 else { continue }
+            guard let number = log.totalCount else { continue }
+            let ahead = Int8(bitPattern: number &- sysExCount)
+            guard ahead > lastAhead else { continue }
             if let payload = log.payload { commands.append(.systemExclusive(payload)) }
             last = number
+            lastAhead = ahead
         }
         return (commands, last)
     }
@@ -140,6 +143,14 @@ public struct MIDIChannelStates: Sendable {
     /// The last Data Entry (and increments after it) of `parameter` on `channel` (0…15), nil before any.
     public func parameter(_ parameter: ParameterNumber, onChannel channel: UInt8) -> ChannelJournal.ParameterLog? {
         channels[Int(channel & 0x0F)].parameters.values[parameter]
+    }
+
+    /// The RPN and NRPN values set on `channel` (0…15), RPNs first, each in number order.
+    public func parameters(onChannel channel: UInt8) -> [ChannelJournal.ParameterLog] {
+        channels[Int(channel & 0x0F)].parameters.values.values.sorted {
+            ($0.parameter.isNonRegistered ? 1 << 14 : 0) + Int($0.parameter.number)
+                < ($1.parameter.isNonRegistered ? 1 << 14 : 0) + Int($1.parameter.number)
+        }
     }
 
     /// The parameter Data Entry changes on `channel` (0…15) now, nil when none is (or only an MSB came).

@@ -3,7 +3,7 @@ import MIDICore
 /// A channel's parameter system as its controllers leave it (RP-018): the selection, and each
 /// RPN's or NRPN's last Data Entry MSB and LSB and the Data Increments less Decrements since.
 /// Both sides of the journal keep one: the sender to code chapter M, the receiver to compare with it.
-struct ParameterState: Sendable {
+struct ParameterState: Equatable, Sendable {
     /// What a controller changed.
     enum Change: Equatable {
         /// Nothing here (not a parameter controller, or Data Entry with no parameter selected).
@@ -49,8 +49,9 @@ struct ParameterState: Sendable {
     /// selection first when it is not selected already; nothing when they agree.
     func messages(setting log: ChannelJournal.ParameterLog, onChannel channel: UInt8) -> [MIDIMessage] {
         let current = values[log.parameter]
+        // With an MSB the LSB counts too: an MSB alone cleared the LSB before it.
         let entryDiffers =
-            (log.entryMSB != nil && log.entryMSB != current?.entryMSB)
+            (log.entryMSB != nil && (log.entryMSB != current?.entryMSB || log.entryLSB != current?.entryLSB))
             || (log.entryLSB != nil && log.entryLSB != current?.entryLSB)
         let steps = (log.increments ?? 0) - (entryDiffers ? 0 : current?.increments ?? 0)
         guard entryDiffers || steps != 0 else { return [] }

@@ -86,9 +86,9 @@ public struct SystemJournal: Equatable, Sendable {
             skippedChapters.insert(.activeSense)
         }
         if flags & 0x10 != 0 {
-            // N D C T TOP(3), CLOCK (2 octets) when C, TIMETOOLS (3) when T.
+            // S N D C T TOP(3), CLOCK (2 octets) when C, TIMETOOLS (3) when T.
             let first = try chapters.u8()
-            _ = try chapters.bytes((first & 0x20 != 0 ? 2 : 0) + (first & 0x10 != 0 ? 3 : 0))
+            _ = try chapters.bytes((first & 0x10 != 0 ? 2 : 0) + (first & 0x08 != 0 ? 3 : 0))
             skippedChapters.insert(.sequencer)
         }
         if flags & 0x08 != 0 {
@@ -103,15 +103,17 @@ public struct SystemJournal: Equatable, Sendable {
     }
 
     /// Chapter D: a TOC (S B G H J K Y Z), the one-octet fields B (reset), G (tune request) and H
-    /// (song select), then the logs J and K (undefined common commands: a TOC, then LENGTH counting
-    /// the whole log) and Y and Z (undefined real-time commands: LENGTH in the TOC's low 5 bits).
+    /// (song select), then the logs J and K (undefined common commands: S C V L DSZ(2) LENGTH(10),
+    /// LENGTH counting the whole log) and Y and Z (undefined real-time commands: LENGTH in the
+    /// TOC's low 5 bits).
     private static func skipSimpleCommands(_ reader: inout JournalReader) throws(RTPMIDIPacketError) {
         let contents = try reader.u8()
         _ = try reader.bytes([0x40, 0x20, 0x10].filter { contents & $0 != 0 }.count)
         for _ in [0x08, 0x04].filter({ contents & $0 != 0 }) {
             let head = try reader.bytes(2)
-            guard head[1] >= 2 else { throw JournalReader.malformed("a chapter D log of \(head[1]) octets") }
-            _ = try reader.bytes(Int(head[1]) - 2)
+            let size = Int(head[0] & 0x03) << 8 | Int(head[1])
+            guard size >= 2 else { throw JournalReader.malformed("a chapter D log of \(size) octets") }
+            _ = try reader.bytes(size - 2)
         }
         for _ in [0x02, 0x01].filter({ contents & $0 != 0 }) {
             let size = Int(try reader.u8() & 0x1F)
