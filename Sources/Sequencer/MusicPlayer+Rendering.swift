@@ -44,10 +44,22 @@ extension MusicPlayer {
             }
             deliver(until: passEnd, quantumStart: time.sampleTime)
             if let loopPoint, let loop {
-                playhead.releaseAllNotes(atFrameOffset: Int(loopPoint - time.sampleTime))
+                // Back to the start as a seek there: notes released, external instruments reset,
+                // then every channel's state at the loop start (programs, controllers, parameters).
+                let offset = Int(loopPoint - time.sampleTime)
+                playhead.releaseAllNotes(atFrameOffset: offset)
                 anchorSample = loopPoint
                 anchorSeconds = loop.startSeconds
-                playhead.position(atSeconds: loop.startSeconds)
+                if let plan = loop.plan {
+                    playhead.position(at: plan.cursors)
+                    playhead.interrupt(.relocated, atFrameOffset: offset)
+                    for index in 0..<plan.chase.count {
+                        let (destination, message) = plan.chase[index]
+                        playhead.sendUnpaired(message, to: destination, atFrameOffset: offset)
+                    }
+                } else {
+                    playhead.position(atSeconds: loop.startSeconds)
+                }
                 if loopsRemaining > 0 { loopsRemaining -= 1 }
                 loopsDone.add(1, ordering: .relaxed)
                 start = loopPoint
@@ -114,11 +126,16 @@ extension MusicPlayer {
                     box.consumedSeek = held  // handed back to be freed off the render thread
                     heldSeek = nil
                 }
+                if box.consumedLoop == nil, let retired = retiredLoopPlan {
+                    box.consumedLoop = retired
+                    retiredLoopPlan = nil
+                }
                 if box.consumedTrackEnabled == nil, let held = heldTrackEnabled {
                     box.consumedTrackEnabled = held
                     heldTrackEnabled = nil
                 }
                 taken.consumedSeek = nil
+                taken.consumedLoop = nil
                 taken.consumedTrackEnabled = nil
                 box.seek = nil
                 box.playing = nil
@@ -144,6 +161,7 @@ extension MusicPlayer {
         }
         if let transpose = mail.transpose { playhead.transpose = transpose }
         if let loop = mail.loop {
+            if let plan = self.loop?.plan { retiredLoopPlan = plan }
             self.loop = loop.endSeconds > loop.startSeconds ? loop : nil
             loopsRemaining = loop.count
         }

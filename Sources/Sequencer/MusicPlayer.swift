@@ -29,6 +29,8 @@ public final class MusicPlayer: RenderObserver, @unchecked Sendable {
         var rate: Double?
         var transpose: Int?
         var loop: LoopSetting?
+        /// The previous loop's plan, handed back by the render thread to be freed off it.
+        var consumedLoop: SeekPlan?
         var trackEnabled: [Bool]?
         var consumedTrackEnabled: [Bool]?
         var releaseNotes = false
@@ -38,6 +40,9 @@ public final class MusicPlayer: RenderObserver, @unchecked Sendable {
         var startSeconds: Double
         var endSeconds: Double
         var count: Int  // -1: forever
+        /// The song's state at the loop start (each track's next event, the chase), built by
+        /// `setLoop` off the render thread: each pass starts as a seek there would.
+        var plan: SeekPlan?
     }
 
     let mailbox = Mutex(Mailbox())
@@ -69,6 +74,8 @@ public final class MusicPlayer: RenderObserver, @unchecked Sendable {
     var loop: LoopSetting?
     var loopsRemaining = 0
     var heldSeek: SeekPlan?
+    /// A replaced loop's plan, until it is handed back through the mailbox.
+    var retiredLoopPlan: SeekPlan?
     var heldTrackEnabled: [Bool]?
     var needsAnchor = true
     /// Following an external transport (see MusicPlayer+Transport.swift): the transport at the
@@ -201,15 +208,24 @@ public final class MusicPlayer: RenderObserver, @unchecked Sendable {
         }
     }
 
-    /// Loops `range` (seconds) `count` times (-1: forever); nil stops looping.
+    /// Loops `range` (seconds) `count` times (-1: forever); nil stops looping. Each time it goes
+    /// back to the start, it does as a seek there: notes released, destinations told
+    /// (`.relocated`: external instruments reset), then every channel's state at the start
+    /// (programs, controllers, parameters, SysEx before it) sent again.
     public func setLoop(_ range: Range<Double>?, count: Int = -1) {
         let setting = range.map {
             LoopSetting(
                 startSeconds: max(0, $0.lowerBound), endSeconds: min($0.upperBound, sequence.durationSeconds),
-                count: count)
+                count: count,
+                plan: SeekPlan(
+                    seconds: max(0, $0.lowerBound), sequence: sequence, trackDestination: playhead.trackDestination,
+                    destinationCount: playhead.destinations.count))
         }
         controlState.withLock { $0.loop = setting }
-        mailbox.withLock { $0.loop = setting ?? LoopSetting(startSeconds: 0, endSeconds: 0, count: 0) }
+        mailbox.withLock {
+            $0.consumedLoop = nil
+            $0.loop = setting ?? LoopSetting(startSeconds: 0, endSeconds: 0, count: 0)
+        }
     }
 
     /// How many times playback has jumped back to the loop start.

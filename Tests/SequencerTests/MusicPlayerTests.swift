@@ -246,4 +246,39 @@ struct MusicPlayerInterruptionTests {
         #expect(log.entries.last == .interrupted(.stopped), "the end releases what sounds: \(log.entries)")
         #expect(log.entries.contains(.message(on(62))))
     }
+
+    @Test("a loop wrap goes back as a seek would: .relocated, then the loop start's programs and controllers")
+    func loopWrapChases() throws {
+        let cc7 = { (value: UInt8) in MIDIMessage.controlChange(channel: 0, controller: 7, value: value) }
+        let file = makeFile(tracks: [
+            [
+                (0, .programChange(channel: 0, program: 5)), (0, cc7(100)), (240, on(60)),
+                (600, .programChange(channel: 0, program: 9)), (600, cc7(40)), (700, off(60)), (1_200, on(64)),
+                (1_300, off(64)),
+            ]
+        ])
+        let engine = AudioEngine()
+        let log = InterruptionLog()
+        let player = MusicPlayer(sequence: MusicSequence(file: file), destination: log)
+        let sound = RecordingNode()
+        try engine.attach(sound)
+        try engine.connect(sound, to: engine.mainMixerNode)
+        try engine.addRenderObserver(player)
+        try engine.enableManualRenderingMode(format: .stereo(sampleRate: 48_000), maximumFrameCount: 256)
+        let buffer = AudioBuffer(channelCount: 2, frameCapacity: 4_800)
+        player.setLoop(0.5..<1.0, count: 1)  // 0.625 s sets program 9 and volume 40 inside the loop
+        player.play()
+        for _ in 0..<12 { try engine.renderOffline(frameCount: 4_800, into: buffer) }
+        #expect(player.completedLoopCount == 1)
+        // (play() from the start goes there as a seek too: the wrap is the .relocated after the first pass.)
+        let firstPass = try #require(log.entries.firstIndex(of: .message(.programChange(channel: 0, program: 9))))
+        let wrap = try #require(log.entries[firstPass...].firstIndex(of: .interrupted(.relocated)))
+        let after = Array(log.entries[wrap...])
+        // Back at 0.5 s the channel is as it was there: program 5, volume 100, before 0.625 s changes it again.
+        let program5 = try #require(after.firstIndex(of: .message(.programChange(channel: 0, program: 5))))
+        let volume100 = try #require(after.firstIndex(of: .message(cc7(100))))
+        let program9 = try #require(after.firstIndex(of: .message(.programChange(channel: 0, program: 9))))
+        #expect(program5 < program9 && volume100 < program9, "\(after)")
+        #expect(log.entries[firstPass..<wrap].contains(.message(off(60))), "the loop's notes released first")
+    }
 }
