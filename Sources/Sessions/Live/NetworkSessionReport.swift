@@ -102,13 +102,5 @@ public struct NetworkSessionReport: Sendable, Codable, Hashable {
     }
 
     /// Writes the report as JSON (through a temporary name and a rename).
-    public func write(to path: String) throws(SessionError) {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        let text: String
-        do { text = String(decoding: try encoder.encode(self), as: UTF8.self) + "\n" } catch {
-            throw .cannotWrite(path: path, reason: "\(error)")
-        }
-        do { try TextFile.write(text, to: path) } catch { throw .cannotWrite(path: path, reason: error.reason) }
-    }
+    public func write(to path: String) throws(SessionError) { try TextFile.writeJSON(self, to: path) }
 }

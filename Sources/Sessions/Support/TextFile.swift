@@ -1,3 +1,5 @@
+import FoundationEssentials
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -8,6 +10,17 @@ enum TextFile {
     /// Why a file could not be written: the system's reason.
     struct Failure: Error {
         var reason: String
+    }
+
+    /// Writes `value` as JSON (sorted keys, a newline at the end) to `path`, as `write` does.
+    static func writeJSON(_ value: some Encodable, to path: String) throws(SessionError) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let text: String
+        do { text = String(decoding: try encoder.encode(value), as: UTF8.self) + "\n" } catch {
+            throw .cannotWrite(path: path, reason: "\(error)")
+        }
+        do { try write(text, to: path) } catch { throw .cannotWrite(path: path, reason: error.reason) }
     }
 
     /// Writes `text` to `path` through a temporary name beside it and a rename: a reader never
