@@ -51,7 +51,13 @@ public final class AudioEngine: @unchecked Sendable {
     // Render-thread state.
     private var currentPlan: Unmanaged<RenderPlan>?
     private var fadeTarget = 0
-    private var sampleTime: Int64 = 0
+    /// The frames rendered: written by the render thread, read by others too (a sending thread
+    /// maps MIDI to device time by it), so an atomic: every reader sees a whole value.
+    private let renderedFrames = Atomic<Int64>(0)
+    private var sampleTime: Int64 {
+        get { renderedFrames.load(ordering: .relaxed) }
+        set { renderedFrames.store(newValue, ordering: .relaxed) }
+    }
 
     /// An empty engine: only `outputNode` is attached, and the main mixer is made on first use of
     /// `mainMixerNode`. Nothing renders until the engine is prepared
@@ -268,7 +274,7 @@ public final class AudioEngine: @unchecked Sendable {
     /// Whether the output device is pulling the engine.
     public var isRunning: Bool { outputDevice?.isRunning ?? false }
 
-    /// Frames rendered since the engine was prepared (render thread's clock).
+    /// Frames rendered since the engine was prepared (render thread's clock; any thread may read it).
     public var currentSampleTime: Int64 { sampleTime }
 
     /// Renders `frameCount` frames (at most `maximumFrameCount`) into `buffer`: runs the render
