@@ -81,19 +81,8 @@ public struct MIDIChannelStates: Equatable, Sendable {
                     messages.append(.controlChange(channel: number, controller: UInt8(controller), value: value))
                 }
             }
-            var parameters = channel.parameters
-            parameters.selection = ParameterSelection()
-            let known = self.parameters(onChannel: number)
-            parameters.values = [:]
-            var chased: [MIDIMessage] = []
-            for log in known {
-                for message in parameters.messages(setting: log, onChannel: number) {
-                    chased.append(message)
-                    if case .controlChange(_, let controller, let value) = message {
-                        _ = parameters.apply(controller: controller, value: value)
-                    }
-                }
-            }
+            var parameters = ParameterState()  // a receiver that knows nothing
+            let chased = self.parameters(onChannel: number).flatMap { parameters.set(to: $0, onChannel: number) }
             if !chased.isEmpty {
                 let selection = channel.parameters.selection
                 let selected = selection.usesNonRegistered ? selection.nonRegistered : selection.registered
@@ -211,14 +200,7 @@ public struct MIDIChannelStates: Equatable, Sendable {
             }
             if let chapter = coded.parameters {
                 var parameters = here.parameters
-                var repaired: [MIDIMessage] = []
-                for log in chapter.logs {
-                    let messages = parameters.messages(setting: log, onChannel: number)
-                    for case .controlChange(_, let controller, let value) in messages {
-                        _ = parameters.apply(controller: controller, value: value)
-                    }
-                    repaired += messages
-                }
+                var repaired = chapter.logs.flatMap { parameters.set(to: $0, onChannel: number) }
                 // Then the sender's selection: its final log's parameter, an MSB alone, or null.
                 repaired += parameters.messages(selecting: chapter.active, pending: chapter.pending, onChannel: number)
                 commands += repaired

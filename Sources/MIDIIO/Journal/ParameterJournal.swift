@@ -71,6 +71,15 @@ struct ParameterState: Equatable, Sendable {
         return messages
     }
 
+    /// `messages(setting:onChannel:)`, applied here as they would be where they are sent.
+    mutating func set(to log: ChannelJournal.ParameterLog, onChannel channel: UInt8) -> [MIDIMessage] {
+        let messages = messages(setting: log, onChannel: channel)
+        for case .controlChange(_, let controller, let value) in messages {
+            _ = apply(controller: controller, value: value)
+        }
+        return messages
+    }
+
     /// The messages that make this selection `pending` (an MSB alone), `active`, or null.
     func messages(
         selecting active: ParameterNumber?, pending: (msb: UInt8, isNonRegistered: Bool)?, onChannel channel: UInt8
