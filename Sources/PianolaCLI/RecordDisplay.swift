@@ -32,6 +32,8 @@ struct RecordDisplay {
             if recorder.failure != nil { return .failed }
             if untilFinished && !recorder.isRecording && recorder.tap.isStopped { return .finished }
             meterLog?.append(recorder.meterReading(), sampleRate: recorder.sampleRate)
+            // Each look takes the devices' accounts once more (the measured latency steadies).
+            let latency = recorder.measuredMonitorLatency
             switch keys?.read() {
             case .quit: return .quit
             case .space: recorder.isRecording ? recorder.pause() : recorder.resume()
@@ -39,14 +41,15 @@ struct RecordDisplay {
             default: break
             }
             if drawn {
-                let lines = Self.meterLines(recorder.meterReading(), width: Terminal.width) + [statusLine()]
+                let lines =
+                    Self.meterLines(recorder.meterReading(), width: Terminal.width) + [statusLine(latency: latency)]
                 Terminal.writeError(
                     String(repeating: "\u{1B}[A", count: linesDrawn) + "\r"
                         + lines.map { $0 + "\u{1B}[K" }.joined(separator: "\n") + "\n")
                 linesDrawn = lines.count
             } else if !quiet, Terminal.monotonicSeconds() - lastLine >= 10 {
                 lastLine = Terminal.monotonicSeconds()
-                Terminal.writeError(statusLine() + "\n")
+                Terminal.writeError(statusLine(latency: latency) + "\n")
             }
             // 20 meter frames a second on a terminal or into a log; otherwise a look four times a
             // second is enough.
@@ -54,8 +57,9 @@ struct RecordDisplay {
         }
     }
 
-    /// "0:12.3 recorded  1.2 MB  0 overruns" (and what else went wrong).
-    func statusLine() -> String {
+    /// "0:12.3 recorded  1.2 MB  0 overruns" (and what else went wrong; with a monitor, its
+    /// underruns and the `latency` measured, in seconds).
+    func statusLine(latency: Double? = nil) -> String {
         var parts = [
             "\(Terminal.clock(recorder.currentTime)) \(recorder.isRecording ? "recorded" : "paused")",
             Self.megabytes(recorder.tap.fileSize), Self.count(recorder.overrunCount, "overrun"),
@@ -63,7 +67,10 @@ struct RecordDisplay {
         if recorder.droppedFrameCount > 0 {
             parts.append(Self.count(recorder.droppedFrameCount, "frame") + " lost (disk too slow)")
         }
-        if recorder.monitorOutput != nil { parts.append(Self.count(recorder.underrunCount, "monitor underrun")) }
+        if recorder.monitorOutput != nil {
+            parts.append(Self.count(recorder.underrunCount, "monitor underrun"))
+            if let latency { parts.append("monitor \(String(format1: latency * 1000)) ms") }
+        }
         if recorder.files.count > 1 { parts.append("file \(recorder.files.count)") }
         let peak = recorder.meterReading().maximumPeakPower.max() ?? PowerMeter.floor
         parts.append("peak \(String(format1: Double(peak))) dB")

@@ -1,6 +1,7 @@
 import AudioGraph
 import AudioIO
 import Effects
+import Synchronization
 
 /// Records a capture device into an audio file, the counterpart of AVAudioRecorder: `record()`,
 /// `record(forDuration:)`, `pause()`, `resume()`, `stop()`, `deleteRecording()`, and meters a UI
@@ -64,6 +65,7 @@ public final class AudioRecorder: @unchecked Sendable {
     /// Channels in the file.
     public let channelCount: Int
     private var started = false
+    private let latencyEstimate: Mutex<MonitorLatencyEstimate>
 
     /// Opens the device, builds the graph and creates the file. Throws, leaving no file behind, if the
     /// device cannot be opened or configured, an effect is wrong, or the file cannot be created.
@@ -83,6 +85,7 @@ public final class AudioRecorder: @unchecked Sendable {
             input.close()
         }
         let rate = input.configuration.sampleRate
+        latencyEstimate = Mutex(MonitorLatencyEstimate(sampleRate: rate))
         var last: AudioNode = input
         var channels = input.configuration.channelCount
         do {
@@ -221,15 +224,24 @@ public final class AudioRecorder: @unchecked Sendable {
     /// Seconds from a sound reaching the input to its being heard on the monitor, as measured by the
     /// devices' own accounts: when a recent frame entered the capture device
     /// (`AudioInputNode.captureTime(ofFrame:)`) and when the output plays it
-    /// (`ALSAOutput.presentationTime(ofSampleTime:)`). Nil without a monitor, or before both have
+    /// (`ALSAOutput.presentationTime(ofSampleTime:)`). Each read takes the current pair of
+    /// accounts, and the figure is the steadiest of the last 32 pairs (a thread held up while
+    /// reading a device makes its account late; see `MonitorLatencyEstimate`), so a UI that
+    /// reads it on each refresh gets a truer one. Nil without a monitor, or before both have
     /// timed a frame.
     public var measuredMonitorLatency: Double? {
         guard let output = monitorOutput else { return nil }
         let frame = Int64(input.capturedFrameCount) - Int64(4 * input.configuration.periodFrames)
-        guard frame > 0, let captured = input.captureTime(ofFrame: frame),
-            let played = output.presentationTime(ofSampleTime: frame)
-        else { return nil }
-        return Double(Int64(bitPattern: played &- captured)) / 1e9
+        return latencyEstimate.withLock { estimate in
+            if frame > 0, let captured = input.captureTime(ofFrame: frame),
+                let played = output.presentationTime(ofSampleTime: frame)
+            {
+                estimate.add(
+                    frame: frame, captured: captured, played: played,
+                    breaks: input.overrunCount + output.discontinuityCount)
+            }
+            return estimate.seconds
+        }
     }
 
     /// The most seconds from a sound reaching the input to its being heard on the monitor: the input's

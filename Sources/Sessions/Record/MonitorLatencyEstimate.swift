@@ -1,0 +1,49 @@
+/// The time from a frame entering the capture device to its being heard on the monitor, from
+/// the two devices' own accounts taken now and then.
+///
+/// Each account pairs a frame's place in its device with the clock read after it, so a thread
+/// held up in between makes it late, never early: a late capture account dates the frame's
+/// arrival late (the latency looks shorter), a late playback account dates its playing late (the
+/// latency looks longer), by as much as the stall, milliseconds under emulation. A loopback's
+/// position that moves on its timer's tick lags the same way. Each account is kept as the time it
+/// gives sample 0 (both devices count the same frames in full duplex), and the estimate is the
+/// earliest playback line less the earliest capture line of the last `window` pairs, as NTP
+/// takes the fastest round trip. A break in either stream (an overrun, an underrun) moves the
+/// lines: the estimate starts over.
+struct MonitorLatencyEstimate {
+    let nanosecondsPerFrame: Double
+    static let window = 32
+    private var capture: [Double] = []
+    private var playback: [Double] = []
+    private var next = 0
+    private var breaks: Int?
+
+    init(sampleRate: Double) { nanosecondsPerFrame = 1e9 / sampleRate }
+
+    /// Takes one pair of accounts: `captured` and `played` are when frame `frame` entered the
+    /// capture device and is heard (CLOCK_MONOTONIC nanoseconds), `breaks` the two streams'
+    /// overruns and underruns so far.
+    mutating func add(frame: Int64, captured: UInt64, played: UInt64, breaks: Int) {
+        if breaks != self.breaks {
+            self.breaks = breaks
+            capture.removeAll(keepingCapacity: true)
+            playback.removeAll(keepingCapacity: true)
+            next = 0
+        }
+        let offset = Double(frame) * nanosecondsPerFrame
+        if capture.count < Self.window {
+            capture.append(Double(captured) - offset)
+            playback.append(Double(played) - offset)
+        } else {
+            capture[next] = Double(captured) - offset
+            playback[next] = Double(played) - offset
+            next = (next + 1) % Self.window
+        }
+    }
+
+    /// Seconds from capture to monitor, nil before the first pair.
+    var seconds: Double? {
+        guard let earliestCapture = capture.min(), let earliestPlayback = playback.min() else { return nil }
+        return (earliestPlayback - earliestCapture) / 1e9
+    }
+}
