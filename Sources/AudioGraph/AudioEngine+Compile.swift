@@ -1,12 +1,64 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 extension AudioEngine {
+    /// The plan for a changed graph. While a device runs, the nodes that must be prepared again
+    /// (a new format, a larger quantum upstream of a rate-converting node) cannot be while the
+    /// render thread may render them. A plan without them goes first: their mixer inputs fade
+    /// out over a quantum, and what they fed hears an unconnected bus. Once the render thread
+    /// renders with it they are prepared, and the plan with them is returned: their mixer
+    /// inputs fade in. The gap lasts a period or two of the device. `held` names the nodes left
+    /// out, if any (the caller restores them if this throws). Refused when the device does not
+    /// render for 2 s.
+    func compileWhileRendering(
+        _ graph: inout GraphState, format: AudioFormat, held: inout Set<ObjectIdentifier>
+    ) throws -> RenderPlan {
+        var refuse: Set<ObjectIdentifier>? = nil
+        guard isRunning else { return try compile(&graph, format: format, held: &refuse) }
+        var found: Set<ObjectIdentifier>? = []
+        var plan: RenderPlan
+        while true {
+            let count = found?.count ?? 0
+            plan = try compile(&graph, format: format, held: &found)
+            // A node held in this pass was still visited, and what only it consumes: again
+            // without them, until nothing more is held.
+            if found?.count ?? 0 == count { break }
+        }
+        held = found ?? []
+        guard let first = held.first else { return plan }
+        publish(plan, in: &graph)
+        var waited = 0
+        while renderedGeneration.load(ordering: .acquiring) < plan.generation {
+            guard waited < 2_000_000 else {
+                throw AudioGraphError.requiresStop(
+                    node: graph.nodes[first]?.name ?? "a node", reason: "the device did not render for 2 s")
+            }
+            usleep(200)
+            waited += 200
+        }
+        return try compile(&graph, format: format, held: &refuse, released: held)
+    }
+
     /// Compiles the graph into a render plan: the nodes in dependency order (prepared for their
     /// formats, with their buffers), the routes into the output, the observers.
-    func compile(_ graph: inout GraphState, format: AudioFormat) throws -> RenderPlan {
+    ///
+    /// A node already prepared that would be prepared again (a new format, a larger quantum) is
+    /// never prepared while a device may be rendering it: when it is in `released` (the plan in
+    /// use leaves it out) it is prepared; otherwise, with `held` given, it joins `held` and the
+    /// plan leaves it out (its consumers see an unconnected bus, so do its taps); without
+    /// `held` the change is refused. The nodes in `held` when called are left out from the start
+    /// (and so is what only they consume).
+    func compile(
+        _ graph: inout GraphState, format: AudioFormat, held: inout Set<ObjectIdentifier>?,
+        released: Set<ObjectIdentifier> = []
+    ) throws -> RenderPlan {
+        let skipped = held ?? []
         // Depth-first from the output: every node after the nodes it depends on.
         var order: [ObjectIdentifier] = []
         var visited: Set<ObjectIdentifier> = []
         func visit(_ id: ObjectIdentifier) {
-            guard visited.insert(id).inserted else { return }
+            guard !skipped.contains(id), visited.insert(id).inserted else { return }
             for (_, connection) in (graph.inputs[id] ?? [:]).sorted(by: { $0.key < $1.key }) {
                 visit(connection.source)
             }
@@ -29,7 +81,7 @@ extension AudioEngine {
             let busCount = connections.isEmpty ? 0 : (connections.keys.max() ?? -1) + 1
             var inputCounts: [Int] = []
             for bus in 0..<busCount {
-                guard let connection = connections[bus] else {
+                guard let connection = connections[bus], held?.contains(connection.source) != true else {
                     inputCounts.append(0)
                     continue
                 }
@@ -49,7 +101,8 @@ extension AudioEngine {
             if id == ObjectIdentifier(outputNode) {
                 var routes: [(node: String, buffer: AudioBuffer, channels: [Int]?)] = []
                 for (_, connection) in connections.sorted(by: { $0.key < $1.key }) {
-                    guard let buffer = graph.buffers[connection.source] else { continue }
+                    guard held?.contains(connection.source) != true, let buffer = graph.buffers[connection.source]
+                    else { continue }
                     let name = graph.nodes[connection.source]?.name ?? "a source"
                     routes.append((name, buffer, connection.channels))
                 }
@@ -67,7 +120,12 @@ extension AudioEngine {
             if prepared != frameCapacity || node.outputFormat != nodeFormat {
                 // Preparing again replaces what the node renders with: never while a device's audio
                 // thread may be rendering it with the plan in use.
-                if prepared != nil && isRunning {
+                if prepared != nil && isRunning && !released.contains(id) {
+                    if held != nil {
+                        held?.insert(id)
+                        channelCounts[id] = nil
+                        continue
+                    }
                     throw AudioGraphError.requiresStop(
                         node: node.name,
                         reason: node.outputFormat != nodeFormat
@@ -89,7 +147,9 @@ extension AudioEngine {
             }
             let inputs = UnsafeMutableBufferPointer<Unmanaged<AudioBuffer>?>.allocate(capacity: busCount)
             for bus in 0..<busCount {
-                if let connection = connections[bus], let buffer = graph.buffers[connection.source] {
+                if let connection = connections[bus], held?.contains(connection.source) != true,
+                    let buffer = graph.buffers[connection.source]
+                {
                     inputs[bus] = Unmanaged.passUnretained(buffer)
                     if let mixer = node as? MixerNode {
                         mixerInputs.append((mixer.inputStates[bus], connection.source))

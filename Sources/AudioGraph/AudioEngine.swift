@@ -10,7 +10,9 @@ import Synchronization
 ///
 /// Graph changes made while rendering are compiled into a new plan on the calling thread and
 /// picked up by the render thread between quanta; mixer inputs whose source changes fade out
-/// over one quantum first, and new ones fade in, so changes do not click. The render path takes
+/// over one quantum first, and new ones fade in, so changes do not click. A change that
+/// prepares a node again (a new channel count, a move upstream of a varispeed) takes the node
+/// out for a period or two while it is prepared, the rest playing on. The render path takes
 /// no lock and allocates nothing.
 public final class AudioEngine: @unchecked Sendable {
     /// The node whose input is the engine's output.
@@ -45,9 +47,9 @@ public final class AudioEngine: @unchecked Sendable {
     let state = Mutex(GraphState())
     private let device = Mutex<(any AudioOutputDevice)?>(nil)
     /// The newest plan (an unretained pointer; `GraphState.plans` keeps it alive).
-    private let publishedPlan = Atomic<Int>(0)
+    let publishedPlan = Atomic<Int>(0)
     /// The generation the render thread is using; older plans may be freed.
-    private let renderedGeneration = Atomic<Int>(0)
+    let renderedGeneration = Atomic<Int>(0)
     // Render-thread state.
     private var currentPlan: Unmanaged<RenderPlan>?
     private var fadeTarget = 0
@@ -405,26 +407,43 @@ public final class AudioEngine: @unchecked Sendable {
 
     // MARK: Compiling
 
-    /// Applies a graph change and, if the engine is prepared, compiles and publishes a new plan.
+    /// Applies a graph change and, if the engine is prepared, compiles and publishes a new plan
+    /// (while a device runs, through a plan without the nodes to prepare again: see
+    /// `compileWhileRendering`).
     func mutate(_ change: (inout GraphState) throws -> Void) throws {
         try state.withLock { graph in
             // Transactional: a change that does not compile leaves the graph as it was.
             let before = graph
             try change(&graph)
             guard let format = graph.format else { return }
-            let plan: RenderPlan
+            var held: Set<ObjectIdentifier> = []
             do {
-                plan = try compile(&graph, format: format)
+                publish(try compileWhileRendering(&graph, format: format, held: &held), in: &graph)
             } catch {
+                // The plans stay (the render thread may use the newest), numbered on.
+                let (plans, generation) = (graph.plans, graph.generation)
                 graph = before
+                (graph.plans, graph.generation) = (plans, generation)
+                if !held.isEmpty, let format = graph.format {
+                    // A plan without the held nodes is in use: back to the graph as it was, the
+                    // held nodes prepared for it again if they were prepared for the change.
+                    var refuse: Set<ObjectIdentifier>? = nil
+                    if let plan = try? compile(&graph, format: format, held: &refuse, released: held) {
+                        publish(plan, in: &graph)
+                    }
+                }
                 throw error
             }
-            graph.plans.append(plan)
-            publishedPlan.store(Int(bitPattern: Unmanaged.passUnretained(plan).toOpaque()), ordering: .releasing)
-            // Free plans older than the one the render thread uses (never the newest).
-            let inUse = renderedGeneration.load(ordering: .acquiring)
-            graph.plans.removeAll { $0.generation < inUse && $0 !== plan }
         }
+    }
+
+    /// Makes `plan` the one the render thread takes next, and frees the plans older than the
+    /// one it uses (never the newest).
+    func publish(_ plan: RenderPlan, in graph: inout GraphState) {
+        graph.plans.append(plan)
+        publishedPlan.store(Int(bitPattern: Unmanaged.passUnretained(plan).toOpaque()), ordering: .releasing)
+        let inUse = renderedGeneration.load(ordering: .acquiring)
+        graph.plans.removeAll { $0.generation < inUse && $0 !== plan }
     }
 
     private static func isUpstream(

@@ -27,7 +27,8 @@ public enum AudioGraphError: Error, Hashable, Sendable, CustomStringConvertible 
     /// path, which renders at another pace.
     case mixedRates(node: String, reason: String)
     /// The change would prepare a node again (a new format, more frames a quantum) while a
-    /// device's audio thread renders it: stop the engine, change the graph, start it again.
+    /// device runs, and the device did not render the plan that leaves the node out while it
+    /// is prepared (it stalled for 2 s): stop the engine, change the graph, start it again.
     case requiresStop(node: String, reason: String)
 
     public var description: String {
