@@ -3,62 +3,86 @@
 #endif
 
 extension AudioEngine {
-    /// The plan for a changed graph. While a device runs, the nodes that must be prepared again
-    /// (a new format, a larger quantum upstream of a rate-converting node) cannot be while the
-    /// render thread may render them. A plan without them goes first: their mixer inputs fade
-    /// out over a quantum, and what they fed hears an unconnected bus. Once the render thread
-    /// renders with it they are prepared, and the plan with them is returned: their mixer
-    /// inputs fade in. The gap lasts a period or two of the device. `held` names the nodes left
-    /// out, if any (the caller restores them if this throws). Refused when the device does not
-    /// render for 2 s.
+    /// How `compile` treats the nodes a change would prepare again (a new format, a larger
+    /// quantum upstream of a rate-converting node) while a device may render them.
+    struct Preparation {
+        /// Whether a device runs (read once per change).
+        var running: Bool
+        /// Whether such a node is left out of the plan (held) rather than the change refused.
+        var holding: Bool
+        /// The nodes left out, with the channels each will put out (what its consumers are
+        /// compiled for).
+        var held: [ObjectIdentifier: Int] = [:]
+        /// Nodes the render thread no longer renders: prepared freely.
+        var released: Set<ObjectIdentifier> = []
+    }
+
+    /// The plan for a changed graph. While a device runs, a node that must be prepared again
+    /// cannot be while the render thread may render it (with the plan in use or one published
+    /// since). A plan without such nodes goes first: their mixer inputs fade out over a quantum,
+    /// and their other consumers hear an unconnected bus. Once the render thread renders with
+    /// it, they are prepared, and the plan with them is returned: their mixer inputs fade in.
+    /// The gap lasts a period or two of the device (the graph's lock is held meanwhile). A node
+    /// feeding the output directly, or another node, stops and starts without a fade; taps on a
+    /// held node miss the gap, and MIDI sent to it meanwhile plays when it is back. `released`
+    /// names the nodes prepared this way, once they may be (the caller restores them if this
+    /// throws). Refused when the device does not render for 2 s.
     func compileWhileRendering(
-        _ graph: inout GraphState, format: AudioFormat, held: inout Set<ObjectIdentifier>
+        _ graph: inout GraphState, format: AudioFormat, running: Bool, released: inout Set<ObjectIdentifier>
     ) throws -> RenderPlan {
-        var refuse: Set<ObjectIdentifier>? = nil
-        guard isRunning else { return try compile(&graph, format: format, held: &refuse) }
-        var found: Set<ObjectIdentifier>? = []
+        var preparation = Preparation(running: running, holding: running)
         var plan: RenderPlan
         while true {
-            let count = found?.count ?? 0
-            plan = try compile(&graph, format: format, held: &found)
+            let count = preparation.held.count
+            plan = try compile(&graph, format: format, preparation: &preparation)
             // A node held in this pass was still visited, and what only it consumes: again
             // without them, until nothing more is held.
-            if found?.count ?? 0 == count { break }
+            if preparation.held.count == count { break }
         }
-        held = found ?? []
-        guard let first = held.first else { return plan }
+        guard let first = preparation.held.keys.first else { return plan }
         publish(plan, in: &graph)
-        var waited = 0
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(2)
         while renderedGeneration.load(ordering: .acquiring) < plan.generation {
-            guard waited < 2_000_000 else {
+            guard clock.now < deadline else {
                 throw AudioGraphError.requiresStop(
                     node: graph.nodes[first]?.name ?? "a node", reason: "the device did not render for 2 s")
             }
             usleep(200)
-            waited += 200
         }
-        return try compile(&graph, format: format, held: &refuse, released: held)
+        released = Set(preparation.held.keys)
+        var final = Preparation(running: running, holding: false, released: released)
+        return try compile(&graph, format: format, preparation: &final)
+    }
+
+    /// The nodes the render thread may render: those of the plan it uses and of every plan
+    /// published since.
+    func nodesInUse(_ graph: GraphState) -> Set<ObjectIdentifier> {
+        let inUse = renderedGeneration.load(ordering: .acquiring)
+        var nodes: Set<ObjectIdentifier> = []
+        for plan in graph.plans where plan.generation >= inUse {
+            for step in plan.steps { nodes.insert(ObjectIdentifier(step.node)) }
+        }
+        return nodes
     }
 
     /// Compiles the graph into a render plan: the nodes in dependency order (prepared for their
     /// formats, with their buffers), the routes into the output, the observers.
     ///
-    /// A node already prepared that would be prepared again (a new format, a larger quantum) is
-    /// never prepared while a device may be rendering it: when it is in `released` (the plan in
-    /// use leaves it out) it is prepared; otherwise, with `held` given, it joins `held` and the
-    /// plan leaves it out (its consumers see an unconnected bus, so do its taps); without
-    /// `held` the change is refused. The nodes in `held` when called are left out from the start
-    /// (and so is what only they consume).
-    func compile(
-        _ graph: inout GraphState, format: AudioFormat, held: inout Set<ObjectIdentifier>?,
-        released: Set<ObjectIdentifier> = []
-    ) throws -> RenderPlan {
-        let skipped = held ?? []
+    /// A node that would be prepared again while a device may render it (`nodesInUse`) is
+    /// prepared only when it is in `preparation.released`; otherwise, when holding, it joins
+    /// `preparation.held` and the plan leaves it out (its consumers are compiled for what it
+    /// will put out but get an unconnected bus, and its taps do not run); without holding, the
+    /// change is refused. The nodes held when called are left out from the start (and so is
+    /// what only they consume).
+    func compile(_ graph: inout GraphState, format: AudioFormat, preparation: inout Preparation) throws -> RenderPlan {
+        let skipped = preparation.held
+        let inUse = preparation.running ? nodesInUse(graph) : []
         // Depth-first from the output: every node after the nodes it depends on.
         var order: [ObjectIdentifier] = []
         var visited: Set<ObjectIdentifier> = []
         func visit(_ id: ObjectIdentifier) {
-            guard !skipped.contains(id), visited.insert(id).inserted else { return }
+            guard skipped[id] == nil, visited.insert(id).inserted else { return }
             for (_, connection) in (graph.inputs[id] ?? [:]).sorted(by: { $0.key < $1.key }) {
                 visit(connection.source)
             }
@@ -81,11 +105,11 @@ extension AudioEngine {
             let busCount = connections.isEmpty ? 0 : (connections.keys.max() ?? -1) + 1
             var inputCounts: [Int] = []
             for bus in 0..<busCount {
-                guard let connection = connections[bus], held?.contains(connection.source) != true else {
+                guard let connection = connections[bus] else {
                     inputCounts.append(0)
                     continue
                 }
-                let count = channelCounts[connection.source] ?? 2
+                let count = preparation.held[connection.source] ?? channelCounts[connection.source] ?? 2
                 if let declared = connection.format, declared.channelCount != count {
                     throw AudioGraphError.formatMismatch(
                         node: node.name, format: declared,
@@ -101,7 +125,7 @@ extension AudioEngine {
             if id == ObjectIdentifier(outputNode) {
                 var routes: [(node: String, buffer: AudioBuffer, channels: [Int]?)] = []
                 for (_, connection) in connections.sorted(by: { $0.key < $1.key }) {
-                    guard held?.contains(connection.source) != true, let buffer = graph.buffers[connection.source]
+                    guard preparation.held[connection.source] == nil, let buffer = graph.buffers[connection.source]
                     else { continue }
                     let name = graph.nodes[connection.source]?.name ?? "a source"
                     routes.append((name, buffer, connection.channels))
@@ -120,10 +144,9 @@ extension AudioEngine {
             if prepared != frameCapacity || node.outputFormat != nodeFormat {
                 // Preparing again replaces what the node renders with: never while a device's audio
                 // thread may be rendering it with the plan in use.
-                if prepared != nil && isRunning && !released.contains(id) {
-                    if held != nil {
-                        held?.insert(id)
-                        channelCounts[id] = nil
+                if inUse.contains(id) && !preparation.released.contains(id) {
+                    if preparation.holding {
+                        preparation.held[id] = outputChannels
                         continue
                     }
                     throw AudioGraphError.requiresStop(
@@ -147,7 +170,7 @@ extension AudioEngine {
             }
             let inputs = UnsafeMutableBufferPointer<Unmanaged<AudioBuffer>?>.allocate(capacity: busCount)
             for bus in 0..<busCount {
-                if let connection = connections[bus], held?.contains(connection.source) != true,
+                if let connection = connections[bus], preparation.held[connection.source] == nil,
                     let buffer = graph.buffers[connection.source]
                 {
                     inputs[bus] = Unmanaged.passUnretained(buffer)

@@ -411,24 +411,29 @@ public final class AudioEngine: @unchecked Sendable {
     /// (while a device runs, through a plan without the nodes to prepare again: see
     /// `compileWhileRendering`).
     func mutate(_ change: (inout GraphState) throws -> Void) throws {
+        let running = isRunning
         try state.withLock { graph in
             // Transactional: a change that does not compile leaves the graph as it was.
             let before = graph
             try change(&graph)
             guard let format = graph.format else { return }
-            var held: Set<ObjectIdentifier> = []
+            var released: Set<ObjectIdentifier> = []
             do {
-                publish(try compileWhileRendering(&graph, format: format, held: &held), in: &graph)
+                publish(
+                    try compileWhileRendering(&graph, format: format, running: running, released: &released),
+                    in: &graph)
             } catch {
                 // The plans stay (the render thread may use the newest), numbered on.
                 let (plans, generation) = (graph.plans, graph.generation)
                 graph = before
                 (graph.plans, graph.generation) = (plans, generation)
-                if !held.isEmpty, let format = graph.format {
-                    // A plan without the held nodes is in use: back to the graph as it was, the
-                    // held nodes prepared for it again if they were prepared for the change.
-                    var refuse: Set<ObjectIdentifier>? = nil
-                    if let plan = try? compile(&graph, format: format, held: &refuse, released: held) {
+                // Back to the graph as it was, in a plan of its own if one without some of its
+                // nodes was published: the nodes prepared for the change prepared for it again
+                // (the render thread no longer renders them); any still rendered that would
+                // need it are left out rather than refused.
+                if plans.last?.generation != before.plans.last?.generation, let format = graph.format {
+                    var restore = Preparation(running: true, holding: true, released: released)
+                    if let plan = try? compile(&graph, format: format, preparation: &restore) {
                         publish(plan, in: &graph)
                     }
                 }
