@@ -194,7 +194,8 @@ struct GraphChangeWhileRunningTests {
         let rendered = (engine.currentSampleTime - start.0, tap.frames.load(ordering: .relaxed) - start.1)
         #expect(rendered.0 > 0 && rendered.1 >= 2 * rendered.0 - 1_024, "engine \(rendered.0), sampler \(rendered.1)")
         #expect(tap.largestQuantum.load(ordering: .relaxed) == 512)
-        #expect(tap.peak.load(ordering: .relaxed) > 100, "the sampler's peak ×10⁴: \(tap.peak.load(ordering: .relaxed))")
+        #expect(
+            tap.peak.load(ordering: .relaxed) > 100, "the sampler's peak ×10⁴: \(tap.peak.load(ordering: .relaxed))")
         engine.stop()
     }
 }
