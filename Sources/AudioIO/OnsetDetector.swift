@@ -45,7 +45,8 @@ struct OnsetDetector {
         guard index >= 1, index - lastOnsetWindow >= 10, energy > floor else { return nil }
         let count = min(index, 10)
         var total = 0.0
-        for slot in 0..<count { total += history[slot] }
+        // Oldest first, as the windows came.
+        for back in stride(from: count, to: 0, by: -1) { total += history[(index - back) % 10] }
         guard energy > 10 * (total / Double(count)) else { return nil }
         let onset = max(1, peak - lead)
         guard onset > lastOnset else { return nil }

@@ -61,35 +61,6 @@ struct StereoQueue: ~Copyable {
         count -= taken
     }
 
-    /// Forgets the last `frames` frames queued (as many as there are); returns how many it dropped.
-    @discardableResult
-    mutating func dropLast(_ frames: Int) -> Int {
-        let dropped = min(max(0, frames), count)
-        count -= dropped
-        return dropped
-    }
-
-    /// Appends `frames` frames of silence (as many as there is room for).
-    mutating func appendSilence(_ frames: Int) {
-        let taken = min(max(0, frames), capacity - count)
-        guard taken > 0 else { return }
-        let end = endMakingRoom(for: taken)
-        (left.base + end).update(repeating: 0, count: taken)
-        (right.base + end).update(repeating: 0, count: taken)
-        count += taken
-    }
-
-    /// Fades the last `frames` frames queued out, linearly, to just above silence.
-    mutating func fadeOutTail(_ frames: Int) {
-        let length = min(max(0, frames), count)
-        let end = start + count
-        for index in 0..<length {
-            let gain = Float(length - index) / Float(length + 1)
-            left.base[end - length + index] *= gain
-            right.base[end - length + index] *= gain
-        }
-    }
-
     /// Where `frames` more frames go: the queue moved to the front first when they would not fit.
     private mutating func endMakingRoom(for frames: Int) -> Int {
         if start + count + frames > capacity {
