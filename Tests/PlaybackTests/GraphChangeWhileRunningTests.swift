@@ -187,7 +187,13 @@ struct GraphChangeWhileRunningTests {
             #expect(engine.inputBus(of: varispeed, connectedFrom: sampler) == 0)
         }
         let start = (engine.currentSampleTime, tap.frames.load(ordering: .relaxed))
-        usleep(300_000)
+        // A note of its own (this device renders as fast as it can: the song may be over), and
+        // six seconds through the sampler, however slowly a busy machine renders.
+        tap.peak.store(0, ordering: .relaxed)
+        (sampler as? SamplerNode)?.startNote(60, withVelocity: 110, onChannel: 0)
+        let rate = try #require(engine.format?.sampleRate)
+        let deadline = Date().addingTimeInterval(30)
+        while tap.frames.load(ordering: .relaxed) - start.1 < Int64(6 * rate) && Date() < deadline { usleep(10_000) }
         #expect(engine.isRunning && output.failure == nil)
         // The sampler renders again, through the varispeed: twice the engine's frames, in
         // quanta of twice the period, and the song sounds.
