@@ -47,7 +47,7 @@ public final class AudioEngine: @unchecked Sendable {
     let state = Mutex(GraphState())
     private let device = Mutex<(any AudioOutputDevice)?>(nil)
     /// The newest plan (an unretained pointer; `GraphState.plans` keeps it alive).
-    let publishedPlan = Atomic<Int>(0)
+    private let publishedPlan = Atomic<Int>(0)
     /// The generation the render thread is using; older plans may be freed.
     let renderedGeneration = Atomic<Int>(0)
     // Render-thread state.
