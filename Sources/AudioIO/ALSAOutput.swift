@@ -370,6 +370,14 @@ public final class ALSAOutput: AudioOutputDevice, AudioPresentationClock, @unche
         }
     }
 
+    /// When the account `presentationTime(ofSampleTime:)` uses was taken (CLOCK_MONOTONIC
+    /// nanoseconds), nil before the first: an account taken before an underrun times the frames
+    /// after it wrongly.
+    package var accountTime: UInt64? {
+        let time = timingTime.load(ordering: .sequentiallyConsistent)
+        return time == 0 ? nil : time
+    }
+
     /// Interleaves the rendered period into the device's sample format (saturating integers).
     private func convert(frames: Int) {
         let channels = channelCount

@@ -319,6 +319,13 @@ public final class AudioInputNode: AudioNode, @unchecked Sendable {
         }
     }
 
+    /// When the account `captureTime(ofFrame:)` uses was taken (CLOCK_MONOTONIC nanoseconds), nil
+    /// before the first: an account taken before an overrun times the frames after it wrongly.
+    package var accountTime: UInt64? {
+        let time = timingTime.load(ordering: .sequentiallyConsistent)
+        return time == 0 ? nil : time
+    }
+
     private func deinterleave(frameCount: Int) {
         let channels = configuration.channelCount
         for channel in 0..<channels {

@@ -138,6 +138,7 @@ struct RecordDisplay {
             "fileSampleRate": .number(recorder.tap.fileSampleRate),
             "channels": .number(Double(recorder.channelCount)),
             "overruns": .number(Double(recorder.overrunCount)),
+            "underruns": .number(Double(recorder.underrunCount)),
             "droppedFrames": .number(Double(recorder.droppedFrameCount)),
             "peakDecibels": .array(reading.maximumPeakPower.map { .number(Double($0)) }),
             "clipped": .array(reading.clipped.map { .bool($0) }),

@@ -1,6 +1,7 @@
 import AudioGraph
 import AudioIO
 import Effects
+import MIDICore
 import Synchronization
 
 /// Records a capture device into an audio file, the counterpart of AVAudioRecorder: `record()`,
@@ -233,12 +234,14 @@ public final class AudioRecorder: @unchecked Sendable {
         guard let output = monitorOutput else { return nil }
         let frame = Int64(input.capturedFrameCount) - Int64(4 * input.configuration.periodFrames)
         return latencyEstimate.withLock { estimate in
-            if frame > 0, let captured = input.captureTime(ofFrame: frame),
+            if frame > 0, let captureAccount = input.accountTime, let playbackAccount = output.accountTime,
+                let captured = input.captureTime(ofFrame: frame),
                 let played = output.presentationTime(ofSampleTime: frame)
             {
                 estimate.add(
                     frame: frame, captured: captured, played: played,
-                    breaks: input.overrunCount + output.discontinuityCount)
+                    accountTimes: (captureAccount, playbackAccount),
+                    breaks: input.overrunCount + output.discontinuityCount, now: MIDITimestamp.now())
             }
             return estimate.seconds
         }

@@ -9,7 +9,9 @@
 /// gives sample 0 (both devices count the same frames in full duplex), and the estimate is the
 /// earliest playback line less the earliest capture line of the last `window` pairs, as NTP
 /// takes the fastest round trip. A break in either stream (an overrun, an underrun) moves the
-/// lines: the estimate starts over.
+/// lines: the estimate starts over, from accounts both taken after the break was seen (an account
+/// from before it, paired with one from after, mixes two lines: in the VM, a capture overrun so
+/// paired once measured 31.8 ms against 85.3).
 struct MonitorLatencyEstimate {
     let nanosecondsPerFrame: Double
     static let window = 32
@@ -17,19 +19,28 @@ struct MonitorLatencyEstimate {
     private var playback: [Double] = []
     private var next = 0
     private var breaks: Int?
+    private var breakSeen: UInt64 = 0
 
     init(sampleRate: Double) { nanosecondsPerFrame = 1e9 / sampleRate }
 
     /// Takes one pair of accounts: `captured` and `played` are when frame `frame` entered the
-    /// capture device and is heard (CLOCK_MONOTONIC nanoseconds), `breaks` the two streams'
-    /// overruns and underruns so far.
-    mutating func add(frame: Int64, captured: UInt64, played: UInt64, breaks: Int) {
+    /// capture device and is heard (CLOCK_MONOTONIC nanoseconds), by accounts taken at
+    /// `accountTimes`; `breaks` is the two streams' overruns and underruns so far, read after
+    /// the accounts, at `now`.
+    mutating func add(
+        frame: Int64, captured: UInt64, played: UInt64, accountTimes: (capture: UInt64, playback: UInt64),
+        breaks: Int, now: UInt64
+    ) {
         if breaks != self.breaks {
             self.breaks = breaks
+            breakSeen = now
             capture.removeAll(keepingCapacity: true)
             playback.removeAll(keepingCapacity: true)
             next = 0
+            return
         }
+        // Either account may come from before the break.
+        guard min(accountTimes.capture, accountTimes.playback) > breakSeen else { return }
         let offset = Double(frame) * nanosecondsPerFrame
         if capture.count < Self.window {
             capture.append(Double(captured) - offset)
