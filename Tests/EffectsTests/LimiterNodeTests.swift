@@ -175,3 +175,27 @@ struct LimiterNodeTests {
         #expect(abs(measured - release) <= 0.1 * release, "release \(release) ms measured \(measured) ms")
     }
 }
+
+@Suite("LookAheadLimiter's true-peak inner product")
+struct TruePeakDotTests {
+    /// Debug builds (the tests) run the scalar form, optimized builds the vector one: they must
+    /// agree bit for bit, or the tests would not test what users run.
+    @Test("the scalar and the SIMD4 inner products are bit-identical on the detector's phases")
+    func scalarMatchesVector() {
+        let taps = TruePeakInterpolator.taps
+        let phases = TruePeakInterpolator.coefficients()
+        var generator = SplitMix(seed: 20)
+        let samples = (0..<taps).map { _ in Float(Double(generator.next() >> 11) / Double(1 << 53) * 2 - 1) * 1.5 }
+        var compared = 0
+        samples.withUnsafeBytes { window in
+            for phase in 0..<4 {
+                let coefficients = phases.base + taps * phase
+                let vector = LookAheadLimiter.vectorDot(coefficients, window.baseAddress!, taps)
+                let scalar = LookAheadLimiter.scalarDot(coefficients, window.baseAddress!, taps)
+                #expect(vector.bitPattern == scalar.bitPattern, "phase \(phase): \(vector) against \(scalar)")
+                compared += vector != 0 ? 1 : 0
+            }
+        }
+        #expect(compared == 4)
+    }
+}
