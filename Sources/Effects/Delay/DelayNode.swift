@@ -109,7 +109,41 @@ public final class DelayNode: AudioNode, @unchecked Sendable {
             channelCount: format.channelCount, maximumDelay: Int((Self.maximumDelayTime * sampleRate).rounded(.up)) + 4,
             maximumFrameCount: maximumFrameCount)
         delays = RealTimeBuffer(capacity: max(1, maximumFrameCount))
+        warmUp(maximumFrameCount: maximumFrameCount)
         reset()
+    }
+
+    /// Runs each of the line's paths once (steady longer and shorter than the block, gliding, with
+    /// and without the low-pass, the stereo pair) on silence, then clears it: an unoptimized
+    /// build makes a generic path's witness tables on its first run, allocating, and that run
+    /// must not be the audio thread's (the allocation test's first glide found it so).
+    private func warmUp(maximumFrameCount: Int) {
+        let frames = max(1, min(maximumFrameCount, 64))
+        let scratch = UnsafeMutablePointer<Float>.allocate(capacity: 4 * frames)
+        scratch.initialize(repeating: 0, count: 4 * frames)
+        defer { scratch.deallocate() }
+        let (left, right, outLeft, outRight) = (scratch, scratch + frames, scratch + 2 * frames, scratch + 3 * frames)
+        let longer = Double(frames + 8)
+        for frame in 0..<frames { delays[frame] = longer }
+        let plain = FractionalDelayLine.Ramps(feedback: 0, feedbackStep: 0, mix: 0, mixStep: 0, lowPass: nil)
+        var filtered = plain
+        filtered.lowPass = (b0: 0.5, a1: 0)
+        for ramps in [plain, filtered] {
+            for steady in [longer, 2.5] {
+                for channel in 0..<line.channelCount {
+                    line.process(
+                        channel: channel, left, into: outLeft, count: frames, steady: steady, delays: nil, ramps: ramps)
+                    line.process(
+                        channel: channel, left, into: outLeft, count: frames, steady: steady, delays: delays.base,
+                        ramps: ramps)
+                }
+            }
+        }
+        if line.channelCount == 2 {
+            _ = line.processStereo(
+                (left, right), into: (outLeft, outRight), count: frames, steady: longer, ramps: filtered)
+        }
+        line.clear()
     }
 
     /// Silences the lines and sets every parameter to its value at once (no glide).
