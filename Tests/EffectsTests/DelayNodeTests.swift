@@ -38,13 +38,23 @@ struct DelayNodeTests {
         }
     }
 
-    @Test("the loop's low-pass: each echo is the one before through H(f) = one-pole (bilinear), times the feedback")
+    @Test(
+        "the loop's low-pass: each echo is the one before through H(f) = one-pole (bilinear), times the feedback (mono and stereo)"
+    )
     func loopFilter() throws {
         let rate = 48_000.0
+        // Mono runs the plain recursion, stereo the four-at-a-time one (`BlockLowPass`).
         for cutoff in [500.0, 2_000, 9_000] {
             // An integral delay (4 800 samples): the interpolator passes the samples as they are.
-            let delay = DelayNode(delayTime: 0.1, feedback: 60, lowPassCutoff: cutoff, wetDryMix: 100)
-            let response = try process(delay, impulse(3 * 4_800), sampleRate: rate, quantum: 512)
+            let mono = try process(
+                DelayNode(delayTime: 0.1, feedback: 60, lowPassCutoff: cutoff, wetDryMix: 100), impulse(3 * 4_800),
+                sampleRate: rate, quantum: 512)
+            let stereo = try process(
+                DelayNode(delayTime: 0.1, feedback: 60, lowPassCutoff: cutoff, wetDryMix: 100), impulse(3 * 4_800),
+                sampleRate: rate, quantum: 512, channels: 2)
+            let apart = zip(mono, stereo).map { abs($0 - $1) }.max() ?? 1
+            #expect(apart < 1e-6, "cutoff \(cutoff) Hz: the stereo loop is \(apart) from the mono one")
+            let response = stereo
             let first = Array(response[4_800..<9_600])
             let second = Array(response[9_600..<14_400])
             let k = tan(Double.pi * cutoff / rate)
