@@ -177,6 +177,10 @@ struct MusicPlayerTransportTests {
         try transport.cycleUntilRolling()
         try transport.cycles(300)
         transport.locate(4 * 48_000)  // bar 3
+        // The locate takes effect on the next cycle (until then the transport still rolls, and
+        // waiting for it to roll would not wait): then wait for the player's new cue, built on
+        // its own thread (slow on a loaded machine: CI once ran 100 cycles without it).
+        try transport.cycle()
         try transport.cycleUntilRolling()
         try transport.cycles(100)
         let restart = try #require(transport.rollStarts.last)
