@@ -103,17 +103,43 @@ public enum TimePitch {
         return output
     }
 
-    /// Attacks, as frame indices (`OnsetDetector` over the channels' mean): where the energy of
-    /// the first difference jumps by 10 dB, at least 50 ms apart.
+    /// Attacks, as frame indices: 5 ms windows of the first difference of the channels' mean (a
+    /// high-pass that weights attacks) whose energy is 10 dB above the 50 ms before and above
+    /// −60 dBFS, at least 50 ms apart; each placed a millisecond before the window's largest step.
     static func onsets(in audio: AudioFile.Buffer) -> [Int] {
         let channels = max(1, audio.channelCount)
-        var detector = OnsetDetector(sampleRate: audio.sampleRate)
-        guard audio.frameCount / detector.window > 2 else { return [] }
+        let window = max(1, Int(0.005 * audio.sampleRate))
+        let windows = audio.frameCount / window
+        guard windows > 2 else { return [] }
+        var energy = [Double](repeating: 0, count: windows)
+        var peak = [Int](repeating: 0, count: windows)
+        var previous = 0.0
+        for index in 0..<windows {
+            var (sum, largest) = (0.0, -1.0)
+            for frame in (index * window)..<((index + 1) * window) {
+                var mean = 0.0
+                for channel in 0..<channels { mean += Double(audio.samples[frame * channels + channel]) }
+                mean /= Double(channels)
+                let step = mean - previous
+                previous = mean
+                sum += step * step
+                if abs(step) > largest { (largest, peak[index]) = (abs(step), frame) }
+            }
+            energy[index] = sum
+        }
+        let floor = Double(window) * 1e-6
         var found: [Int] = []
-        for frame in 0..<audio.frameCount {
-            var mean = 0.0
-            for channel in 0..<channels { mean += Double(audio.samples[frame * channels + channel]) }
-            if let onset = detector.add(mean / Double(channels)) { found.append(onset) }
+        var last = -100
+        for index in 1..<windows where index - last >= 10 && energy[index] > floor {
+            let before = energy[max(0, index - 10)..<index]
+            let average = before.reduce(0, +) / Double(before.count)
+            if energy[index] > 10 * average {
+                let onset = max(1, peak[index] - Int(0.001 * audio.sampleRate))
+                if onset > (found.last ?? 0) {
+                    found.append(onset)
+                    last = index
+                }
+            }
         }
         return found
     }
