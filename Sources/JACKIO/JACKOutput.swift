@@ -110,9 +110,13 @@ public final class JACKOutput: AudioOutputDevice, AudioPresentationClock, @unche
     private let cycleVersion = Atomic<Int>(0)
     private let cycleTime = Atomic<UInt64>(0)
     private let cycleSample = Atomic<Int64>(0)
-    /// The presentation clock's line (process thread only): whether set, the anchor's time
-    /// (CLOCK_MONOTONIC nanoseconds) and sample time, and the xruns when it was set.
-    private var clockAnchor: (isSet: Bool, time: Double, sample: Int64, xruns: Int) = (false, 0, 0, 0)
+    /// The presentation clock's line (process thread only): the cycles' accounts (when each
+    /// started, less its sample time), and the xruns and period when they were started over.
+    private var clockAccounts = EarliestAccounts()
+    private var clockStream = (xruns: -1, period: 0)
+    /// The line's start-overs so far and its accounts since the last, for readers on other threads.
+    private let lineEpoch = Atomic<Int>(0)
+    private let lineAccounts = Atomic<Int>(0)
     private var isClosed = false
 
     /// Opens a client on the server and registers its ports; nothing plays until `start()`.
@@ -385,24 +389,43 @@ public final class JACKOutput: AudioOutputDevice, AudioPresentationClock, @unche
         clock_gettime(CLOCK_MONOTONIC, &now)
         let measured = Double(now.tv_sec) * 1e9 + Double(now.tv_nsec)
         let sample = engine.currentSampleTime
-        let xruns = xrunCount
-        if clockAnchor.isSet && xruns == clockAnchor.xruns {
-            let predicted = clockAnchor.time + Double(sample - clockAnchor.sample) / sampleRate * 1e9
-            let error = measured - predicted
-            if abs(error) > 20e6 {
-                clockAnchor = (true, measured, sample, xruns)
-            } else {
-                clockAnchor.time += error / 32
-            }
-        } else {
-            clockAnchor = (true, measured, sample, xruns)
+        let nanosecondsPerFrame = 1e9 / sampleRate
+        // The callback runs when the server wakes it, which is late when the machine is busy,
+        // never early: the cycle's start is on the earliest line of the last 32 cycles. An xrun
+        // or a new period moves frames against time (the server starts its clock again): the
+        // line starts over, and so does it when a cycle starts 20 ms from it without one.
+        let account = measured - Double(sample) * nanosecondsPerFrame
+        let stream = (xruns: xrunCount, period: periodFrames)
+        if stream != clockStream {
+            clockStream = stream
+            startLineOver()
+        } else if let line = clockAccounts.earliest, abs(account - line) >= 20e6 {
+            startLineOver()
         }
-        let time = clockAnchor.time + Double(sample - clockAnchor.sample) / sampleRate * 1e9
+        clockAccounts.add(account)
+        lineAccounts.store(clockAccounts.count, ordering: .relaxed)
+        let time = (clockAccounts.earliest ?? account) + Double(sample) * nanosecondsPerFrame
         let version = cycleVersion.load(ordering: .relaxed)
         cycleVersion.store(version + 1, ordering: .sequentiallyConsistent)
         cycleTime.store(UInt64(max(0, time)), ordering: .sequentiallyConsistent)
         cycleSample.store(sample, ordering: .sequentiallyConsistent)
         cycleVersion.store(version + 2, ordering: .sequentiallyConsistent)
+    }
+
+    private func startLineOver() {
+        clockAccounts.startOver()
+        lineAccounts.store(0, ordering: .relaxed)
+        lineEpoch.add(1, ordering: .releasing)
+    }
+
+    /// The presentation clock's line: how many times it started over (after an xrun, a new
+    /// period, a jump) and how many cycles it has followed since. A time from
+    /// `presentationTime(ofSampleTime:)` taken early in a line (the first cycles' callbacks are
+    /// often late, and the line is the earliest of them) can be taken again once the line has
+    /// followed more cycles, if it has not started over in between.
+    package var line: (epoch: Int, accounts: Int) {
+        let epoch = lineEpoch.load(ordering: .acquiring)
+        return (epoch, lineAccounts.load(ordering: .relaxed))
     }
 
     private func installCallbacks() {

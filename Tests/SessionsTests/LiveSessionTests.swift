@@ -169,8 +169,16 @@ struct LiveSessionTests {
         let port = try #require(session.network?.port)
         let peer = try UDPPeer()
         #expect(peer.join(port: port))
+        #expect(session.status().peak < 1e-4, "sound above -80 dBFS before any note")
         try peer.play([[0x90, 60, 100], [0x90, 64, 100]], port: port)
-        #expect(eventually(5) { session.status().voiceCount > 0 }, "no voice sounded")
+        // The peak since the last look, not the voices at one instant: the null device is not paced, so
+        // on a busy machine a struck piano note can sound and die out between two looks.
+        var heard: [LiveStatus] = []
+        #expect(
+            eventually(5) {
+                heard.append(session.status())
+                return heard.contains { $0.peak > 0.01 }
+            }, "no note sounded above -40 dBFS: \(heard.suffix(3))")
         #expect(eventually(5) { session.status().deliveredCount == 2 })
         // Stopping ends the session: the two held notes are released, and so recorded.
         session.stop()

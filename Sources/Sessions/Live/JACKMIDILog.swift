@@ -1,4 +1,5 @@
 import Dispatch
+import JACKIO
 import MIDICore
 import Sequencer
 import Synchronization
@@ -8,12 +9,25 @@ import Synchronization
 /// bounded lock-free ring (one producer, the process thread; one consumer, a drain every 20 ms
 /// on a queue of its own), so recording never waits on the audio thread and never depends on
 /// anyone polling the session.
+///
+/// When a message sounds comes from the output's presentation clock, a line through the earliest
+/// of its cycles' starts. In the first cycles that line rests on a few callbacks, often late
+/// ones (3.8 ms seen on a busy machine): a message timed then waits in the ring, up to a second,
+/// until the line has followed `matureAccounts` cycles, and is timed again on it, unless the
+/// line started over in between (an xrun: then the first time stands).
 final class JACKMIDILog: @unchecked Sendable {
     private struct Entry {
         var arrival: UInt64 = 0
         var sampleTime: Int64 = 0
         var bytes: (UInt8, UInt8, UInt8) = (0, 0, 0)
+        /// The clock's line when it was timed, and whether it had followed enough cycles then.
+        var epoch = 0
+        var isTimedOnMatureLine = true
     }
+
+    /// The cycles a line follows before its times stand.
+    static let matureAccounts = 8
+    private let clock: JACKOutput
 
     private let capacity = 8_192
     private let entries: UnsafeMutablePointer<Entry>
@@ -25,7 +39,8 @@ final class JACKMIDILog: @unchecked Sendable {
     /// Where each message sounds (arrival, sample time), for aligning the MIDI file with the audio.
     let placements = Mutex<[(arrival: UInt64, sampleTime: Int64)]>([])
 
-    init() {
+    init(clock: JACKOutput) {
+        self.clock = clock
         entries = .allocate(capacity: capacity)
         entries.initialize(repeating: Entry(), count: capacity)
     }
@@ -46,9 +61,11 @@ final class JACKMIDILog: @unchecked Sendable {
             dropped.add(1, ordering: .relaxed)
             return
         }
+        let line = clock.line
         entries[write & (capacity - 1)] = Entry(
             arrival: arrival, sampleTime: sampleTime,
-            bytes: (base[0], bytes.count > 1 ? base[1] : 0, bytes.count > 2 ? base[2] : 0))
+            bytes: (base[0], bytes.count > 1 ? base[1] : 0, bytes.count > 2 ? base[2] : 0), epoch: line.epoch,
+            isTimedOnMatureLine: line.accounts >= Self.matureAccounts)
         head.store(write + 1, ordering: .releasing)
     }
 
@@ -66,16 +83,30 @@ final class JACKMIDILog: @unchecked Sendable {
         timer?.cancel()
         timer = nil
         queue.sync {
-            if let recorder { drain(into: recorder) }
+            if let recorder { drain(into: recorder, waiting: false) }
         }
     }
 
-    private func drain(into recorder: MIDIRecorder) {
+    /// Records what the ring holds, in order; with `waiting`, stops at a message timed on a young
+    /// line that may yet be timed better (for a second at most).
+    private func drain(into recorder: MIDIRecorder, waiting: Bool = true) {
         var read = tail.load(ordering: .relaxed)
         let end = head.load(ordering: .acquiring)
         var placed: [(arrival: UInt64, sampleTime: Int64)] = []
         while read < end {
-            let entry = entries[read & (capacity - 1)]
+            var entry = entries[read & (capacity - 1)]
+            if !entry.isTimedOnMatureLine {
+                let line = clock.line
+                if line.epoch == entry.epoch && line.accounts >= Self.matureAccounts,
+                    let time = clock.presentationTime(ofSampleTime: entry.sampleTime), clock.line.epoch == line.epoch
+                {
+                    entry.arrival = time
+                } else if waiting && line.epoch == entry.epoch
+                    && MIDITimestamp.now() < entry.arrival &+ 1_000_000_000
+                {
+                    break
+                }
+            }
             if let message = MIDIMessage(status: entry.bytes.0, data1: entry.bytes.1, data2: entry.bytes.2) {
                 recorder.record(message, at: entry.arrival)
                 placed.append((entry.arrival, entry.sampleTime))

@@ -141,7 +141,7 @@ public final class LiveSession {
         }
         jack?.midiDestination = synthesis.destination
         if let jack, configuration.recordsMIDI {
-            let log = JACKMIDILog()
+            let log = JACKMIDILog(clock: jack)
             jackRecording = log
             jack.midiObserver = { bytes, sampleTime, arrival in
                 log.push(bytes, sampleTime: sampleTime, arrival: arrival)

@@ -1,3 +1,5 @@
+import AudioGraph
+
 /// The time from a frame entering the capture device to its being heard on the monitor, from
 /// the two devices' own accounts taken now and then.
 ///
@@ -7,17 +9,15 @@
 /// latency looks longer), by as much as the stall, milliseconds under emulation. A loopback's
 /// position that moves on its timer's tick lags the same way. Each account is kept as the time it
 /// gives sample 0 (both devices count the same frames in full duplex), and the estimate is the
-/// earliest playback line less the earliest capture line of the last `window` pairs, as NTP
+/// earliest playback line less the earliest capture line of the last 32 pairs, as NTP
 /// takes the fastest round trip. A break in either stream (an overrun, an underrun) moves the
 /// lines: the estimate starts over, from accounts both taken after the break was seen (an account
 /// from before it, paired with one from after, mixes two lines: in the VM, a capture overrun so
 /// paired once measured 31.8 ms against 85.3).
 struct MonitorLatencyEstimate {
     let nanosecondsPerFrame: Double
-    static let window = 32
-    private var capture: [Double] = []
-    private var playback: [Double] = []
-    private var next = 0
+    private var capture = EarliestAccounts()
+    private var playback = EarliestAccounts()
     private var breaks: Int?
     private var breakSeen: UInt64 = 0
 
@@ -34,27 +34,20 @@ struct MonitorLatencyEstimate {
         if breaks != self.breaks {
             self.breaks = breaks
             breakSeen = now
-            capture.removeAll(keepingCapacity: true)
-            playback.removeAll(keepingCapacity: true)
-            next = 0
+            capture.startOver()
+            playback.startOver()
             return
         }
         // Either account may come from before the break.
         guard min(accountTimes.capture, accountTimes.playback) > breakSeen else { return }
         let offset = Double(frame) * nanosecondsPerFrame
-        if capture.count < Self.window {
-            capture.append(Double(captured) - offset)
-            playback.append(Double(played) - offset)
-        } else {
-            capture[next] = Double(captured) - offset
-            playback[next] = Double(played) - offset
-            next = (next + 1) % Self.window
-        }
+        capture.add(Double(captured) - offset)
+        playback.add(Double(played) - offset)
     }
 
     /// Seconds from capture to monitor, nil before the first pair.
     var seconds: Double? {
-        guard let earliestCapture = capture.min(), let earliestPlayback = playback.min() else { return nil }
+        guard let earliestCapture = capture.earliest, let earliestPlayback = playback.earliest else { return nil }
         return (earliestPlayback - earliestCapture) / 1e9
     }
 }

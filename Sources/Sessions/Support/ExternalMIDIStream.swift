@@ -158,12 +158,10 @@ struct SampleClock {
     private(set) var isProvisional = true
     private var lastAccount: Double?
     private var discontinuities = -1
-    /// The last accounts (a ring of `window`), the earliest of which is the line's offset.
-    private var recent: [Double] = []
-    private var next = 0
-    static let window = 32
+    /// The last accounts, the earliest of which is the line's offset.
+    private var recent = EarliestAccounts()
     /// The accounts the line has followed since it last started over.
-    private(set) var accounts = 0
+    var accounts: Int { recent.count }
 
     init(sampleRate: Double) { nanosecondsPerFrame = 1e9 / sampleRate }
 
@@ -181,14 +179,8 @@ struct SampleClock {
                 // An account far from the line (20 ms: more than a stall) means the stream moved
                 // without saying so: the line starts over.
                 if let offset, !isProvisional, abs(account - offset) >= 20e6 { startOver() }
-                if recent.count < Self.window {
-                    recent.append(account)
-                } else {
-                    recent[next] = account
-                    next = (next + 1) % Self.window
-                }
-                accounts += 1
-                offset = recent.min()
+                recent.add(account)
+                offset = recent.earliest
                 isProvisional = false
                 return
             }
@@ -202,9 +194,7 @@ struct SampleClock {
     private mutating func startOver() {
         offset = nil
         isProvisional = true
-        recent.removeAll(keepingCapacity: true)
-        next = 0
-        accounts = 0
+        recent.startOver()
     }
 
     /// When the frame at `sampleTime` is heard (CLOCK_MONOTONIC nanoseconds).
