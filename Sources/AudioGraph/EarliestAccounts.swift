@@ -4,8 +4,9 @@
 /// (CLOCK_MONOTONIC nanoseconds at frame 0, on the device's line). Reading takes time: a thread
 /// held up between the device and the clock makes an account late, never early (by microseconds
 /// usually, by milliseconds when the machine is busy). The earliest of the last few is therefore
-/// the best guess of the line; it follows a device clock that drifts against the system's, one
-/// account at a time, and ignores late ones. Fixed storage: it neither allocates nor locks, so a
+/// the best guess of the line, and late ones are passed over. It follows a device clock that
+/// drifts against the system's: at once when the device runs fast (each account is earlier), and
+/// as old accounts leave the window when it runs slow (32 accounts behind, a few nanoseconds). Fixed storage: it neither allocates nor locks, so a
 /// real-time thread may keep one.
 package struct EarliestAccounts: Sendable {
     /// How many accounts the earliest is taken from.

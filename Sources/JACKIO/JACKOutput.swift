@@ -105,18 +105,8 @@ public final class JACKOutput: AudioOutputDevice, AudioPresentationClock, @unche
     private let midiEvents = Atomic<Int>(0)
     private let lastMIDI = Atomic<UInt64>(0)
     private let threadID = Atomic<Int32>(0)
-    // The current cycle's start (a sequence lock: odd while being written): CLOCK_MONOTONIC
-    // nanoseconds, and the engine's sample time then.
-    private let cycleVersion = Atomic<Int>(0)
-    private let cycleTime = Atomic<UInt64>(0)
-    private let cycleSample = Atomic<Int64>(0)
-    /// The presentation clock's line (process thread only): the cycles' accounts (when each
-    /// started, less its sample time), and the xruns and period when they were started over.
-    private var clockAccounts = EarliestAccounts()
-    private var clockStream = (xruns: -1, period: 0)
-    /// The line's start-overs so far and its accounts since the last, for readers on other threads.
-    private let lineEpoch = Atomic<Int>(0)
-    private let lineAccounts = Atomic<Int>(0)
+    /// When the frames are heard: the line through the cycles' starts.
+    package let clockLine: JACKClockLine
     private var isClosed = false
 
     /// Opens a client on the server and registers its ports; nothing plays until `start()`.
@@ -147,6 +137,7 @@ public final class JACKOutput: AudioOutputDevice, AudioPresentationClock, @unche
         self.engine = engine
         clientName = api.pointee.get_client_name(client).map { String(cString: $0) } ?? configuration.clientName
         sampleRate = Double(api.pointee.get_sample_rate(client))
+        clockLine = JACKClockLine(sampleRate: sampleRate)
         channelCount = configuration.channelCount
         connectsToPlayback = configuration.connectsToPlayback
         transport = configuration.transport
@@ -282,16 +273,7 @@ public final class JACKOutput: AudioOutputDevice, AudioPresentationClock, @unche
     /// plus the frame's place in it (the hardware's own buffer beyond that is the server's and not
     /// counted). Nil before the first cycle. Safe on the audio thread.
     public func presentationTime(ofSampleTime sampleTime: Int64) -> UInt64? {
-        while true {
-            let before = cycleVersion.load(ordering: .sequentiallyConsistent)
-            if before == 0 { return nil }
-            if before & 1 == 1 { continue }
-            let time = cycleTime.load(ordering: .sequentiallyConsistent)
-            let start = cycleSample.load(ordering: .sequentiallyConsistent)
-            guard cycleVersion.load(ordering: .sequentiallyConsistent) == before else { continue }
-            let frames = Double(sampleTime - start + Int64(periodFrames))
-            return UInt64(max(0, Int64(time) + Int64((frames / sampleRate * 1e9).rounded())))
-        }
+        clockLine.reading(ofSampleTime: sampleTime)?.time
     }
 
     /// The xruns so far: each one shifts frames against time.
@@ -379,53 +361,9 @@ public final class JACKOutput: AudioOutputDevice, AudioPresentationClock, @unche
         }
     }
 
-    /// Notes when this cycle started and at which sample time (process thread). The wake-up
-    /// times themselves jitter with the scheduler, so the clock is a line through them: the
-    /// sample count from an anchor, the anchor nudged by 1/32 of each cycle's error (following a
-    /// sound card's drift against the system clock) and moved outright after an xrun or a jump
-    /// of more than 20 ms.
+    /// Notes when this cycle started and at which sample time (process thread).
     private func publishCycle() {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        let measured = Double(now.tv_sec) * 1e9 + Double(now.tv_nsec)
-        let sample = engine.currentSampleTime
-        let nanosecondsPerFrame = 1e9 / sampleRate
-        // The callback runs when the server wakes it, which is late when the machine is busy,
-        // never early: the cycle's start is on the earliest line of the last 32 cycles. An xrun
-        // or a new period moves frames against time (the server starts its clock again): the
-        // line starts over, and so does it when a cycle starts 20 ms from it without one.
-        let account = measured - Double(sample) * nanosecondsPerFrame
-        let stream = (xruns: xrunCount, period: periodFrames)
-        if stream != clockStream {
-            clockStream = stream
-            startLineOver()
-        } else if let line = clockAccounts.earliest, abs(account - line) >= 20e6 {
-            startLineOver()
-        }
-        clockAccounts.add(account)
-        lineAccounts.store(clockAccounts.count, ordering: .relaxed)
-        let time = (clockAccounts.earliest ?? account) + Double(sample) * nanosecondsPerFrame
-        let version = cycleVersion.load(ordering: .relaxed)
-        cycleVersion.store(version + 1, ordering: .sequentiallyConsistent)
-        cycleTime.store(UInt64(max(0, time)), ordering: .sequentiallyConsistent)
-        cycleSample.store(sample, ordering: .sequentiallyConsistent)
-        cycleVersion.store(version + 2, ordering: .sequentiallyConsistent)
-    }
-
-    private func startLineOver() {
-        clockAccounts.startOver()
-        lineAccounts.store(0, ordering: .relaxed)
-        lineEpoch.add(1, ordering: .releasing)
-    }
-
-    /// The presentation clock's line: how many times it started over (after an xrun, a new
-    /// period, a jump) and how many cycles it has followed since. A time from
-    /// `presentationTime(ofSampleTime:)` taken early in a line (the first cycles' callbacks are
-    /// often late, and the line is the earliest of them) can be taken again once the line has
-    /// followed more cycles, if it has not started over in between.
-    package var line: (epoch: Int, accounts: Int) {
-        let epoch = lineEpoch.load(ordering: .acquiring)
-        return (epoch, lineAccounts.load(ordering: .relaxed))
+        clockLine.publishCycle(sample: engine.currentSampleTime, xruns: xrunCount, periodFrames: periodFrames)
     }
 
     private func installCallbacks() {

@@ -12,7 +12,7 @@ struct EarliestAccountsTests {
         accounts.add(1_000)
         for late in [2_000_000.0, 500_000, 3_000_000, 40] { accounts.add(1_000 + late) }
         #expect(accounts.earliest == 1_000 && accounts.count == 5)
-        // An earlier account moves the line at once (the device's clock runs slow against ours).
+        // An earlier account moves the line at once (the device's clock runs fast against ours).
         accounts.add(900)
         #expect(accounts.earliest == 900)
         // 32 accounts later, each later than 900, the 900 has left the window.

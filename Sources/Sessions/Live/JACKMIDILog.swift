@@ -10,11 +10,11 @@ import Synchronization
 /// on a queue of its own), so recording never waits on the audio thread and never depends on
 /// anyone polling the session.
 ///
-/// When a message sounds comes from the output's presentation clock, a line through the earliest
-/// of its cycles' starts. In the first cycles that line rests on a few callbacks, often late
-/// ones (3.8 ms seen on a busy machine): a message timed then waits in the ring, up to a second,
-/// until the line has followed `matureAccounts` cycles, and is timed again on it, unless the
-/// line started over in between (an xrun: then the first time stands).
+/// When a message sounds comes from the output's clock line, the earliest of its cycles' starts
+/// (`JACKClockLine`). In the first cycles that line rests on a few callbacks, often late ones
+/// (3.8 ms seen on a busy machine): a message timed then waits in the ring, up to a second, until
+/// the line has followed `matureAccounts` cycles, and is timed again on it, unless the line started
+/// over in between (an xrun, a new period, a jump: then the first time stands).
 final class JACKMIDILog: @unchecked Sendable {
     private struct Entry {
         var arrival: UInt64 = 0
@@ -27,7 +27,7 @@ final class JACKMIDILog: @unchecked Sendable {
 
     /// The cycles a line follows before its times stand.
     static let matureAccounts = 8
-    private let clock: JACKOutput
+    private let clock: JACKClockLine
 
     private let capacity = 8_192
     private let entries: UnsafeMutablePointer<Entry>
@@ -39,7 +39,7 @@ final class JACKMIDILog: @unchecked Sendable {
     /// Where each message sounds (arrival, sample time), for aligning the MIDI file with the audio.
     let placements = Mutex<[(arrival: UInt64, sampleTime: Int64)]>([])
 
-    init(clock: JACKOutput) {
+    init(clock: JACKClockLine) {
         self.clock = clock
         entries = .allocate(capacity: capacity)
         entries.initialize(repeating: Entry(), count: capacity)
@@ -54,18 +54,19 @@ final class JACKMIDILog: @unchecked Sendable {
     var droppedCount: Int { dropped.load(ordering: .relaxed) }
 
     /// Process thread: logs one JACK MIDI event (no allocation, no lock).
-    func push(_ bytes: UnsafeBufferPointer<UInt8>, sampleTime: Int64, arrival: UInt64) {
-        guard let base = bytes.baseAddress, bytes.count > 0, base[0] != 0xF0 else { return }
+    func push(_ bytes: UnsafeBufferPointer<UInt8>, sampleTime: Int64) {
+        guard let base = bytes.baseAddress, bytes.count > 0, base[0] != 0xF0,
+            let reading = clock.reading(ofSampleTime: sampleTime)
+        else { return }
         let write = head.load(ordering: .relaxed)
         guard write - tail.load(ordering: .acquiring) < capacity else {
             dropped.add(1, ordering: .relaxed)
             return
         }
-        let line = clock.line
         entries[write & (capacity - 1)] = Entry(
-            arrival: arrival, sampleTime: sampleTime,
-            bytes: (base[0], bytes.count > 1 ? base[1] : 0, bytes.count > 2 ? base[2] : 0), epoch: line.epoch,
-            isTimedOnMatureLine: line.accounts >= Self.matureAccounts)
+            arrival: reading.time, sampleTime: sampleTime,
+            bytes: (base[0], bytes.count > 1 ? base[1] : 0, bytes.count > 2 ? base[2] : 0), epoch: reading.epoch,
+            isTimedOnMatureLine: reading.accounts >= Self.matureAccounts)
         head.store(write + 1, ordering: .releasing)
     }
 
@@ -95,15 +96,12 @@ final class JACKMIDILog: @unchecked Sendable {
         var placed: [(arrival: UInt64, sampleTime: Int64)] = []
         while read < end {
             var entry = entries[read & (capacity - 1)]
-            if !entry.isTimedOnMatureLine {
-                let line = clock.line
-                if line.epoch == entry.epoch && line.accounts >= Self.matureAccounts,
-                    let time = clock.presentationTime(ofSampleTime: entry.sampleTime), clock.line.epoch == line.epoch
-                {
-                    entry.arrival = time
-                } else if waiting && line.epoch == entry.epoch
-                    && MIDITimestamp.now() < entry.arrival &+ 1_000_000_000
-                {
+            if !entry.isTimedOnMatureLine, let now = clock.reading(ofSampleTime: entry.sampleTime),
+                now.epoch == entry.epoch
+            {
+                if now.accounts >= Self.matureAccounts {
+                    entry.arrival = now.time
+                } else if waiting && MIDITimestamp.now() < entry.arrival &+ 1_000_000_000 {
                     break
                 }
             }

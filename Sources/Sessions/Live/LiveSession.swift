@@ -141,11 +141,9 @@ public final class LiveSession {
         }
         jack?.midiDestination = synthesis.destination
         if let jack, configuration.recordsMIDI {
-            let log = JACKMIDILog(clock: jack)
+            let log = JACKMIDILog(clock: jack.clockLine)
             jackRecording = log
-            jack.midiObserver = { bytes, sampleTime, arrival in
-                log.push(bytes, sampleTime: sampleTime, arrival: arrival)
-            }
+            jack.midiObserver = { bytes, sampleTime, _ in log.push(bytes, sampleTime: sampleTime) }
         } else {
             jackRecording = nil
         }
