@@ -2,6 +2,7 @@ import AudioGraph
 import AudioIO
 import Effects
 import Foundation
+import JACKIO
 import MIDIIO
 import SMF
 import Sampler
@@ -338,6 +339,30 @@ struct LiveSessionTests {
             #expect(output != nil)
         }
         #expect(output == nil, "a session released while running keeps its device")
+    }
+
+    @Test("a JACK session that records MIDI lets go of its client: stopped, or released without a stop")
+    func releasesJACKClient() throws {
+        let server = try JACKServer.started()
+        var configuration = configuration()
+        configuration.jack = JACKOutput.Configuration(clientName: "pianola-live", serverName: server.name)
+        weak var output: JACKOutput?
+        do {
+            let session = try LiveSession(configuration)
+            try session.start()
+            output = session.jack
+            #expect(output != nil && server.ports().contains("pianola-live:out_1"))
+            session.stop()
+        }
+        #expect(output == nil, "the JACK client and its MIDI recording keep each other alive")
+        do {
+            let session = try LiveSession(configuration)
+            try session.start()
+            output = session.jack
+            #expect(output != nil)
+        }
+        #expect(output == nil, "a JACK session released while running keeps its client")
+        #expect(!server.ports().contains("pianola-live:out_1"), "the client's ports stayed in the graph")
     }
 
     @Test("set-up fails with one typed error: a missing SoundFont, a peer that does not resolve, a bad device")
