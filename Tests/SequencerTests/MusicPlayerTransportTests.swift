@@ -204,9 +204,12 @@ struct MusicPlayerTransportTests {
         transport.waits = false
         transport.locate(3 * 24_000 + 1_000)  // just after beat 3
         transport.start()
+        // Cycles in real time (256 frames at 48 kHz, 5.3 ms) until past the cue: the player's cue
+        // thread has the quarter second it has on a real server, not the 0.1 s of a faster
+        // pace, which a loaded machine sometimes overran.
         for _ in 0..<50 {
             try transport.cycle()
-            usleep(2_000)
+            usleep(5_333)
         }
         try transport.cycles(1_000)  // 5.3 s
         let start = try #require(transport.rollStarts.first)
