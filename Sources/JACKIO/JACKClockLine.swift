@@ -54,7 +54,14 @@ package final class JACKClockLine: Sendable {
     package func publishCycle(sample: Int64, xruns: Int, periodFrames: Int) {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
-        let account = Double(now.tv_sec) * 1e9 + Double(now.tv_nsec) - Double(sample) * nanosecondsPerFrame
+        publishCycle(
+            sample: sample, xruns: xruns, periodFrames: periodFrames,
+            now: Double(now.tv_sec) * 1e9 + Double(now.tv_nsec))
+    }
+
+    /// The same, with the time the callback woke (CLOCK_MONOTONIC nanoseconds) given.
+    package func publishCycle(sample: Int64, xruns: Int, periodFrames: Int, now: Double) {
+        let account = now - Double(sample) * nanosecondsPerFrame
         let stream = (xruns: xruns, period: periodFrames)
         if stream != state.stream {
             state.stream = stream
