@@ -6,8 +6,8 @@
 /// usually, by milliseconds when the machine is busy). The earliest of the last few is therefore
 /// the best guess of the line, and late ones are passed over. It follows a device clock that
 /// drifts against the system's: at once when the device runs fast (each account is earlier), and
-/// as old accounts leave the window when it runs slow (32 accounts behind, a few nanoseconds). Fixed storage: it neither allocates nor locks, so a
-/// real-time thread may keep one.
+/// as old accounts leave the window when it runs slow (32 accounts behind, a few nanoseconds).
+/// Fixed storage: it neither allocates nor locks, so a real-time thread may keep one.
 package struct EarliestAccounts: Sendable {
     /// How many accounts the earliest is taken from.
     package static let window = 32

@@ -16,7 +16,7 @@ import Synchronization
 /// start-overs. What a reader takes (the cycle's start, its sample time, the period, the epoch and
 /// the accounts behind it) is published under a sequence lock, so it all comes from one cycle.
 /// Neither side allocates, locks or blocks.
-package final class JACKClockLine: Sendable {
+package final class JACKClockLine: @unchecked Sendable {
     /// A time read from the line, with the line it was read from.
     package struct Reading: Sendable, Equatable {
         /// CLOCK_MONOTONIC nanoseconds.
@@ -35,19 +35,12 @@ package final class JACKClockLine: Sendable {
     private let period = Atomic<Int>(0)
     private let epoch = Atomic<Int>(0)
     private let accounts = Atomic<Int>(0)
-    /// Process thread only.
-    private let state: ProcessState
+    // The process thread's own (the writer's; readers see only the atomics above).
+    private var lineAccounts = EarliestAccounts()
+    private var stream = (xruns: -1, period: 0)
+    private var lineEpoch = 0
 
-    private final class ProcessState: @unchecked Sendable {
-        var accounts = EarliestAccounts()
-        var stream = (xruns: -1, period: 0)
-        var epoch = 0
-    }
-
-    package init(sampleRate: Double) {
-        nanosecondsPerFrame = 1e9 / sampleRate
-        state = ProcessState()
-    }
+    package init(sampleRate: Double) { nanosecondsPerFrame = 1e9 / sampleRate }
 
     /// Takes a cycle that starts at sample time `sample`, with the stream's xruns so far and its
     /// period (process thread).
@@ -62,29 +55,28 @@ package final class JACKClockLine: Sendable {
     /// The same, with the time the callback woke (CLOCK_MONOTONIC nanoseconds) given.
     package func publishCycle(sample: Int64, xruns: Int, periodFrames: Int, now: Double) {
         let account = now - Double(sample) * nanosecondsPerFrame
-        let stream = (xruns: xruns, period: periodFrames)
-        if stream != state.stream {
-            state.stream = stream
+        if (xruns, periodFrames) != stream {
+            stream = (xruns, periodFrames)
             startOver()
-        } else if let line = state.accounts.earliest, account - line >= 20e6 {
+        } else if let line = lineAccounts.earliest, account - line >= 20e6 {
             // (An earlier account needs no start-over: it is the new earliest.)
             startOver()
         }
-        state.accounts.add(account)
-        let time = state.accounts.earliest! + Double(sample) * nanosecondsPerFrame
+        lineAccounts.add(account)
+        let time = lineAccounts.earliest! + Double(sample) * nanosecondsPerFrame
         let current = version.load(ordering: .relaxed)
         version.store(current + 1, ordering: .sequentiallyConsistent)
         cycleTime.store(UInt64(max(0, time)), ordering: .sequentiallyConsistent)
         cycleSample.store(sample, ordering: .sequentiallyConsistent)
         period.store(periodFrames, ordering: .sequentiallyConsistent)
-        epoch.store(state.epoch, ordering: .sequentiallyConsistent)
-        accounts.store(state.accounts.count, ordering: .sequentiallyConsistent)
+        epoch.store(lineEpoch, ordering: .sequentiallyConsistent)
+        accounts.store(lineAccounts.count, ordering: .sequentiallyConsistent)
         version.store(current + 2, ordering: .sequentiallyConsistent)
     }
 
     private func startOver() {
-        state.accounts.startOver()
-        state.epoch += 1
+        lineAccounts.startOver()
+        lineEpoch += 1
     }
 
     /// When the frame rendered at `sampleTime` is heard: a cycle renders what the server plays
