@@ -69,8 +69,10 @@ public enum TimePitch {
         return AudioFile.Buffer(samples: output, channelCount: channels, sampleRate: audio.sampleRate)
     }
 
-    /// Frames `range` of `audio` through SoundTouch (cleared first, flushed after), exactly
-    /// `length` frames long (the flush pads its last segment with silence; cut, or padded with it).
+    /// Frames `range` of `audio` through SoundTouch (cleared first), exactly `length` frames long:
+    /// its last segments pushed out with the range's last 20 ms played back and forth (at most
+    /// 200 blocks of 128 frames, as its own flush; silence would make it put out silence where
+    /// its segments skip ahead), then cut, or padded with silence.
     private static func stretch(
         _ audio: AudioFile.Buffer, _ range: Range<Int>, handle: UnsafeMutableRawPointer, channels: Int, length: Int
     ) -> [Float] {
@@ -96,50 +98,41 @@ public enum TimePitch {
                 drain()
             }
         }
-        soundtouch_flush(handle)
-        drain()
+        let span = min(Int(0.02 * audio.sampleRate), range.count)
+        var block = [Float](repeating: 0, count: 128 * channels)
+        var step = 0
+        for _ in 0..<200 where output.count < length * channels && span > 0 {
+            for frame in 0..<128 {
+                let source = (range.upperBound - 1 - mirrored(step, over: span)) * channels
+                for channel in 0..<channels { block[frame * channels + channel] = audio.samples[source + channel] }
+                step += 1
+            }
+            soundtouch_putSamples(handle, block, 128)
+            drain()
+        }
         output = Array(output.prefix(length * channels))
         if output.count < length * channels { output += [Float](repeating: 0, count: length * channels - output.count) }
         return output
     }
 
-    /// Attacks, as frame indices: 5 ms windows of the first difference of the channels' mean (a
-    /// high-pass that weights attacks) whose energy is 10 dB above the 50 ms before and above
-    /// −60 dBFS, at least 50 ms apart; each placed a millisecond before the window's largest step.
+    /// How far back from a stretch's last frame the `step`th frame played back and forth over
+    /// its last `span` frames lies: 0, 1, … `span` − 1, `span` − 1, … 0, 0, 1, …
+    static func mirrored(_ step: Int, over span: Int) -> Int {
+        let phase = step % (2 * span)
+        return phase < span ? phase : 2 * span - 1 - phase
+    }
+
+    /// Attacks, as frame indices (`OnsetDetector` over the channels' mean): where the energy of
+    /// the first difference jumps by 10 dB, at least 50 ms apart.
     static func onsets(in audio: AudioFile.Buffer) -> [Int] {
         let channels = max(1, audio.channelCount)
-        let window = max(1, Int(0.005 * audio.sampleRate))
-        let windows = audio.frameCount / window
-        guard windows > 2 else { return [] }
-        var energy = [Double](repeating: 0, count: windows)
-        var peak = [Int](repeating: 0, count: windows)
-        var previous = 0.0
-        for index in 0..<windows {
-            var (sum, largest) = (0.0, -1.0)
-            for frame in (index * window)..<((index + 1) * window) {
-                var mean = 0.0
-                for channel in 0..<channels { mean += Double(audio.samples[frame * channels + channel]) }
-                mean /= Double(channels)
-                let step = mean - previous
-                previous = mean
-                sum += step * step
-                if abs(step) > largest { (largest, peak[index]) = (abs(step), frame) }
-            }
-            energy[index] = sum
-        }
-        let floor = Double(window) * 1e-6
+        var detector = OnsetDetector(sampleRate: audio.sampleRate)
+        guard audio.frameCount / detector.window > 2 else { return [] }
         var found: [Int] = []
-        var last = -100
-        for index in 1..<windows where index - last >= 10 && energy[index] > floor {
-            let before = energy[max(0, index - 10)..<index]
-            let average = before.reduce(0, +) / Double(before.count)
-            if energy[index] > 10 * average {
-                let onset = max(1, peak[index] - Int(0.001 * audio.sampleRate))
-                if onset > (found.last ?? 0) {
-                    found.append(onset)
-                    last = index
-                }
-            }
+        for frame in 0..<audio.frameCount {
+            var mean = 0.0
+            for channel in 0..<channels { mean += Double(audio.samples[frame * channels + channel]) }
+            if let onset = detector.add(mean / Double(channels)) { found.append(onset) }
         }
         return found
     }

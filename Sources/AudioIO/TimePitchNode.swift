@@ -1,5 +1,6 @@
 import AudioGraph
 import CSoundTouch
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -23,12 +24,22 @@ import CSoundTouch
 /// `p` times as fast, which transposes it by `pitch` (p = 2^(pitch/1200)) and brings the duration to
 /// 1 / `rate`. Both change on the render thread without allocating (SoundTouch's own transposer
 /// rebuilds its filter, allocating, on every pitch change: it is not used), and the converter
-/// glides between pitches. SoundTouch works in segments: the node holds back about 0.1 s
-/// (`latency`) so that its output flows evenly, and nudges SoundTouch's tempo by up to 5 % to keep
-/// that much queued as the pitch moves. Streaming, the attacks are stretched with the rest
-/// (`TimePitch.process`, offline, also keeps them sharp). A change that would make SoundTouch play
-/// out far more than the node queues (a rate divided by a hundred at once) restarts it instead:
-/// a gap of its latency.
+/// glides between pitches. The converter runs as SoundTouch's segments come out, so what waits
+/// for the output is already in output time and fills at the input's pace whatever the pitch.
+/// SoundTouch puts out nothing until it holds a batch of input, and then a batch at once: the
+/// node holds that much back (`latency`: about 0.13 s at rate 1), and nudges SoundTouch's tempo
+/// by up to 5 % to keep holding it.
+///
+/// WSOLA alone repeats the segments that hold attacks when it slows down and skips them when it
+/// speeds up. As `TimePitch.process` does offline, the node cuts its input at attacks
+/// (`OnsetDetector`, for which the input waits 6 ms more): SoundTouch plays out the piece before
+/// the attack (pushed out with the piece's last 20 ms played back and forth), cut or padded to
+/// exactly its length at the rate and faded over a millisecond, and starts afresh on the attack,
+/// so every attack comes out once, where it belongs (a click train's within 4 ms from rate 0.25
+/// to 4). What SoundTouch held of the piece bridges its fresh start. Where that would be more
+/// than half a second of output (rates below about 0.2) it does not cut, and the attacks are
+/// stretched with the rest. A change that would make SoundTouch play out far more than the node
+/// queues (a rate divided by a hundred at once) restarts it instead: a gap of its latency.
 public final class TimePitchNode: RateConvertingNode, @unchecked Sendable {
     /// The rates accepted: 1/32…32.
     public static let rates = TimePitch.rates
@@ -41,19 +52,60 @@ public final class TimePitchNode: RateConvertingNode, @unchecked Sendable {
     private var transposer = VarispeedResampler(maximumFrameCount: 0)
     /// Interleaved frames to and from SoundTouch.
     private var interleaved = RealTimeBuffer<Float>(capacity: 2)
-    /// SoundTouch's output waiting for the transposer.
+    /// The output waiting to be played, in output time (transposed).
     private var queue = StereoQueue(capacity: 0)
-    /// Frames of SoundTouch's output held back before the output flows.
-    private var threshold = 0
     private var isFlowing = false
     private var sampleRate = 44_100.0
     private var carry = 0.0
     private var plannedRate = 1.0
     private var appliedTempo = 0.0
-    private var hasRendered = false
+    /// Whether the transposer has converted anything since the last reset (then it glides).
+    private var hasConverted = false
+    /// Output frames rendered silent before the output began to flow, since the last start.
+    private var silentFrames = 0
+    /// What the node keeps held once its output flows, in output frames: the most it has needed
+    /// since (so the latency does not move back and forth with the pitch).
+    private var target = 0.0
+    /// What the output took to start flowing beyond what the node held (a quantum's rounding
+    /// and the transposer's delay), in frames.
+    private var startExcess = 0
+    /// The latency while the output flows, in frames (0 before).
+    private let flowingLatency = Atomic<Int>(0)
     /// The input frames SoundTouch takes before it puts out a batch, at the tempo in use (its
     /// `SETTING_INITIAL_LATENCY`).
-    private var batchInput = 0
+    private let batchInput = Atomic<Int>(0)
+    /// How far back an attack lies when it is found (the input waits that long for SoundTouch).
+    private var attackLag = 0
+    /// What the node holds, in output frames (`pipeline`), at the end of the last quantum.
+    private var pipelineNow = 0.0
+    /// The input, interleaved stereo, in a ring of `historyFrames`: fed to SoundTouch
+    /// `detector.lag` frames late, so that a piece ends where an attack is found.
+    private var history = RealTimeBuffer<Float>(capacity: 2)
+    private var historyFrames = 1
+    private var detector = OnsetDetector(sampleRate: 44_100)
+    /// Input frames fed to SoundTouch.
+    private var fed = 0
+    /// The output frames the input fed to SoundTouch comes to (each frame at the output pace it
+    /// went in at), and the output frames the transposer has put out, since the last start: a
+    /// piece's end makes the one equal to the other.
+    private var scheduled = 0.0
+    private var produced = 0
+    /// What SoundTouch has given of the current piece, in its own frames.
+    private var pieceReceived = 0
+    /// Output frames per input frame at the tempo in use: 1 / rate, with the level control's nudge.
+    private var outputPace = 1.0
+    /// Where the current piece began, in input frames.
+    private var pieceStart = 0
+    /// A block of frames that pushes a piece's last segments out of SoundTouch (its own flush
+    /// allocates), and silence.
+    private var tail = RealTimeBuffer<Float>(capacity: 2 * 128, repeating: 0)
+    private var silence = RealTimeBuffer<Float>(capacity: 2 * 128, repeating: 0)
+    /// The most input a piece's end mirrors, in frames (20 ms).
+    private var mirrorFrames = 1
+    private let cuts = Atomic<Int>(0)
+
+    /// How many times the node has cut its input at an attack since it was made.
+    package var attacksCut: Int { cuts.load(ordering: .relaxed) }
 
     /// A time-pitch unit named `name` at rate 1 and pitch 0.
     public override init(name: String = "time-pitch") { super.init(name: name) }
@@ -76,12 +128,39 @@ public final class TimePitchNode: RateConvertingNode, @unchecked Sendable {
         set { pitchSetting.set(newValue) }
     }
 
-    /// The most the tempo is nudged by to bring the queue back to its level.
+    /// The most the tempo is nudged by to bring what the node holds back to its level.
     static let levelControl = 0.05
 
-    /// How long the node holds its output back, in seconds, for SoundTouch's segments to flow
-    /// evenly: 0.1 s, and longer when transposing down (0.1 s divided by the pitch ratio).
-    public var latency: Double { Double(threshold) / sampleRate / min(1, pow(2, pitch / 1_200)) }
+    /// What the node holds before its output flows, in output frames, at transposition `p` and
+    /// `rate`, and keeps held after: the most SoundTouch holds without putting anything out (its
+    /// starting batch) and the input waiting for the attack finder, both at the input's pace,
+    /// and 30 ms more (divided by `p` when transposing down) that always waits in the queue.
+    /// SoundTouch's output comes in batches, and a fresh start on an attack puts out nothing for
+    /// a whole batch; what it held of the piece before bridges that, so the queue never holds
+    /// less than those 30 ms.
+    private func threshold(transposition p: Double, rate: Double) -> Int {
+        let stretching = Double(batchInput.load(ordering: .relaxed) + attackLag) / rate
+        return Int(stretching + 0.03 * sampleRate / min(1, p)) + 2 * VarispeedResampler.chunk
+    }
+
+    /// Whether the node cuts its input at attacks at `rate`: if what SoundTouch holds, at most
+    /// a starting batch and the attack finder's lag, comes to no more than `largestFlush` frames
+    /// of output.
+    private func cutsAtAttacks(rate: Double) -> Bool {
+        Double(batchInput.load(ordering: .relaxed) + attackLag) / rate <= Double(largestFlush)
+    }
+
+    /// How long the input takes to come out, in seconds: what the node holds (SoundTouch's
+    /// starting batch and the 6 ms the attack finder looks ahead, at the input's pace, and 30 ms
+    /// of output) and, once the output flows, the quantum it started on. Settings that need the
+    /// node to hold more (a slower rate, a pitch further down) raise it, the output easing to
+    /// the new latency over a few tenths of a second; it does not come down again until the
+    /// output stops (a fifth down at rate 1: about 10 ms more).
+    public var latency: Double {
+        let flowing = flowingLatency.load(ordering: .relaxed)
+        if flowing > 0 { return Double(flowing) / sampleRate }
+        return Double(threshold(transposition: pow(2, pitch / 1_200), rate: rate)) / sampleRate
+    }
 
     public override func outputChannelCount(inputChannelCounts: [Int]) -> Int { 2 }
 
@@ -99,6 +178,10 @@ public final class TimePitchNode: RateConvertingNode, @unchecked Sendable {
         return count
     }
 
+    /// The most output a piece's end may push into the queue at once (half a second): beyond it
+    /// (rates below about 0.2) the node does not cut at attacks.
+    private var largestFlush: Int { Int(0.5 * sampleRate) }
+
     public override func prepare(format: AudioFormat, maximumFrameCount: Int) throws {
         if let stretcher { soundtouch_destroyInstance(stretcher) }
         stretcher = soundtouch_createInstance()
@@ -108,14 +191,21 @@ public final class TimePitchNode: RateConvertingNode, @unchecked Sendable {
         sampleRate = format.sampleRate
         soundtouch_setChannels(stretcher, 2)
         soundtouch_setSampleRate(stretcher, UInt32(sampleRate.rounded()))
-        transposer = VarispeedResampler(maximumFrameCount: maximumFrameCount)
+        // The transposer converts a chunk at a time; two octaves down makes four times as much.
+        transposer = VarispeedResampler(maximumFrameCount: 4 * VarispeedResampler.chunk + 64)
         let input = maximumInputFrameCount(forOutputFrames: maximumFrameCount)
-        // What SoundTouch may hand back at once: a quantum's worth at the highest pitch, and its
+        // What SoundTouch may hand back at once: a quantum's worth at the lowest tempo, and its
         // segments (at most a quarter second each at any tempo).
         let output = 4 * maximumFrameCount + Int(sampleRate)
         interleaved = RealTimeBuffer(capacity: 2 * max(input, output), repeating: 0)
-        threshold = Int(0.1 * sampleRate) + VarispeedResampler.chunk
-        queue = StereoQueue(capacity: 4 * threshold + 2 * output)
+        detector = OnsetDetector(sampleRate: sampleRate)
+        attackLag = detector.lag
+        // What waits in the queue at two octaves down, a piece's end, and SoundTouch's largest
+        // batch transposed two octaves down.
+        queue = StereoQueue(capacity: Int(0.2 * sampleRate) + 2 * largestFlush + 4 * output)
+        mirrorFrames = Int(0.02 * sampleRate)
+        historyFrames = input + detector.lag + mirrorFrames + 1
+        history = RealTimeBuffer(capacity: 2 * historyFrames, repeating: 0)
         warmUp(maximumFrameCount: maximumFrameCount)
         reset()
     }
@@ -160,76 +250,200 @@ public final class TimePitchNode: RateConvertingNode, @unchecked Sendable {
         carry = 0
         appliedTempo = 0
         isFlowing = false
-        hasRendered = false
+        hasConverted = false
+        silentFrames = 0
+        flowingLatency.store(0, ordering: .relaxed)
+        detector = OnsetDetector(sampleRate: sampleRate)
+        fed = 0
+        (scheduled, produced, pieceReceived, pieceStart) = (0, 0, 0, 0)
+        pipelineNow = 0
     }
 
     public override func render(into output: AudioBuffer, inputs: RenderInputs, frameCount: Int, time: AudioTime) {
         guard let stretcher else { return output.clear(frames: frameCount) }
-        var transposition = pow(2, pitch / 1_200)
-        if hasRendered && frameCount > 0 && transposition > transposer.rateNow {
-            // Gliding up drains the queue faster: no faster than it lasts until SoundTouch's next
-            // batch (the input it still lacks, in output time), so that a jump up (two octaves at
-            // once) does not run it dry; the glide takes longer instead.
-            let pending = Double(soundtouch_numUnprocessedSamples(stretcher))
-            let short = max(Double(frameCount) * plannedRate, Double(batchInput) - pending)
-            let lasting = Double(queue.count) / (short / plannedRate + Double(frameCount))
-            if lasting.isFinite { transposition = max(transposer.rateNow, min(transposition, lasting)) }
-        }
-        // SoundTouch puts out what the transposer takes this quantum: its rate as it glides
-        // (the mean of where it is and where it will be), nudged by at most 5 % towards the
-        // queue's level (SoundTouch's segments do not come out exactly at its nominal tempo).
-        let taken = transposer.meanRate(
-            towards: transposition, frames: frameCount, sampleRate: sampleRate, glide: hasRendered)
-        // The queue's level in output time (it drains `taken` frames per output frame).
-        let target = Double(threshold) * max(1, taken)
-        let level = isFlowing ? min(max((Double(queue.count) - target) / target, -1), 1) : 0
-        let tempo = plannedRate / taken * (1 + Self.levelControl * level)
+        let transposition = pow(2, pitch / 1_200)
+        let needed = Double(threshold(transposition: transposition, rate: plannedRate))
+        if isFlowing { target = max(target, needed) }
+        let held = isFlowing ? target : needed
+        // SoundTouch's output is transposed as it comes, at the transposer's rate as it glides
+        // (the mean of where it is and where it will be); its tempo is nudged by at most 5 %
+        // to keep what the node holds at `held` (a glide's mean rate is not exactly the one the
+        // transposer runs at, and settings change what it should hold). What it holds is
+        // measured across the whole node, not in the queue alone, which rises and falls with
+        // SoundTouch's batches.
+        let converting = transposer.meanRate(
+            towards: transposition, frames: frameCount, sampleRate: sampleRate, glide: hasConverted)
+        let level = isFlowing ? min(max((pipelineNow - held) / held, -1), 1) : 0
+        let tempo = plannedRate / converting * (1 + Self.levelControl * level)
         if tempo != appliedTempo {
             soundtouch_setTempo(stretcher, Float(tempo))
-            batchInput = Int(soundtouch_getSetting(stretcher, Self.initialLatency))
+            batchInput.store(Int(soundtouch_getSetting(stretcher, Self.initialLatency)), ordering: .relaxed)
             // The input SoundTouch holds comes out at the new tempo: slowed down far, it would be
             // more than the queue takes (and SoundTouch would grow its buffers, allocating).
             // Then it starts afresh: a gap of its latency.
-            if Double(soundtouch_numUnprocessedSamples(stretcher)) / tempo > Double(queue.capacity / 4) {
-                soundtouch_clear(stretcher)
-                isFlowing = false
-            }
+            let pending = Double(soundtouch_numUnprocessedSamples(stretcher)) / tempo / converting
+            if pending > Double(queue.capacity / 4) { restart(stretcher) }
             appliedTempo = tempo
+            outputPace = 1 / (tempo * converting)
         }
         if let input = inputs[0], input.frameLength > 0 {
-            let count = min(input.frameLength, interleaved.capacity / 2)
-            let left = input.channel(0)
-            let right = input.channel(min(1, input.channelCount - 1))
-            for frame in 0..<count {
-                interleaved[2 * frame] = left[frame]
-                interleaved[2 * frame + 1] = right[frame]
-            }
-            soundtouch_putSamples(stretcher, interleaved.base, UInt32(count))
+            take(input, stretcher, transposition: transposition, cutting: cutsAtAttacks(rate: plannedRate))
         }
-        collect(stretcher)
-        if !isFlowing && Double(queue.count) >= target { isFlowing = true }
-        guard isFlowing else {
+        collect(stretcher, transposition: transposition)
+        // It flows once it holds `held` (the input it holds grows by a quantum's worth each
+        // quantum): from the first input since it last ran dry, that many frames later.
+        let holding = pipeline()
+        if !isFlowing && holding >= held && queue.count >= frameCount {
+            isFlowing = true
+            target = held
+            startExcess = silentFrames + transposer.delay - Int(held)
+        }
+        if isFlowing {
+            queue.read(into: output.channel(0), output.channel(1), frames: frameCount)
+        } else {
             output.clear(frames: frameCount)
-            return
+            if holding > 0 { silentFrames += frameCount }
         }
-        transposer.render(
-            into: output.channel(0), output.channel(1), count: frameCount, rate: transposition,
-            sampleRate: sampleRate, glide: hasRendered
-        ) { left, right, frames, _ in queue.read(into: left, right, frames: frames) }
-        hasRendered = true
+        pipelineNow = pipeline()
+        if isFlowing { flowingLatency.store(Int(target) + startExcess, ordering: .relaxed) }
         // Run dry (the input stopped coming, or a restart): fill up to the latency again.
-        if queue.count == 0 { isFlowing = false }
+        if queue.count == 0 && isFlowing {
+            isFlowing = false
+            silentFrames = 0
+        }
     }
 
-    /// Moves what SoundTouch has ready into the queue, as much as it takes.
-    private func collect(_ stretcher: UnsafeMutableRawPointer) {
+    /// What the node holds, in output frames: the queue, what SoundTouch and the transposer owe
+    /// (what the input fed comes to, less what came out: every piece comes out exactly that
+    /// long), and the input waiting for the attack finder, at the rate.
+    private func pipeline() -> Double {
+        Double(queue.count) + scheduled - Double(produced) + Double(detector.frame - fed) / plannedRate
+    }
+
+    /// Starts SoundTouch afresh, its input dropped: the output fills up to the latency again.
+    private func restart(_ stretcher: UnsafeMutableRawPointer) {
+        soundtouch_clear(stretcher)
+        (scheduled, produced, pieceReceived, pieceStart) = (0, 0, 0, fed)
+        isFlowing = false
+        silentFrames = 0
+    }
+
+    /// Moves what SoundTouch has ready through the transposer into the queue, as much as it
+    /// takes; with `limit`, no more than makes the piece that long, faded over its last
+    /// millisecond.
+    private func collect(_ stretcher: UnsafeMutableRawPointer, transposition: Double, limit: Int? = nil) {
         let capacity = interleaved.capacity / 2
         while soundtouch_numSamples(stretcher) > 0 {
-            let room = min(capacity, queue.capacity - queue.count)
+            // Room for what comes out of the transposer: up to four times as much.
+            var room = min(capacity, (queue.capacity - queue.count) / 4)
+            if let limit { room = min(room, limit - pieceReceived) }
             guard room > 0 else { return }
             let received = Int(soundtouch_receiveSamples(stretcher, interleaved.base, UInt32(room)))
             guard received > 0 else { return }
-            queue.append(interleaved: interleaved.base, frames: received)
+            if let limit { fadeOut(received, before: limit) }
+            pieceReceived += received
+            transpose(interleaved.base, frames: received, transposition: transposition)
         }
+    }
+
+    /// Fades out the `frames` frames in `interleaved` that continue the piece over its last
+    /// millisecond before frame `end` of the piece.
+    private func fadeOut(_ frames: Int, before end: Int) {
+        let fade = detector.lead
+        for frame in min(frames, max(0, end - fade - pieceReceived))..<frames {
+            let gain = Float(end - pieceReceived - frame) / Float(fade + 1)
+            interleaved[2 * frame] *= gain
+            interleaved[2 * frame + 1] *= gain
+        }
+    }
+
+    /// Transposes `frames` interleaved frames into the queue.
+    private func transpose(_ samples: UnsafePointer<Float>, frames: Int, transposition: Double) {
+        transposer.convert(
+            samples, frames: frames, rate: transposition, sampleRate: sampleRate, glide: hasConverted
+        ) { converted, count in produced += queue.append(interleaved: converted, frames: count) }
+        hasConverted = true
+    }
+
+    /// Puts the quantum's input in the ring and looks for attacks in it: at each, what comes
+    /// before goes to SoundTouch and the piece ends; then the input up to `detector.lag` frames
+    /// ago goes to SoundTouch.
+    private func take(
+        _ input: AudioBuffer, _ stretcher: UnsafeMutableRawPointer, transposition: Double, cutting: Bool
+    ) {
+        let count = min(input.frameLength, historyFrames - detector.lag - mirrorFrames - 1)
+        let left = input.channel(0)
+        let right = input.channel(min(1, input.channelCount - 1))
+        for frame in 0..<count {
+            let slot = 2 * (detector.frame % historyFrames)
+            history[slot] = left[frame]
+            history[slot + 1] = right[frame]
+            if let onset = detector.add(0.5 * (Double(left[frame]) + Double(right[frame]))), onset > fed, cutting {
+                feed(stretcher, upTo: onset, transposition: transposition)
+                endPiece(stretcher, transposition: transposition)
+            }
+        }
+        feed(stretcher, upTo: detector.frame - detector.lag, transposition: transposition)
+    }
+
+    /// Feeds SoundTouch the input from `fed` up to frame `end` (from the ring, in at most two
+    /// stretches), counting it into the piece's length.
+    private func feed(_ stretcher: UnsafeMutableRawPointer, upTo end: Int, transposition: Double) {
+        while fed < end {
+            let start = fed % historyFrames
+            let count = min(end - fed, historyFrames - start)
+            soundtouch_putSamples(stretcher, history.base + 2 * start, UInt32(count))
+            scheduled += Double(count) * outputPace
+            fed += count
+            collect(stretcher, transposition: transposition)
+        }
+    }
+
+    /// Ends the piece at an attack: SoundTouch's last segments pushed out (at most 200 blocks of
+    /// 128 frames, as its own flush) with the piece's last 20 ms played back and forth (silence
+    /// would make it put out silence where its segments skip ahead), cut or padded to the
+    /// piece's length and faded out over a millisecond, and SoundTouch cleared for the next
+    /// piece. Where that would push more than `largestFlush` frames into the queue, or more than
+    /// it has room for, the piece goes on instead.
+    private func endPiece(_ stretcher: UnsafeMutableRawPointer, transposition: Double) {
+        // The piece's length in SoundTouch's output: what it lacks in output frames, at the
+        // transposition in use (a pitch change since it began leaves its output in SoundTouch's
+        // terms shorter or longer than its input over the tempo).
+        // (Before the transposer's first batch, it starts at the transposition asked.)
+        let converting = hasConverted ? transposer.rateNow : VarispeedResampler.clamped(transposition)
+        let rest = scheduled - Double(produced + transposer.delay)
+        let length = pieceReceived + Int((rest * converting).rounded())
+        guard rest <= Double(min(largestFlush, queue.capacity - queue.count - 4 * VarispeedResampler.chunk)) else {
+            return
+        }
+        let mirrored = min(mirrorFrames, fed - pieceStart)
+        var pushes = 0
+        var step = 0
+        while pieceReceived < length && pushes < 200 {
+            if soundtouch_numSamples(stretcher) == 0 {
+                for frame in 0..<128 {
+                    // Back from the piece's end and forth again, over its last `mirrored` frames.
+                    let back = mirrored > 0 ? TimePitch.mirrored(step, over: mirrored) : 0
+                    let slot = 2 * ((fed - 1 - back + historyFrames) % historyFrames)
+                    tail[2 * frame] = mirrored > 0 ? history[slot] : 0
+                    tail[2 * frame + 1] = mirrored > 0 ? history[slot + 1] : 0
+                    step += 1
+                }
+                soundtouch_putSamples(stretcher, tail.base, 128)
+                pushes += 1
+            }
+            let before = pieceReceived
+            collect(stretcher, transposition: transposition, limit: length)
+            if pieceReceived == before && soundtouch_numSamples(stretcher) > 0 { break }  // no room left
+        }
+        // Short of its length (SoundTouch gave less): silence to the end.
+        while pieceReceived < length {
+            let frames = min(128, length - pieceReceived)
+            pieceReceived += frames
+            transpose(silence.base, frames: frames, transposition: transposition)
+        }
+        soundtouch_clear(stretcher)
+        (pieceReceived, pieceStart) = (0, fed)
+        cuts.add(1, ordering: .relaxed)
     }
 }

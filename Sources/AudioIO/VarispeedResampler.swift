@@ -48,6 +48,10 @@ struct VarispeedResampler: ~Copyable {
         if let state { src_delete(state) }
     }
 
+    /// What the converter holds, in output frames at the rate it runs at now: how much later
+    /// than its input a frame comes out (its filter's delay).
+    var delay: Int { Int((held / rateNow).rounded()) }
+
     /// Drops the input read but not yet converted (a clip that interrupts cuts in sooner).
     mutating func dropBuffered() { consumed = available }
 
@@ -81,6 +85,39 @@ struct VarispeedResampler: ~Copyable {
     func meanRate(towards target: Double, frames: Int, sampleRate: Double, glide: Bool) -> Double {
         guard glide else { return Self.clamped(target) }
         return (rateNow + Self.slewed(from: rateNow, to: target, frames: frames, sampleRate: sampleRate)) / 2
+    }
+
+    /// Converts `frames` interleaved stereo frames of `samples` at `rate` (clamped to `rates`;
+    /// gliding towards it as `render` does, unless `glide` is false), handing what comes out to
+    /// `sink(interleaved, frames)` as it comes: about `frames / rate` frames, less or more by
+    /// what the converter's filter holds back. The push form of `render`, for a caller whose
+    /// input comes in batches (a time stretcher's segments); one converter uses one form.
+    mutating func convert(
+        _ samples: UnsafePointer<Float>, frames: Int, rate: Double, sampleRate: Double, glide: Bool,
+        sink: (UnsafePointer<Float>, Int) -> Void
+    ) {
+        guard let state, frames > 0 else { return }
+        var used = 0
+        var stalls = 0
+        while used < frames && stalls < 4 {
+            let step = min(frames - used, Self.chunk)
+            rateNow =
+                glide
+                ? Self.slewed(from: rateNow, to: rate, frames: Int(Double(step) / rateNow), sampleRate: sampleRate)
+                : Self.clamped(rate)
+            var data = SRC_DATA()
+            data.data_in = samples + 2 * used
+            data.input_frames = step
+            data.data_out = output.base
+            data.output_frames = output.capacity / 2
+            data.src_ratio = 1 / rateNow
+            data.end_of_input = 0
+            guard src_process(state, &data) == 0 else { return }
+            used += data.input_frames_used
+            held += Double(data.input_frames_used) - Double(data.output_frames_gen) * rateNow
+            if data.output_frames_gen > 0 { sink(output.base, data.output_frames_gen) }
+            stalls = data.input_frames_used == 0 && data.output_frames_gen == 0 ? stalls + 1 : 0
+        }
     }
 
     /// Writes `count` frames into `leftOut`/`rightOut` at `rate` (clamped to `rates`), reading

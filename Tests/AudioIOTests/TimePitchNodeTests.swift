@@ -97,3 +97,70 @@ struct TimePitchNodeTests {
         #expect(node.rate == 1 && !node.pitch.isNaN)
     }
 }
+
+extension TimePitchNodeTests {
+    /// Onsets in `output`: the first sample above `level` after at least 5 ms below it.
+    func onsets(_ output: [Float], above level: Float) -> [Int] {
+        var found: [Int] = []
+        var last = Int.min / 2
+        for (index, sample) in output.enumerated() where abs(sample) > level {
+            if index - last > 240 { found.append(index) }
+            last = index
+        }
+        return found
+    }
+
+    @Test(
+        "streaming, a click train keeps its onsets: every click once, within 10 ms of latency + time / rate",
+        arguments: [(0.8, 300.0), (1.5, 0), (1, -700), (0.5, 0), (2, 0), (0.25, 0), (4, 0), (1, 1_200), (0.5, -2_400)])
+    func clickTrain(rate: Double, pitch: Double) throws {
+        var samples = [Float](repeating: 0, count: 3 * 48_000)
+        for click in stride(from: 0, to: samples.count, by: 4_800) { samples[click] = 0.9 }
+        let clip = try AudioClip(channels: [samples], sampleRate: 48_000)
+        let (output, node) = try rendered(clip, rate: rate, pitch: pitch, frames: Int(3 / rate * 48_000) + 48_000)
+        let found = onsets(output, above: 0.1)
+        let expected = (0..<30).map { node.latency * 48_000 + Double($0 * 4_800) / rate }
+        #expect(found.count == expected.count, "rate \(rate), \(pitch) cents: \(found.count) clicks for 30")
+        let worst = expected.map { time in found.map { abs(Double($0) - time) }.min() ?? .infinity }.max()!
+        #expect(worst / 48 < 10, "rate \(rate), \(pitch) cents: an onset \(worst / 48) ms from its place")
+    }
+
+    @Test(
+        "streaming, attacks on a held tone keep their places, the pitch still or jumping a fifth back and forth",
+        arguments: [0.8, 1.25], [false, true])
+    func attacksWhilePitchJumps(rate: Double, jumps: Bool) throws {
+        // A 440 Hz tone at −20 dBFS, and a 20 ms burst 12 dB louder every 150 ms, for 8 s.
+        let samples = (0..<(8 * 48_000)).map { n in
+            Float((n % 7_200 < 960 ? 0.4 : 0.1) * sin(2 * Double.pi * 440 * Double(n) / 48_000))
+        }
+        let frames = Int(8 / rate * 48_000)
+        var latencies: [Double] = []  // the node's latency before each quantum, output frames
+        let (output, _) = try rendered(
+            try AudioClip(channels: [samples], sampleRate: 48_000), rate: rate, pitch: 0, frames: frames, quantum: 256
+        ) { done, node in
+            if jumps && done % 25_600 == 0 { node.pitch = (done / 25_600) % 2 == 0 ? 0 : 700 }
+            latencies.append(node.latency * 48_000)
+        }
+        // Once it sounds, no quantum is silent (the tone alone peaks at 0.1).
+        let start = (output.firstIndex { abs($0) > 0.05 } ?? 0) + 256
+        var silent = 0
+        for quantum in stride(from: start, to: frames - 48_000, by: 256)
+        where (output[quantum..<quantum + 256].map(abs).max() ?? 0) < 0.05 {
+            silent += 1
+        }
+        #expect(silent == 0, "rate \(rate): \(silent) silent quanta")
+        // Every burst once, 150 ms / rate after the one before (±10 ms).
+        let bursts = onsets(output.map { abs($0) > 0.2 ? $0 : 0 }, above: 0.2)
+        // Less the change in the node's latency between the two (a pitch jump changes it).
+        let gaps = zip(bursts, bursts.dropFirst()).map { first, second in
+            let (before, after) = (
+                latencies[min(first / 256 + 1, latencies.count - 1)],
+                latencies[min(second / 256 + 1, latencies.count - 1)]
+            )
+            return (Double(second - first) - after + before) / 48
+        }
+        let worst = gaps.map { abs($0 - 150 / rate) }.max() ?? .infinity
+        #expect(abs(bursts.count - 53) <= 1, "rate \(rate): \(bursts.count) bursts")
+        #expect(worst < 10, "rate \(rate): gaps \(gaps.map { Int($0) })")
+    }
+}

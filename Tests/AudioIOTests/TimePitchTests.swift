@@ -59,6 +59,24 @@ struct TimePitchTests {
         #expect(worst / rate * 1_000 < 10, "an onset \(worst / rate * 1_000) ms from its place")
     }
 
+    @Test("a held tone cut at its attacks sounds on up to each attack, without a gap", arguments: [0.8, 1.25, 0.5, 2])
+    func noGapBeforeAttacks(stretch: Double) throws {
+        // A 440 Hz tone at −20 dBFS, and a 20 ms burst 12 dB louder every 150 ms, for 3 s.
+        let samples = (0..<Int(3 * rate)).map { n in
+            Float((n % 7_200 < 960 ? 0.4 : 0.1) * sin(2 * Double.pi * 440 * Double(n) / rate))
+        }
+        let input = AudioFile.Buffer(samples: samples, channelCount: 1, sampleRate: rate)
+        #expect(TimePitch.onsets(in: input).count == 19)
+        let output = try TimePitch.process(input, rate: stretch, cents: 0).samples
+        // Every 5 ms window holds the tone (it peaks at 0.1), but the last.
+        var quiet: [Int] = []
+        for window in stride(from: 0, to: output.count - 480, by: 240)
+        where (output[window..<window + 240].map(abs).max() ?? 0) < 0.05 {
+            quiet.append(window)
+        }
+        #expect(quiet.isEmpty, "rate \(stretch): quiet windows at \(quiet)")
+    }
+
     @Test("at rate 1 and pitch 0 music keeps its loudness (within 0.5 LU)")
     func loudness() throws {
         // Music enough for the meter: chords of decaying harmonic tones, a new one every 250 ms.

@@ -1,4 +1,5 @@
 import CAllocationCounter
+import Foundation
 import Pianola
 import Testing
 
@@ -113,6 +114,43 @@ struct RoutedOutputAllocationTests {
             }
         }
         #expect(peak > 0.01, "the music comes through")
+        #expect(allocations == 0, "\(allocations) allocations")
+    }
+
+    @Test("a time-pitch unit cutting a held tone at its attacks, at rates 1/4 to 4, makes no heap allocation")
+    func noAllocationsCuttingAtAttacks() throws {
+        // A 440 Hz tone at −20 dBFS, and a 20 ms burst 12 dB louder every 150 ms, for 40 s.
+        let samples = (0..<(40 * 44_100)).map { n in
+            Float((n % 6_615 < 882 ? 0.4 : 0.1) * sin(2 * Double.pi * 440 * Double(n) / 44_100))
+        }
+        let engine = AudioEngine()
+        let player = AudioFilePlayerNode()
+        let timePitch = TimePitchNode()
+        try engine.attach(player)
+        try engine.attach(timePitch)
+        try engine.connect(player, to: timePitch)
+        try engine.connect(timePitch, to: engine.mainMixerNode)
+        try engine.enableManualRenderingMode(format: .stereo(sampleRate: 44_100), maximumFrameCount: 256)
+        try player.schedule(try AudioClip(channels: [samples], sampleRate: 44_100))
+        player.play()
+        let buffer = AudioBuffer(channelCount: 2, frameCapacity: 256)
+        for _ in 0..<100 { engine.render(frameCount: 256, into: buffer) }
+
+        var allocations = 0
+        let settings: [(rate: Double, pitch: Double)] = [
+            (1, 0), (0.8, 700), (1.25, -700), (0.25, 0), (4, 1_200), (0.5, -2_400), (2, 2_400), (1, 0),
+        ]
+        let before = timePitch.attacksCut
+        for (rate, pitch) in settings {
+            timePitch.rate = rate
+            timePitch.pitch = pitch
+            for _ in 0..<150 {
+                pianola_allocations_start()
+                engine.render(frameCount: 256, into: buffer)
+                allocations += pianola_allocations_stop()
+            }
+        }
+        #expect(timePitch.attacksCut - before > 40, "\(timePitch.attacksCut - before) attacks cut")
         #expect(allocations == 0, "\(allocations) allocations")
     }
 }
