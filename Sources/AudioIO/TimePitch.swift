@@ -60,7 +60,7 @@ public enum TimePitch {
             // A millisecond's fade where the next attack cuts in.
             if end < audio.frameCount {
                 for frame in max(0, length - fade)..<length {
-                    let gain = Float(length - frame) / Float(fade + 1)
+                    let gain = fadeGain(framesLeft: length - frame, over: fade)
                     for channel in 0..<channels { piece[frame * channels + channel] *= gain }
                 }
             }
@@ -70,9 +70,8 @@ public enum TimePitch {
     }
 
     /// Frames `range` of `audio` through SoundTouch (cleared first), exactly `length` frames long:
-    /// its last segments pushed out with the range's last 20 ms played back and forth (at most
-    /// 200 blocks of 128 frames, as its own flush; silence would make it put out silence where
-    /// its segments skip ahead), then cut, or padded with silence.
+    /// its last segments pushed out with a `PieceTail` (for at least its starting batch, and
+    /// 200 blocks as its own flush), then cut, or padded with silence.
     private static func stretch(
         _ audio: AudioFile.Buffer, _ range: Range<Int>, handle: UnsafeMutableRawPointer, channels: Int, length: Int
     ) -> [Float] {
@@ -98,16 +97,17 @@ public enum TimePitch {
                 drain()
             }
         }
-        let span = min(Int(0.02 * audio.sampleRate), range.count)
-        var block = [Float](repeating: 0, count: 128 * channels)
-        var step = 0
-        for _ in 0..<200 where output.count < length * channels && span > 0 {
-            for frame in 0..<128 {
-                let source = (range.upperBound - 1 - mirrored(step, over: span)) * channels
-                for channel in 0..<channels { block[frame * channels + channel] = audio.samples[source + channel] }
-                step += 1
+        var tail = PieceTail(sampleRate: audio.sampleRate, pieceFrames: range.count)
+        var block = [Float](repeating: 0, count: PieceTail.blockFrames * channels)
+        let startingBatch = Int(soundtouch_getSetting(handle, initialLatencySetting))
+        let pushes = max(200, 2 * startingBatch / PieceTail.blockFrames + 8)
+        for _ in 0..<pushes where output.count < length * channels {
+            block.withUnsafeMutableBufferPointer { block in
+                tail.fill(block.baseAddress!, channels: channels) { back, channel in
+                    audio.samples[(range.upperBound - 1 - back) * channels + channel]
+                }
             }
-            soundtouch_putSamples(handle, block, 128)
+            soundtouch_putSamples(handle, block, UInt32(PieceTail.blockFrames))
             drain()
         }
         output = Array(output.prefix(length * channels))
@@ -115,12 +115,14 @@ public enum TimePitch {
         return output
     }
 
-    /// How far back from a stretch's last frame the `step`th frame played back and forth over
-    /// its last `span` frames lies: 0, 1, … `span` − 1, `span` − 1, … 0, 0, 1, …
-    static func mirrored(_ step: Int, over span: Int) -> Int {
-        let phase = step % (2 * span)
-        return phase < span ? phase : 2 * span - 1 - phase
-    }
+    /// SoundTouch's `SETTING_NOMINAL_INPUT_SEQUENCE`: the input frames one segment takes.
+    static let nominalInputSequenceSetting: Int32 = 6
+    /// SoundTouch's `SETTING_INITIAL_LATENCY`: the input frames it takes before its first output
+    /// (its starting batch).
+    static let initialLatencySetting: Int32 = 8
+
+    /// The gain of a fade `over` frames, `framesLeft` frames before its end (1 … `over`).
+    static func fadeGain(framesLeft: Int, over fade: Int) -> Float { Float(framesLeft) / Float(fade + 1) }
 
     /// Attacks, as frame indices (`OnsetDetector` over the channels' mean): where the energy of
     /// the first difference jumps by 10 dB, at least 50 ms apart.
@@ -135,5 +137,33 @@ public enum TimePitch {
             if let onset = detector.add(mean / Double(channels)) { found.append(onset) }
         }
         return found
+    }
+}
+
+/// What pushes a piece's last segments out of SoundTouch, in blocks: the piece's last 20 ms played
+/// back and forth (0, 1, … frames back from its last frame, then forth again). Silence would make
+/// SoundTouch put out silence where its segments skip ahead (up to 9 ms before each attack).
+/// Allocation-free: the node fills its blocks on the audio thread.
+struct PieceTail {
+    /// Frames per block pushed.
+    static let blockFrames = 128
+    /// How far back it reaches, in frames: 20 ms, or the whole piece if shorter.
+    let span: Int
+    private var step = 0
+
+    init(sampleRate: Double, pieceFrames: Int) { span = min(Int(0.02 * sampleRate), pieceFrames) }
+
+    /// Fills `block` with its next `blockFrames` interleaved frames of `channels` channels:
+    /// `sample(back, channel)` is the piece's sample `back` frames before its last (silence for
+    /// an empty piece).
+    mutating func fill(
+        _ block: UnsafeMutablePointer<Float>, channels: Int, sample: (_ back: Int, _ channel: Int) -> Float
+    ) {
+        for frame in 0..<Self.blockFrames {
+            let phase = span > 0 ? step % (2 * span) : 0
+            let back = phase < span ? phase : 2 * span - 1 - phase
+            for channel in 0..<channels { block[frame * channels + channel] = span > 0 ? sample(back, channel) : 0 }
+            step += 1
+        }
     }
 }

@@ -35,10 +35,11 @@ import Synchronization
 /// (`OnsetDetector`, for which the input waits 6 ms more): SoundTouch plays out the piece before
 /// the attack (pushed out with the piece's last 20 ms played back and forth), cut or padded to
 /// exactly its length at the rate and faded over a millisecond, and starts afresh on the attack,
-/// so every attack comes out once, where it belongs (a click train's within 4 ms from rate 0.25
-/// to 4). What SoundTouch held of the piece bridges its fresh start. Where that would be more
-/// than half a second of output (rates below about 0.2) it does not cut, and the attacks are
-/// stretched with the rest. A change that would make SoundTouch play out far more than the node
+/// so every attack comes out once, where it belongs (a click train's within 4 ms of its place
+/// from rate 0.25 to 4 in the tests). What SoundTouch held of the piece bridges its fresh start.
+/// Where that would be more than half a second of output (rates below about 0.2), or SoundTouch's
+/// starting batch more than a quarter second of input (the rate over the transposition above
+/// about 5), it does not cut, and the attacks are stretched with the rest. A change that would make SoundTouch play out far more than the node
 /// queues (a rate divided by a hundred at once) restarts it instead: a gap of its latency.
 public final class TimePitchNode: RateConvertingNode, @unchecked Sendable {
     /// The rates accepted: 1/32…32.
@@ -66,8 +67,8 @@ public final class TimePitchNode: RateConvertingNode, @unchecked Sendable {
     /// What the node keeps held once its output flows, in output frames: the most it has needed
     /// since (so the latency does not move back and forth with the pitch).
     private var target = 0.0
-    /// What the output took to start flowing beyond what the node held (a quantum's rounding
-    /// and the transposer's delay), in frames.
+    /// What the output took to start flowing beyond what the node held (a quantum's rounding),
+    /// in frames.
     private var startExcess = 0
     /// The latency while the output flows, in frames (0 before).
     private let flowingLatency = Atomic<Int>(0)
@@ -98,10 +99,12 @@ public final class TimePitchNode: RateConvertingNode, @unchecked Sendable {
     private var pieceStart = 0
     /// A block of frames that pushes a piece's last segments out of SoundTouch (its own flush
     /// allocates), and silence.
-    private var tail = RealTimeBuffer<Float>(capacity: 2 * 128, repeating: 0)
-    private var silence = RealTimeBuffer<Float>(capacity: 2 * 128, repeating: 0)
-    /// The most input a piece's end mirrors, in frames (20 ms).
+    private var tail = RealTimeBuffer<Float>(capacity: 2 * PieceTail.blockFrames, repeating: 0)
+    private var silence = RealTimeBuffer<Float>(capacity: 2 * PieceTail.blockFrames, repeating: 0)
+    /// The most input a piece's end plays back and forth, in frames (`PieceTail`'s 20 ms).
     private var mirrorFrames = 1
+    /// The current piece's fade, in SoundTouch's frames: a millisecond of output.
+    private var fadeFrames = 1
     private let cuts = Atomic<Int>(0)
 
     /// How many times the node has cut its input at an attack since it was made.
@@ -134,7 +137,8 @@ public final class TimePitchNode: RateConvertingNode, @unchecked Sendable {
     /// What the node holds before its output flows, in output frames, at transposition `p` and
     /// `rate`, and keeps held after: the most SoundTouch holds without putting anything out (its
     /// starting batch) and the input waiting for the attack finder, both at the input's pace,
-    /// and 30 ms more (divided by `p` when transposing down) that always waits in the queue.
+    /// and 30 ms (divided by `p` when transposing down) and two of the transposer's chunks more
+    /// that always wait in the queue.
     /// SoundTouch's output comes in batches, and a fresh start on an attack puts out nothing for
     /// a whole batch; what it held of the piece before bridges that, so the queue never holds
     /// less than those 30 ms.
@@ -145,17 +149,21 @@ public final class TimePitchNode: RateConvertingNode, @unchecked Sendable {
 
     /// Whether the node cuts its input at attacks at `rate`: if what SoundTouch holds, at most
     /// a starting batch and the attack finder's lag, comes to no more than `largestFlush` frames
-    /// of output.
+    /// of output (not at rates below about 0.2), and its starting batch is at most a quarter
+    /// second of input (not where the rate over the transposition is above about 5: a piece
+    /// shorter than that batch would have to be pushed out with as much again, on one quantum).
     private func cutsAtAttacks(rate: Double) -> Bool {
-        Double(batchInput.load(ordering: .relaxed) + attackLag) / rate <= Double(largestFlush)
+        let batch = batchInput.load(ordering: .relaxed)
+        return Double(batch + attackLag) / rate <= Double(largestFlush) && Double(batch) <= 0.25 * sampleRate
     }
 
-    /// How long the input takes to come out, in seconds: what the node holds (SoundTouch's
-    /// starting batch and the 6 ms the attack finder looks ahead, at the input's pace, and 30 ms
-    /// of output) and, once the output flows, the quantum it started on. Settings that need the
-    /// node to hold more (a slower rate, a pitch further down) raise it, the output easing to
-    /// the new latency over a few tenths of a second; it does not come down again until the
-    /// output stops (a fifth down at rate 1: about 10 ms more).
+    /// How long the input takes to come out, in seconds: what the node holds (`threshold`:
+    /// SoundTouch's starting batch and the 6 ms the attack finder looks ahead, at the input's
+    /// pace, and about 40 ms of output) and, once the output flows, the rest of the quantum it
+    /// started on. Settings that need the node to hold more (a slower rate, a pitch further
+    /// down) raise it, the output easing to the new latency over a few tenths of a second; it
+    /// does not come down again until the output runs dry (a fifth down at rate 1: about 10 ms
+    /// more). Before the output flows, and after it runs dry, the estimate at the settings.
     public var latency: Double {
         let flowing = flowingLatency.load(ordering: .relaxed)
         if flowing > 0 { return Double(flowing) / sampleRate }
@@ -203,7 +211,7 @@ public final class TimePitchNode: RateConvertingNode, @unchecked Sendable {
         // What waits in the queue at two octaves down, a piece's end, and SoundTouch's largest
         // batch transposed two octaves down.
         queue = StereoQueue(capacity: Int(0.2 * sampleRate) + 2 * largestFlush + 4 * output)
-        mirrorFrames = Int(0.02 * sampleRate)
+        mirrorFrames = PieceTail(sampleRate: sampleRate, pieceFrames: .max).span
         historyFrames = input + detector.lag + mirrorFrames + 1
         history = RealTimeBuffer(capacity: 2 * historyFrames, repeating: 0)
         warmUp(maximumFrameCount: maximumFrameCount)
@@ -222,7 +230,7 @@ public final class TimePitchNode: RateConvertingNode, @unchecked Sendable {
         var blocks: [(tempo: Double, frames: Int)] = []
         for tempo in [1.0 / 128, 128, 1] {
             soundtouch_setTempo(stretcher, Float(tempo))
-            let segment = Int(soundtouch_getSetting(stretcher, Self.nominalInputSequence))
+            let segment = Int(soundtouch_getSetting(stretcher, TimePitch.nominalInputSequenceSetting))
             let quantum = Int((Double(maximumFrameCount) * min(32, tempo * 4)).rounded(.up))
             blocks.append((tempo, 3 * segment + 2 * quantum))
         }
@@ -237,11 +245,6 @@ public final class TimePitchNode: RateConvertingNode, @unchecked Sendable {
             soundtouch_clear(stretcher)
         }
     }
-
-    /// SoundTouch's `SETTING_NOMINAL_INPUT_SEQUENCE`: the input frames one segment takes.
-    private static let nominalInputSequence: Int32 = 6
-    /// SoundTouch's `SETTING_INITIAL_LATENCY`: the input frames it takes before its first output.
-    private static let initialLatency: Int32 = 8
 
     public override func reset() {
         if let stretcher { soundtouch_clear(stretcher) }
@@ -277,7 +280,7 @@ public final class TimePitchNode: RateConvertingNode, @unchecked Sendable {
         let tempo = plannedRate / converting * (1 + Self.levelControl * level)
         if tempo != appliedTempo {
             soundtouch_setTempo(stretcher, Float(tempo))
-            batchInput.store(Int(soundtouch_getSetting(stretcher, Self.initialLatency)), ordering: .relaxed)
+            batchInput.store(Int(soundtouch_getSetting(stretcher, TimePitch.initialLatencySetting)), ordering: .relaxed)
             // The input SoundTouch holds comes out at the new tempo: slowed down far, it would be
             // more than the queue takes (and SoundTouch would grow its buffers, allocating).
             // Then it starts afresh: a gap of its latency.
@@ -296,7 +299,7 @@ public final class TimePitchNode: RateConvertingNode, @unchecked Sendable {
         if !isFlowing && holding >= held && queue.count >= frameCount {
             isFlowing = true
             target = held
-            startExcess = silentFrames + transposer.delay - Int(held)
+            startExcess = silentFrames - Int(held)
         }
         if isFlowing {
             queue.read(into: output.channel(0), output.channel(1), frames: frameCount)
@@ -310,6 +313,7 @@ public final class TimePitchNode: RateConvertingNode, @unchecked Sendable {
         if queue.count == 0 && isFlowing {
             isFlowing = false
             silentFrames = 0
+            flowingLatency.store(0, ordering: .relaxed)
         }
     }
 
@@ -320,17 +324,16 @@ public final class TimePitchNode: RateConvertingNode, @unchecked Sendable {
         Double(queue.count) + scheduled - Double(produced) + Double(detector.frame - fed) / plannedRate
     }
 
-    /// Starts SoundTouch afresh, its input dropped: the output fills up to the latency again.
+    /// Starts SoundTouch afresh, its input dropped: the output plays what is queued, runs dry
+    /// and fills up to the latency again.
     private func restart(_ stretcher: UnsafeMutableRawPointer) {
         soundtouch_clear(stretcher)
         (scheduled, produced, pieceReceived, pieceStart) = (0, 0, 0, fed)
-        isFlowing = false
-        silentFrames = 0
     }
 
     /// Moves what SoundTouch has ready through the transposer into the queue, as much as it
     /// takes; with `limit`, no more than makes the piece that long, faded over its last
-    /// millisecond.
+    /// `fadeFrames` (a millisecond of output).
     private func collect(_ stretcher: UnsafeMutableRawPointer, transposition: Double, limit: Int? = nil) {
         let capacity = interleaved.capacity / 2
         while soundtouch_numSamples(stretcher) > 0 {
@@ -347,11 +350,11 @@ public final class TimePitchNode: RateConvertingNode, @unchecked Sendable {
     }
 
     /// Fades out the `frames` frames in `interleaved` that continue the piece over its last
-    /// millisecond before frame `end` of the piece.
+    /// `fadeFrames` before frame `end` of the piece.
     private func fadeOut(_ frames: Int, before end: Int) {
-        let fade = detector.lead
+        let fade = fadeFrames
         for frame in min(frames, max(0, end - fade - pieceReceived))..<frames {
-            let gain = Float(end - pieceReceived - frame) / Float(fade + 1)
+            let gain = TimePitch.fadeGain(framesLeft: end - pieceReceived - frame, over: fade)
             interleaved[2 * frame] *= gain
             interleaved[2 * frame + 1] *= gain
         }
@@ -399,46 +402,39 @@ public final class TimePitchNode: RateConvertingNode, @unchecked Sendable {
         }
     }
 
-    /// Ends the piece at an attack: SoundTouch's last segments pushed out (at most 200 blocks of
-    /// 128 frames, as its own flush) with the piece's last 20 ms played back and forth (silence
-    /// would make it put out silence where its segments skip ahead), cut or padded to the
-    /// piece's length and faded out over a millisecond, and SoundTouch cleared for the next
-    /// piece. Where that would push more than `largestFlush` frames into the queue, or more than
-    /// it has room for, the piece goes on instead.
+    /// Ends the piece at an attack: SoundTouch's last segments pushed out with a `PieceTail`
+    /// (for its starting batch at most, and a little more), cut or padded to the piece's length
+    /// and faded out over a millisecond of output, and SoundTouch cleared for the next piece.
+    /// Where that would push more than `largestFlush` frames into the queue, or more than it
+    /// has room for, the piece goes on instead.
     private func endPiece(_ stretcher: UnsafeMutableRawPointer, transposition: Double) {
-        // The piece's length in SoundTouch's output: what it lacks in output frames, at the
-        // transposition in use (a pitch change since it began leaves its output in SoundTouch's
-        // terms shorter or longer than its input over the tempo).
-        // (Before the transposer's first batch, it starts at the transposition asked.)
+        // The piece's length in SoundTouch's output: what the output lacks, less what the
+        // transposer owes, at the transposition in use (before the transposer's first batch, the
+        // one asked).
         let converting = hasConverted ? transposer.rateNow : VarispeedResampler.clamped(transposition)
-        let rest = scheduled - Double(produced + transposer.delay)
+        let rest = scheduled - Double(produced + transposer.owed)
         let length = pieceReceived + Int((rest * converting).rounded())
         guard rest <= Double(min(largestFlush, queue.capacity - queue.count - 4 * VarispeedResampler.chunk)) else {
             return
         }
-        let mirrored = min(mirrorFrames, fed - pieceStart)
-        var pushes = 0
-        var step = 0
-        while pieceReceived < length && pushes < 200 {
+        fadeFrames = max(1, Int((Double(detector.lead) * converting).rounded()))
+        var piece = PieceTail(sampleRate: sampleRate, pieceFrames: min(mirrorFrames, fed - pieceStart))
+        var pushes = batchInput.load(ordering: .relaxed) / PieceTail.blockFrames + 16
+        while pieceReceived < length && pushes > 0 {
             if soundtouch_numSamples(stretcher) == 0 {
-                for frame in 0..<128 {
-                    // Back from the piece's end and forth again, over its last `mirrored` frames.
-                    let back = mirrored > 0 ? TimePitch.mirrored(step, over: mirrored) : 0
-                    let slot = 2 * ((fed - 1 - back + historyFrames) % historyFrames)
-                    tail[2 * frame] = mirrored > 0 ? history[slot] : 0
-                    tail[2 * frame + 1] = mirrored > 0 ? history[slot + 1] : 0
-                    step += 1
+                piece.fill(tail.base, channels: 2) { back, channel in
+                    history[2 * ((fed - 1 - back + historyFrames) % historyFrames) + channel]
                 }
-                soundtouch_putSamples(stretcher, tail.base, 128)
-                pushes += 1
+                soundtouch_putSamples(stretcher, tail.base, UInt32(PieceTail.blockFrames))
+                pushes -= 1
             }
             let before = pieceReceived
             collect(stretcher, transposition: transposition, limit: length)
             if pieceReceived == before && soundtouch_numSamples(stretcher) > 0 { break }  // no room left
         }
-        // Short of its length (SoundTouch gave less): silence to the end.
+        // Short of its length (SoundTouch gave less, not seen in the tests): silence to the end.
         while pieceReceived < length {
-            let frames = min(128, length - pieceReceived)
+            let frames = min(PieceTail.blockFrames, length - pieceReceived)
             pieceReceived += frames
             transpose(silence.base, frames: frames, transposition: transposition)
         }

@@ -6,11 +6,13 @@ import CSampleRate
 #endif
 
 /// Varispeed on the audio thread: a stereo libsamplerate converter (medium-quality sinc, 97 dB
-/// signal-to-noise) that reads its input from a source in chunks and writes frames at `1 / rate`
-/// output frames per input frame, so a rate of 1.5 plays 1.5 times as fast and a fifth higher.
-/// libsamplerate moves the ratio linearly from one call's value to the next over the frames a
-/// call produces, so the rate moves smoothly; `render` slews the rate itself towards its target,
-/// at most a factor of 16 (the whole range) per 100 ms, so 1 → 1.5 takes 15 ms. All memory is allocated in `init`;
+/// signal-to-noise) that writes frames at `1 / rate` output frames per input frame, so a rate of
+/// 1.5 plays 1.5 times as fast and a fifth higher. It pulls its input from a source in chunks
+/// (`render`: a player, a varispeed node), or takes it as it comes (`convert`: the time-pitch
+/// node's transposer, behind SoundTouch); one converter uses one form. libsamplerate moves the
+/// ratio linearly from one call's value to the next over the frames a call produces, so the rate
+/// moves smoothly; both forms slew the rate itself towards its target, at most a factor of 16 (the
+/// whole range) per 100 ms, so 1 → 1.5 takes 15 ms. All memory is allocated in `init`;
 /// `src_process` and `src_reset` allocate nothing.
 struct VarispeedResampler: ~Copyable {
     /// Input frames read from the source at a time.
@@ -48,9 +50,9 @@ struct VarispeedResampler: ~Copyable {
         if let state { src_delete(state) }
     }
 
-    /// What the converter holds, in output frames at the rate it runs at now: how much later
-    /// than its input a frame comes out (its filter's delay).
-    var delay: Int { Int((held / rateNow).rounded()) }
+    /// The output frames the converter owes, at the rate it runs at now, for the input it has
+    /// taken (what it holds to look ahead of the frame it interpolates, and any input beyond).
+    var owed: Int { Int((held / rateNow).rounded()) }
 
     /// Drops the input read but not yet converted (a clip that interrupts cuts in sooner).
     mutating func dropBuffered() { consumed = available }

@@ -99,6 +99,31 @@ struct TimePitchNodeTests {
 }
 
 extension TimePitchNodeTests {
+    /// Where `output` falls quiet (every sample within 0.05) for `window` frames, from `start`
+    /// to `end`: windows a third of their length apart.
+    func quietWindows(_ output: [Float], window: Int, from start: Int, to end: Int) -> [Int] {
+        stride(from: start, to: end - window, by: window / 3).filter { at in
+            !output[at..<at + window].contains { abs($0) > 0.05 }
+        }
+    }
+
+    @Test(
+        "streaming, where SoundTouch's batch is too long to cut at attacks (rate 16; 4 two octaves down), it sounds on",
+        arguments: [(16.0, 0.0), (4, -2_400)])
+    func tooFastToCut(rate: Double, pitch: Double) throws {
+        let samples = heldToneWithBursts(seconds: 16, sampleRate: 48_000)
+        let frames = Int(16 / rate * 48_000)
+        let (output, node) = try rendered(
+            try AudioClip(channels: [samples], sampleRate: 48_000), rate: rate, pitch: pitch, frames: frames,
+            quantum: 256)
+        #expect(node.attacksCut == 0)
+        // Two periods of the tone as transposed.
+        let window = Int(2 * 48_000 / (440 * pow(2, pitch / 1_200)))
+        let start = output.firstIndex { abs($0) > 0.05 } ?? frames
+        let quiet = quietWindows(output, window: window, from: start, to: frames - Int(node.latency * 48_000))
+        #expect(start < frames / 2 && quiet.isEmpty, "rate \(rate), \(pitch) cents: quiet at \(quiet.prefix(10))")
+    }
+
     /// Onsets in `output`: the first sample above `level` after at least 5 ms below it.
     func onsets(_ output: [Float], above level: Float) -> [Int] {
         var found: [Int] = []
@@ -129,10 +154,7 @@ extension TimePitchNodeTests {
         "streaming, attacks on a held tone keep their places, the pitch still or jumping a fifth back and forth",
         arguments: [0.8, 1.25], [false, true])
     func attacksWhilePitchJumps(rate: Double, jumps: Bool) throws {
-        // A 440 Hz tone at −20 dBFS, and a 20 ms burst 12 dB louder every 150 ms, for 8 s.
-        let samples = (0..<(8 * 48_000)).map { n in
-            Float((n % 7_200 < 960 ? 0.4 : 0.1) * sin(2 * Double.pi * 440 * Double(n) / 48_000))
-        }
+        let samples = heldToneWithBursts(seconds: 8, sampleRate: 48_000)
         let frames = Int(8 / rate * 48_000)
         var latencies: [Double] = []  // the node's latency before each quantum, output frames
         let (output, _) = try rendered(
@@ -141,14 +163,10 @@ extension TimePitchNodeTests {
             if jumps && done % 25_600 == 0 { node.pitch = (done / 25_600) % 2 == 0 ? 0 : 700 }
             latencies.append(node.latency * 48_000)
         }
-        // Once it sounds, no quantum is silent (the tone alone peaks at 0.1).
-        let start = (output.firstIndex { abs($0) > 0.05 } ?? 0) + 256
-        var silent = 0
-        for quantum in stride(from: start, to: frames - 48_000, by: 256)
-        where (output[quantum..<quantum + 256].map(abs).max() ?? 0) < 0.05 {
-            silent += 1
-        }
-        #expect(silent == 0, "rate \(rate): \(silent) silent quanta")
+        // Once it sounds, it sounds on: no gap of 3 ms (the tone alone peaks at 0.1).
+        let quiet = quietWindows(
+            output, window: 144, from: output.firstIndex { abs($0) > 0.05 } ?? 0, to: frames - 48_000)
+        #expect(quiet.isEmpty, "rate \(rate): quiet at \(quiet.prefix(10))")
         // Every burst once, 150 ms / rate after the one before (±10 ms).
         let bursts = onsets(output.map { abs($0) > 0.2 ? $0 : 0 }, above: 0.2)
         // Less the change in the node's latency between the two (a pitch jump changes it).

@@ -1,5 +1,6 @@
 import AudioGraph
 import Foundation
+import TestSupport
 import Testing
 
 @testable import AudioIO
@@ -61,10 +62,7 @@ struct TimePitchTests {
 
     @Test("a held tone cut at its attacks sounds on up to each attack, without a gap", arguments: [0.8, 1.25, 0.5, 2])
     func noGapBeforeAttacks(stretch: Double) throws {
-        // A 440 Hz tone at −20 dBFS, and a 20 ms burst 12 dB louder every 150 ms, for 3 s.
-        let samples = (0..<Int(3 * rate)).map { n in
-            Float((n % 7_200 < 960 ? 0.4 : 0.1) * sin(2 * Double.pi * 440 * Double(n) / rate))
-        }
+        let samples = heldToneWithBursts(seconds: 3, sampleRate: rate)
         let input = AudioFile.Buffer(samples: samples, channelCount: 1, sampleRate: rate)
         #expect(TimePitch.onsets(in: input).count == 19)
         let output = try TimePitch.process(input, rate: stretch, cents: 0).samples

@@ -52,3 +52,12 @@ public struct SplitMix: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+/// A held 440 Hz tone at −20 dBFS with a 20 ms burst 12 dB louder every 150 ms (each an attack
+/// for the time-pitch unit to keep), `seconds` long, mono.
+public func heldToneWithBursts(seconds: Double, sampleRate: Double) -> [Float] {
+    let (period, burst) = (Int(0.15 * sampleRate), Int(0.02 * sampleRate))
+    return (0..<Int(seconds * sampleRate)).map { n in
+        Float((n % period < burst ? 0.4 : 0.1) * sin(2 * Double.pi * 440 * Double(n) / sampleRate))
+    }
+}
