@@ -138,7 +138,8 @@ let package = Package(
 
         // MARK: Benchmarks (side by side with the reference tools; see Benchmarks/README.md)
         .executableTarget(
-            name: "effects-benchmark", dependencies: ["Effects", "AudioGraph", "SMF", "Sampler", "Sequencer"],
+            name: "effects-benchmark",
+            dependencies: ["Effects", "AudioGraph", "AudioIO", "SMF", "Sampler", "Sequencer"],
             path: "Benchmarks/EffectsBenchmark",
             swiftSettings: strictSettings),
         .executableTarget(

@@ -6,14 +6,17 @@ Run from the repository root:  python3 Benchmarks/timepitch_benchmark.py [--runs
 
 The music is the demo song rendered by `pianola render` with the bundled font (stereo, 48 kHz,
 float), stretched at three settings (rate 0.8 with +300 cents, rate 1.5, pitch -700 cents at rate
-1). Cost: pianola's is the whole `process` command less the same command without an effect (file
-reading and writing, start-up), pedalboard's the `time_stretch` call on the array in memory; best
-of N runs (default 3), seconds of CPU-free wall time per second of music. Quality, both sides:
+1). Cost: pianola's offline one is the whole `process` command less the same command without an
+effect (file reading and writing, start-up); its streaming one the `TimePitchNode` that `render`,
+`play` and `live` use, a player through it in an engine (`effects-benchmark --timepitch`, on the
+same samples in memory); pedalboard's the `time_stretch` call on the array in memory; best of N
+runs (default 3), seconds of wall time per second of music. Quality, both sides:
 the length against 1/rate, a 1 kHz sine's pitch against the cents asked, and a click train's
 onsets (clicks every 100 ms: how many come out, and the worst distance of an expected onset from
 the nearest one found).
 """
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -36,7 +39,7 @@ def main():
     import pedalboard as pb
     from scipy.io import wavfile
     warnings.simplefilter("ignore")  # libsndfile's PEAK chunk
-    binaries = render_benchmark.release_binaries("pianola")
+    binaries = render_benchmark.release_binaries("pianola", "effects-benchmark")
     pianola = os.path.join(binaries, "pianola")
     work = tempfile.mkdtemp(prefix="pianola-timepitch-")
     rate = 48000
@@ -61,19 +64,26 @@ def main():
 
     plain = best(pianola_process(song, os.path.join(work, "plain.wav"), None))
     print(f"The demo song rendered ({seconds:.1f} s, stereo, 48 kHz), best of {args.runs}; seconds per second of music")
-    print("| setting | pedalboard time_stretch | pianola timepitch | pianola / pedalboard |")
-    print("|---|---:|---:|---:|")
+    print("| setting | pedalboard time_stretch | pianola offline (`process`) | pianola streaming (node) | "
+          "offline / pedalboard | streaming / pedalboard |")
+    print("|---|---:|---:|---:|---:|---:|")
     planar = np.ascontiguousarray(music.T.astype(np.float32))
+    raw = os.path.join(work, "song.f32")
+    music.astype(np.float32).tofile(raw)
     for stretch, cents in settings:
         fx = f"timepitch:rate={stretch},pitch={cents}"
         ours = best(pianola_process(song, os.path.join(work, "out.wav"), fx)) - plain
+        out = subprocess.run([os.path.join(binaries, "effects-benchmark"), "--timepitch", raw, str(rate),
+                              str(args.runs), str(stretch), str(cents)], check=True, capture_output=True, text=True)
+        streaming = json.loads(out.stdout.strip().splitlines()[-1])["secondsPerSecond"]
         theirs = []
         for _ in range(args.runs):
             start = time.perf_counter()
             pb.time_stretch(planar, rate, stretch, cents / 100)
             theirs.append(time.perf_counter() - start)
-        print(f"| rate {stretch}, {cents:+d} cents | {min(theirs) / seconds:.4f} | {ours / seconds:.4f} | "
-              f"{ours / min(theirs):.2f}x |", flush=True)
+        theirs = min(theirs) / seconds
+        print(f"| rate {stretch}, {cents:+d} cents | {theirs:.4f} | {ours / seconds:.4f} | {streaming:.4f} | "
+              f"{ours / seconds / theirs:.2f}x | {streaming / theirs:.2f}x |", flush=True)
 
     t = np.arange(3 * rate) / rate
     sine = (0.5 * np.sin(2 * np.pi * 1000 * t)).astype(np.float32)

@@ -17,6 +17,11 @@ import AudioGraph
 // mean and the worst microseconds per design.
 //
 //   effects-benchmark --design-time
+//
+// With --timepitch, times the streaming time-pitch unit (a player through a `TimePitchNode`) on the
+// signal at a rate and a pitch in cents: prints one JSON object, seconds per second of the signal.
+//
+//   effects-benchmark --timepitch SIGNAL.f32 SAMPLE-RATE RUNS RATE CENTS
 import Effects
 import Foundation
 import SMF
@@ -32,16 +37,23 @@ if arguments.count >= 5 && arguments[1] == "--in-render" {
     try inRender(song: arguments[2], font: arguments[3], runs: Int(arguments[4]) ?? 1, fx: Array(arguments[5...]))
     exit(0)
 }
-guard arguments.count == 4, let data = FileManager.default.contents(atPath: arguments[1]),
-    let rate = Double(arguments[2]), let runs = Int(arguments[3])
+let timing = arguments.count == 7 && arguments[1] == "--timepitch"
+let signal = Array(arguments.dropFirst(timing ? 2 : 1))
+guard signal.count == (timing ? 5 : 3), let data = FileManager.default.contents(atPath: signal[0]),
+    let rate = Double(signal[1]), let runs = Int(signal[2])
 else {
     print("usage: effects-benchmark SIGNAL.f32 SAMPLE-RATE RUNS")
+    print("       effects-benchmark --timepitch SIGNAL.f32 SAMPLE-RATE RUNS RATE CENTS")
     exit(2)
 }
 let interleaved = data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
 let frames = interleaved.count / 2
 // Planar, as pedalboard is given it (outside the timing on both sides).
 let planar = (0..<2).map { channel in (0..<frames).map { interleaved[2 * $0 + channel] } }
+if timing {
+    try timePitch(planar, rate: rate, runs: runs, stretch: Double(signal[3]) ?? 1, cents: Double(signal[4]) ?? 0)
+    exit(0)
+}
 let block = 512
 
 func eq4() -> EQNode {

@@ -35,7 +35,7 @@ import Synchronization
 /// (`OnsetDetector`, for which the input waits 6 ms more): SoundTouch plays out the piece before
 /// the attack (pushed out with the piece's last 20 ms played back and forth), cut or padded to
 /// exactly its length at the rate and faded over a millisecond, and starts afresh on the attack,
-/// so every attack comes out once, where it belongs (a click train's within 4 ms of its place
+/// so every attack comes out once, where it belongs (a click train's within 3 ms of its place
 /// from rate 0.25 to 4 in the tests). What SoundTouch held of the piece bridges its fresh start.
 /// Where that would be more than half a second of output (rates below about 0.2), or SoundTouch's
 /// starting batch more than a quarter second of input (the rate over the transposition above
@@ -64,11 +64,11 @@ public final class TimePitchNode: RateConvertingNode, @unchecked Sendable {
     private var hasConverted = false
     /// Output frames rendered silent before the output began to flow, since the last start.
     private var silentFrames = 0
-    /// What the node keeps held once its output flows, in output frames: the most it has needed
-    /// since (so the latency does not move back and forth with the pitch).
+    /// What the node keeps held once its output flows, after each quantum, in output frames: what
+    /// it held after its first, raised when settings need more (it does not come down again, so
+    /// the latency does not move back and forth with the pitch).
     private var target = 0.0
-    /// What the output took to start flowing beyond what the node held (a quantum's rounding),
-    /// in frames.
+    /// The latency beyond what the node holds, in frames, from when its output began to flow.
     private var startExcess = 0
     /// The latency while the output flows, in frames (0 before).
     private let flowingLatency = Atomic<Int>(0)
@@ -265,18 +265,19 @@ public final class TimePitchNode: RateConvertingNode, @unchecked Sendable {
     public override func render(into output: AudioBuffer, inputs: RenderInputs, frameCount: Int, time: AudioTime) {
         guard let stretcher else { return output.clear(frames: frameCount) }
         let transposition = pow(2, pitch / 1_200)
+        // What the node must hold before a quantum is played, and after (settings that need more
+        // raise the target).
         let needed = Double(threshold(transposition: transposition, rate: plannedRate))
-        if isFlowing { target = max(target, needed) }
-        let held = isFlowing ? target : needed
+        if isFlowing { target = max(target, needed - Double(frameCount)) }
         // SoundTouch's output is transposed as it comes, at the transposer's rate as it glides
         // (the mean of where it is and where it will be); its tempo is nudged by at most 5 %
-        // to keep what the node holds at `held` (a glide's mean rate is not exactly the one the
+        // to keep what the node holds at `target` (a glide's mean rate is not exactly the one the
         // transposer runs at, and settings change what it should hold). What it holds is
         // measured across the whole node, not in the queue alone, which rises and falls with
         // SoundTouch's batches.
         let converting = transposer.meanRate(
             towards: transposition, frames: frameCount, sampleRate: sampleRate, glide: hasConverted)
-        let level = isFlowing ? min(max((pipelineNow - held) / held, -1), 1) : 0
+        let level = isFlowing ? min(max((pipelineNow - target) / needed, -1), 1) : 0
         let tempo = plannedRate / converting * (1 + Self.levelControl * level)
         if tempo != appliedTempo {
             soundtouch_setTempo(stretcher, Float(tempo))
@@ -293,14 +294,11 @@ public final class TimePitchNode: RateConvertingNode, @unchecked Sendable {
             take(input, stretcher, transposition: transposition, cutting: cutsAtAttacks(rate: plannedRate))
         }
         collect(stretcher, transposition: transposition)
-        // It flows once it holds `held` (the input it holds grows by a quantum's worth each
+        // It flows once it holds `needed` (the input it holds grows by a quantum's worth each
         // quantum): from the first input since it last ran dry, that many frames later.
         let holding = pipeline()
-        if !isFlowing && holding >= held && queue.count >= frameCount {
-            isFlowing = true
-            target = held
-            startExcess = silentFrames - Int(held)
-        }
+        let starts = !isFlowing && holding >= needed && queue.count >= frameCount
+        if starts { isFlowing = true }
         if isFlowing {
             queue.read(into: output.channel(0), output.channel(1), frames: frameCount)
         } else {
@@ -308,6 +306,12 @@ public final class TimePitchNode: RateConvertingNode, @unchecked Sendable {
             if holding > 0 { silentFrames += frameCount }
         }
         pipelineNow = pipeline()
+        if starts {
+            // What it holds after its first quantum is what it keeps holding: the output's
+            // timeline stays where it started (a target off by a quantum would move it that far).
+            target = pipelineNow
+            startExcess = silentFrames - Int(target)
+        }
         if isFlowing { flowingLatency.store(Int(target) + startExcess, ordering: .relaxed) }
         // Run dry (the input stopped coming, or a restart): fill up to the latency again.
         if queue.count == 0 && isFlowing {

@@ -99,6 +99,25 @@ struct TimePitchNodeTests {
 }
 
 extension TimePitchNodeTests {
+    @Test("streaming, at rate 1 and pitch 0 music keeps its loudness (within 0.5 LU), cut at its attacks")
+    func loudness() throws {
+        // Plucked: each chord down 26 dB when the next comes, a clear attack.
+        let music = TimePitchTests.chords(rate: 48_000, decay: 12)
+        let left = stride(from: 0, to: music.count, by: 2).map { music[$0] }
+        let right = stride(from: 1, to: music.count, by: 2).map { music[$0] }
+        let (output, node) = try rendered(
+            try AudioClip(channels: [left, right], sampleRate: 48_000), rate: 1, pitch: 0, frames: left.count + 24_000)
+        #expect(node.attacksCut > 20, "\(node.attacksCut) attacks cut")
+        // The left channel (what the helper renders), the latency dropped, measured as stereo.
+        let latency = Int(node.latency * 48_000)
+        let (before, after) = (
+            try TimePitchTests.loudness(left.flatMap { [$0, $0] }, rate: 48_000),
+            try TimePitchTests.loudness(output[latency..<(latency + left.count)].flatMap { [$0, $0] }, rate: 48_000)
+        )
+        print("streaming timepitch loudness at rate 1: \(before) LUFS in, \(after) LUFS out")
+        #expect(abs(before - after) < 0.5, "\(before) LUFS in, \(after) LUFS out")
+    }
+
     /// Where `output` falls quiet (every sample within 0.05) for `window` frames, from `start`
     /// to `end`: windows a third of their length apart.
     func quietWindows(_ output: [Float], window: Int, from start: Int, to end: Int) -> [Int] {
@@ -147,6 +166,7 @@ extension TimePitchNodeTests {
         let expected = (0..<30).map { node.latency * 48_000 + Double($0 * 4_800) / rate }
         #expect(found.count == expected.count, "rate \(rate), \(pitch) cents: \(found.count) clicks for 30")
         let worst = expected.map { time in found.map { abs(Double($0) - time) }.min() ?? .infinity }.max()!
+        print("streaming timepitch clicks, rate \(rate), \(pitch) cents: \(found.count) of 30, worst \(worst / 48) ms")
         #expect(worst / 48 < 10, "rate \(rate), \(pitch) cents: an onset \(worst / 48) ms from its place")
     }
 

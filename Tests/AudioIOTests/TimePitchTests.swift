@@ -75,9 +75,9 @@ struct TimePitchTests {
         #expect(quiet.isEmpty, "rate \(stretch): quiet windows at \(quiet)")
     }
 
-    @Test("at rate 1 and pitch 0 music keeps its loudness (within 0.5 LU)")
-    func loudness() throws {
-        // Music enough for the meter: chords of decaying harmonic tones, a new one every 250 ms.
+    /// Music enough for the loudness meter, interleaved stereo at `rate`: chords of harmonic
+    /// tones decaying as e^(−`decay` t), a new one every 250 ms, for 8 s.
+    static func chords(rate: Double, decay: Double = 4) -> [Float] {
         var samples = [Float](repeating: 0, count: Int(8 * rate) * 2)
         let roots = [220.0, 261.6, 329.6, 392.0, 293.7, 349.2]
         for note in 0..<32 {
@@ -87,19 +87,28 @@ struct TimePitchTests {
                 let t = Double(n) / rate
                 var value = 0.0
                 for harmonic in 1...5 { value += sin(2 * Double.pi * root * Double(harmonic) * t) / Double(harmonic) }
-                let sample = Float(0.15 * value * exp(-4 * t))
+                let sample = Float(0.15 * value * exp(-decay * t))
                 samples[2 * (start + n)] += sample
                 samples[2 * (start + n) + 1] += sample * 0.8
             }
         }
-        let input = AudioFile.Buffer(samples: samples, channelCount: 2, sampleRate: rate)
+        return samples
+    }
+
+    /// The integrated loudness of interleaved stereo `samples` at `rate`, LUFS.
+    static func loudness(_ samples: [Float], rate: Double) throws -> Double {
+        let meter = try LoudnessMeter(channelCount: 2, sampleRate: rate, measuresTruePeakAndRange: false)
+        samples.withUnsafeBufferPointer { meter.add(interleaved: $0) }
+        return meter.integratedLoudness
+    }
+
+    @Test("at rate 1 and pitch 0 music keeps its loudness (within 0.5 LU)")
+    func loudness() throws {
+        let input = AudioFile.Buffer(samples: Self.chords(rate: rate), channelCount: 2, sampleRate: rate)
         let output = try TimePitch.process(input, rate: 1, cents: 0)
-        func loudness(_ buffer: AudioFile.Buffer) throws -> Double {
-            let meter = try LoudnessMeter(channelCount: 2, sampleRate: rate, measuresTruePeakAndRange: false)
-            buffer.samples.withUnsafeBufferPointer { meter.add(interleaved: $0) }
-            return meter.integratedLoudness
-        }
-        let (before, after) = (try loudness(input), try loudness(output))
+        let (before, after) = (
+            try Self.loudness(input.samples, rate: rate), try Self.loudness(output.samples, rate: rate)
+        )
         print("timepitch loudness at rate 1: \(before) LUFS in, \(after) LUFS out")
         #expect(abs(before - after) < 0.5, "\(before) LUFS in, \(after) LUFS out")
     }
