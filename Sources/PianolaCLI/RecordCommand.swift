@@ -145,6 +145,11 @@ struct RecordCommand: ParsableCommand {
         }
         if !quiet { describe(recorder) }
         if let duration { try recorder.record(forDuration: duration) } else { try recorder.record() }
+        // "Recording to" once the audio flows: the devices' first periods (code run for the first
+        // time, pages touched) can overrun the capture, which should not fall on what a player
+        // starts at that line.
+        waitForSteadyAudio(recorder)
+        if !quiet { Terminal.writeError(recordingLine(recorder)) }
         let display = RecordDisplay(recorder: recorder, quiet: quiet, interactive: interactive, meterLog: log)
         let stopped = display.follow(until: duration != nil)
         // Measured while both devices still run.
@@ -171,8 +176,21 @@ struct RecordCommand: ParsableCommand {
                 "Monitor: \(output.device), latency up to \(String(format1: latency * 1000)) ms (input period + output buffer)\n"
             )
         }
+    }
+
+    private func recordingLine(_ recorder: AudioRecorder) -> String {
         let parts = split.map { " (a new file every \(String(format1: $0)) s)" } ?? ""
         let converted = fileRate.map { $0 == rate ? "" : " at \($0) Hz" } ?? ""
-        Terminal.writeError("Recording to \(recorder.files.first ?? output)\(parts), \(format.rawValue)\(converted)\n")
+        return "Recording to \(recorder.files.first ?? output)\(parts), \(format.rawValue)\(converted)\n"
+    }
+
+    /// Waits (at most 2 s) until the capture has gone round its buffer twice: every period's work
+    /// has run (and any overrun of the first periods has happened), or the recording failed or ended.
+    private func waitForSteadyAudio(_ recorder: AudioRecorder) {
+        let settings = recorder.input.configuration
+        let steady = 2 * Double(settings.periodFrames * settings.periodCount) / settings.sampleRate
+        for _ in 0..<200 where recorder.currentTime < steady && recorder.failure == nil && recorder.isRecording {
+            usleep(10_000)
+        }
     }
 }
