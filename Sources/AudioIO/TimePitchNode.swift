@@ -77,8 +77,6 @@ public final class TimePitchNode: RateConvertingNode, @unchecked Sendable {
     private let batchInput = Atomic<Int>(0)
     /// How far back an attack lies when it is found (the input waits that long for SoundTouch).
     private var attackLag = 0
-    /// What the node holds, in output frames (`pipeline`), at the end of the last quantum.
-    private var pipelineNow = 0.0
     /// The input, interleaved stereo, in a ring of `historyFrames`: fed to SoundTouch
     /// `detector.lag` frames late, so that a piece ends where an attack is found.
     private var history = RealTimeBuffer<Float>(capacity: 2)
@@ -259,7 +257,6 @@ public final class TimePitchNode: RateConvertingNode, @unchecked Sendable {
         detector = OnsetDetector(sampleRate: sampleRate)
         fed = 0
         (scheduled, produced, pieceReceived, pieceStart) = (0, 0, 0, 0)
-        pipelineNow = 0
     }
 
     public override func render(into output: AudioBuffer, inputs: RenderInputs, frameCount: Int, time: AudioTime) {
@@ -277,7 +274,7 @@ public final class TimePitchNode: RateConvertingNode, @unchecked Sendable {
         // SoundTouch's batches.
         let converting = transposer.meanRate(
             towards: transposition, frames: frameCount, sampleRate: sampleRate, glide: hasConverted)
-        let level = isFlowing ? min(max((pipelineNow - target) / needed, -1), 1) : 0
+        let level = isFlowing ? min(max((pipeline() - target) / needed, -1), 1) : 0
         let tempo = plannedRate / converting * (1 + Self.levelControl * level)
         if tempo != appliedTempo {
             soundtouch_setTempo(stretcher, Float(tempo))
@@ -305,11 +302,10 @@ public final class TimePitchNode: RateConvertingNode, @unchecked Sendable {
             output.clear(frames: frameCount)
             if holding > 0 { silentFrames += frameCount }
         }
-        pipelineNow = pipeline()
         if starts {
             // What it holds after its first quantum is what it keeps holding: the output's
             // timeline stays where it started (a target off by a quantum would move it that far).
-            target = pipelineNow
+            target = pipeline()
             startExcess = silentFrames - Int(target)
         }
         if isFlowing { flowingLatency.store(Int(target) + startExcess, ordering: .relaxed) }

@@ -107,18 +107,11 @@ struct VarispeedResampler: ~Copyable {
                 glide
                 ? Self.slewed(from: rateNow, to: rate, frames: Int(Double(step) / rateNow), sampleRate: sampleRate)
                 : Self.clamped(rate)
-            var data = SRC_DATA()
-            data.data_in = samples + 2 * used
-            data.input_frames = step
-            data.data_out = output.base
-            data.output_frames = output.capacity / 2
-            data.src_ratio = 1 / rateNow
-            data.end_of_input = 0
-            guard src_process(state, &data) == 0 else { return }
-            used += data.input_frames_used
-            held += Double(data.input_frames_used) - Double(data.output_frames_gen) * rateNow
-            if data.output_frames_gen > 0 { sink(output.base, data.output_frames_gen) }
-            stalls = data.input_frames_used == 0 && data.output_frames_gen == 0 ? stalls + 1 : 0
+            guard let (taken, made) = process(state, samples + 2 * used, step, into: output.base, output.capacity / 2)
+            else { return }
+            used += taken
+            if made > 0 { sink(output.base, made) }
+            stalls = taken == 0 && made == 0 ? stalls + 1 : 0
         }
     }
 
@@ -151,22 +144,36 @@ struct VarispeedResampler: ~Copyable {
                 }
                 (available, consumed) = (Self.chunk, 0)
             }
-            var data = SRC_DATA()
-            data.data_in = UnsafePointer(input.base + 2 * consumed)
-            data.input_frames = available - consumed
-            data.data_out = output.base + 2 * produced
-            data.output_frames = count - produced
-            data.src_ratio = 1 / rateNow
-            data.end_of_input = 0
-            guard src_process(state, &data) == 0 else { break }
-            consumed += data.input_frames_used
-            produced += data.output_frames_gen
-            held += Double(data.input_frames_used) - Double(data.output_frames_gen) * rateNow
-            stalls = data.input_frames_used == 0 && data.output_frames_gen == 0 ? stalls + 1 : 0
+            guard
+                let (taken, made) = process(
+                    state, input.base + 2 * consumed, available - consumed, into: output.base + 2 * produced,
+                    count - produced)
+            else { break }
+            consumed += taken
+            produced += made
+            stalls = taken == 0 && made == 0 ? stalls + 1 : 0
         }
         for frame in 0..<count {
             leftOut[frame] = frame < produced ? output[2 * frame] : 0
             if rightOut != leftOut { rightOut[frame] = frame < produced ? output[2 * frame + 1] : 0 }
         }
+    }
+
+    /// One `src_process` call at `rateNow`: up to `frames` interleaved input frames into room for
+    /// `room` output frames, counted into `held`. Returns the frames taken and made; nil on an error.
+    private mutating func process(
+        _ state: OpaquePointer, _ samples: UnsafePointer<Float>, _ frames: Int,
+        into out: UnsafeMutablePointer<Float>, _ room: Int
+    ) -> (taken: Int, made: Int)? {
+        var data = SRC_DATA()
+        data.data_in = samples
+        data.input_frames = frames
+        data.data_out = out
+        data.output_frames = room
+        data.src_ratio = 1 / rateNow
+        data.end_of_input = 0
+        guard src_process(state, &data) == 0 else { return nil }
+        held += Double(data.input_frames_used) - Double(data.output_frames_gen) * rateNow
+        return (data.input_frames_used, data.output_frames_gen)
     }
 }
