@@ -13,7 +13,9 @@ import Synchronization
 /// render holds, and the latency is the buffer (`bufferLatency`), not the buffer plus a period.
 ///
 /// The thread asks for SCHED_FIFO and runs at normal priority where that is not permitted
-/// (`isRealTimeScheduled` says which). Underruns are recovered with `snd_pcm_recover` and counted;
+/// (`isRealTimeScheduled` says which), or where the device does not pace it (`isPaced`: ALSA's
+/// `null` device takes periods as fast as they come, and a real-time thread that never waits would
+/// starve the rest of the machine). Underruns are recovered with `snd_pcm_recover` and counted;
 /// a device that goes away stops the stream and is reported by `failure`. After each period the
 /// device's own account (frames written, `snd_pcm_delay`) maps frames to the time they are heard
 /// (`presentationTime(ofSampleTime:)`). The audio thread allocates nothing and blocks only on the
@@ -82,6 +84,10 @@ public final class ALSAOutput: AudioOutputDevice, AudioPresentationClock, @unche
     public private(set) var sampleFormat: SampleFormat
     /// Channels of the stream (`Configuration.channelCount`): the engine's format has as many.
     public let channelCount: Int
+    /// Whether the device takes frames at its own rate, so that the audio thread waits for it:
+    /// false for ALSA's `null` device, which takes them as fast as they are rendered (a render
+    /// faster than real time, and no real-time scheduling for its thread).
+    public let isPaced: Bool
     private let pcm: OpaquePointer
     private let buffer: AudioBuffer
     private let interleaved: UnsafeMutableRawPointer
@@ -131,6 +137,7 @@ public final class ALSAOutput: AudioOutputDevice, AudioPresentationClock, @unche
         channelCount = configuration.channelCount
         sampleRate = configuration.sampleRate.rounded()  // ALSA rates are whole hertz
         pcm = handle
+        isPaced = snd_pcm_type(handle) != SND_PCM_TYPE_NULL
         do {
             (sampleFormat, periodFrames, periodCount) = try Self.configure(handle, configuration)
         } catch {
@@ -222,8 +229,9 @@ public final class ALSAOutput: AudioOutputDevice, AudioPresentationClock, @unche
         let id = threadID.load(ordering: .relaxed)
         return id == 0 ? nil : id
     }
-    /// Whether the audio thread got SCHED_FIFO (false: normal priority; not permitted here).
-    /// Known once the thread has started: `start()` waits for it.
+    /// Whether the audio thread got SCHED_FIFO (false: normal priority; not permitted here, or
+    /// not asked for, the device not being paced: `isPaced`). Known once the thread has started:
+    /// `start()` waits for it.
     public var isRealTimeScheduled: Bool { realtime.load(ordering: .relaxed) }
     public var isRunning: Bool { running.load(ordering: .relaxed) }
     /// The error that stopped the stream (device lost), if any.
@@ -285,9 +293,7 @@ public final class ALSAOutput: AudioOutputDevice, AudioPresentationClock, @unche
     /// The audio thread: render a period, convert, write; recover from underruns.
     private func runAudioThread() {
         threadID.store(pianola_current_thread_id(), ordering: .relaxed)
-        var parameters = sched_param()
-        parameters.sched_priority = 70
-        realtime.store(pthread_setschedparam(pthread_self(), Int32(SCHED_FIFO), &parameters) == 0, ordering: .relaxed)
+        realtime.store(isPaced && WorkerThread.requestRealTimeScheduling(), ordering: .relaxed)
         schedulingDecided.store(true, ordering: .releasing)
         let frames = periodFrames
         let stride = channelCount * sampleFormat.bytes

@@ -77,6 +77,9 @@ public final class AudioInputNode: AudioNode, @unchecked Sendable {
     public let configuration: Configuration
     /// The format the device delivers: the first of `SampleFormat.allCases` it accepts.
     public let sampleFormat: SampleFormat
+    /// Whether the device delivers frames at its own rate, so that a read waits for them: false
+    /// for ALSA's `null` device, which hands out silence as fast as it is read.
+    public let isPaced: Bool
     private let pcm: OpaquePointer
     private let interleaved: UnsafeMutableRawPointer
     private let captured: AudioBuffer
@@ -134,6 +137,7 @@ public final class AudioInputNode: AudioNode, @unchecked Sendable {
             throw error
         }
         pcm = handle
+        isPaced = snd_pcm_type(handle) != SND_PCM_TYPE_NULL
         self.configuration = granted
         // Room for the largest quantum an engine asks for (an output's period may differ from the input's).
         captured = AudioBuffer(channelCount: granted.channelCount, frameCapacity: Self.maximumFrames)

@@ -236,7 +236,7 @@ struct PlayCommand: ParsableCommand {
             let wasRunning = session.output.isRunning
             try session.play(sequence, from: startAt)
             startAt = nil
-            if !wasRunning && !session.output.isRealTimeScheduled && !quiet {
+            if !wasRunning && session.output.isPaced && !session.output.isRealTimeScheduled && !quiet {
                 Terminal.writeError(
                     "note: real-time scheduling (SCHED_FIFO) is not permitted here; the audio thread runs at normal priority\n"
                 )

@@ -438,11 +438,13 @@ def initiator_tests(pianola, font, work):
     listen_port = free_port_pair()
     listener, listener_reader, listener_log = start_live(
         pianola, font, work, "listener", ["--rtpmidi", f"127.0.0.1:{listen_port}", "--no-mdns"])
-    wait_for(r"network sessions on", listener_reader)
+    seen = wait_for(r"network sessions on", listener_reader)
+    check("initiator: the listening pianola listens", "network sessions on" in seen, seen.strip())
     refusing_port = free_port_pair()
     refusing, refusing_reader, refusing_log = start_live(
         pianola, font, work, "refusing", ["--rtpmidi", f"127.0.0.1:{refusing_port}", "--rtpmidi-allow", "nobody", "--no-mdns"])
-    wait_for(r"network sessions on", refusing_reader)
+    seen = wait_for(r"network sessions on", refusing_reader)
+    check("initiator: the refusing pianola listens", "network sessions on" in seen, seen.strip())
     guest, guest_reader, guest_log = start_live(
         pianola, font, work, "guest", ["--rtpmidi-connect", f"127.0.0.1:{listen_port}",
                                        "--rtpmidi-connect", f"127.0.0.1:{refusing_port}"])

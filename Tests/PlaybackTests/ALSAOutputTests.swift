@@ -118,4 +118,34 @@ struct ALSAOutputTests {
             try ALSAOutput(engine: engine, configuration: configuration)
         }
     }
+
+    @Test("ALSA's null device does not pace its thread, which is then not given real-time priority")
+    func nullDeviceIsNotPaced() throws {
+        // A SCHED_FIFO thread that never waits (the null device takes periods as fast as they are
+        // rendered) would starve the machine: a few such outputs on two cores stalled another
+        // program's start-up for half a minute.
+        let engine = AudioEngine()
+        var configuration = ALSAOutput.Configuration()
+        configuration.device = "null"
+        let output = try ALSAOutput(engine: engine, configuration: configuration)
+        #expect(!output.isPaced)
+        try output.start()
+        #expect(output.isRunning && !output.isRealTimeScheduled)
+        output.stop()
+        output.close()
+
+        let input = try AudioInputNode(configuration: .init(device: "null"))
+        #expect(!input.isPaced)
+        let recorder = AudioEngine()
+        try recorder.attach(input)
+        let clock = recorder.driveFromInput(input)
+        try clock.start()
+        #expect(!clock.isRealTimeScheduled)
+        clock.stop()
+
+        // The file plugin is taken as paced: it writes to whatever its file is (a FIFO a reader
+        // drains at the device's rate, as the VM's and the tests' recipes have it).
+        configuration.device = "file:FILE=/dev/null,FORMAT=raw"
+        #expect(try ALSAOutput(engine: AudioEngine(), configuration: configuration).isPaced)
+    }
 }

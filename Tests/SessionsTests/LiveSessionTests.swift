@@ -126,6 +126,9 @@ struct LiveSessionTests {
         #expect(!session.output.isRunning)
         try session.start()
         #expect(session.output.isRunning)
+        // The null device does not pace its thread: not given real-time scheduling, nothing refused.
+        #expect(!session.output.isPaced && !session.output.isRealTimeScheduled)
+        #expect(!session.notes.contains(.realTimeRefused), "\(session.notes)")
         let listener = try #require(session.network)
         #expect(listener.port != 0)
 

@@ -212,7 +212,8 @@ public final class LiveSession {
     public func start() throws(SessionError) {
         do { try engine.start() } catch { throw SessionError(error) }
         isRunning = true
-        if !output.isRealTimeScheduled {
+        // (An unpaced device, ALSA's null, is not given real-time scheduling: nothing refused.)
+        if output.isPaced && !output.isRealTimeScheduled {
             notes.append(.realTimeRefused)
         }
         sequencerInput?.start()

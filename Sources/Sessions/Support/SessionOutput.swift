@@ -20,6 +20,9 @@ public protocol SessionOutput: AudioOutputDevice {
     /// Whether the thread that renders has real-time scheduling (ALSA: Pianola's audio thread
     /// got SCHED_FIFO; JACK: the server schedules its process thread itself).
     var isRealTimeScheduled: Bool { get }
+    /// Whether the device takes frames at its own rate (ALSA: false for the `null` device, whose
+    /// thread is then not given real-time scheduling; JACK: the server's driver paces it).
+    var isPaced: Bool { get }
     /// Why the stream stopped on its own (a device lost, a server gone), if it did.
     var streamFailure: (any Error)? { get }
     /// Stops and lets go of the device or client; closing twice is harmless.
@@ -35,6 +38,9 @@ extension ALSAOutput: SessionOutput {
 extension JACKOutput: SessionOutput {
     /// True: JACK runs the process callback on its own thread, with the server's priority.
     public var isRealTimeScheduled: Bool { true }
+    /// True: the server's driver paces the process callback (in freewheel mode it runs as fast as
+    /// it can, by the server's choice).
+    public var isPaced: Bool { true }
     public var streamFailure: (any Error)? { failure }
 }
 
