@@ -13,9 +13,9 @@ import Synchronization
 /// render holds, and the latency is the buffer (`bufferLatency`), not the buffer plus a period.
 ///
 /// The thread asks for SCHED_FIFO and runs at normal priority where that is not permitted
-/// (`isRealTimeScheduled` says which), or where the device does not pace it (`isPaced`: ALSA's
-/// `null` device takes periods as fast as they come, and a real-time thread that never waits would
-/// starve the rest of the machine). Underruns are recovered with `snd_pcm_recover` and counted;
+/// (`isRealTimeScheduled` says which), or where nothing paces it (`isPaced`: ALSA's `null` device
+/// takes periods as fast as they come, and a real-time thread that never waits would starve the
+/// rest of the machine; `Configuration.pacesUnpacedDevice` keeps such a device to the clock). Underruns are recovered with `snd_pcm_recover` and counted;
 /// a device that goes away stops the stream and is reported by `failure`. After each period the
 /// device's own account (frames written, `snd_pcm_delay`) maps frames to the time they are heard
 /// (`presentationTime(ofSampleTime:)`). The audio thread allocates nothing and blocks only on the
@@ -38,17 +38,23 @@ public final class ALSAOutput: AudioOutputDevice, AudioPresentationClock, @unche
         /// node's channel maps address them (`AudioEngine.connect(_:to:channels:)`). A `hw:` device
         /// takes only the counts its hardware has; a `plughw:` or `plug:` device adapts.
         public var channelCount = 2
+        /// For a device that does not pace the stream (ALSA's `null`), whether to keep it to real
+        /// time by the monotonic clock, as a sound card with this buffer would: what a live session
+        /// needs on a machine without one (a recording of what is played is then as long as the
+        /// playing). False (the default): the engine renders as fast as the device takes it.
+        public var pacesUnpacedDevice = false
 
         /// Makes a configuration; the ranges are checked when `ALSAOutput` opens the device.
         public init(
             device: String = "default", sampleRate: Double = 44_100, periodFrames: Int = 256, periodCount: Int = 2,
-            channelCount: Int = 2
+            channelCount: Int = 2, pacesUnpacedDevice: Bool = false
         ) {
             self.device = device
             self.sampleRate = sampleRate
             self.periodFrames = periodFrames
             self.periodCount = periodCount
             self.channelCount = channelCount
+            self.pacesUnpacedDevice = pacesUnpacedDevice
         }
     }
 
@@ -84,10 +90,13 @@ public final class ALSAOutput: AudioOutputDevice, AudioPresentationClock, @unche
     public private(set) var sampleFormat: SampleFormat
     /// Channels of the stream (`Configuration.channelCount`): the engine's format has as many.
     public let channelCount: Int
-    /// Whether the device takes frames at its own rate, so that the audio thread waits for it:
-    /// false for ALSA's `null` device, which takes them as fast as they are rendered (a render
-    /// faster than real time, and no real-time scheduling for its thread).
+    /// Whether the stream runs in real time, the audio thread waiting for the device: false for
+    /// ALSA's `null` device, which takes frames as fast as they are rendered (a render faster than
+    /// real time, and no real-time scheduling for its thread), unless
+    /// `Configuration.pacesUnpacedDevice` keeps it to the clock.
     public let isPaced: Bool
+    /// Whether the audio thread keeps an unpaced device to the clock (`ClockPacer`).
+    private let emulatesPace: Bool
     private let pcm: OpaquePointer
     private let buffer: AudioBuffer
     private let interleaved: UnsafeMutableRawPointer
@@ -137,7 +146,8 @@ public final class ALSAOutput: AudioOutputDevice, AudioPresentationClock, @unche
         channelCount = configuration.channelCount
         sampleRate = configuration.sampleRate.rounded()  // ALSA rates are whole hertz
         pcm = handle
-        isPaced = snd_pcm_type(handle) != SND_PCM_TYPE_NULL
+        emulatesPace = configuration.pacesUnpacedDevice && snd_pcm_type(handle) == SND_PCM_TYPE_NULL
+        isPaced = snd_pcm_type(handle) != SND_PCM_TYPE_NULL || emulatesPace
         do {
             (sampleFormat, periodFrames, periodCount) = try Self.configure(handle, configuration)
         } catch {
@@ -297,6 +307,7 @@ public final class ALSAOutput: AudioOutputDevice, AudioPresentationClock, @unche
         schedulingDecided.store(true, ordering: .releasing)
         let frames = periodFrames
         let stride = channelCount * sampleFormat.bytes
+        var pacer = emulatesPace ? ClockPacer(sampleRate: sampleRate, bufferFrames: frames * periodCount) : nil
         while running.load(ordering: .relaxed) {
             // Wait for room for a whole period first, then render it: rendering first and then
             // blocking in the write would keep one more period in flight (latency of the buffer
@@ -311,6 +322,8 @@ public final class ALSAOutput: AudioOutputDevice, AudioPresentationClock, @unche
                 if waited < 0 && !recover(waited) { return }
                 continue
             }
+            // (The null device always has room: the clock decides, and counts a buffer run dry.)
+            if pacer?.waitForRoom(frames) == true { xruns.add(1, ordering: .relaxed) }
             engine.render(frameCount: frames, into: buffer)
             convert(frames: frames)
             var written = 0
@@ -322,7 +335,8 @@ public final class ALSAOutput: AudioOutputDevice, AudioPresentationClock, @unche
                 }
                 if !recover(Int32(result)) { return }
             }
-            publishTiming()
+            pacer?.wrote(frames)
+            publishTiming(pacer)
         }
     }
 
@@ -340,19 +354,28 @@ public final class ALSAOutput: AudioOutputDevice, AudioPresentationClock, @unche
 
     /// Records when this period was handed over and how much the device still held: the map
     /// from sample time to the time a frame is heard (`presentationTime(ofSampleTime:)`).
-    private func publishTiming() {
-        // Not playing yet (a stream starting, or refilling after an underrun, starts once its
-        // buffer is full): the delay would date the frames from now, too early.
-        guard snd_pcm_state(pcm) == SND_PCM_STATE_RUNNING else { return }
-        var delay = snd_pcm_sframes_t(0)
-        guard snd_pcm_delay(pcm, &delay) == 0 else { return }
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
+    /// With an unpaced device kept to the clock, `pacer` gives the account instead.
+    private func publishTiming(_ pacer: ClockPacer?) {
+        let now: UInt64
+        let delay: Int64
+        if let pacer {
+            now = ClockPacer.now()
+            guard let held = pacer.delay(at: now) else { return }
+            delay = held
+        } else {
+            // Not playing yet (a stream starting, or refilling after an underrun, starts once its
+            // buffer is full): the delay would date the frames from now, too early.
+            guard snd_pcm_state(pcm) == SND_PCM_STATE_RUNNING else { return }
+            var frames = snd_pcm_sframes_t(0)
+            guard snd_pcm_delay(pcm, &frames) == 0 else { return }
+            now = ClockPacer.now()
+            delay = Int64(frames)
+        }
         let version = timingVersion.load(ordering: .relaxed)
         timingVersion.store(version + 1, ordering: .sequentiallyConsistent)
-        timingTime.store(UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec), ordering: .sequentiallyConsistent)
+        timingTime.store(now, ordering: .sequentiallyConsistent)
         timingEnd.store(engine.currentSampleTime, ordering: .sequentiallyConsistent)
-        timingDelay.store(Int64(delay), ordering: .sequentiallyConsistent)
+        timingDelay.store(delay, ordering: .sequentiallyConsistent)
         timingVersion.store(version + 2, ordering: .sequentiallyConsistent)
     }
 

@@ -123,6 +123,34 @@ struct PlayCommandTests {
             text.stdout.contains("MIDI sources (live --connect):\n  none: ALSA sequencer: cannot open /dev/snd/seq"))
     }
 
+    @Test("live on the null device plays in real time: --record-audio holds as long as the session ran, nothing lost")
+    func liveOnNullKeepsTime() throws {
+        // Unpaced, three seconds of a session wrote two minutes of audio, 9.6 million frames lost.
+        let directory = try scratchDirectory()
+        let take = directory + "/take.wav"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: pianolaBinaryDirectory() + "/pianola")
+        process.arguments = [
+            "live", "-d", "null", "-s", bundledFontPath, "--rtpmidi-connect", "127.0.0.1:9", "--record-audio", take,
+        ]
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let started = Date()
+        sleep(2)
+        process.terminate()
+        process.waitUntilExit()
+        let ran = Date().timeIntervalSince(started)
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 0, "\(stderr)")
+        #expect(!stderr.contains("lost"), "\(stderr)")
+        let seconds = Double(try AudioFile.read(from: take).frameCount) / 44_100
+        // From the device's start (after the font loaded) to the signal: under the time it ran.
+        #expect(seconds > 0.5 && seconds <= ran + 0.1, "\(seconds) s recorded in a session of \(ran) s")
+    }
+
     @Test("live without an ALSA sequencer: one clear line, non-zero exit")
     func liveWithoutSequencer() throws {
         let result = try runPianola(["live", "-d", "null", "-s", bundledFontPath])

@@ -119,7 +119,7 @@ struct ALSAOutputTests {
         }
     }
 
-    @Test("ALSA's null device does not pace its thread, which is then not given real-time priority")
+    @Test("ALSA's null device: unpaced, its thread is not real-time; kept to the clock, it plays in real time")
     func nullDeviceIsNotPaced() throws {
         // A SCHED_FIFO thread that never waits (the null device takes periods as fast as they are
         // rendered) would starve the machine: a few such outputs on two cores stalled another
@@ -143,9 +143,42 @@ struct ALSAOutputTests {
         #expect(!clock.isRealTimeScheduled)
         clock.stop()
 
+        // Kept to the clock (as a live session keeps it): real time, the thread waiting.
+        let paced = AudioEngine()
+        _ = paced.mainMixerNode
+        configuration.pacesUnpacedDevice = true
+        let clocked = try ALSAOutput(engine: paced, configuration: configuration)
+        #expect(clocked.isPaced)
+        let start = Date()
+        try clocked.start()
+        usleep(1_000_000)
+        let thread = try #require(clocked.audioThreadID)
+        let busy = threadCPUSeconds(thread)
+        let seconds = Date().timeIntervalSince(start)
+        let rendered = Double(paced.currentSampleTime) / clocked.sampleRate
+        clocked.stop()
+        // At most the time elapsed and a buffer ahead; at least half of it (a busy machine).
+        #expect(rendered <= seconds + clocked.bufferLatency + 0.01, "\(rendered) s rendered in \(seconds) s")
+        #expect(rendered >= seconds / 2, "\(rendered) s rendered in \(seconds) s")
+        // Unpaced, the thread is on the CPU all the time.
+        #expect(busy < seconds / 2, "the audio thread ran \(busy) s of \(seconds) s")
+        clocked.close()
+        configuration.pacesUnpacedDevice = false
+
         // The file plugin is taken as paced: it writes to whatever its file is (a FIFO a reader
         // drains at the device's rate, as the VM's and the tests' recipes have it).
         configuration.device = "file:FILE=/dev/null,FORMAT=raw"
         #expect(try ALSAOutput(engine: AudioEngine(), configuration: configuration).isPaced)
     }
+}
+
+/// CPU time a thread of this process has used, in seconds (`/proc`: user and system ticks).
+func threadCPUSeconds(_ thread: Int32) -> Double {
+    guard let stat = try? String(contentsOfFile: "/proc/self/task/\(thread)/stat", encoding: .utf8),
+        let close = stat.lastIndex(of: ")")
+    else { return .infinity }
+    // After "pid (name)": state is field 3, utime 14, stime 15.
+    let fields = stat[stat.index(after: close)...].split(separator: " ")
+    let ticks = (Double(fields[11]) ?? .infinity) + (Double(fields[12]) ?? .infinity)
+    return ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
 }

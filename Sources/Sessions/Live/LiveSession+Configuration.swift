@@ -9,7 +9,9 @@ extension LiveSession {
     public struct Configuration: Sendable {
         /// The SoundFonts (.sf2/.sf3), stacked: a preset of a later font hides an earlier one's.
         public var soundFonts: [String]
-        /// The ALSA device, its rate and buffer (a small buffer: the latency).
+        /// The ALSA device, its rate and buffer (a small buffer: the latency). A device that does
+        /// not pace the stream (ALSA's `null`) is kept to real time by the clock
+        /// (`ALSAOutput.Configuration.pacesUnpacedDevice`), as live input needs.
         public var device: ALSAOutput.Configuration
         /// The name under which the ALSA sequencer lists this session's client.
         public var clientName = "Pianola"

@@ -132,8 +132,10 @@ public final class LiveSession {
             do {
                 try engine.installTap(on: engine.mainMixerNode, meter)
                 try engine.addRenderObserver(scheduler)
-                output = try engine.sessionOutput(
-                    jack: jack, device: configuration.device, routing: configuration.channelRouting)
+                // Live input comes in real time: ALSA's null device is kept to the clock too.
+                var device = configuration.device
+                device.pacesUnpacedDevice = true
+                output = try engine.sessionOutput(jack: jack, device: device, routing: configuration.channelRouting)
             } catch { throw SessionError(error) }
         } catch {
             engine.releaseOutput(jack)
@@ -212,8 +214,7 @@ public final class LiveSession {
     public func start() throws(SessionError) {
         do { try engine.start() } catch { throw SessionError(error) }
         isRunning = true
-        // (An unpaced device, ALSA's null, is not given real-time scheduling: nothing refused.)
-        if output.isPaced && !output.isRealTimeScheduled {
+        if !output.isRealTimeScheduled {
             notes.append(.realTimeRefused)
         }
         sequencerInput?.start()

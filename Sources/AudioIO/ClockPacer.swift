@@ -1,0 +1,68 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Keeps a stream to a device that does not pace it (ALSA's `null`, which takes frames as fast as
+/// they come) to real time by the monotonic clock, as a sound card with the same buffer would:
+/// the stream starts once the buffer is full, a period is written only when the frames played
+/// since leave room for it, and a stream that falls behind (its buffer run dry) starts over, an
+/// underrun. Render-thread code: no allocation, no lock; it blocks only in `clock_nanosleep`.
+struct ClockPacer {
+    /// Frames per second of the stream.
+    let sampleRate: Double
+    /// Frames the emulated device buffer holds.
+    let bufferFrames: Int
+    /// When the stream started playing (CLOCK_MONOTONIC nanoseconds), 0 while it fills.
+    private var start: UInt64 = 0
+    /// Frames written since it started filling.
+    private var written: Int64 = 0
+
+    init(sampleRate: Double, bufferFrames: Int) {
+        self.sampleRate = sampleRate
+        self.bufferFrames = bufferFrames
+    }
+
+    /// Waits until the buffer has room for `frames`; true if the stream had run dry since the
+    /// last write (an underrun: it fills and starts again).
+    mutating func waitForRoom(_ frames: Int) -> Bool {
+        guard start != 0 else { return false }
+        let now = Self.now()
+        if played(at: now) > written {
+            (start, written) = (0, 0)
+            return true
+        }
+        // Room once the frames played reach written + frames − buffer.
+        let needed = written + Int64(frames) - Int64(bufferFrames)
+        if needed > played(at: now) {
+            var until = Self.timespec(start + UInt64((Double(needed) / sampleRate * 1e9).rounded(.up)))
+            while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, nil) == EINTR {}
+        }
+        return false
+    }
+
+    /// Counts `frames` written; the stream starts once they fill the buffer.
+    mutating func wrote(_ frames: Int) {
+        written += Int64(frames)
+        if start == 0 && written >= Int64(bufferFrames) { start = Self.now() }
+    }
+
+    /// The frames written and not yet played at `now` (CLOCK_MONOTONIC nanoseconds), nil while the
+    /// stream fills: the device's delay, as `snd_pcm_delay` gives it for a sound card.
+    func delay(at now: UInt64) -> Int64? {
+        start == 0 ? nil : max(0, written - played(at: now))
+    }
+
+    private func played(at now: UInt64) -> Int64 {
+        Int64(Double(now &- start) / 1e9 * sampleRate)
+    }
+
+    static func now() -> UInt64 {
+        var time = Glibc.timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+    }
+
+    private static func timespec(_ nanoseconds: UInt64) -> Glibc.timespec {
+        Glibc.timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
+    }
+}
