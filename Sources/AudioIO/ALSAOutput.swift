@@ -15,11 +15,13 @@ import Synchronization
 /// The thread asks for SCHED_FIFO and runs at normal priority where that is not permitted
 /// (`isRealTimeScheduled` says which), or where nothing paces it (`isPaced`: ALSA's `null` device
 /// takes periods as fast as they come, and a real-time thread that never waits would starve the
-/// rest of the machine; `Configuration.pacesUnpacedDevice` keeps such a device to the clock). Underruns are recovered with `snd_pcm_recover` and counted;
-/// a device that goes away stops the stream and is reported by `failure`. After each period the
-/// device's own account (frames written, `snd_pcm_delay`) maps frames to the time they are heard
-/// (`presentationTime(ofSampleTime:)`). The audio thread allocates nothing and blocks only on the
-/// PCM.
+/// rest of the machine; `Configuration.pacesUnpacedDevice` keeps such a device to the clock). The
+/// `null` device is known by its own type: a plugin over it (`plug:null`) counts as paced.
+/// Underruns are recovered with `snd_pcm_recover` and counted; a device that goes away stops the
+/// stream and is reported by `failure`. After each period the device's own account (frames
+/// written, `snd_pcm_delay`; the clock's, for a null device kept to it) maps frames to the time
+/// they are heard (`presentationTime(ofSampleTime:)`). The audio thread allocates nothing and
+/// blocks only on the PCM (and on the clock, for a null device kept to it).
 public final class ALSAOutput: AudioOutputDevice, AudioPresentationClock, @unchecked Sendable {
     /// What to open and how: the PCM device, the sample rate and the device buffer's shape. The
     /// device may grant a period size and count near those asked for (`ALSAOutput.periodFrames`,
@@ -335,7 +337,7 @@ public final class ALSAOutput: AudioOutputDevice, AudioPresentationClock, @unche
                 }
                 if !recover(Int32(result)) { return }
             }
-            pacer?.wrote(frames)
+            if pacer?.wrote(frames) == true { xruns.add(1, ordering: .relaxed) }
             publishTiming(pacer)
         }
     }
@@ -380,7 +382,8 @@ public final class ALSAOutput: AudioOutputDevice, AudioPresentationClock, @unche
     }
 
     /// When the frame rendered at `sampleTime` is heard (CLOCK_MONOTONIC, nanoseconds), from the
-    /// device's own account (`snd_pcm_delay`) after the last period written; nil before the first.
+    /// device's own account (`snd_pcm_delay`, or the clock's for a null device kept to it) after the
+    /// last period written; nil before the first.
     public func presentationTime(ofSampleTime sampleTime: Int64) -> UInt64? {
         while true {
             let before = timingVersion.load(ordering: .sequentiallyConsistent)

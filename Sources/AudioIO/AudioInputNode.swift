@@ -78,7 +78,8 @@ public final class AudioInputNode: AudioNode, @unchecked Sendable {
     /// The format the device delivers: the first of `SampleFormat.allCases` it accepts.
     public let sampleFormat: SampleFormat
     /// Whether the device delivers frames at its own rate, so that a read waits for them: false
-    /// for ALSA's `null` device, which hands out silence as fast as it is read.
+    /// for ALSA's `null` device, which hands out silence as fast as it is read (nothing keeps a
+    /// capture to the clock: a recording from `null` is a test of the machinery, not of time).
     public let isPaced: Bool
     private let pcm: OpaquePointer
     private let interleaved: UnsafeMutableRawPointer

@@ -6,7 +6,8 @@
 /// they come) to real time by the monotonic clock, as a sound card with the same buffer would:
 /// the stream starts once the buffer is full, a period is written only when the frames played
 /// since leave room for it, and a stream that falls behind (its buffer run dry) starts over, an
-/// underrun. Render-thread code: no allocation, no lock; it blocks only in `clock_nanosleep`.
+/// underrun. The writes are whole periods and the buffer a whole number of them, as on a sound
+/// card. Render-thread code: no allocation, no lock; it blocks only in `clock_nanosleep`.
 struct ClockPacer {
     /// Frames per second of the stream.
     let sampleRate: Double
@@ -27,7 +28,7 @@ struct ClockPacer {
     mutating func waitForRoom(_ frames: Int) -> Bool {
         guard start != 0 else { return false }
         let now = Self.now()
-        if played(at: now) > written {
+        if ranDry(at: now) {
             (start, written) = (0, 0)
             return true
         }
@@ -40,17 +41,30 @@ struct ClockPacer {
         return false
     }
 
-    /// Counts `frames` written; the stream starts once they fill the buffer.
-    mutating func wrote(_ frames: Int) {
+    /// Counts `frames` written; the stream starts once they fill the buffer. True if the stream
+    /// had run dry before they came (a render slower than the buffer: an underrun, as ALSA reports
+    /// it on the write): they are then the first of the buffer filling again.
+    mutating func wrote(_ frames: Int) -> Bool {
+        var underrun = false
+        if start != 0 && ranDry(at: Self.now()) {
+            (start, written) = (0, 0)
+            underrun = true
+        }
         written += Int64(frames)
         if start == 0 && written >= Int64(bufferFrames) { start = Self.now() }
+        return underrun
     }
 
-    /// The frames written and not yet played at `now` (CLOCK_MONOTONIC nanoseconds), nil while the
-    /// stream fills: the device's delay, as `snd_pcm_delay` gives it for a sound card.
+    /// The frames written and not yet played at `now` (CLOCK_MONOTONIC nanoseconds): the device's
+    /// delay, as `snd_pcm_delay` gives it for a sound card. Nil while the stream fills, or once it
+    /// has run dry.
     func delay(at now: UInt64) -> Int64? {
-        start == 0 ? nil : max(0, written - played(at: now))
+        guard start != 0, !ranDry(at: now) else { return nil }
+        return written - played(at: now)
     }
+
+    /// Whether everything written has been played (ALSA's underrun: the buffer empty).
+    private func ranDry(at now: UInt64) -> Bool { played(at: now) >= written }
 
     private func played(at now: UInt64) -> Int64 {
         Int64(Double(now &- start) / 1e9 * sampleRate)

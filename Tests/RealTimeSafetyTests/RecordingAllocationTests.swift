@@ -84,6 +84,27 @@ struct RecordingAllocationTests {
         }
     }
 
+    @Test("an output's audio thread keeping ALSA's null device to the clock allocates nothing after warm-up")
+    func pacedNullOutputAllocatesNothing() throws {
+        let engine = AudioEngine()
+        _ = engine.mainMixerNode
+        let output = try ALSAOutput(
+            engine: engine,
+            configuration: .init(device: "null", sampleRate: 48_000, periodFrames: 256, pacesUnpacedDevice: true))
+        try output.start()
+        usleep(300_000)
+        let thread = try #require(output.audioThreadID, "the audio thread reports its id")
+        let before = engine.currentSampleTime
+        pianola_allocations_watch_thread(thread)
+        usleep(700_000)
+        let allocations = pianola_allocations_stop_watching_thread()
+        let rendered = engine.currentSampleTime - before
+        output.stop()
+        #expect(allocations == 0, "\(allocations) allocations")
+        // About 0.7 s of periods went by while watched (not a burst of an unpaced device's).
+        #expect(rendered > 0 && rendered < 48_000, "\(rendered) frames in 0.7 s")
+    }
+
     @Test("watching a thread sees its allocations (a test that could fail)")
     func watchingSeesAllocations() throws {
         let id = Atomic<Int32>(0)

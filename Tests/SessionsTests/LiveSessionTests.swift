@@ -126,8 +126,15 @@ struct LiveSessionTests {
         #expect(!session.output.isRunning)
         try session.start()
         #expect(session.output.isRunning)
-        // The null device kept to the clock: live input comes in real time.
+        // The null device kept to the clock, as live input needs: the engine no further ahead of
+        // the time that went by than the buffer (unpaced, it ran about a hundred times ahead).
         #expect(session.output.isPaced)
+        let begun = Date()
+        let first = session.engine.currentSampleTime
+        usleep(300_000)
+        let rendered = Double(session.engine.currentSampleTime - first) / session.output.sampleRate
+        let ahead = rendered - Date().timeIntervalSince(begun)
+        #expect(ahead < session.output.bufferLatency + 0.02, "\(rendered) s rendered in 0.3 s")
         let listener = try #require(session.network)
         #expect(listener.port != 0)
 
@@ -201,8 +208,8 @@ struct LiveSessionTests {
         let directory = makeTemporaryDirectory("pianola-live")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         var configuration = configuration()
-        // Paced (twice real time, four float channels): unpaced, a held piano note's sample can
-        // run out between two looks when the machine is busy.
+        // Paced at twice real time (four float channels), to take half the time the null device
+        // kept to the clock would.
         let drain = PacedDrain(folder: directory, bytesPerSecond: 44_100 * 16 * 2)
         configuration.device.device = drain.device
         configuration.channelRouting = try ChannelRouting(routes: [.init(midiChannels: [1], outputs: [2, 3])])
@@ -231,8 +238,8 @@ struct LiveSessionTests {
     func recordsAlignedAudio() throws {
         let directory = makeTemporaryDirectory("pianola-live")
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        // The output paced at twice real time (a FIFO drained at that rate): unpaced, the null device
-        // renders far faster than a disk takes a recording, and the recording would drop frames.
+        // The output paced at twice real time (a FIFO drained at that rate), to take half the time the
+        // null device kept to the clock would.
         let drain = PacedDrain(folder: directory, bytesPerSecond: 44_100 * 8 * 2)
         var configuration = configuration()
         configuration.device.device = drain.device

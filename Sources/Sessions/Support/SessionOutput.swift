@@ -20,8 +20,9 @@ public protocol SessionOutput: AudioOutputDevice {
     /// Whether the thread that renders has real-time scheduling (ALSA: Pianola's audio thread
     /// got SCHED_FIFO; JACK: the server schedules its process thread itself).
     var isRealTimeScheduled: Bool { get }
-    /// Whether the device takes frames at its own rate (ALSA: false for the `null` device, whose
-    /// thread is then not given real-time scheduling; JACK: the server's driver paces it).
+    /// Whether the stream runs in real time (ALSA: the device paces it, or the clock does for a
+    /// `null` device with `pacesUnpacedDevice`; false for a bare `null` device, whose thread is then
+    /// not given real-time scheduling. JACK: the server's driver paces it).
     var isPaced: Bool { get }
     /// Why the stream stopped on its own (a device lost, a server gone), if it did.
     var streamFailure: (any Error)? { get }
