@@ -11,10 +11,12 @@ import Synchronization
 /// meters see the period; the engine's output is discarded). Set it as the engine's
 /// `outputDevice` (or use `AudioEngine.driveFromInput(_:)`) and call `start()`.
 ///
-/// The thread asks for SCHED_FIFO and runs at normal priority where that is not permitted, or
-/// where the input does not pace it (`AudioInputNode.isPaced`: a real-time thread that never
-/// waits would starve the rest of the machine). It allocates nothing and blocks only on the
-/// capture PCM.
+/// An input that does not pace its reads (`AudioInputNode.isPaced`: ALSA's `null` device hands
+/// out silence as fast as it is read) is kept to the clock, as a sound card with the same buffer
+/// would deliver it (`ClockPacer`): a recording from it is as long as the recording ran.
+///
+/// The thread asks for SCHED_FIFO and runs at normal priority where that is not permitted. It
+/// allocates nothing and blocks only on the capture PCM (and on the clock, for an unpaced input).
 public final class AudioInputClock: AudioOutputDevice, @unchecked Sendable {
     /// The engine rendered once per captured period.
     public let engine: AudioEngine
@@ -41,8 +43,7 @@ public final class AudioInputClock: AudioOutputDevice, @unchecked Sendable {
         let id = threadID.load(ordering: .relaxed)
         return id == 0 ? nil : id
     }
-    /// Whether the audio thread got SCHED_FIFO (false: not permitted here, or not asked for, the
-    /// input not being paced); known once `start()` returned.
+    /// Whether the audio thread got SCHED_FIFO; known once `start()` returned.
     public var isRealTimeScheduled: Bool { realtime.load(ordering: .relaxed) }
 
     /// Prepares the engine for the input's rate and period and starts the audio thread.
@@ -73,10 +74,16 @@ public final class AudioInputClock: AudioOutputDevice, @unchecked Sendable {
 
     private func run() {
         threadID.store(pianola_current_thread_id(), ordering: .relaxed)
-        realtime.store(input.isPaced && WorkerThread.requestRealTimeScheduling(), ordering: .relaxed)
+        realtime.store(WorkerThread.requestRealTimeScheduling(), ordering: .relaxed)
         decided.store(true, ordering: .releasing)
-        let frames = input.configuration.periodFrames
+        let configuration = input.configuration
+        let frames = configuration.periodFrames
+        var pacer =
+            input.isPaced
+            ? nil
+            : ClockPacer(sampleRate: configuration.sampleRate, bufferFrames: frames * configuration.periodCount)
         while running.load(ordering: .relaxed) {
+            if pacer?.waitForCapture(frames) == true { input.countOverrun() }
             guard input.capturePeriod(frameCount: frames) else { break }
             engine.render(frameCount: frames, into: scratch)
         }

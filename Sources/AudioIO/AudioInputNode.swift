@@ -78,8 +78,8 @@ public final class AudioInputNode: AudioNode, @unchecked Sendable {
     /// The format the device delivers: the first of `SampleFormat.allCases` it accepts.
     public let sampleFormat: SampleFormat
     /// Whether the device delivers frames at its own rate, so that a read waits for them: false
-    /// for ALSA's `null` device, which hands out silence as fast as it is read (nothing keeps a
-    /// capture to the clock: a recording from `null` is a test of the machinery, not of time).
+    /// for ALSA's `null` device, which hands out silence as fast as it is read (`AudioInputClock`
+    /// then keeps the capture to the clock; an output driving the engine paces it otherwise).
     public let isPaced: Bool
     private let pcm: OpaquePointer
     private let interleaved: UnsafeMutableRawPointer
@@ -198,6 +198,8 @@ public final class AudioInputNode: AudioNode, @unchecked Sendable {
 
     /// Overruns recovered so far (each one loses the audio the device could not hold).
     public var overrunCount: Int { overruns.load(ordering: .relaxed) }
+    /// Counts an overrun the device did not report (a capture kept to the clock fell behind).
+    func countOverrun() { overruns.add(1, ordering: .relaxed) }
     /// Frames captured since the node opened.
     public var capturedFrameCount: Int { framesCaptured.load(ordering: .relaxed) }
     /// Why capture stopped for good (the device went away), if it did; the node renders silence since.

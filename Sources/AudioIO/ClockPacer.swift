@@ -3,10 +3,12 @@
 #endif
 
 /// Keeps a stream to a device that does not pace it (ALSA's `null`, which takes frames as fast as
-/// they come) to real time by the monotonic clock, as a sound card with the same buffer would:
-/// the stream starts once the buffer is full, a period is written only when the frames played
-/// since leave room for it, and a stream that falls behind (its buffer run dry) starts over, an
-/// underrun. The writes are whole periods and the buffer a whole number of them, as on a sound
+/// they come, and hands out silence as fast as it is read) to real time by the monotonic clock, as
+/// a sound card with the same buffer would. Playback: the stream starts once the buffer is full, a
+/// period is written only when the frames played since leave room for it, and a stream that falls
+/// behind (its buffer run dry) starts over, an underrun. Capture (`waitForCapture`): a period is
+/// read once it has been captured, and a reader more than the buffer behind starts over, an
+/// overrun. The writes are whole periods and the buffer a whole number of them, as on a sound
 /// card. Render-thread code: no allocation, no lock; it blocks only in `clock_nanosleep`.
 struct ClockPacer {
     /// Frames per second of the stream.
@@ -15,7 +17,7 @@ struct ClockPacer {
     let bufferFrames: Int
     /// When the stream started playing (CLOCK_MONOTONIC nanoseconds), 0 while it fills.
     private var start: UInt64 = 0
-    /// Frames written since it started filling.
+    /// Frames written since it started filling (for a capture: asked for since it started).
     private var written: Int64 = 0
 
     init(sampleRate: Double, bufferFrames: Int) {
@@ -61,6 +63,23 @@ struct ClockPacer {
     func delay(at now: UInt64) -> Int64? {
         guard start != 0, !ranDry(at: now) else { return nil }
         return written - played(at: now)
+    }
+
+    /// For a capture: waits until `frames` more have been captured in real time since the stream
+    /// started (the first read starts it); true if the reader had fallen more than the buffer
+    /// behind (an overrun: what a sound card would have overwritten), and the stream starts again
+    /// from now.
+    mutating func waitForCapture(_ frames: Int) -> Bool {
+        let now = Self.now()
+        if start == 0 { start = now }
+        written += Int64(frames)
+        let overrun = played(at: now) - written > Int64(bufferFrames)
+        if overrun { (start, written) = (now, Int64(frames)) }
+        if played(at: now) < written {
+            var until = Self.timespec(start + UInt64((Double(written) / sampleRate * 1e9).rounded(.up)))
+            while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, nil) == EINTR {}
+        }
+        return overrun
     }
 
     /// Whether everything written has been played (ALSA's underrun: the buffer empty).

@@ -52,6 +52,26 @@ struct ClockPacerTests {
         #expect(playing(pacer, since: before), "two periods written after the break did not start it again")
     }
 
+    @Test("a capture kept to the clock: a period is read once captured; a reader a buffer behind overruns")
+    func capture() {
+        var pacer = ClockPacer(sampleRate: 48_000, bufferFrames: 512)
+        let before = ClockPacer.now()
+        for _ in 0..<4 {
+            let overrun = pacer.waitForCapture(256)
+            #expect(!overrun)
+        }
+        // Four periods captured: never sooner than 21.3 ms (absolute sleeps from the first read).
+        let waited = Double(ClockPacer.now() - before) / 1e9
+        #expect(waited >= 4 * 256 / 48_000, "four periods read in \(waited * 1000) ms")
+        // Away for 30 ms, more than the 10.7 ms buffer: an overrun, and the stream starts again.
+        usleep(30_000)
+        let overrun = pacer.waitForCapture(256)
+        #expect(overrun)
+        let again = ClockPacer.now()
+        _ = pacer.waitForCapture(256)
+        #expect(ClockPacer.now() > again, "the period after the overrun is waited for")
+    }
+
     /// Whether the stream plays (it has an account), or could have run dry by now: a busy machine
     /// may keep this thread off the processor for longer than the buffer after `since`.
     func playing(_ pacer: ClockPacer, since: UInt64) -> Bool {

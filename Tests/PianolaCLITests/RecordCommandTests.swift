@@ -31,6 +31,23 @@ private func startRecording(_ arguments: [String], environment: [String: String]
 
 @Suite("pianola record", .serialized)
 struct RecordCommandTests {
+    @Test("recording ALSA's null device keeps real time: --duration 2 takes two seconds and loses nothing")
+    func recordsNullInRealTime() throws {
+        // Unpaced, two seconds of recording wrote 2:31.8 of silence, 3.4 million frames lost.
+        let folder = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let started = Date()
+        let result = try runPianola(["record", "-o", folder + "/take.wav", "-d", "null", "--duration", "2"])
+        let took = Date().timeIntervalSince(started)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("Recorded 0:02.0 to"), "\(result.stderr)")
+        #expect(result.stderr.contains("; 0 overruns, 0 frames lost"), "\(result.stderr)")
+        let recorded = try AudioFile.read(from: folder + "/take.wav")
+        #expect(abs(Double(recorded.frameCount) / recorded.sampleRate - 2) < 0.05, "\(recorded.frameCount) frames")
+        // The clock never runs early: two seconds of capture take two seconds at least.
+        #expect(took >= 2, "recorded in \(took) s")
+    }
+
     @Test("records a device to a file, the same samples, with a JSON summary")
     func recordsToFile() throws {
         let folder = makeTemporaryDirectory()

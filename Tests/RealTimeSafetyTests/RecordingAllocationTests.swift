@@ -105,6 +105,27 @@ struct RecordingAllocationTests {
         #expect(rendered > 0 && rendered < 48_000, "\(rendered) frames in 0.7 s")
     }
 
+    @Test("a capture clock keeping ALSA's null device to the clock allocates nothing after warm-up")
+    func pacedNullCaptureAllocatesNothing() throws {
+        let input = try AudioInputNode(configuration: .init(device: "null", periodFrames: 256))
+        defer { input.close() }
+        let engine = AudioEngine()
+        try engine.attach(input)
+        try engine.connect(input, to: engine.mainMixerNode)
+        let clock = engine.driveFromInput(input)
+        try clock.start()
+        usleep(300_000)
+        let thread = try #require(clock.audioThreadID, "the audio thread reports its id")
+        let before = input.capturedFrameCount
+        pianola_allocations_watch_thread(thread)
+        usleep(700_000)
+        let allocations = pianola_allocations_stop_watching_thread()
+        let captured = input.capturedFrameCount - before
+        clock.stop()
+        #expect(allocations == 0, "\(allocations) allocations")
+        #expect(captured > 0 && captured < 48_000, "\(captured) frames in 0.7 s")
+    }
+
     @Test("watching a thread sees its allocations (a test that could fail)")
     func watchingSeesAllocations() throws {
         let id = Atomic<Int32>(0)
