@@ -15,9 +15,10 @@ struct ClockPacer {
     let sampleRate: Double
     /// Frames the emulated device buffer holds.
     let bufferFrames: Int
-    /// When the stream started playing (CLOCK_MONOTONIC nanoseconds), 0 while it fills.
+    /// When the stream started playing (a capture: its first read), CLOCK_MONOTONIC nanoseconds;
+    /// 0 while a playback fills.
     private var start: UInt64 = 0
-    /// Frames written since it started filling (for a capture: asked for since it started).
+    /// Frames written since a playback started filling (a capture: read since it started).
     private var written: Int64 = 0
 
     init(sampleRate: Double, bufferFrames: Int) {
@@ -66,15 +67,16 @@ struct ClockPacer {
     }
 
     /// For a capture: waits until `frames` more have been captured in real time since the stream
-    /// started (the first read starts it); true if the reader had fallen more than the buffer
-    /// behind (an overrun: what a sound card would have overwritten), and the stream starts again
-    /// from now.
+    /// started (the first read starts it); true if the reader had fallen a whole buffer behind (an
+    /// overrun: a sound card would have overwritten what it had not read), and the stream starts
+    /// again from now.
     mutating func waitForCapture(_ frames: Int) -> Bool {
         let now = Self.now()
         if start == 0 { start = now }
+        // Captured and not read: a full buffer is an overrun (ALSA's rule).
+        let overrun = played(at: now) - written >= Int64(bufferFrames)
+        if overrun { (start, written) = (now, 0) }
         written += Int64(frames)
-        let overrun = played(at: now) - written > Int64(bufferFrames)
-        if overrun { (start, written) = (now, Int64(frames)) }
         if played(at: now) < written {
             var until = Self.timespec(start + UInt64((Double(written) / sampleRate * 1e9).rounded(.up)))
             while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, nil) == EINTR {}

@@ -54,22 +54,27 @@ struct ClockPacerTests {
 
     @Test("a capture kept to the clock: a period is read once captured; a reader a buffer behind overruns")
     func capture() {
-        var pacer = ClockPacer(sampleRate: 48_000, bufferFrames: 512)
+        // A second's buffer: a busy machine keeping this thread away cannot make an overrun.
+        var roomy = ClockPacer(sampleRate: 48_000, bufferFrames: 48_000)
         let before = ClockPacer.now()
         for _ in 0..<4 {
-            let overrun = pacer.waitForCapture(256)
+            let overrun = roomy.waitForCapture(256)
             #expect(!overrun)
         }
         // Four periods captured: never sooner than 21.3 ms (absolute sleeps from the first read).
         let waited = Double(ClockPacer.now() - before) / 1e9
         #expect(waited >= 4 * 256 / 48_000, "four periods read in \(waited * 1000) ms")
-        // Away for 30 ms, more than the 10.7 ms buffer: an overrun, and the stream starts again.
+        // Away for 30 ms, more than a 10.7 ms buffer: an overrun, and the stream starts again, its
+        // first period waited for, and the next.
+        var tight = ClockPacer(sampleRate: 48_000, bufferFrames: 512)
+        _ = tight.waitForCapture(256)
         usleep(30_000)
-        let overrun = pacer.waitForCapture(256)
-        #expect(overrun)
         let again = ClockPacer.now()
-        _ = pacer.waitForCapture(256)
-        #expect(ClockPacer.now() > again, "the period after the overrun is waited for")
+        let overrun = tight.waitForCapture(256)
+        #expect(overrun)
+        _ = tight.waitForCapture(256)
+        let restarted = Double(ClockPacer.now() - again) / 1e9
+        #expect(restarted >= 2 * 256 / 48_000, "two periods after the overrun read in \(restarted * 1000) ms")
     }
 
     /// Whether the stream plays (it has an account), or could have run dry by now: a busy machine

@@ -114,6 +114,7 @@ struct RecordingAllocationTests {
         try engine.connect(input, to: engine.mainMixerNode)
         let clock = engine.driveFromInput(input)
         try clock.start()
+        defer { clock.stop() }
         usleep(300_000)
         let thread = try #require(clock.audioThreadID, "the audio thread reports its id")
         let before = input.capturedFrameCount
@@ -121,7 +122,6 @@ struct RecordingAllocationTests {
         usleep(700_000)
         let allocations = pianola_allocations_stop_watching_thread()
         let captured = input.capturedFrameCount - before
-        clock.stop()
         #expect(allocations == 0, "\(allocations) allocations")
         #expect(captured > 0 && captured < 48_000, "\(captured) frames in 0.7 s")
     }

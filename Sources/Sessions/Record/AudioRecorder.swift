@@ -109,6 +109,10 @@ public final class AudioRecorder: @unchecked Sendable {
                 }
                 var output = monitor
                 output.sampleRate = rate
+                // The output's thread reads the input: a capture that does not pace it (ALSA's
+                // null) and a null monitor are kept to the clock together (a paced capture paces
+                // the pair, and a second clock would drift against it).
+                output.pacesUnpacedDevice = output.pacesUnpacedDevice || !input.isPaced
                 try engine.connect(last, to: engine.mainMixerNode)
                 monitorOutput = try engine.connectOutput(toDevice: output)
             } else {
