@@ -7,9 +7,9 @@
 /// a sound card with the same buffer would. Playback: the stream starts once the buffer is full, a
 /// period is written only when the frames played since leave room for it, and a stream that falls
 /// behind (its buffer run dry) starts over, an underrun. Capture (`waitForCapture`): a period is
-/// read once it has been captured, and a reader more than the buffer behind starts over, an
-/// overrun. The writes are whole periods and the buffer a whole number of them, as on a sound
-/// card. Render-thread code: no allocation, no lock; it blocks only in `clock_nanosleep`.
+/// read once it has been captured, and a reader a whole buffer behind starts over, an overrun.
+/// The writes are whole periods and the buffer a whole number of them, as on a sound card.
+/// Render-thread code: no allocation, no lock; it blocks only in `clock_nanosleep`.
 struct ClockPacer {
     /// Frames per second of the stream.
     let sampleRate: Double
