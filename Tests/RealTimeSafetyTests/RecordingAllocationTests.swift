@@ -92,17 +92,22 @@ struct RecordingAllocationTests {
             engine: engine,
             configuration: .init(device: "null", sampleRate: 48_000, periodFrames: 256, pacesUnpacedDevice: true))
         try output.start()
-        usleep(300_000)
-        let thread = try #require(output.audioThreadID, "the audio thread reports its id")
-        let before = engine.currentSampleTime
-        pianola_allocations_watch_thread(thread)
-        usleep(700_000)
-        let allocations = pianola_allocations_stop_watching_thread()
-        let rendered = engine.currentSampleTime - before
-        output.stop()
+        defer { output.stop() }
+        let (allocations, rendered) = try watchedAfterWarmUp(output.audioThreadID) { Int(engine.currentSampleTime) }
         #expect(allocations == 0, "\(allocations) allocations")
         // About 0.7 s of periods went by while watched (not a burst of an unpaced device's).
         #expect(rendered > 0 && rendered < 48_000, "\(rendered) frames in 0.7 s")
+    }
+
+    /// After 0.3 s of warm-up, the allocations `thread` makes in 0.7 s, and how far `frames` went.
+    func watchedAfterWarmUp(_ thread: Int32?, frames: () -> Int) throws -> (allocations: Int, frames: Int) {
+        usleep(300_000)
+        let thread = try #require(thread, "the audio thread reports its id")
+        let before = frames()
+        pianola_allocations_watch_thread(thread)
+        usleep(700_000)
+        let allocations = pianola_allocations_stop_watching_thread()
+        return (Int(allocations), frames() - before)
     }
 
     @Test("a capture clock keeping ALSA's null device to the clock allocates nothing after warm-up")
@@ -115,13 +120,7 @@ struct RecordingAllocationTests {
         let clock = engine.driveFromInput(input)
         try clock.start()
         defer { clock.stop() }
-        usleep(300_000)
-        let thread = try #require(clock.audioThreadID, "the audio thread reports its id")
-        let before = input.capturedFrameCount
-        pianola_allocations_watch_thread(thread)
-        usleep(700_000)
-        let allocations = pianola_allocations_stop_watching_thread()
-        let captured = input.capturedFrameCount - before
+        let (allocations, captured) = try watchedAfterWarmUp(clock.audioThreadID) { input.capturedFrameCount }
         #expect(allocations == 0, "\(allocations) allocations")
         #expect(captured > 0 && captured < 48_000, "\(captured) frames in 0.7 s")
     }
