@@ -148,8 +148,9 @@ public final class ALSAOutput: AudioOutputDevice, AudioPresentationClock, @unche
         channelCount = configuration.channelCount
         sampleRate = configuration.sampleRate.rounded()  // ALSA rates are whole hertz
         pcm = handle
-        emulatesPace = configuration.pacesUnpacedDevice && snd_pcm_type(handle) == SND_PCM_TYPE_NULL
-        isPaced = snd_pcm_type(handle) != SND_PCM_TYPE_NULL || emulatesPace
+        let unpaced = snd_pcm_type(handle) == SND_PCM_TYPE_NULL
+        emulatesPace = unpaced && configuration.pacesUnpacedDevice
+        isPaced = !unpaced || emulatesPace
         do {
             (sampleFormat, periodFrames, periodCount) = try Self.configure(handle, configuration)
         } catch {

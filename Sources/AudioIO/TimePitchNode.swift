@@ -39,8 +39,9 @@ import Synchronization
 /// from rate 0.25 to 4 in the tests). What SoundTouch held of the piece bridges its fresh start.
 /// Where that would be more than half a second of output (rates below about 0.2), or SoundTouch's
 /// starting batch more than a quarter second of input (the rate over the transposition above
-/// about 5), it does not cut, and the attacks are stretched with the rest. A change that would make SoundTouch play out far more than the node
-/// queues (a rate divided by a hundred at once) restarts it instead: a gap of its latency.
+/// about 5), it does not cut, and the attacks are stretched with the rest. A change that would
+/// make SoundTouch play out far more than the node queues (a rate divided by a hundred at once)
+/// restarts it instead: a gap of its latency.
 public final class TimePitchNode: RateConvertingNode, @unchecked Sendable {
     /// The rates accepted: 1/32…32.
     public static let rates = TimePitch.rates
