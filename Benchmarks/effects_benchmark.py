@@ -10,7 +10,8 @@ Pairs: a parametric band (pedalboard PeakFilter), a 4-band EQ (low shelf, two pe
 the reverb (pedalboard's is Freeverb), the limiter (BrickwallLimiter), the true-peak limiter
 (BrickwallLimiter(true_peak=True)), the chain EQ4 + reverb + limiter, the compressor (Compressor), and the delay (Delay; with
 and without the low-pass in the loop that pedalboard's lacks), the distortion (Distortion, tanh at
-25 dB; Pianola at 8x, 4x and 1x oversampling), then the aliasing each distortion leaves (a 5 kHz
+25 dB; Pianola at 8x, 4x and 1x oversampling, and its ring modulator at 8x: the oversampling
+filters' cost, nearly), then the aliasing each distortion leaves (a 5 kHz
 sine driven 60 dB, through `pianola process`; needs scipy). Then the chain's cost
 (compressor + EQ4 + delay + reverb + limiter) against synthesis within one render of a dense
 General MIDI file (dense16, 60 s): the song
@@ -102,6 +103,7 @@ def main():
         "distortion": [pb.Distortion(drive_db=25)],
         "distortion4x": [pb.Distortion(drive_db=25)],
         "distortion1x": [pb.Distortion(drive_db=25)],
+        "distortionRing8x": [pb.Distortion(drive_db=25)],
     }
     names = {"biquad": "parametric band (PeakFilter)", "eq4": "EQ, 4 bands",
              "eq4Matched": "EQ, 4 bands, matched design (pedalboard: its cookbook EQ)", "reverb": "reverb (pedalboard: Freeverb)",
@@ -111,7 +113,8 @@ def main():
              "delayLowPass": "delay with a 6 kHz low-pass in the loop (pedalboard: its Delay, which has none)",
              "distortion": "distortion, tanh, 25 dB drive, 8x (Distortion: tanh, not oversampled)",
              "distortion4x": "distortion, the same at 4x",
-             "distortion1x": "distortion, the same at 1x (anti-aliased, not oversampled)"}
+             "distortion1x": "distortion, the same at 1x (anti-aliased, not oversampled)",
+             "distortionRing8x": "ring modulator at 8x: nearly the oversampling filters alone (pedalboard: Distortion)"}
     # Rounds that alternate the two sides (one Pianola run of every effect, then one pedalboard run
     # of every effect), so that a slow stretch of a shared machine falls on both; best of the rounds.
     swift = {key: float("inf") for key in cases}

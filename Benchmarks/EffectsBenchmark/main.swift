@@ -112,11 +112,14 @@ let cases: [(String, () -> [AudioNode])] = [
     ("distortion", { [distortion(oversampling: 8)] }),
     ("distortion4x", { [distortion(oversampling: 4)] }),
     ("distortion1x", { [distortion(oversampling: 1)] }),
+    // The ring modulator at 8×: a multiply per sample between the same oversampling filters, so
+    // nearly the filters' cost alone (the floor under any curve oversampled 8×).
+    ("distortionRing8x", { [distortion(.ringModulator, oversampling: 8)] }),
 ]
 
 /// tanh driven 25 dB (pedalboard's Distortion's curve), the tone off.
-func distortion(oversampling: Int) -> DistortionNode {
-    let node = DistortionNode(shape: .softClip, drive: 25, tone: 96_000, wetDryMix: 100)
+func distortion(_ shape: DistortionNode.Shape = .softClip, oversampling: Int) -> DistortionNode {
+    let node = DistortionNode(shape: shape, drive: 25, tone: 96_000, wetDryMix: 100)
     node.oversampling = oversampling
     return node
 }
