@@ -38,6 +38,8 @@ let package = Package(
         .target(name: "CJACK", linkerSettings: [.linkedLibrary("dl")]),
         // Read-only file mappings that a truncation cannot turn into SIGBUS (SMF reads large files so).
         .target(name: "CMappedFile"),
+        // Flush-to-zero around a DSP block (the reverb's delay network), per architecture.
+        .target(name: "CFloatEnvironment"),
         // The ALSA sequencer for MIDIIO (alsa-lib's event macros and unions, decoded to MIDI bytes).
         .target(name: "CALSASequencer", linkerSettings: [.linkedLibrary("asound")]),
         .systemLibrary(
@@ -62,7 +64,7 @@ let package = Package(
         .target(
             name: "Sequencer", dependencies: ["MIDICore", "SMF", "AudioGraph"],
             swiftSettings: strictSettings),
-        .target(name: "Effects", dependencies: ["AudioGraph"], swiftSettings: strictSettings),
+        .target(name: "Effects", dependencies: ["AudioGraph", "CFloatEnvironment"], swiftSettings: strictSettings),
 
         // MARK: Modules that wrap a C library
         .target(

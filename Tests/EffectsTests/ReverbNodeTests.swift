@@ -1,3 +1,4 @@
+import CFloatEnvironment
 import Foundation
 import TestSupport
 import Testing
@@ -151,6 +152,10 @@ struct ReverbNodeTests {
 
     @Test("no subnormal numbers once a loud sound has faded; the tail ends in exact silence")
     func noDenormals() throws {
+        // In the mode that keeps subnormals (the test process may start flushing them: see below),
+        // so that this sees what the reverb's own flushing does.
+        let original = pianola_subnormals_keep()
+        defer { pianola_subnormals_restore(original) }
         var generator = SplitMix(seed: 5)
         let noise = (0..<Int(rate)).map { _ in Float(Double.random(in: -1...1, using: &generator)) }
         let silence = [Float](repeating: 0, count: Int(12 * rate))
@@ -160,6 +165,37 @@ struct ReverbNodeTests {
         let subnormals = (left + right).filter { $0.isSubnormal }.count
         #expect(subnormals == 0, "\(subnormals) subnormal samples")
         #expect(left.suffix(Int(rate)).allSatisfy { $0 == 0 } && right.suffix(Int(rate)).allSatisfy { $0 == 0 })
+    }
+
+    @Test("the delay network flushes subnormals in hardware while it runs, and puts the thread's mode back")
+    func floatingPointModeRestored() throws {
+        // The smallest normal number halved is subnormal: kept in the thread's usual mode, zero
+        // under flush-to-zero. (The divisor comes in as an argument: nothing is folded at compile time.)
+        func halvedSmallest(_ divisor: Float) -> Float { Float.leastNormalMagnitude / divisor }
+        // The test process may start flushing (Debian's libSoundTouch, built with -ffast-math,
+        // sets the mode when it loads): this thread keeps subnormals for the test, then goes back.
+        let original = pianola_subnormals_keep()
+        defer { pianola_subnormals_restore(original) }
+        #if arch(x86_64) || arch(arm64)
+            #expect(halvedSmallest(2).isSubnormal)
+        #endif
+        let previous = pianola_subnormals_flush()
+        #if arch(x86_64) || arch(arm64)
+            #expect(previous & PIANOLA_SUBNORMALS_UNSUPPORTED == 0)
+            #expect(halvedSmallest(2) == 0, "flush-to-zero is on")
+        #endif
+        pianola_subnormals_restore(previous)
+        #if arch(x86_64) || arch(arm64)
+            #expect(halvedSmallest(2).isSubnormal)
+        #endif
+        var generator = SplitMix(seed: 12)
+        let noise = (0..<4_800).map { _ in Float(Double.random(in: -1...1, using: &generator)) }
+        let (left, _) = try processStereo(
+            ReverbNode(preset: .largeHall, wetDryMix: 100), left: noise, right: noise, sampleRate: rate)
+        #expect(left.contains { $0 != 0 })
+        #if arch(x86_64) || arch(arm64)
+            #expect(halvedSmallest(2).isSubnormal, "the thread's mode after the reverb rendered")
+        #endif
     }
 
     @Test(

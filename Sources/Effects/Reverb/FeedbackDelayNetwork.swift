@@ -1,4 +1,5 @@
 import AudioGraph
+import CFloatEnvironment
 
 #if canImport(Glibc)
     import Glibc
@@ -10,9 +11,9 @@ import AudioGraph
 /// lines make decorrelated left and right outputs.
 ///
 /// Every line is a ring of a power-of-two size indexed by the running sample counter
-/// (`counter & mask`), so the loop never wraps positions one by one; the sixteen lines are
-/// processed as one SIMD16 vector. Render-thread code: all memory is allocated in `init`, and
-/// freed with the network.
+/// (`counter & mask`), so the loop never wraps positions one by one; the sixteen lines' damping
+/// filters run as one SIMD16 vector, with the processor flushing subnormal results to zero. Render-
+/// thread code: all memory is allocated in `init`, and freed with the network.
 struct FeedbackDelayNetwork: ~Copyable {
     static let lines = 16
     /// Base line lengths in ms (mutually prime once in samples), scaled by the preset's size.
@@ -83,10 +84,15 @@ struct FeedbackDelayNetwork: ~Copyable {
     mutating func process(
         _ left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>, count: Int, from start: Int
     ) {
+        // The recursion runs with the processor flushing subnormal results to zero (so no per-frame
+        // flush sits on its critical path); where that mode does not exist, it flushes in software.
+        let previousMode = pianola_subnormals_flush()
+        defer { pianola_subnormals_restore(previousMode) }
+        let hardwareFlush = previousMode & PIANOLA_SUBNORMALS_UNSUPPORTED == 0
         var done = 0
         while done < count {
             let block = min(blockCapacity, count - done)
-            run(block, left + done, right + done, counter: start &+ done)
+            run(block, left + done, right + done, counter: start &+ done, hardwareFlush: hardwareFlush)
             done += block
         }
     }
@@ -94,11 +100,15 @@ struct FeedbackDelayNetwork: ~Copyable {
     /// The network over `count` frames (at most `blockCapacity`, so at most the shortest line's
     /// delay: every line's output for the block is already in its ring) from sample `counter` on.
     /// Three passes: each line's output stretch copied into a frame-major matrix; the network's one
-    /// recursion (damping, Hadamard feedback, input) frame by frame on whole 16-line vectors; each
+    /// recursion (damping) and the groups' half of the Hadamard feedback, frame by frame on whole
+    /// 16-line vectors; the lanes' half, the input and the outputs, four frames at a time, each
     /// line's input stretch copied from the matrix back into its ring.
+    /// `hardwareFlush`: the processor flushes subnormal results (else the recursion flushes in
+    /// software, frame by frame).
     @inline(__always)
     private mutating func run(
-        _ count: Int, _ inLeft: UnsafeMutablePointer<Float>, _ inRight: UnsafeMutablePointer<Float>, counter: Int
+        _ count: Int, _ inLeft: UnsafeMutablePointer<Float>, _ inRight: UnsafeMutablePointer<Float>, counter: Int,
+        hardwareFlush: Bool
     ) {
         let lines = lineRings.base
         let lineMask = (1 << lineBits) - 1
@@ -142,73 +152,119 @@ struct FeedbackDelayNetwork: ~Copyable {
                 for rest in frame..<count { column[rest &<< 4] = ring[(start &+ rest) & lineMask] }
             }
         }
-        // Pass 2: the recursion. Row `frame` of the matrix is read, then overwritten with what
-        // the lines take in; the wet outputs replace the input in `inLeft` and `inRight`. The rings
-        // hold four times the signal (the Hadamard transform's gain, not normalized away: the
-        // 1/4 is in the loop gains, exactly, being a power of two).
+        // Pass 2: the recursion (each line's damping filter), and the first half of the Hadamard
+        // feedback: line k = 4g + l, and Sylvester's H16 is H4 over the groups g times H4 over the
+        // lanes l. This pass mixes the four groups (whole-vector sums, no shuffles) and overwrites
+        // row `frame` with the result; pass 3 mixes the lanes, where it holds each line's frames as
+        // one vector after the transpose. The rings hold four times the signal (the Hadamard
+        // transform's gain, not normalized away: the 1/4 is in the loop gains, exactly, being a
+        // power of two).
         let gains = UnsafeRawPointer(lineGains.base).loadUnaligned(as: SIMD16<Float>.self) * 0.25
         let damping = UnsafeRawPointer(lineDamping.base).loadUnaligned(as: SIMD16<Float>.self)
         var filters = lineFilters
         let rows = UnsafeMutableRawPointer(matrix)
-        for frame in 0..<count {
-            let row = rows + frame &<< 6
-            let outputs = row.load(as: SIMD16<Float>.self)
-            filters = Subnormals.flushed(gains * outputs + damping * filters)
-            // Hadamard feedback (orthonormal with the 1/4). Its rows 1 and 2 are two orthogonal
-            // sign patterns over the lines: the decorrelated left and right outputs. The input
-            // enters every line, the left channel with one sign, the right with alternating signs
-            // (the Hadamard image of lines 0 and 1).
-            let mixed = Self.hadamard(filters)
-            let (x, y) = (inLeft[frame], inRight[frame])
-            let pair = SIMD4(x + y, x - y, x + y, x - y)
-            let quad = SIMD8(lowHalf: pair, highHalf: pair)
-            // (Not flushed, and never subnormal: the filters are 0 or above 2⁻⁵⁰ in magnitude, and so
-            // are the diffusers' states, so every sum here is 0 or a multiple of 2⁻⁷⁶. Once the
-            // filters have decayed to zero and the input is silent, the lines take in zeros.)
-            row.storeBytes(of: mixed + SIMD16(lowHalf: quad, highHalf: quad), as: SIMD16<Float>.self)
-            inLeft[frame] = mixed[1] * 0.25
-            inRight[frame] = mixed[2] * 0.25
+        if hardwareFlush {
+            for frame in 0..<count {
+                let row = rows + frame &<< 6
+                filters = gains * row.load(as: SIMD16<Float>.self) + damping * filters
+                row.storeBytes(of: Self.acrossGroups(filters), as: SIMD16<Float>.self)
+            }
+        } else {
+            for frame in 0..<count {
+                let row = rows + frame &<< 6
+                filters = Subnormals.flushed(gains * row.load(as: SIMD16<Float>.self) + damping * filters)
+                row.storeBytes(of: Self.acrossGroups(filters), as: SIMD16<Float>.self)
+            }
         }
-        lineFilters = filters
-        // Pass 3: line k takes in column k at `counter` (transposed back, four by four).
+        // Below 2⁻⁵⁰ (−301 dB) a filter's state ends: the tail comes to exact zeros.
+        lineFilters = Subnormals.flushed(filters)
+        // Pass 3: the lanes' half of the feedback, four frames at a time (transposed, each line's
+        // four frames are one vector); then the input, and line k takes in its column at `counter`.
+        // Rows 1 and 2 of the Hadamard matrix are two orthogonal sign patterns over the lines: the
+        // decorrelated left and right outputs. The input enters every line, the left channel with
+        // one sign, the right with alternating signs (the Hadamard image of lines 0 and 1).
+        // What a line takes in is flushed below 2⁻⁵⁰ (−301 dB), off the recursion's critical path:
+        // so the tail ends in exact zeros, a block after the lines have (the filters' states are
+        // flushed so at the end of each block). Nothing here is subnormal: the processor flushes
+        // such results to zero; where it cannot, the filters were flushed frame by frame.
         let write = counter & lineMask
         var frame = 0
         if write &+ count <= ringSize {
             let source = UnsafeRawPointer(matrix)
             while frame < whole {
                 let row = source + frame &<< 6
+                let x = UnsafeRawPointer(inLeft + frame).loadUnaligned(as: SIMD4<Float>.self)
+                let y = UnsafeRawPointer(inRight + frame).loadUnaligned(as: SIMD4<Float>.self)
+                let (sum, difference) = (x + y, x - y)
                 for group in stride(from: 0, to: Self.lines, by: 4) {
                     let columns = Self.transposed(
                         row.load(fromByteOffset: group &<< 2, as: SIMD4<Float>.self),
                         row.load(fromByteOffset: 64 &+ group &<< 2, as: SIMD4<Float>.self),
                         row.load(fromByteOffset: 128 &+ group &<< 2, as: SIMD4<Float>.self),
                         row.load(fromByteOffset: 192 &+ group &<< 2, as: SIMD4<Float>.self))
-                    let target = lines + (group &* lineStride &+ write &+ frame)
-                    UnsafeMutableRawPointer(target).storeBytes(of: columns.0, as: SIMD4<Float>.self)
-                    UnsafeMutableRawPointer(target + lineStride).storeBytes(of: columns.1, as: SIMD4<Float>.self)
-                    UnsafeMutableRawPointer(target + 2 &* lineStride).storeBytes(of: columns.2, as: SIMD4<Float>.self)
-                    UnsafeMutableRawPointer(target + 3 &* lineStride).storeBytes(of: columns.3, as: SIMD4<Float>.self)
+                    let (a, b) = (columns.0 + columns.1, columns.0 - columns.1)
+                    let (c, d) = (columns.2 + columns.3, columns.2 - columns.3)
+                    let mixed = (a + c, b + d, a - c, b - d)
+                    if group == 0 {
+                        UnsafeMutableRawPointer(inLeft + frame).storeBytes(of: mixed.1 * 0.25, as: SIMD4<Float>.self)
+                        UnsafeMutableRawPointer(inRight + frame).storeBytes(of: mixed.2 * 0.25, as: SIMD4<Float>.self)
+                    }
+                    let target = UnsafeMutableRawPointer(lines + (group &* lineStride &+ write &+ frame))
+                    target.storeBytes(of: Subnormals.flushed(mixed.0 + sum), as: SIMD4<Float>.self)
+                    (target + lineStride &<< 2).storeBytes(
+                        of: Subnormals.flushed(mixed.1 + difference), as: SIMD4<Float>.self)
+                    (target + lineStride &<< 3).storeBytes(of: Subnormals.flushed(mixed.2 + sum), as: SIMD4<Float>.self)
+                    (target + 3 &* lineStride &<< 2).storeBytes(
+                        of: Subnormals.flushed(mixed.3 + difference), as: SIMD4<Float>.self)
                 }
                 frame &+= 4
             }
         }
-        for line in 0..<Self.lines {
-            let ring = lines + line &* lineStride
-            let column = matrix + line
-            for rest in frame..<count { ring[(write &+ rest) & lineMask] = column[rest &<< 4] }
+        // The rest (and a block that wraps around the rings) frame by frame.
+        for rest in frame..<count {
+            let mixed = Self.withinGroups(rows.load(fromByteOffset: rest &<< 6, as: SIMD16<Float>.self))
+            let (x, y) = (inLeft[rest], inRight[rest])
+            let (sum, difference) = (SIMD4(repeating: x + y), SIMD4(repeating: x - y))
+            let taken = (
+                Subnormals.flushed(mixed.0 + sum), Subnormals.flushed(mixed.1 + difference),
+                Subnormals.flushed(mixed.2 + sum), Subnormals.flushed(mixed.3 + difference)
+            )
+            inLeft[rest] = mixed.1[0] * 0.25
+            inRight[rest] = mixed.2[0] * 0.25
+            let position = (write &+ rest) & lineMask
+            for group in 0..<4 {
+                let ring = lines + ((group &<< 2) &* lineStride &+ position)
+                ring[0] = taken.0[group]
+                ring[lineStride] = taken.1[group]
+                ring[2 &* lineStride] = taken.2[group]
+                ring[3 &* lineStride] = taken.3[group]
+            }
         }
     }
 
-    /// Sylvester's 16-point Hadamard transform (unnormalized: its gain is 4) as four perfect-shuffle
-    /// butterflies.
+    /// The groups' half of Sylvester's 16-point Hadamard transform (H4 over the four groups of
+    /// four lines, unnormalized): whole-vector sums and differences.
     @inline(__always)
-    private static func hadamard(_ v: SIMD16<Float>) -> SIMD16<Float> {
-        var v = v
-        for _ in 0..<4 {
-            let (even, odd) = (v.evenHalf, v.oddHalf)
-            v = SIMD16(lowHalf: even + odd, highHalf: even - odd)
-        }
-        return v
+    private static func acrossGroups(_ v: SIMD16<Float>) -> SIMD16<Float> {
+        let (sum, difference) = (v.lowHalf + v.highHalf, v.lowHalf - v.highHalf)
+        return SIMD16(
+            lowHalf: SIMD8(lowHalf: sum.lowHalf + sum.highHalf, highHalf: sum.lowHalf - sum.highHalf),
+            highHalf: SIMD8(
+                lowHalf: difference.lowHalf + difference.highHalf, highHalf: difference.lowHalf - difference.highHalf))
+    }
+
+    /// The lanes' half of the transform (H4 within each group of four lines), for one frame:
+    /// element l of the result holds line 4g + l of the transform in its lane g.
+    @inline(__always)
+    private static func withinGroups(
+        _ v: SIMD16<Float>
+    ) -> (SIMD4<Float>, SIMD4<Float>, SIMD4<Float>, SIMD4<Float>) {
+        // Lanes 4g + l: pairs over bit 0 of l, then over bit 1.
+        let (sum, difference) = (v.evenHalf + v.oddHalf, v.evenHalf - v.oddHalf)
+        return (
+            sum.evenHalf + sum.oddHalf, difference.evenHalf + difference.oddHalf, sum.evenHalf - sum.oddHalf,
+            difference.evenHalf - difference.oddHalf
+        )
     }
 
     /// A 4 × 4 matrix given by rows, returned by columns.

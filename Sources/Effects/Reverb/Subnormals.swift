@@ -1,5 +1,7 @@
 /// The reverb's guard against subnormal numbers, which are slow to compute with on x86-64: the
-/// states of the delay network and the diffusers are flushed to zero before they get that small.
+/// diffusers' states, what the delay network's lines take in and its filters' states between
+/// blocks are flushed to zero before they get that small (within a block, the processor's
+/// flush-to-zero mode keeps the network's recursion clear of them).
 enum Subnormals {
     /// Values below 2⁻⁵⁰ (−301 dB) in magnitude set to exactly zero, without a branch: so no state
     /// ever becomes subnormal, and a tail ends. Works on the bits: a value whose exponent field is
@@ -16,6 +18,13 @@ enum Subnormals {
         let bits = unsafeBitCast(v, to: SIMD2<Int32>.self)
         let keep = ~(((bits & 0x7f80_0000) &- Self.flushExponent) &>> 31)
         return unsafeBitCast(bits & keep, to: SIMD2<Float>.self)
+    }
+
+    @inline(__always)
+    static func flushed(_ v: SIMD4<Float>) -> SIMD4<Float> {
+        let bits = unsafeBitCast(v, to: SIMD4<Int32>.self)
+        let keep = ~(((bits & 0x7f80_0000) &- Self.flushExponent) &>> 31)
+        return unsafeBitCast(bits & keep, to: SIMD4<Float>.self)
     }
 
     @inline(__always)
