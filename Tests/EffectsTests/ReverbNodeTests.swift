@@ -164,6 +164,9 @@ struct ReverbNodeTests {
             sampleRate: rate)
         let subnormals = (left + right).filter { $0.isSubnormal }.count
         #expect(subnormals == 0, "\(subnormals) subnormal samples")
+        // Nor anything near them for the nodes after it: the network's outputs are 0 or above 2⁻⁵².
+        let tiny = (left + right).filter { $0 != 0 && abs($0) < 0x1p-60 }.count
+        #expect(tiny == 0, "\(tiny) samples below 2⁻⁶⁰")
         #expect(left.suffix(Int(rate)).allSatisfy { $0 == 0 } && right.suffix(Int(rate)).allSatisfy { $0 == 0 })
     }
 

@@ -183,10 +183,12 @@ struct FeedbackDelayNetwork: ~Copyable {
         // Rows 1 and 2 of the Hadamard matrix are two orthogonal sign patterns over the lines: the
         // decorrelated left and right outputs. The input enters every line, the left channel with
         // one sign, the right with alternating signs (the Hadamard image of lines 0 and 1).
-        // What a line takes in is flushed below 2⁻⁵⁰ (−301 dB), off the recursion's critical path:
-        // so the tail ends in exact zeros, a block after the lines have (the filters' states are
-        // flushed so at the end of each block). Nothing here is subnormal: the processor flushes
-        // such results to zero; where it cannot, the filters were flushed frame by frame.
+        // What a line takes in, and the outputs, are flushed below 2⁻⁵⁰ (−301 dB), off the
+        // recursion's critical path: so the tail ends in exact zeros, a block after the lines have
+        // (the filters' states are flushed so at the end of each block), and what leaves the
+        // network is 0 or above 2⁻⁵² in magnitude, as before, whatever mode the caller runs in.
+        // Nothing here is subnormal: the processor flushes such results to zero; where it cannot,
+        // the filters were flushed frame by frame.
         let write = counter & lineMask
         var frame = 0
         if write &+ count <= ringSize {
@@ -206,8 +208,10 @@ struct FeedbackDelayNetwork: ~Copyable {
                     let (c, d) = (columns.2 + columns.3, columns.2 - columns.3)
                     let mixed = (a + c, b + d, a - c, b - d)
                     if group == 0 {
-                        UnsafeMutableRawPointer(inLeft + frame).storeBytes(of: mixed.1 * 0.25, as: SIMD4<Float>.self)
-                        UnsafeMutableRawPointer(inRight + frame).storeBytes(of: mixed.2 * 0.25, as: SIMD4<Float>.self)
+                        UnsafeMutableRawPointer(inLeft + frame).storeBytes(
+                            of: Subnormals.flushed(mixed.1 * 0.25), as: SIMD4<Float>.self)
+                        UnsafeMutableRawPointer(inRight + frame).storeBytes(
+                            of: Subnormals.flushed(mixed.2 * 0.25), as: SIMD4<Float>.self)
                     }
                     let target = UnsafeMutableRawPointer(lines + (group &* lineStride &+ write &+ frame))
                     target.storeBytes(of: Subnormals.flushed(mixed.0 + sum), as: SIMD4<Float>.self)
@@ -229,8 +233,9 @@ struct FeedbackDelayNetwork: ~Copyable {
                 Subnormals.flushed(mixed.0 + sum), Subnormals.flushed(mixed.1 + difference),
                 Subnormals.flushed(mixed.2 + sum), Subnormals.flushed(mixed.3 + difference)
             )
-            inLeft[rest] = mixed.1[0] * 0.25
-            inRight[rest] = mixed.2[0] * 0.25
+            let outputs = Subnormals.flushed(SIMD2(mixed.1[0], mixed.2[0]) * 0.25)
+            inLeft[rest] = outputs.x
+            inRight[rest] = outputs.y
             let position = (write &+ rest) & lineMask
             for group in 0..<4 {
                 let ring = lines + ((group &<< 2) &* lineStride &+ position)
