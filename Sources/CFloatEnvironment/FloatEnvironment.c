@@ -1,7 +1,7 @@
 // See CFloatEnvironment.h.
 #include "CFloatEnvironment.h"
 
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(__x86_64__) || (defined(__i386__) && defined(__SSE__))
 #include <xmmintrin.h>
 
 enum { FLUSH_TO_ZERO = 1u << 15, DENORMALS_ARE_ZERO = 1u << 6 };

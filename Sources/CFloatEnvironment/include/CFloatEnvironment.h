@@ -6,8 +6,10 @@
 // it. Flushing in software costs integer operations on the recursion's critical path every sample;
 // the processor's flush-to-zero mode costs nothing per operation. These functions switch that mode
 // on for the calling thread and back to what it was, so that a kernel can run its block with it.
-// They are real functions, not inline ones: the call keeps the compiler from moving the block's
-// loads and stores across it.
+// They are real functions, not inline ones: the compiler cannot move loads and stores of memory
+// the call might reach across it. (It knows nothing of the mode, so arithmetic on values held in
+// registers could in principle move: a kernel reads its inputs from, and writes its results to,
+// such memory between the two calls.)
 #ifndef PIANOLA_CFLOATENVIRONMENT_H
 #define PIANOLA_CFLOATENVIRONMENT_H
 

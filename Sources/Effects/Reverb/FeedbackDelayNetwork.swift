@@ -12,8 +12,9 @@ import CFloatEnvironment
 ///
 /// Every line is a ring of a power-of-two size indexed by the running sample counter
 /// (`counter & mask`), so the loop never wraps positions one by one; the sixteen lines' damping
-/// filters run as one SIMD16 vector, with the processor flushing subnormal results to zero. Render-
-/// thread code: all memory is allocated in `init`, and freed with the network.
+/// filters run as one SIMD16 vector, with the processor flushing subnormal results to zero (in
+/// software, frame by frame, on an architecture without that mode). Render-thread code: all memory
+/// is allocated in `init`, and freed with the network.
 struct FeedbackDelayNetwork: ~Copyable {
     static let lines = 16
     /// Base line lengths in ms (mutually prime once in samples), scaled by the preset's size.
@@ -176,19 +177,19 @@ struct FeedbackDelayNetwork: ~Copyable {
                 row.storeBytes(of: Self.acrossGroups(filters), as: SIMD16<Float>.self)
             }
         }
-        // Below 2⁻⁵⁰ (−301 dB) a filter's state ends: the tail comes to exact zeros.
-        lineFilters = Subnormals.flushed(filters)
+        // (Not flushed here: a flush at the block's end would make the output depend on where the
+        // blocks fall. With silent lines the states decay by their poles into the processor's zero.)
+        lineFilters = filters
         // Pass 3: the lanes' half of the feedback, four frames at a time (transposed, each line's
         // four frames are one vector); then the input, and line k takes in its column at `counter`.
         // Rows 1 and 2 of the Hadamard matrix are two orthogonal sign patterns over the lines: the
         // decorrelated left and right outputs. The input enters every line, the left channel with
         // one sign, the right with alternating signs (the Hadamard image of lines 0 and 1).
         // What a line takes in, and the outputs, are flushed below 2⁻⁵⁰ (−301 dB), off the
-        // recursion's critical path: so the tail ends in exact zeros, a block after the lines have
-        // (the filters' states are flushed so at the end of each block), and what leaves the
-        // network is 0 or above 2⁻⁵² in magnitude, as before, whatever mode the caller runs in.
-        // Nothing here is subnormal: the processor flushes such results to zero; where it cannot,
-        // the filters were flushed frame by frame.
+        // recursion's critical path: so the tail ends in exact zeros soon after the lines have, and
+        // what leaves the network is 0 or at least 2⁻⁵⁰ in magnitude, whatever mode the caller runs
+        // in. Nothing here is subnormal: the processor flushes such results to zero; where it
+        // cannot, the filters were flushed frame by frame.
         let write = counter & lineMask
         var frame = 0
         if write &+ count <= ringSize {
@@ -237,12 +238,13 @@ struct FeedbackDelayNetwork: ~Copyable {
             inLeft[rest] = outputs.x
             inRight[rest] = outputs.y
             let position = (write &+ rest) & lineMask
-            for group in 0..<4 {
-                let ring = lines + ((group &<< 2) &* lineStride &+ position)
-                ring[0] = taken.0[group]
-                ring[lineStride] = taken.1[group]
-                ring[2 &* lineStride] = taken.2[group]
-                ring[3 &* lineStride] = taken.3[group]
+            for quad in 0..<4 {
+                // Lines 4·quad … 4·quad + 3.
+                let ring = lines + ((quad &<< 2) &* lineStride &+ position)
+                ring[0] = taken.0[quad]
+                ring[lineStride] = taken.1[quad]
+                ring[2 &* lineStride] = taken.2[quad]
+                ring[3 &* lineStride] = taken.3[quad]
             }
         }
     }

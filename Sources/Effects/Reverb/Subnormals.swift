@@ -1,7 +1,7 @@
 /// The reverb's guard against subnormal numbers, which are slow to compute with on x86-64: the
-/// diffusers' states, what the delay network's lines take in and its filters' states between
-/// blocks are flushed to zero before they get that small (within a block, the processor's
-/// flush-to-zero mode keeps the network's recursion clear of them).
+/// diffusers' states, and what the delay network's lines take in and put out, are flushed to zero
+/// before they get that small. The network's recursion runs in the processor's flush-to-zero mode
+/// (or, where there is none, flushes its filters' states here frame by frame).
 enum Subnormals {
     /// Values below 2⁻⁵⁰ (−301 dB) in magnitude set to exactly zero, without a branch: so no state
     /// ever becomes subnormal, and a tail ends. Works on the bits: a value whose exponent field is
