@@ -37,10 +37,7 @@ struct ClockPacer {
         }
         // Room once the frames played reach written + frames − buffer.
         let needed = written + Int64(frames) - Int64(bufferFrames)
-        if needed > played(at: now) {
-            var until = Self.timespec(start + UInt64((Double(needed) / sampleRate * 1e9).rounded(.up)))
-            while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, nil) == EINTR {}
-        }
+        if needed > played(at: now) { sleep(untilPlayed: needed) }
         return false
     }
 
@@ -77,15 +74,18 @@ struct ClockPacer {
         let overrun = played(at: now) - written >= Int64(bufferFrames)
         if overrun { (start, written) = (now, 0) }
         written += Int64(frames)
-        if played(at: now) < written {
-            var until = Self.timespec(start + UInt64((Double(written) / sampleRate * 1e9).rounded(.up)))
-            while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, nil) == EINTR {}
-        }
+        if played(at: now) < written { sleep(untilPlayed: written) }
         return overrun
     }
 
     /// Whether everything written has been played (ALSA's underrun: the buffer empty).
     private func ranDry(at now: UInt64) -> Bool { played(at: now) >= written }
+
+    /// Sleeps until `frames` frames have played (been captured) since the stream started.
+    private func sleep(untilPlayed frames: Int64) {
+        var until = Self.timespec(start + UInt64((Double(frames) / sampleRate * 1e9).rounded(.up)))
+        while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, nil) == EINTR {}
+    }
 
     private func played(at now: UInt64) -> Int64 {
         Int64(Double(now &- start) / 1e9 * sampleRate)

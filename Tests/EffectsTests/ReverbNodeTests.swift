@@ -170,7 +170,7 @@ struct ReverbNodeTests {
         #expect(left.suffix(Int(rate)).allSatisfy { $0 == 0 } && right.suffix(Int(rate)).allSatisfy { $0 == 0 })
     }
 
-    @Test("the delay network flushes subnormals in hardware while it runs, and puts the thread's mode back")
+    @Test("the thread's subnormal mode switches as asked, and the reverb puts it back after rendering")
     func floatingPointModeRestored() throws {
         // The smallest normal number halved is subnormal: kept in the IEEE mode, zero (all bits)
         // under flush-to-zero. (The divisor is known only at run time: nothing is folded.)

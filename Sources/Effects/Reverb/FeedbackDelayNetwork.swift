@@ -164,18 +164,16 @@ struct FeedbackDelayNetwork: ~Copyable {
         let damping = UnsafeRawPointer(lineDamping.base).loadUnaligned(as: SIMD16<Float>.self)
         var filters = lineFilters
         let rows = UnsafeMutableRawPointer(matrix)
-        if hardwareFlush {
-            for frame in 0..<count {
-                let row = rows + frame &<< 6
-                filters = gains * row.load(as: SIMD16<Float>.self) + damping * filters
-                row.storeBytes(of: Self.acrossGroups(filters), as: SIMD16<Float>.self)
-            }
-        } else {
-            for frame in 0..<count {
-                let row = rows + frame &<< 6
-                filters = Subnormals.flushed(gains * row.load(as: SIMD16<Float>.self) + damping * filters)
-                row.storeBytes(of: Self.acrossGroups(filters), as: SIMD16<Float>.self)
-            }
+        for frame in 0..<count {
+            let row = rows + frame &<< 6
+            let next = gains * row.load(as: SIMD16<Float>.self) + damping * filters
+            filters = hardwareFlush ? next : Subnormals.flushed(next)
+            let groups = Self.h4(
+                filters.lowHalf.lowHalf, filters.lowHalf.highHalf, filters.highHalf.lowHalf, filters.highHalf.highHalf)
+            row.storeBytes(of: groups.0, as: SIMD4<Float>.self)
+            row.storeBytes(of: groups.1, toByteOffset: 16, as: SIMD4<Float>.self)
+            row.storeBytes(of: groups.2, toByteOffset: 32, as: SIMD4<Float>.self)
+            row.storeBytes(of: groups.3, toByteOffset: 48, as: SIMD4<Float>.self)
         }
         // (Not flushed here: a flush at the block's end would make the output depend on where the
         // blocks fall. With silent lines the states decay by their poles into the processor's zero.)
@@ -205,9 +203,7 @@ struct FeedbackDelayNetwork: ~Copyable {
                         row.load(fromByteOffset: 64 &+ group &<< 2, as: SIMD4<Float>.self),
                         row.load(fromByteOffset: 128 &+ group &<< 2, as: SIMD4<Float>.self),
                         row.load(fromByteOffset: 192 &+ group &<< 2, as: SIMD4<Float>.self))
-                    let (a, b) = (columns.0 + columns.1, columns.0 - columns.1)
-                    let (c, d) = (columns.2 + columns.3, columns.2 - columns.3)
-                    let mixed = (a + c, b + d, a - c, b - d)
+                    let mixed = Self.h4(columns.0, columns.1, columns.2, columns.3)
                     if group == 0 {
                         UnsafeMutableRawPointer(inLeft + frame).storeBytes(
                             of: Subnormals.flushed(mixed.1 * 0.25), as: SIMD4<Float>.self)
@@ -227,7 +223,9 @@ struct FeedbackDelayNetwork: ~Copyable {
         }
         // The rest (and a block that wraps around the rings) frame by frame.
         for rest in frame..<count {
-            let mixed = Self.withinGroups(rows.load(fromByteOffset: rest &<< 6, as: SIMD16<Float>.self))
+            // Lane g of `mixed.l` is line 4g + l.
+            let v = rows.load(fromByteOffset: rest &<< 6, as: SIMD16<Float>.self)
+            let mixed = Self.h4(v.evenHalf.evenHalf, v.oddHalf.evenHalf, v.evenHalf.oddHalf, v.oddHalf.oddHalf)
             let (x, y) = (inLeft[rest], inRight[rest])
             let (sum, difference) = (SIMD4(repeating: x + y), SIMD4(repeating: x - y))
             let taken = (
@@ -249,29 +247,15 @@ struct FeedbackDelayNetwork: ~Copyable {
         }
     }
 
-    /// The groups' half of Sylvester's 16-point Hadamard transform (H4 over the four groups of
-    /// four lines, unnormalized): whole-vector sums and differences.
+    /// Sylvester's H4 (unnormalized) over four vectors, element by element: the groups' half of
+    /// the 16-point transform over the four groups of a frame, and the lanes' half over the four
+    /// lines of a group.
     @inline(__always)
-    private static func acrossGroups(_ v: SIMD16<Float>) -> SIMD16<Float> {
-        let (sum, difference) = (v.lowHalf + v.highHalf, v.lowHalf - v.highHalf)
-        return SIMD16(
-            lowHalf: SIMD8(lowHalf: sum.lowHalf + sum.highHalf, highHalf: sum.lowHalf - sum.highHalf),
-            highHalf: SIMD8(
-                lowHalf: difference.lowHalf + difference.highHalf, highHalf: difference.lowHalf - difference.highHalf))
-    }
-
-    /// The lanes' half of the transform (H4 within each group of four lines), for one frame:
-    /// element l of the result holds line 4g + l of the transform in its lane g.
-    @inline(__always)
-    private static func withinGroups(
-        _ v: SIMD16<Float>
+    private static func h4(
+        _ x0: SIMD4<Float>, _ x1: SIMD4<Float>, _ x2: SIMD4<Float>, _ x3: SIMD4<Float>
     ) -> (SIMD4<Float>, SIMD4<Float>, SIMD4<Float>, SIMD4<Float>) {
-        // Lanes 4g + l: pairs over bit 0 of l, then over bit 1.
-        let (sum, difference) = (v.evenHalf + v.oddHalf, v.evenHalf - v.oddHalf)
-        return (
-            sum.evenHalf + sum.oddHalf, difference.evenHalf + difference.oddHalf, sum.evenHalf - sum.oddHalf,
-            difference.evenHalf - difference.oddHalf
-        )
+        let (a, b, c, d) = (x0 + x1, x0 - x1, x2 + x3, x2 - x3)
+        return (a + c, b + d, a - c, b - d)
     }
 
     /// A 4 × 4 matrix given by rows, returned by columns.
