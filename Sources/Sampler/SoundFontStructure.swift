@@ -108,17 +108,23 @@ struct SoundFontStructure {
     }
 
     /// Where the chunk after one of `size` bytes at `offset` starts. RIFF pads an odd-sized chunk to
-    /// an even length, but some fonts (SoundFont 3 files among them) leave the pad byte out, and
-    /// FluidSynth reads them: the next chunk is where a chunk name is found.
+    /// an even length, but some fonts (SoundFont 3 files among them, such as Debian's
+    /// MuseScore_General_Lite.sf3) leave the pad byte out, and FluidSynth reads them: the next chunk
+    /// is where a chunk header is found, a name followed by a size that fits in the file. The padded
+    /// place comes first, as RIFF says; the unpadded one when only it holds such a header.
     private func next(after offset: Int, size: Int) -> Int {
         let unpadded = offset + 8 + size
         guard size & 1 == 1 else { return unpadded }
-        let looksLikeName = { (at: Int) -> Bool in
-            guard let name = try? bytes(at: at, count: 4) else { return false }
+        let holdsHeader = { (at: Int) -> Bool in
+            guard let header = try? bytes(at: at, count: 8) else { return false }
             // Chunk names are letters, digits and spaces ("LIST", "smpl", "sm24").
-            return name.allSatisfy { $0 == 0x20 || (0x30...0x39).contains($0) || (0x41...0x5A).contains($0 & 0xDF) }
+            let named = header[0..<4].allSatisfy {
+                $0 == 0x20 || (0x30...0x39).contains($0) || (0x41...0x5A).contains($0 & 0xDF)
+            }
+            let length = Int(header[4]) | Int(header[5]) << 8 | Int(header[6]) << 16 | Int(header[7]) << 24
+            return named && at + 8 + length <= fileSize + 1
         }
-        return !looksLikeName(unpadded + 1) && looksLikeName(unpadded) ? unpadded : unpadded + 1
+        return !holdsHeader(unpadded + 1) && holdsHeader(unpadded) ? unpadded : unpadded + 1
     }
 
     private func bytes(at offset: Int, count: Int) throws(Failure) -> [UInt8] {

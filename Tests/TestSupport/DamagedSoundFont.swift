@@ -49,6 +49,25 @@ public struct DamagedSoundFont {
         }
     }
 
+    /// Gives the sample data list an odd size with no pad byte after it, and the preset data list a
+    /// size whose low byte is a letter, as in Debian's MuseScore_General_Lite.sf3: the bytes where
+    /// RIFF's padding rule puts the next chunk then read as a name ("ISTZ"), though the list starts
+    /// one byte earlier. FluidSynth reads such a font (it never skips pad bytes); both additions are
+    /// chunks it ignores.
+    public mutating func dropPadByteAfterSampleData() {
+        let sdta = chunks()["sdta"]!
+        let odd = Array("zzzz".utf8) + [1, 0, 0, 0, 0]  // a 1-byte chunk, unpadded
+        bytes.insert(contentsOf: odd, at: sdta.offset + 8 + sdta.size)
+        put32(sdta.size + odd.count, at: sdta.offset + 4)
+        let pdta = sdta.offset + 8 + sdta.size + odd.count
+        let size = Int(bytes[pdta + 4]) | Int(bytes[pdta + 5]) << 8 | Int(bytes[pdta + 6]) << 16
+        let filler = (0x5A - (size + 8) & 0xFF + 256) % 256  // the list's new size ends in 0x5A, "Z"
+        let junk = Array("zzzz".utf8) + [UInt8(filler), 0, 0, 0] + [UInt8](repeating: 0, count: filler)
+        bytes.insert(contentsOf: junk, at: pdta + 8 + size)
+        put32(size + junk.count, at: pdta + 4)
+        put32(bytes.count - 8, at: 4)
+    }
+
     /// Writes the bytes to `name` in a new scratch folder; returns the path.
     public func write(_ name: String) throws -> String {
         let path = makeTemporaryDirectory("pianola-damaged-font") + "/" + name
