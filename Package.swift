@@ -187,7 +187,8 @@ let package = Package(
         .testTarget(
             name: "PianolaCLITests",
             dependencies: [
-                "PianolaCLI", "TestSupport", "SMF", "make-demo-song", "render-to-file", "play-midi-file",
+                "PianolaCLI", "TestSupport", "SMF", "SoundFontGenerator", "make-demo-song", "render-to-file",
+                "play-midi-file",
                 "reverb-player", "record-with-meter",
             ],
             swiftSettings: strictSettings),

@@ -70,8 +70,8 @@
     X(int, fluid_voice_is_on, (const fluid_voice_t *voice), (voice))                                                \
     X(int, fluid_voice_get_channel, (const fluid_voice_t *voice), (voice))                                          \
     X(float, fluid_voice_gen_get, (fluid_voice_t * voice, int gen), (voice, gen))                                   \
-    V(fluid_synth_tuning_iteration_start, (fluid_synth_t * synth), (synth))                                         \
-    X(int, fluid_synth_tuning_iteration_next, (fluid_synth_t * synth, int *bank, int *prog), (synth, bank, prog))   \
+    X(int, fluid_synth_tuning_dump, (fluid_synth_t * synth, int bank, int prog, char *name, int len, double *pitch), \
+      (synth, bank, prog, name, len, pitch))                                                                        \
     X(int, fluid_synth_sfload, (fluid_synth_t * synth, const char *filename, int reset_presets),                    \
       (synth, filename, reset_presets))                                                                             \
     X(int, fluid_synth_sfreload, (fluid_synth_t * synth, int id), (synth, id))                                      \

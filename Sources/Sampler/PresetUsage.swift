@@ -104,6 +104,9 @@ final class PresetProbe {
 
     private let sampler: SamplerNode
     private let recorder: Recorder
+    /// Whether a message played so far could have made a tuning: only SysEx (the MIDI Tuning
+    /// Standard) and registered parameters (the tuning program and bank) make one.
+    private var mayHaveTuning = false
 
     /// A probe for `owner`'s fonts, resolving as a sampler with `settings` does.
     init(fonts realFonts: [OpaquePointer], settings: SamplerNode.Settings) throws(SoundFontError) {
@@ -171,11 +174,20 @@ final class PresetProbe {
 
     /// Whether the probe's synthesizer has a tuning (a MIDI Tuning Standard message, or the
     /// tuning program and bank RPNs, make one): FluidSynth then picks samples by tuned keys.
+    ///
+    /// Asked tuning by tuning, not through FluidSynth's tuning iterator: the iterator keeps its
+    /// place in a thread-local slot of each synthesizer, which takes a thread-local key from the
+    /// process that is never given back. One per song, a batch of a thousand songs ran out of
+    /// keys (GLib then aborts the process).
     private var hasTuning: Bool {
-        var bank: Int32 = 0
-        var program: Int32 = 0
-        fluid_synth_tuning_iteration_start(sampler.synth.synth)
-        return fluid_synth_tuning_iteration_next(sampler.synth.synth, &bank, &program) != 0
+        guard mayHaveTuning else { return false }
+        for bank in Int32(0)..<128 {
+            for program in Int32(0)..<128
+            where fluid_synth_tuning_dump(sampler.synth.synth, bank, program, nil, 0, nil) == FLUID_OK {
+                return true
+            }
+        }
+        return false
     }
 
     /// The usage of playing `messages` in order.
@@ -187,9 +199,12 @@ final class PresetProbe {
     private func play(_ message: MIDIMessage) {
         sampler.apply(message)
         switch message {
+        case .controlChange(_, 100, _), .controlChange(_, 101, _):
+            mayHaveTuning = true
         case .programChange(let channel, _):
             probeSelection(onChannel: Int(channel))
         case .systemExclusive, .systemReset:
+            if case .systemExclusive = message { mayHaveTuning = true }
             for channel in 0..<16 { probeSelection(onChannel: channel) }
         default:
             break
