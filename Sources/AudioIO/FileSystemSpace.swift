@@ -16,11 +16,20 @@ package enum FileSystemSpace {
             clamping: UInt64(stats.f_bavail).multipliedReportingOverflow(by: UInt64(stats.f_frsize)).partialValue)
     }
 
+    /// Whether `folder`'s file system is mounted read-only (nothing can be written there, whatever
+    /// its free space says).
+    package static func isReadOnly(_ folder: String) -> Bool {
+        var stats = statvfs()
+        guard statvfs(folder.isEmpty ? "." : folder, &stats) == 0 else { return false }
+        return stats.f_flag & UInt(ST_RDONLY) != 0
+    }
+
     /// Whether a failure with `errno` came from a full file system (or a spent quota): the error
     /// says so, or the folder's file system has no block left (libsndfile reports a full disk with
-    /// errors of its own).
+    /// errors of its own). A read-only file system is not a full one.
     package static func isOutOfSpace(errno code: Int32, folder: String) -> Bool {
         if code == ENOSPC || code == EDQUOT { return true }
+        if code == EROFS || isReadOnly(folder) { return false }
         return availableBytes(in: folder) == 0
     }
 }

@@ -53,4 +53,37 @@ struct FullDiskCommandTests {
             unlink(disk.path + "/filler")
         }
     }
+
+    @Test("the free-space check counts the song and the tail asked for; a read-only disk is named as such")
+    func freeSpaceEstimate() throws {
+        let mounted = SmallFileSystem.mount(kilobytes: 2_048)
+        guard case .success(let disk) = mounted else {
+            if case .failure(let reason) = mounted { print("skipped: \(reason.text)") }
+            return
+        }
+        // A one-second note: a WAV of about 400 KB fits in 2 MB (a 30-second tail reserved did not).
+        let song = disk.path + "/note.mid"
+        let bytes: [UInt8] =
+            Array("MThd".utf8) + [0, 0, 0, 6, 0, 0, 0, 1, 0, 96] + Array("MTrk".utf8) + [0, 0, 0, 13]
+            + [0, 0x90, 60, 100, 0x81, 0x40, 0x80, 60, 0, 0, 0xFF, 0x2F, 0]
+        try Data(bytes).write(to: URL(fileURLWithPath: song))
+        for name in ["note.wav", "note.ogg"] {
+            let result = try runPianola(["render", "-s", bundledFontPath, song, "-o", disk.path + "/" + name, "-q"])
+            #expect(result.status == 0, "\(result.stderr)")
+        }
+        // A fixed tail counts as asked: 20 s of it do not fit.
+        let long = try runPianola(
+            ["render", "-s", bundledFontPath, song, "-o", disk.path + "/long.wav", "--tail", "20", "-q"])
+        #expect(long.status == 1 && long.stderr.contains("the render needs about"), "\(long.stderr)")
+        #expect(disk.files == ["note.mid", "note.ogg", "note.wav"])
+
+        let readOnly = SmallFileSystem.mount(kilobytes: 1_024, readOnly: true)
+        guard case .success(let locked) = readOnly else { return }
+        let refused = try runPianola(["render", "-s", bundledFontPath, song, "-o", locked.path + "/x.wav", "-q"])
+        #expect(refused.status == 1)
+        #expect(
+            refused.stderr
+                == "pianola: \(song): \(locked.path)/x.wav: cannot write it (the file system there is read-only)\n",
+            "\(refused.stderr)")
+    }
 }

@@ -12,10 +12,11 @@ public final class SmallFileSystem {
 
     private init(path: String) { self.path = path }
 
-    /// Mounts one; the reason it cannot, otherwise.
-    public static func mount(kilobytes: Int) -> Result<SmallFileSystem, SkipReason> {
+    /// Mounts one (read-only with `readOnly`); the reason it cannot, otherwise.
+    public static func mount(kilobytes: Int, readOnly: Bool = false) -> Result<SmallFileSystem, SkipReason> {
         let path = makeTemporaryDirectory("pianola-small-fs")
-        let status = run(["mount", "-t", "tmpfs", "-o", "size=\(kilobytes)k", "tmpfs", path])
+        let options = "size=\(kilobytes)k" + (readOnly ? ",ro" : "")
+        let status = run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", path])
         guard status == 0 else {
             return .failure(SkipReason(text: "cannot mount a small tmpfs here (mount exited \(status); needs root)"))
         }

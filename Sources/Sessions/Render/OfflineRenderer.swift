@@ -64,22 +64,35 @@ public final class OfflineRenderer: Sendable {
         }
     }
 
-    /// Refuses, before anything is written, music longer than `options.maximumSeconds` and an
-    /// output larger than the free space where it goes (uncompressed size; FLAC counted at half, Ogg
-    /// at a tenth).
+    /// Refuses, before anything is written, a file with no notes, a start at or past the music's
+    /// end, music longer than `options.maximumSeconds`, a folder on
+    /// a read-only file system, and an output larger than the free space where it goes: the music
+    /// and the tail asked for (a fixed one, or a few seconds of an automatic one), uncompressed,
+    /// FLAC counted at half and Ogg at a tenth. A render that outgrows the estimate and fills the
+    /// disk still stops cleanly, writing nothing.
     func checkSize(
         of sequence: MusicSequence, writingTo path: String, encoding: AudioFile.Encoding, channelCount: Int = 2
     )
         throws(RenderError)
     {
+        guard sequence.tracks.contains(where: { $0.events.contains(where: \.message.isNoteStart) }) else {
+            throw .noMusic
+        }
+        if options.startSeconds > 0 && options.startSeconds >= sequence.durationSeconds {
+            throw .startPastEnd(start: options.startSeconds, length: sequence.durationSeconds)
+        }
         let music = max(0, sequence.durationSeconds - options.startSeconds) / max(options.pace, 0.01)
         guard music <= options.maximumSeconds else { throw .tooLong(seconds: music, limit: options.maximumSeconds) }
+        let folder = POSIXSupport.folder(of: path)
+        if FileSystemSpace.isReadOnly(folder) {
+            throw .cannotWrite(path: path, reason: "the file system there is read-only")
+        }
         let bytesPerFrame = (encoding == .s16 ? 2 : encoding == .s24 ? 3 : 4) * channelCount
         let lower = path.lowercased()
         let share = lower.hasSuffix(".flac") ? 0.5 : lower.hasSuffix(".ogg") || lower.hasSuffix(".oga") ? 0.1 : 1
-        let needed = Int(Double(options.maximumFrameCount(for: sequence) * bytesPerFrame) * share)
+        let needed = Int(Double(options.expectedFrameCount(for: sequence) * bytesPerFrame) * share)
         // An unreachable folder fails at opening, by name.
-        guard let available = FileSystemSpace.availableBytes(in: POSIXSupport.folder(of: path)) else { return }
+        guard let available = FileSystemSpace.availableBytes(in: folder) else { return }
         guard needed <= available else { throw .notEnoughSpace(path: path, needed: needed, available: available) }
     }
 

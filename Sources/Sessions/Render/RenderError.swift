@@ -21,6 +21,11 @@ public enum RenderError: Error, Sendable, CustomStringConvertible {
     case notEnoughSpace(path: String, needed: Int, available: Int)
     /// A SoundFont's samples could not be read for the song (loading on demand).
     case soundFont(SoundFontError)
+    /// The file holds no note at all: a render would be silence, so nothing is written.
+    case noMusic
+    /// The render would start at `start` seconds, at or past the music's end (`length` seconds):
+    /// nothing is written.
+    case startPastEnd(start: Double, length: Double)
 
     public var description: String {
         switch self {
@@ -35,6 +40,9 @@ public enum RenderError: Error, Sendable, CustomStringConvertible {
             return "\(path): the render needs about \(Self.gigabytes(needed)), and only \(Self.gigabytes(available)) "
                 + "is free there"
         case .soundFont(let error): return error.description
+        case .noMusic: return "the file holds no notes: nothing to render"
+        case .startPastEnd(let start, let length):
+            return "the start (\(Self.clock(start))) is at or past the end of the music (\(Self.clock(length)))"
         }
     }
 

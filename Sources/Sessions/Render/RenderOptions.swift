@@ -106,6 +106,20 @@ public struct RenderOptions: Sendable, Hashable {
         return seconds.isFinite ? Int(min(seconds * sampleRate, Double(Int.max / 2))) + quantumFrames : Int.max / 2
     }
 
+    /// About how many frames a render of `sequence` writes, for the free-space check: the music from
+    /// the start at the speed, and the tail asked for (an automatic tail counted at three seconds,
+    /// what a release and a reverb take to die away; longer ones fill the disk's margin).
+    func expectedFrameCount(for sequence: MusicSequence) -> Int {
+        let music = max(0, sequence.durationSeconds - startSeconds) / max(pace, 0.01)
+        let tailSeconds: Double
+        switch tail {
+        case .seconds(let seconds): tailSeconds = seconds
+        case .automatic: tailSeconds = min(3, maximumTailSeconds)
+        }
+        let seconds = music + tailSeconds
+        return seconds.isFinite ? Int(min(seconds * sampleRate, Double(Int.max / 2))) : Int.max / 2
+    }
+
     /// Whether a render's tail is over after a quantum (`quietFrames` counts the quiet frames
     /// so far, for the automatic tail). Once the voices have ended, the automatic tail ends at the
     /// first quiet quantum, or after `echoFrames` of quiet when a delay's echo may still come.
