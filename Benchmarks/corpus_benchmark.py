@@ -76,7 +76,7 @@ def main():
         start = time.perf_counter()
         probe = subprocess.run([sys.executable, "-c", "import resource, subprocess, sys; subprocess.run(sys.argv[1:]); "
                                 "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)",
-                                pianola, "render", "-q", "--manifest", manifest, "--jobs", "2", "-s", args.font],
+                                pianola, "render", "-q", "--force", "--manifest", manifest, "--jobs", "2", "-s", args.font],
                                capture_output=True, text=True)
         return time.perf_counter() - start, int(probe.stdout.strip().splitlines()[-1])
 

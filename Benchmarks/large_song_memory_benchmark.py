@@ -55,7 +55,7 @@ def main():
         ):
             rows.append((label,) + finish(start(command), command))
         renders = [
-            ("pianola render", [pianola, "render", "-q", song, "-o", os.path.join(work, "p.raw"), "--soundfont", font,
+            ("pianola render", [pianola, "render", "-q", "--force", song, "-o", os.path.join(work, "p.raw"), "--soundfont", font,
                                 "--max-length", "10000"]),
             ("fluidsynth -F", ["fluidsynth", "-q", "-n", "-i", "-F", os.path.join(work, "f.raw"), "-T", "raw", "-r",
                                "44100", font, song]),

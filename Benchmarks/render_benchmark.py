@@ -113,7 +113,7 @@ def main():
         if not os.path.exists(font):
             print(f"skipping {name}: {font} not found"); continue
         fs = ["fluidsynth", "-ni", "-q", "-F", out, "-r", "44100", font]
-        pn = [pianola, "render", "-q", "--soundfont", font, "--rate", "44100", "-o", out]
+        pn = [pianola, "render", "-q", "--force", "--soundfont", font, "--rate", "44100", "-o", out]
         t_fs = best(args.runs, fs + [dense]); fs_seconds = wav_seconds(out)
         t_pn = best(args.runs, pn + [dense]); pn_seconds = wav_seconds(out)
         rows.append((name, f"dense16, 1 thread (output {fs_seconds:.1f} s vs {pn_seconds:.1f} s)", t_fs, t_pn, fs_seconds / t_fs, pn_seconds / t_pn))
@@ -126,7 +126,7 @@ def main():
         for _ in range(args.runs):
             start = time.perf_counter(); serial_fs(); times.append(time.perf_counter() - start)
         t_fs_serial = min(times)
-        t_jobs = best(args.runs, [pianola, "render", "-q", "--soundfont", font, "--rate", "44100", "--jobs", "2", "-o", outdir] + shorts)
+        t_jobs = best(args.runs, [pianola, "render", "-q", "--force", "--soundfont", font, "--rate", "44100", "--jobs", "2", "-o", outdir] + shorts)
         rows.append((name, f"{len(shorts)} files, pianola --jobs 2 vs serial fluidsynth", t_fs_serial, t_jobs, None, None))
         t_fs_first = best(args.runs + 2, fs + [note]); t_pn_first = best(args.runs + 2, pn + ["--tail", "0", note])
         rows.append((name, "one-note file (start-up + font load)", t_fs_first, t_pn_first, None, None))

@@ -56,8 +56,8 @@ def main():
             print(f"| {name} | skipped: {font} not found |"); continue
         for song_name, song in songs.items():
             fs = ["fluidsynth", "-ni", "-q", "-F", out, "-r", "44100"]
-            song_run = best(args.runs, [pianola, "render", "-q", "--load", "song", "-s", font, "--rate", "44100", song, "-o", out])
-            all_run = best(args.runs, [pianola, "render", "-q", "--load", "all", "-s", font, "--rate", "44100", song, "-o", out])
+            song_run = best(args.runs, [pianola, "render", "-q", "--force", "--load", "song", "-s", font, "--rate", "44100", song, "-o", out])
+            all_run = best(args.runs, [pianola, "render", "-q", "--force", "--load", "all", "-s", font, "--rate", "44100", song, "-o", out])
             dyn = best(args.runs, fs + ["-o", "synth.dynamic-sample-loading=1", font, song])
             whole = best(args.runs, fs + [font, song])
             cell = lambda r: f"{r[0]:.2f} s, {r[1]:.0f} MB"

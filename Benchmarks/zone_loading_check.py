@@ -55,7 +55,7 @@ def main():
         outputs = []
         for load in ("song", "all"):
             output = os.path.join(work, f"{load}.wav")
-            command = [pianola, "render", "-q", "--format", "f32", "--max-length", args.max_length,
+            command = [pianola, "render", "-q", "--force", "--format", "f32", "--max-length", args.max_length,
                        "--load", load, "-s", args.font, path, "-o", output]
             if subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode != 0:
                 break

@@ -105,7 +105,7 @@ struct BatchReporter {
             let text = style == .numbered ? "[\(counts.finished)/\(counts.total)] \(line)" : line
             if standardOutputStandIn == nil { print(text) } else { Terminal.writeError(text + "\n") }
         case .failed(let reason):
-            printError("pianola: \(Self.place(job)): \(reason)")
+            printError("pianola: \(Self.place(job)): \(Hints.job(reason))")
         case .cancelled:
             reportedCancellation = true
             let what = job.output == standardOutputStandIn ? "standard output" : job.output
@@ -118,7 +118,7 @@ struct BatchReporter {
     private func showCorpus(_ job: BatchJob, _ outcome: BatchOutcome, _ counts: BatchSummary) {
         if case .failed(let reason) = outcome {
             if Terminal.isInteractive { Terminal.writeError("\r\u{1B}[K") }
-            printError("pianola: \(Self.place(job)): \(reason)")
+            printError("pianola: \(Self.place(job)): \(Hints.job(reason))")
         }
         guard !quiet else { return }
         let elapsed = max(counts.elapsedSeconds, 1e-3)

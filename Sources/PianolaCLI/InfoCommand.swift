@@ -33,6 +33,8 @@ struct InfoCommand: ParsableCommand {
         completion: .file(extensions: midiFileExtensions))
     var files: [String]
 
+    @OptionGroup var inputLimit: InputLimitOptions
+
     @Flag(help: "Print a JSON array with one object per file.")
     var json = false
 
@@ -45,43 +47,12 @@ struct InfoCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Read this many files at once (default: one per core).", valueName: "n"))
     var jobs: Int?
 
-    /// `info`'s options that take a value (a test checks this against the argument parser's).
-    static let optionsTakingValues: Set<String> = ["--jobs"]
-
-    /// Splits `info`'s arguments (those after the command's name) into its options with their
-    /// values and its files, as the argument parser would. The parser keeps an array argument's
-    /// values by copying the array for each one, which is quadratic in the number of files
-    /// (8 000 files took 2 s to parse), so `main` gives it the options and one file, and sets the
-    /// files itself.
-    static func separateFiles(_ arguments: [String]) -> (options: [String], files: [String]) {
-        var options: [String] = []
-        var files: [String] = []
-        var index = 0
-        while index < arguments.count {
-            let argument = arguments[index]
-            index += 1
-            if argument == "--" {
-                files += arguments[index...]
-                break
-            }
-            guard argument.hasPrefix("-") && argument != "-" else {
-                files.append(argument)
-                continue
-            }
-            options.append(argument)
-            if optionsTakingValues.contains(argument) && index < arguments.count {
-                options.append(arguments[index])
-                index += 1
-            }
-        }
-        return (options, files)
-    }
-
     func validate() throws {
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1, not \(jobs).") }
     }
 
     func run() throws {
+        inputLimit.apply()
         // A file under 1 MB (larger ones are mapped: MIDIFile.withBytes) is read into one
         // short-lived array: glibc would map it and unmap it again for every file, and the kernel
         // zero its pages each time. Kept in the heap, the block is reused; the price is that freed
@@ -130,7 +101,7 @@ struct InfoCommand: ParsableCommand {
             outcome = .failure(error)
         }
         var error: String? = nil
-        if case .failure(let failure) = outcome { error = "pianola: \(path): \(failure.description)" }
+        if case .failure(let failure) = outcome { error = "pianola: \(path): \(Hints.reading(failure.description))" }
         let output =
             json
             ? jsonObject(path: path, outcome: outcome).serialized()
@@ -153,7 +124,7 @@ struct InfoCommand: ParsableCommand {
         let result: MIDIFileSummary.ReadResult
         switch outcome {
         case .failure(let error):
-            print("  error: \(error.description)")
+            print("  error: \(Hints.reading(error.description))")
             return out
         case .success(let value):
             result = value
@@ -213,7 +184,7 @@ struct InfoCommand: ParsableCommand {
         var object: [String: JSONValue] = ["path": .string(path)]
         switch outcome {
         case .failure(let error):
-            object["error"] = .string(error.description)
+            object["error"] = .string(Hints.reading(error.description))
             for key in ["format", "division", "trackCount", "noteCount", "durationSeconds"] { object[key] = .null }
             object["tempoChanges"] = .array([])
             if case .damaged(let diagnostic) = error {

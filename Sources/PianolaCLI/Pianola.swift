@@ -62,14 +62,9 @@ struct PianolaCommand: ParsableCommand {
         var command: any ParsableCommand
         do {
             let arguments = Array(CommandLine.arguments.dropFirst())
-            if arguments.first == "info" {
-                // Thousands of files: see InfoCommand.separateFiles.
-                let (options, files) = InfoCommand.separateFiles(Array(arguments.dropFirst()))
-                command = try parseAsRoot(["info"] + options + (files.isEmpty ? [] : ["--", files[0]]))
-                if var info = command as? InfoCommand, !files.isEmpty {
-                    info.files = files
-                    command = info
-                }
+            if let name = arguments.first, let type = ManyFiles.commands[name] {
+                // Thousands of files: see ManyFiles.
+                command = try ManyFiles.parse(arguments, as: type)
             } else {
                 command = try parseAsRoot()
             }

@@ -67,6 +67,8 @@ struct PlayCommand: ParsableCommand {
 
     @OptionGroup var song: SongOptions
 
+    @OptionGroup var inputLimit: InputLimitOptions
+
     @Flag(help: "Loop each file.")
     var loop = false
 
@@ -165,6 +167,7 @@ struct PlayCommand: ParsableCommand {
 
     func run() throws {
         Terminal.trapInterrupts()
+        inputLimit.apply()
         let fonts = try soundFonts.resolve()
         var configuration = PlaybackSession.Configuration(
             soundFonts: fonts.map(\.path), device: deviceOptions.configuration(defaultPeriod: 256))
@@ -227,7 +230,8 @@ struct PlayCommand: ParsableCommand {
         var startAt = song.start
         while index < files.count {
             let sequence: MusicSequence
-            do { sequence = try MusicSequence(path: files[index]) } catch {
+            do { sequence = try MusicSequence(path: files[index], isCancelled: Terminal.isInterrupted) } catch {
+                if case .interrupted = error { throw Terminal.interruptExitCode }
                 printError("pianola: \(files[index]): \(error.description)")
                 failures += 1
                 index += 1

@@ -18,6 +18,8 @@ struct ProcessCommand: ParsableCommand {
 
             A varispeed plays what comes before it faster or slower, the pitch following: the \
             output is 1/rate as long.
+
+            An existing output is replaced only with --force; the input never is.
             """)
 
     @Argument(help: ArgumentHelp("The audio file to process.", valueName: "input"))
@@ -36,8 +38,14 @@ struct ProcessCommand: ParsableCommand {
     @Flag(name: .shortAndLong, help: "Print nothing but errors.")
     var quiet = false
 
+    @Flag(help: "Replace the output file if it exists (never the input).")
+    var force = false
+
     func run() throws {
         Terminal.trapInterrupts()
+        if let problem = BatchError.writing(output, over: [input], replacing: force) {
+            throw CLIError(Hints.job(problem.description))
+        }
         let specs = try effectOptions.specs()
         var progress: ProgressReporter?
         defer { progress?.finish() }

@@ -18,7 +18,10 @@ struct RenderCommand: ParsableCommand {
             for pipelines; messages then go to standard error only.
 
             The output is written to a temporary name and renamed when complete, so an \
-            interrupted render (Ctrl-C, SIGTERM) leaves no half-written file behind.
+            interrupted render (Ctrl-C, SIGTERM, SIGHUP) leaves no half-written file behind. An \
+            existing output is replaced only with --force (a corpus job's own outputs, recorded in \
+            its ledger, are rendered again when their input or settings change); an input file \
+            (a MIDI file, a SoundFont) is never written over.
 
             Corpus jobs: a folder as input renders every MIDI file under it to the same relative \
             path under -o; --manifest FILE.jsonl reads one job per line ({"input": "a.mid", \
@@ -68,6 +71,8 @@ struct RenderCommand: ParsableCommand {
 
     @OptionGroup var song: SongOptions
 
+    @OptionGroup var inputLimit: InputLimitOptions
+
     @Option(
         help: ArgumentHelp(
             "Output extension when -o is a folder, or the type written to standard output with -o - (wav, flac, ogg, aiff, raw).",
@@ -106,6 +111,9 @@ struct RenderCommand: ParsableCommand {
 
     @Flag(name: .shortAndLong, help: "Print nothing but errors.")
     var quiet = false
+
+    @Flag(help: "Replace outputs that exist (never an input).")
+    var force = false
 
     func validate() throws {
         guard (1...64).contains(jobs) else { throw ValidationError("--jobs must be between 1 and 64, got \(jobs)") }
@@ -159,6 +167,7 @@ struct RenderCommand: ParsableCommand {
 
     func run() throws {
         Terminal.trapInterrupts()
+        inputLimit.apply()
         // One heap for every thread, its free top returned at once: loading (fonts parsed, read
         // again as the song's subset, SF3 decoded on helper threads) leaves freed memory that
         // per-thread heaps would keep resident through the render, which allocates nothing.
@@ -223,6 +232,7 @@ struct RenderCommand: ParsableCommand {
             : BatchPlan(files: inputs, intoFolder: output, fileExtension: ext)
         var configuration = BatchRunner.Configuration(soundFonts: fonts, options: options)
         configuration.createsFolders = !single
+        configuration.replacesExistingOutputs = force || standIn
         configuration.longestFirst = false
         let workers = min(jobs, plan.jobs.count)
         configuration.reportsProgress = workers == 1 && !quiet
@@ -291,6 +301,7 @@ struct RenderCommand: ParsableCommand {
         failureLog.clear()
         var configuration = BatchRunner.Configuration(soundFonts: fonts, options: options)
         configuration.ledger = BatchLedger(path: ledgerPath)
+        configuration.replacesExistingOutputs = force
         configuration.failureLog = failureLog
         var reporter = BatchReporter(style: .corpus, quiet: quiet)
         reporter.json = json
@@ -314,8 +325,13 @@ struct RenderCommand: ParsableCommand {
         if target.hasSuffix("/") || Self.isFolder(target) {
             target = (target.hasSuffix("/") ? target : target + "/") + BatchPlan.baseName(of: input) + "." + ext
         }
+        if let problem = BatchError.writing(target, over: [input] + fonts, replacing: force) {
+            throw CLIError(Hints.job(problem.description))
+        }
         let sequence: MusicSequence
-        do { sequence = try MusicSequence(path: input) } catch { throw CLIError("\(input): \(error.description)") }
+        do { sequence = try MusicSequence(path: input, isCancelled: Terminal.isInterrupted) } catch {
+            throw Terminal.readFailure(input, error)
+        }
         let renderer = try OfflineRenderer(soundFonts: fonts, options: options)
         var progress: ProgressReporter?
         let started = Terminal.monotonicSeconds()
@@ -360,8 +376,16 @@ struct RenderCommand: ParsableCommand {
             throw CLIError("cannot create output folder \(folder): \(error)")
         }
         let input = inputs[0]
+        for name in ["stems.json", "mix." + ext.lowercased()] + (multichannel.map { [$0] } ?? []) {
+            let path = name.hasPrefix("/") || name == multichannel ? name : folder + "/" + name
+            if let problem = BatchError.writing(path, over: [input] + fonts, replacing: force) {
+                throw CLIError(Hints.job(problem.description))
+            }
+        }
         let file: MIDIFile
-        do { file = try MIDIFile.read(path: input).file } catch { throw CLIError("\(input): \(error.description)") }
+        do { file = try MIDIFile.read(path: input, isCancelled: Terminal.isInterrupted).file } catch {
+            throw Terminal.readFailure(input, error)
+        }
         let renderer = try OfflineRenderer(soundFonts: fonts, options: options)
         var progress: ProgressReporter?
         let started = Terminal.monotonicSeconds()

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Pianola
 import Synchronization
 
 #if canImport(Glibc)
@@ -32,14 +33,23 @@ enum Terminal {
         let handler: @convention(c) (Int32) -> Void = { signal in
             Terminal.interrupted.store(signal, ordering: .relaxed)
         }
-        signal(SIGINT, handler)
-        signal(SIGTERM, handler)
+        // A closed terminal (SIGHUP) ends the command as SIGTERM does: nothing half-written.
+        for number in [SIGINT, SIGTERM, SIGHUP] { signal(number, handler) }
         // A parent may have started us with these signals blocked (the mask survives exec).
         var set = sigset_t()
         sigemptyset(&set)
-        sigaddset(&set, SIGINT)
-        sigaddset(&set, SIGTERM)
+        for number in [SIGINT, SIGTERM, SIGHUP] { sigaddset(&set, number) }
         pthread_sigmask(SIG_UNBLOCK, &set, nil)
+    }
+
+    /// Whether a trapped signal has come: what a blocking read asks while it waits.
+    static let isInterrupted: @Sendable () -> Bool = { interruptSignal != nil }
+
+    /// The error for a MIDI file that could not be read: the interrupt's exit code when the read
+    /// was cut short by a signal, else one line naming the file.
+    static func readFailure(_ path: String, _ error: MIDIFileError) -> any Error {
+        if case .interrupted = error { return interruptExitCode }
+        return CLIError("\(path): \(Hints.reading(error.description))")
     }
 
     static var interruptSignal: Int32? {

@@ -33,11 +33,12 @@ extension MIDIFileSummary {
         return ReadResult(summary: summary, diagnostics: reader.diagnostics, isRMID: chunks.isRMID)
     }
 
-    /// Reads a file from disk and summarizes it (see `read(bytes:strict:threads:)`).
+    /// Reads a file from disk and summarizes it (see `read(bytes:strict:threads:)`), bounded as
+    /// `MIDIFile.readBytes(path:isCancelled:)` reads.
     public static func read(
-        path: String, strict: Bool = false, threads: Int = 1
+        path: String, strict: Bool = false, threads: Int = 1, isCancelled: (() -> Bool)? = nil
     ) throws(MIDIFileError) -> ReadResult {
-        try MIDIFile.withBytes(path: path) { (bytes) throws(MIDIFileError) in
+        try MIDIFile.withBytes(path: path, isCancelled: isCancelled) { (bytes) throws(MIDIFileError) in
             try read(buffer: bytes, strict: strict, threads: threads)
         }
     }

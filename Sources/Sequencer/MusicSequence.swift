@@ -224,9 +224,10 @@ public final class MusicSequence: @unchecked Sendable {
         return MusicSequence(tracks: kept, tempoMap: tempoMap, lengthInTicks: lengthInTicks, lyrics: lyrics)
     }
 
-    /// Reads and builds a sequence from a file on disk (lenient reader).
-    public convenience init(path: String) throws(MIDIFileError) {
-        self.init(file: try MIDIFile.read(path: path).file)
+    /// Reads and builds a sequence from a file on disk (lenient reader; bounded, and cancellable
+    /// while it waits for a pipe, as `MIDIFile.read(path:strict:threads:isCancelled:)` is).
+    public convenience init(path: String, isCancelled: (() -> Bool)? = nil) throws(MIDIFileError) {
+        self.init(file: try MIDIFile.read(path: path, isCancelled: isCancelled).file)
     }
 
     /// Note-offs sort first at a tick, note-ons last, everything else (programs, controllers)

@@ -53,7 +53,7 @@ def main():
         for timing in ("fluidsynth", "exact"):
             out = os.path.join(work, f"pianola-{timing}.wav")
             subprocess.run([pianola, "render", "-q", path, "-o", out, "--soundfont", font, "--rate", str(RATE),
-                            "--synth-reverb", "off", "--synth-chorus", "off", "--timing", timing], check=True)
+                            "--synth-reverb", "off", "--synth-chorus", "off", "--timing", timing, "--force"], check=True)
             rendered = read_wav(out)
             correlation, lufs_fs, lufs_pn = compare(reference, rendered)
             delayed = np.concatenate([np.zeros((64, rendered.shape[1])), rendered])[: len(rendered)]

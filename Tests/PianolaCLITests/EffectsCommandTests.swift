@@ -52,7 +52,7 @@ func decibels(of response: [Float], at frequency: Double, rate: Double) -> Doubl
 /// `extra` options; its samples (interleaved).
 func renderDemoSong(into path: String, _ extra: [String]) throws -> [Float] {
     let result = try runPianola(
-        ["render", "-q", demoSong, "-o", path, "-s", bundledFontPath, "--format", "f32"] + extra)
+        ["render", "-q", "--force", demoSong, "-o", path, "-s", bundledFontPath, "--format", "f32"] + extra)
     #expect(result.status == 0, "\(result.stderr)")
     return try readFloatWAV(path)
 }
@@ -177,7 +177,8 @@ struct EffectsCommandTests {
             ("timepitch:rate=0.8,pitch=300", 0.8, pow(2, 0.25)),
         ] {
             let result = try runPianola([
-                "process", directory + "/sine.wav", "-o", directory + "/out.wav", "--format", "f32", "-q", "--fx", fx,
+                "process", directory + "/sine.wav", "-o", directory + "/out.wav", "--format", "f32", "-q", "--force",
+                "--fx", fx,
             ])
             #expect(result.status == 0, "\(result.stderr)")
             let output = try readFloatWAV(directory + "/out.wav")
@@ -198,7 +199,8 @@ struct EffectsCommandTests {
             let rendered = try renderDemoSong(
                 into: directory + "/fast.wav", ["--fx", "eq:type=lowshelf,gain=3", "--fx", fx] + tail)
             let processed = try runPianola(
-                ["process", directory + "/plain.wav", "-o", directory + "/processed.wav", "-q", "--fx", fx] + tail)
+                ["process", directory + "/plain.wav", "-o", directory + "/processed.wav", "-q", "--force", "--fx", fx]
+                    + tail)
             #expect(processed.status == 0, "\(processed.stderr)")
             let reference = try readFloatWAV(directory + "/processed.wav")
             #expect(rendered.count == reference.count, "\(fx): \(rendered.count) and \(reference.count) samples")
@@ -211,7 +213,7 @@ struct EffectsCommandTests {
         // The summary speaks of the output: the music's length at the new pace.
         func musicSeconds(_ extra: [String]) throws -> Double {
             let json = try runPianola(
-                ["render", demoSong, "-o", directory + "/json.wav", "-s", bundledFontPath, "--json"] + extra)
+                ["render", demoSong, "-o", directory + "/json.wav", "-s", bundledFontPath, "--json", "--force"] + extra)
             #expect(json.status == 0, "\(json.stderr)")
             let line = try #require(json.stdout.split(separator: "\n").last)
             let summary = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])

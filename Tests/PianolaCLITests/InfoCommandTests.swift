@@ -133,22 +133,6 @@ struct InfoCommandTests {
         #expect(tracks.first?["name"] as? String == name)
     }
 
-    @Test("the options `info` reads values for are the argument parser's (see InfoCommand.separateFiles)")
-    func optionsTakingValues() throws {
-        let dump = try runPianola(["info", "--experimental-dump-help"]).stdout
-        let root = try #require(try JSONSerialization.jsonObject(with: Data(dump.utf8)) as? [String: Any])
-        let command = try #require(root["command"] as? [String: Any])
-        let arguments = try #require(command["arguments"] as? [[String: Any]])
-        var taking: Set<String> = []
-        for argument in arguments where argument["kind"] as? String == "option" {
-            for name in argument["names"] as? [[String: Any]] ?? [] {
-                let text = name["name"] as? String ?? ""
-                taking.insert((name["kind"] as? String == "short" ? "-" : "--") + text)
-            }
-        }
-        #expect(taking == ["--jobs"], "update InfoCommand.optionsTakingValues: \(taking)")
-    }
-
     @Test(
         "works on every file of the shared corpus (no crash; JSON for each)",
         .enabled(if: FileManager.default.fileExists(atPath: sharedCorpus), "shared corpus absent: skipped"))

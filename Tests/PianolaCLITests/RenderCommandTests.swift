@@ -118,7 +118,7 @@ struct RenderCommandTests {
         // Peak resident memory of a render, measured by a Python parent (ru_maxrss of its child).
         func peakMegabytes(jobs: Int, load: String) throws -> Double {
             let command =
-                [pianolaBinaryDirectory() + "/pianola", "render", "-q", "--load", load, "--jobs", "\(jobs)"]
+                [pianolaBinaryDirectory() + "/pianola", "render", "-q", "--force", "--load", load, "--jobs", "\(jobs)"]
                 + [String](repeating: demoSong, count: 4) + ["-o", directory + "/jobs\(jobs)", "-s", font]
             let script = """
                 import resource, subprocess, sys

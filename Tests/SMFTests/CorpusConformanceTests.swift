@@ -1,3 +1,4 @@
+import Foundation
 import MIDICore
 import TestSupport
 import Testing
@@ -230,7 +231,8 @@ extension CorpusConformanceTests {
         let files = corpusFiles(corpusRoot, extensions: [""])
         #expect(files.count >= 390)
         for path in files {
-            let bytes = try MIDIFile.readBytes(path: path)
+            // Raw bytes: reading from a path refuses what is not MIDI before the rest is read.
+            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
             expectSummaryReadMatches(bytes, path)
             expectSummaryReadMatches(bytes, strict: true, path)
         }

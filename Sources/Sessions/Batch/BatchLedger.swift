@@ -26,6 +26,9 @@ public final class BatchLedger: Sendable {
     /// The ledger's JSON Lines file (created by the first record).
     public let path: String
     private let records: Mutex<[String: (BatchFingerprint, Int)]>
+    /// The outputs and inputs ("output:PATH", "input:PATH") named by lines a crash cut short: a
+    /// job's own, though not done.
+    private let named: Set<String>
 
     /// One line of the ledger.
     struct Entry: Codable {
@@ -43,17 +46,42 @@ public final class BatchLedger: Sendable {
     public init(path: String) {
         self.path = path
         var loaded: [String: (BatchFingerprint, Int)] = [:]
+        var named: Set<String> = []
         if let data = FileManager.default.contents(atPath: path) {
             let decoder = JSONDecoder()
             for line in data.split(separator: UInt8(ascii: "\n")) {
-                // A line that does not decode was cut short by a crash: its output is not done.
-                guard let entry = try? decoder.decode(Entry.self, from: Data(line)) else { continue }
+                // A line that does not decode was cut short by a crash: its output is not done,
+                // but it is the batch's own when the line still names it.
+                guard let entry = try? decoder.decode(Entry.self, from: Data(line)) else {
+                    for key in ["output", "input"] {
+                        if let value = Self.string(key, inCutLine: Array(line)) { named.insert(key + ":" + value) }
+                    }
+                    continue
+                }
                 let fingerprint = BatchFingerprint(
                     inputSHA256: entry.inputSHA256, soundFont: entry.soundfont, options: entry.options)
                 loaded[entry.output] = (fingerprint, entry.bytes)
             }
         }
         records = Mutex(loaded)
+        self.named = named
+    }
+
+    /// The string value of `key` in a ledger line cut short, if the cut came after it.
+    private static func string(_ key: String, inCutLine line: [UInt8]) -> String? {
+        let pattern = Array("\"\(key)\":\"".utf8)
+        guard pattern.count <= line.count,
+            let found = (0...(line.count - pattern.count)).first(where: {
+                line[$0..<$0 + pattern.count].elementsEqual(pattern)
+            })
+        else { return nil }
+        let open = found + pattern.count - 1
+        var index = open + 1
+        while index < line.count && line[index] != UInt8(ascii: "\"") {
+            index += line[index] == UInt8(ascii: "\\") ? 2 : 1
+        }
+        guard index < line.count else { return nil }
+        return try? JSONDecoder().decode(String.self, from: Data(line[open...index]))
     }
 
     /// How many outputs are recorded.
@@ -65,6 +93,16 @@ public final class BatchLedger: Sendable {
         else { return false }
         var info = stat()
         return stat(output, &info) == 0 && Int(info.st_size) == bytes
+    }
+
+    /// Whether the output of the job rendering `input` to `output` is one the ledger records, from
+    /// whatever inputs and settings, or one a line cut short by a crash names (by the output or,
+    /// when the cut came before it, by the input): the batch's own, which rendering it again may
+    /// replace.
+    func owns(output: String, input: String) -> Bool {
+        let key = Self.key(output)
+        return named.contains("output:" + key) || named.contains("input:" + input)
+            || records.withLock { $0[key] != nil }
     }
 
     /// Records a finished output.

@@ -36,6 +36,10 @@ public final class BatchRunner: Sendable {
         public var longestFirst = true
         /// Whether jobs report their render's progress (`BatchEvent.progress`).
         public var reportsProgress = false
+        /// Whether a job replaces an output that exists already. Off, such a job fails
+        /// (`BatchError.outputExists`), unless the ledger records that output as the batch's own.
+        /// An output that is one of the batch's inputs is never replaced.
+        public var replacesExistingOutputs = false
 
         /// A configuration rendering with `soundFonts` and `options`: no ledger, no failure log.
         public init(soundFonts: [String], options: RenderOptions = RenderOptions()) {
@@ -47,6 +51,9 @@ public final class BatchRunner: Sendable {
     /// How the batch runs, as given to `init`.
     public let configuration: Configuration
     private let problems: [BatchProblem]
+    /// The batch's inputs (MIDI files and SoundFonts) by device and inode, with their paths:
+    /// no output is written over one of them.
+    private let inputFiles: [FileIdentity: String]
     private let state: Mutex<State>
     /// The loaded font stacks, by their paths.
     private let fonts = Mutex<[[String]: OfflineRenderer]>([:])
@@ -74,6 +81,11 @@ public final class BatchRunner: Sendable {
             }
             jobs = jobs.indices.sorted { sizes[$0] > sizes[$1] || (sizes[$0] == sizes[$1] && $0 < $1) }.map { jobs[$0] }
         }
+        var inputs: [FileIdentity: String] = [:]
+        for path in jobs.map(\.input) + jobs.compactMap(\.soundFont) + configuration.soundFonts {
+            if let identity = FileIdentity(path: path) { inputs[identity] = path }
+        }
+        inputFiles = inputs
         var initial = State(pending: jobs.reversed())
         initial.summary.total = plan.jobs.count + plan.problems.count
         state = Mutex(initial)
@@ -150,7 +162,8 @@ public final class BatchRunner: Sendable {
         do throws(BatchError) { options = try job.options(over: configuration.options) } catch {
             return finish(job, .failed(reason: error.description))
         }
-        do { bytes = try MIDIFile.readBytes(path: job.input) } catch {
+        do { bytes = try MIDIFile.readBytes(path: job.input, isCancelled: isCancelled) } catch {
+            if case .interrupted = error { return finish(job, .cancelled) }
             return finish(job, .failed(reason: error.description))
         }
         let fingerprint = configuration.ledger.map { _ in
@@ -165,6 +178,7 @@ public final class BatchRunner: Sendable {
         do { renderer = try self.renderer(fonts: fonts, options: options) } catch {
             return finish(job, .failed(reason: error.description))
         }
+        if let problem = outputProblem(job) { return finish(job, .failed(reason: problem.description)) }
         PartialFiles.removeStale(besides: job.output)
         if configuration.createsFolders {
             let folder = POSIXSupport.folder(of: job.output)
@@ -256,6 +270,16 @@ public final class BatchRunner: Sendable {
         }
     }
 
+    /// Why the job's output may not be written, if it may not: it is an input, or it exists and is not
+    /// the batch's own to replace.
+    private func outputProblem(_ job: BatchJob) -> BatchError? {
+        guard let identity = FileIdentity(path: job.output) else { return nil }
+        if let input = inputFiles[identity] { return .outputIsInput(path: job.output, input: input) }
+        if configuration.replacesExistingOutputs { return nil }
+        if configuration.ledger?.owns(output: job.output, input: job.input) == true { return nil }
+        return .outputExists(path: job.output)
+    }
+
     /// "path:size:mtime".
     static func identity(ofFont path: String) -> String {
         var info = stat()
@@ -267,5 +291,19 @@ public final class BatchRunner: Sendable {
         var spec = timespec()
         clock_gettime(CLOCK_MONOTONIC, &spec)
         return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
+    }
+}
+
+/// A file by its device and inode: the same file whatever path names it.
+struct FileIdentity: Hashable {
+    var device: UInt64
+    var inode: UInt64
+
+    /// The file at `path` (links followed), or nil if there is none.
+    init?(path: String) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
     }
 }
