@@ -9,13 +9,14 @@ import MIDICore
 /// in order (`drain(_:)`): datagrams to send, MIDI messages with their times, session snapshots
 /// and events. Tests drive it the same way, with times of their choosing and a fixed `seed`.
 ///
-/// As the responder it accepts invitations by its policy (anyone, or only the session names and
-/// addresses in `allow`), on the control port first, then on the data port, where the session
-/// opens; it answers clock synchronization (the first leg with the second, the second with the
-/// third), sends receiver feedback on each tick when data arrived (the last sequence number in
-/// the upper 16 bits, as Apple's peers expect) and ends a session on `BY` or after
-/// `sessionTimeout` without a sign of life. A peer that gives its data port an SSRC of its own
-/// (pymidi does) is found by its data port's address for clock synchronization.
+/// As the responder it accepts invitations by its policy (anyone, or only peers whose address is in
+/// one of the ranges of `allow`: never by the session name a peer gives, which anyone can claim),
+/// on the control port first, then on the data port, where the session opens; it answers clock
+/// synchronization (the first leg with the second, the second with the third), sends receiver
+/// feedback on each tick when data arrived (the last sequence number in the upper 16 bits, as
+/// Apple's peers expect) and ends a session on `BY` or after `sessionTimeout` without a sign of
+/// life. A peer that gives its data port an SSRC of its own (pymidi does) is found by its data
+/// port's address for clock synchronization.
 ///
 /// As the initiator (`invite(_:)`) it invites a peer's control port, then its data port, again on
 /// each tick until answered, up to `invitationAttempts` times ("no answer from …"); a refusal is
@@ -79,8 +80,9 @@ public struct RTPMIDISessionMachine: Sendable {
 
     /// The session name offered to peers.
     public let name: String
-    /// Session names or IP addresses allowed to join; empty: anyone.
-    public let allow: [String]
+    /// The addresses whose peers may join (by the address an invitation comes from); empty:
+    /// anyone.
+    public let allow: [RTPMIDIAddressRange]
     /// A session that sends nothing (no clock sync, no data) for this long is ended.
     public let sessionTimeout: Duration
     /// Our synchronization source identifier, on both ports.
@@ -150,12 +152,12 @@ public struct RTPMIDISessionMachine: Sendable {
 
     /// - Parameters:
     ///   - name: the session name offered to peers.
-    ///   - allow: session names or IP addresses allowed to join (empty: anyone).
+    ///   - allow: the addresses whose peers may join (empty: anyone).
     ///   - sessionTimeout: how long a silent session lasts.
     ///   - seed: seeds the generator of our SSRC and invitation tokens (fixed in tests, for
     ///     outputs that repeat; random by default).
     public init(
-        name: String, allow: [String] = [], sessionTimeout: Duration = .seconds(60),
+        name: String, allow: [RTPMIDIAddressRange] = [], sessionTimeout: Duration = .seconds(60),
         seed: UInt64 = .random(in: 0...UInt64.max)
     ) {
         self.name = name
@@ -273,8 +275,9 @@ public struct RTPMIDISessionMachine: Sendable {
         output.append(.send(bytes: command.bytes, to: address, from: port))
     }
 
-    func allowed(name: String, address: RTPMIDIAddress) -> Bool {
-        allow.isEmpty || allow.contains(name) || allow.contains(address.host)
+    /// Whether a peer at `address` may join (its session name has no say).
+    func allowed(_ address: RTPMIDIAddress) -> Bool {
+        allow.isEmpty || allow.contains { $0.contains(address.host) }
     }
 
     mutating func handle(_ command: AppleMIDICommand, from address: RTPMIDIAddress, on port: Port, at arrival: UInt64) {
@@ -328,7 +331,7 @@ public struct RTPMIDISessionMachine: Sendable {
         token: UInt32, peerSSRC: UInt32, name peerName: String, from address: RTPMIDIAddress, on port: Port,
         at arrival: UInt64
     ) {
-        guard allowed(name: peerName, address: address) else {
+        guard allowed(address) else {
             send(.reject(token: token, ssrc: ssrc), to: address, from: port)
             output.append(.event("refused: \(peerName) (\(address))"))
             return

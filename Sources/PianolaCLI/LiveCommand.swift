@@ -179,7 +179,7 @@ struct LiveCommand: ParsableCommand {
         }
         if let listener = session.network, network.listen != nil {
             Terminal.writeError(
-                "MIDI input: network sessions on \(listener.host):\(listener.port) and \(listener.port + 1) as 'Pianola'\n"
+                "MIDI input: network sessions on \(network.listening(host: listener.host, port: listener.port))\n"
             )
         }
         if let thru = session.thru {

@@ -69,7 +69,8 @@ struct RTPMIDISessionTests {
 
     @Test("a refused invitation and bad hosts are reported (typed errors for the library)")
     func refusedAndUnknown() throws {
-        let host = RTPMIDIListener(host: "127.0.0.1", port: 0, name: "Host", allow: ["someone else"])
+        let host = RTPMIDIListener(
+            host: "127.0.0.1", port: 0, name: "Host", allow: [try #require(RTPMIDIAddressRange("192.0.2.1"))])
         let guest = RTPMIDIListener(host: "127.0.0.1", port: 0, name: "Guest")
         #expect(throws: MIDIIOError.self) { try guest.invite(host: "127.0.0.1", port: 5004) }  // not started
         try host.start()
