@@ -35,7 +35,9 @@ import Synchronization
 public final class RTPMIDIListener: @unchecked Sendable {
     /// A remote participant and its activity: a snapshot, made by `RTPMIDISessionMachine`.
     public struct Session: Hashable, Sendable {
-        /// The session name the peer gave in its invitation (or its answer to ours).
+        /// The session name the peer gave in its invitation (or its answer to ours), as it came:
+        /// any text the peer chose, escape sequences included. Print it through
+        /// `PrintableText.escaped(_:)`.
         public var name: String
         /// The peer's address, `HOST:PORT` of its control port.
         public var address: String
@@ -115,7 +117,8 @@ public final class RTPMIDIListener: @unchecked Sendable {
     public func stateAtEnd(ofSession ssrc: UInt32) -> MIDIChannelStates? { state.withLock { $0.endStates[ssrc] } }
     /// Packets that could not be parsed (dropped).
     public var malformedPacketCount: Int { state.withLock { $0.malformed } }
-    /// Session events since the last call ("connected: NAME (ADDRESS)", "ended: …"), for a log.
+    /// Session events since the last call ("connected: NAME (ADDRESS)", "ended: …"), for a log:
+    /// the peers' names in them escaped (`PrintableText.escaped(_:)`), safe to print.
     public func takeEvents() -> [String] {
         state.withLock { snapshot in
             let events = snapshot.events

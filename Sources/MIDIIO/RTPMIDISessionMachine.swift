@@ -69,7 +69,8 @@ public struct RTPMIDISessionMachine: Sendable {
         case ended(ssrc: UInt32, state: MIDIChannelStates)
         /// A line for a log: "connected: NAME (ADDRESS)", "ended: …", "timed out: …",
         /// "refused: NAME (ADDRESS)", "refused by ADDRESS", "no answer from ADDRESS",
-        /// "ended by ADDRESS".
+        /// "ended by ADDRESS". The peer's NAME is escaped (`PrintableText.escaped(_:)`): the line
+        /// is safe to print as it is.
         case event(String)
     }
 
@@ -333,7 +334,7 @@ public struct RTPMIDISessionMachine: Sendable {
     ) {
         guard allowed(address) else {
             send(.reject(token: token, ssrc: ssrc), to: address, from: port)
-            output.append(.event("refused: \(peerName) (\(address))"))
+            output.append(.event("refused: \(PrintableText.escaped(peerName)) (\(address))"))
             return
         }
         if port == .control {
@@ -363,7 +364,7 @@ public struct RTPMIDISessionMachine: Sendable {
         peers[peerSSRC] = peer
         send(.accept(token: token, ssrc: ssrc, name: name), to: address, from: .data)
         if !wasConnected {
-            publish(peer, event: "connected: \(peer.session.name) (\(peer.session.address))")
+            publish(peer, event: "connected: \(PrintableText.escaped(peer.session.name)) (\(peer.session.address))")
             seed(peerSSRC, at: arrival)
         }
     }
@@ -396,7 +397,7 @@ public struct RTPMIDISessionMachine: Sendable {
             control: invitation.control, data: invitation.data, token: token, lastHeard: arrival, tag: nextTag,
             lastSync: arrival)
         peers[key] = peer
-        publish(peer, event: "connected: \(peer.session.name) (\(peer.session.address))")
+        publish(peer, event: "connected: \(PrintableText.escaped(peer.session.name)) (\(peer.session.address))")
         startSync(with: invitation.data, at: arrival)
         seed(key, at: arrival)
     }
@@ -411,7 +412,7 @@ public struct RTPMIDISessionMachine: Sendable {
         output.append(.ended(ssrc: peer.session.ssrc, state: peer.state))
         release(&peer, at: now)
         peer.session.isConnected = false
-        publish(peer, event: "\(reason): \(peer.session.name) (\(peer.session.address))")
+        publish(peer, event: "\(reason): \(PrintableText.escaped(peer.session.name)) (\(peer.session.address))")
     }
 
     mutating func publish(_ peer: Peer, event: String?) {

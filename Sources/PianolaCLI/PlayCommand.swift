@@ -207,7 +207,9 @@ struct PlayCommand: ParsableCommand {
         if let settings = configuration.network {
             let silent = try session.connectNetwork()
             if !quiet {
-                let open = session.networkSessions.filter(\.isConnected).map { "\($0.name) (\($0.address))" }
+                let open = session.networkSessions.filter(\.isConnected).map {
+                    "\(PrintableText.escaped($0.name)) (\($0.address))"
+                }
                 Terminal.writeError(
                     "network MIDI out: \(open.isEmpty ? "no session yet" : open.joined(separator: ", "))"
                         + " (recovery journal on)\n")
