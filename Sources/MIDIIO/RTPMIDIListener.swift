@@ -23,6 +23,10 @@ import Synchronization
 /// arrival (plus its delta time inside the packet) and pushed into `queue`, which a
 /// `LiveMIDIScheduler` drains on the audio thread. Malformed packets are counted and dropped.
 ///
+/// A session is bound to the ports it was opened from: datagrams naming it from anywhere else
+/// (packets, `BY`, clock sync) are dropped and counted (`malformedPacketCount`), so that a third
+/// party can neither play into it nor end it (`RTPMIDISessionMachine`).
+///
 /// It can also open sessions itself (`invite(host:port:)`), as the initiator: invitations on the
 /// peer's control port and then its data port (repeated once a second until answered, up to ten
 /// times), clock synchronization at once and every 10 seconds after, `BY` when it stops.
@@ -115,7 +119,8 @@ public final class RTPMIDIListener: @unchecked Sendable {
     /// programs, controllers, parameters, wheels, the SysEx count), before its notes were
     /// released; nil while it runs. `stop()` ends every session.
     public func stateAtEnd(ofSession ssrc: UInt32) -> MIDIChannelStates? { state.withLock { $0.endStates[ssrc] } }
-    /// Packets that could not be parsed (dropped).
+    /// Datagrams dropped: those that could not be parsed, and those that came where they make no
+    /// sense (for no session, or naming a session from another endpoint than its peer's).
     public var malformedPacketCount: Int { state.withLock { $0.malformed } }
     /// Session events since the last call ("connected: NAME (ADDRESS)", "ended: …"), for a log:
     /// the peers' names in them escaped (`PrintableText.escaped(_:)`), safe to print.

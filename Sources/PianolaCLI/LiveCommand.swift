@@ -156,7 +156,7 @@ struct LiveCommand: ParsableCommand {
             for event in session.takeEvents() { Terminal.writeError("\(event)\n") }
             if let listener = session.network {
                 Terminal.writeError(
-                    "network MIDI: \(listener.sessions.count) sessions, \(listener.malformedPacketCount) malformed network packets dropped\n"
+                    "network MIDI: \(listener.sessions.count) sessions, \(listener.malformedPacketCount) network packets dropped (malformed, or not from their session's peer)\n"
                 )
             }
             let status = session.status()
