@@ -157,7 +157,8 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(name: "MIDICoreTests", dependencies: ["TestSupport", "MIDICore"], swiftSettings: strictSettings),
         .testTarget(name: "SMFTests", dependencies: ["TestSupport", "SMF"], swiftSettings: strictSettings),
-        .testTarget(name: "MIDIIOTests", dependencies: ["MIDIIO", "MIDICore"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "MIDIIOTests", dependencies: ["TestSupport", "MIDIIO", "MIDICore"], swiftSettings: strictSettings),
         .testTarget(
             name: "EffectsTests", dependencies: ["Effects", "AudioGraph", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(

@@ -12,16 +12,20 @@ import Synchronization
 /// connect and play.
 ///
 /// It listens on two consecutive UDP ports, control and data (5004 and 5005 by default), and
-/// accepts invitations by its policy (anyone, or only the session names and addresses in
-/// `allow`). It answers clock synchronization, sends receiver feedback about once a second while
-/// data arrives, ends a session on `BY` or after `sessionTimeout` without a sign of life, and
-/// releases the notes a session left sounding when it ends. Packets are checked by sequence
-/// number: duplicates and late packets are dropped; a gap (lost packets) releases the session's
-/// sounding notes and its sustain pedal, so nothing is left stuck (the recovery journal is
-/// skipped by its length and never read as MIDI). Running status resets with each packet; SysEx
-/// may come in segments across packets. Every message is stamped on arrival (plus its delta time
-/// inside the packet) and pushed into `queue`, which a `LiveMIDIScheduler` drains on the audio
-/// thread. Malformed packets are counted and dropped.
+/// accepts invitations by its policy (anyone, or only peers whose address is in `allow`; the
+/// session name a peer gives is no credential). It answers clock synchronization, sends receiver
+/// feedback about once a second while data arrives, ends a session on `BY` or after
+/// `sessionTimeout` without a sign of life, and releases the notes a session left sounding when it
+/// ends. Packets are checked by sequence number: duplicates and late packets are dropped; a gap
+/// (lost packets) releases the session's sounding notes and its sustain pedal, so nothing is left
+/// stuck (the recovery journal is skipped by its length and never read as MIDI). Running status
+/// resets with each packet; SysEx may come in segments across packets. Every message is stamped on
+/// arrival (plus its delta time inside the packet) and pushed into `queue`, which a
+/// `LiveMIDIScheduler` drains on the audio thread. Malformed packets are counted and dropped.
+///
+/// A session is bound to the ports it was opened from: datagrams naming it from anywhere else
+/// (packets, `BY`, clock sync) are dropped and counted (`malformedPacketCount`), so that a third
+/// party can neither play into it nor end it (`RTPMIDISessionMachine`).
 ///
 /// It can also open sessions itself (`invite(host:port:)`), as the initiator: invitations on the
 /// peer's control port and then its data port (repeated once a second until answered, up to ten
@@ -35,7 +39,9 @@ import Synchronization
 public final class RTPMIDIListener: @unchecked Sendable {
     /// A remote participant and its activity: a snapshot, made by `RTPMIDISessionMachine`.
     public struct Session: Hashable, Sendable {
-        /// The session name the peer gave in its invitation (or its answer to ours).
+        /// The session name the peer gave in its invitation (or its answer to ours), as it came:
+        /// any text the peer chose, escape sequences included. Print it through
+        /// `PrintableText.escaped(_:)`.
         public var name: String
         /// The peer's address, `HOST:PORT` of its control port.
         public var address: String
@@ -63,8 +69,9 @@ public final class RTPMIDIListener: @unchecked Sendable {
     /// The control port: the one asked for, and after `start()` the one bound (a free pair was chosen
     /// if 0 was asked for). The data port is `port + 1`.
     public private(set) var port: Int
-    /// Session names or IP addresses allowed to join; empty: anyone.
-    public let allow: [String]
+    /// The addresses whose peers may join (by the address an invitation comes from); empty:
+    /// anyone.
+    public let allow: [RTPMIDIAddressRange]
     /// A session that sends nothing (no clock sync, no data) for this long is ended.
     public let sessionTimeout: Duration
 
@@ -87,8 +94,9 @@ public final class RTPMIDIListener: @unchecked Sendable {
     /// - Parameters:
     ///   - host: the address to listen on (`0.0.0.0` for every interface, `127.0.0.1` for this machine).
     ///   - port: the control port; the data port is `port + 1` (0: any free pair, for tests).
+    ///   - allow: the addresses whose peers may join (empty: anyone).
     public init(
-        host: String = "0.0.0.0", port: Int = 5004, name: String = "Pianola", allow: [String] = [],
+        host: String = "0.0.0.0", port: Int = 5004, name: String = "Pianola", allow: [RTPMIDIAddressRange] = [],
         sessionTimeout: Duration = .seconds(60), queue: MIDIEventQueue = MIDIEventQueue()
     ) {
         self.host = host
@@ -111,9 +119,11 @@ public final class RTPMIDIListener: @unchecked Sendable {
     /// programs, controllers, parameters, wheels, the SysEx count), before its notes were
     /// released; nil while it runs. `stop()` ends every session.
     public func stateAtEnd(ofSession ssrc: UInt32) -> MIDIChannelStates? { state.withLock { $0.endStates[ssrc] } }
-    /// Packets that could not be parsed (dropped).
+    /// Datagrams dropped: those that could not be parsed, and those that came where they make no
+    /// sense (for no session, or naming a session from another endpoint than its peer's).
     public var malformedPacketCount: Int { state.withLock { $0.malformed } }
-    /// Session events since the last call ("connected: NAME (ADDRESS)", "ended: …"), for a log.
+    /// Session events since the last call ("connected: NAME (ADDRESS)", "ended: …"), for a log:
+    /// the peers' names in them escaped (`PrintableText.escaped(_:)`), safe to print.
     public func takeEvents() -> [String] {
         state.withLock { snapshot in
             let events = snapshot.events
@@ -199,6 +209,15 @@ public final class RTPMIDIListener: @unchecked Sendable {
     public static func sessionAddress(host: String, port: Int) throws(MIDIIOError) -> String {
         let address = try resolve(host: host, port: port)
         return RTPMIDIAddress(host: address.ipAddress ?? host, port: port).description
+    }
+
+    /// The IPv4 address `host` resolves to, as text (`RTPMIDIAddressRange.init(resolving:)`).
+    static func ipAddress(of host: String) throws(MIDIIOError) -> String {
+        // (Any port: only the address is kept.)
+        guard let address = try resolve(host: host, port: 1).ipAddress else {
+            throw .unknownHost(host, reason: "no IPv4 address")
+        }
+        return address
     }
 
     /// The peer's IPv4 address (the session's ports are IPv4 sockets: a name that also has an IPv6

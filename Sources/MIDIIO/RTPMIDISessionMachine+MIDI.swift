@@ -6,8 +6,11 @@ extension RTPMIDISessionMachine {
     /// The longest delta time honoured, in 100 µs ticks (20 ms).
     static let maximumDelta: UInt32 = 200
 
-    mutating func handle(_ packet: RTPMIDIPacket, at arrival: UInt64) {
-        guard var peer = peers[packet.ssrc], peer.session.isConnected else {
+    /// A packet from `address`: played when it comes from its session's data port; dropped and
+    /// counted when it names no open session or comes from anywhere else (another port, another
+    /// host: not the peer).
+    mutating func handle(_ packet: RTPMIDIPacket, from address: RTPMIDIAddress, at arrival: UInt64) {
+        guard var peer = peers[packet.ssrc], peer.session.isConnected, peer.data == address else {
             malformedCount += 1
             return
         }

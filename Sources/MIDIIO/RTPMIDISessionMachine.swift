@@ -9,13 +9,23 @@ import MIDICore
 /// in order (`drain(_:)`): datagrams to send, MIDI messages with their times, session snapshots
 /// and events. Tests drive it the same way, with times of their choosing and a fixed `seed`.
 ///
-/// As the responder it accepts invitations by its policy (anyone, or only the session names and
-/// addresses in `allow`), on the control port first, then on the data port, where the session
-/// opens; it answers clock synchronization (the first leg with the second, the second with the
-/// third), sends receiver feedback on each tick when data arrived (the last sequence number in
-/// the upper 16 bits, as Apple's peers expect) and ends a session on `BY` or after
-/// `sessionTimeout` without a sign of life. A peer that gives its data port an SSRC of its own
-/// (pymidi does) is found by its data port's address for clock synchronization.
+/// As the responder it accepts invitations by its policy (anyone, or only peers whose address is in
+/// one of the ranges of `allow`: never by the session name a peer gives, which anyone can claim),
+/// on the control port first, then on the data port, where the session opens; it answers clock
+/// synchronization (the first leg with the second, the second with the third), sends receiver
+/// feedback on each tick when data arrived (the last sequence number in the upper 16 bits, as
+/// Apple's peers expect) and ends a session on `BY` or after `sessionTimeout` without a sign of
+/// life. A peer that gives its data port an SSRC of its own (pymidi does) is found by its data
+/// port's address for clock synchronization.
+///
+/// A session is bound to the endpoints it was opened with: the peer's control port (the address
+/// its control-port invitation came from, or the one this side invited) and its data port (the
+/// address its data-port invitation came from, on the same host, or the port after the control
+/// port this side invited). A datagram that names the session's SSRC from anywhere else (RTP-MIDI
+/// packets, `BY`, clock sync, receiver feedback, an invitation claiming its SSRC from another
+/// control port, answers to our invitations from elsewhere) changes nothing: it is dropped and
+/// counted with the malformed ones (`malformedCount`), so that a third party cannot play into a
+/// session or end it.
 ///
 /// As the initiator (`invite(_:)`) it invites a peer's control port, then its data port, again on
 /// each tick until answered, up to `invitationAttempts` times ("no answer from …"); a refusal is
@@ -68,7 +78,8 @@ public struct RTPMIDISessionMachine: Sendable {
         case ended(ssrc: UInt32, state: MIDIChannelStates)
         /// A line for a log: "connected: NAME (ADDRESS)", "ended: …", "timed out: …",
         /// "refused: NAME (ADDRESS)", "refused by ADDRESS", "no answer from ADDRESS",
-        /// "ended by ADDRESS".
+        /// "ended by ADDRESS". The peer's NAME is escaped (`PrintableText.escaped(_:)`): the line
+        /// is safe to print as it is.
         case event(String)
     }
 
@@ -79,13 +90,15 @@ public struct RTPMIDISessionMachine: Sendable {
 
     /// The session name offered to peers.
     public let name: String
-    /// Session names or IP addresses allowed to join; empty: anyone.
-    public let allow: [String]
+    /// The addresses whose peers may join (by the address an invitation comes from); empty:
+    /// anyone.
+    public let allow: [RTPMIDIAddressRange]
     /// A session that sends nothing (no clock sync, no data) for this long is ended.
     public let sessionTimeout: Duration
     /// Our synchronization source identifier, on both ports.
     public let ssrc: UInt32
-    /// Datagrams that could not be parsed, or that came where they make no sense (dropped).
+    /// Datagrams that could not be parsed, or that came where they make no sense (dropped): for
+    /// no session, or for a session from another endpoint than its peer's.
     public internal(set) var malformedCount = 0
 
     /// An open or opening session with a peer, by the SSRC of the peer's control port.
@@ -150,12 +163,12 @@ public struct RTPMIDISessionMachine: Sendable {
 
     /// - Parameters:
     ///   - name: the session name offered to peers.
-    ///   - allow: session names or IP addresses allowed to join (empty: anyone).
+    ///   - allow: the addresses whose peers may join (empty: anyone).
     ///   - sessionTimeout: how long a silent session lasts.
     ///   - seed: seeds the generator of our SSRC and invitation tokens (fixed in tests, for
     ///     outputs that repeat; random by default).
     public init(
-        name: String, allow: [String] = [], sessionTimeout: Duration = .seconds(60),
+        name: String, allow: [RTPMIDIAddressRange] = [], sessionTimeout: Duration = .seconds(60),
         seed: UInt64 = .random(in: 0...UInt64.max)
     ) {
         self.name = name
@@ -202,7 +215,7 @@ public struct RTPMIDISessionMachine: Sendable {
         }
         do {
             let packet = try RTPMIDIPacket(parsing: bytes)
-            handle(packet, at: arrival)
+            handle(packet, from: address, at: arrival)
         } catch {
             malformedCount += 1
         }
@@ -273,8 +286,15 @@ public struct RTPMIDISessionMachine: Sendable {
         output.append(.send(bytes: command.bytes, to: address, from: port))
     }
 
-    func allowed(name: String, address: RTPMIDIAddress) -> Bool {
-        allow.isEmpty || allow.contains(name) || allow.contains(address.host)
+    /// Whether a peer at `address` may join (its session name has no say).
+    func allowed(_ address: RTPMIDIAddress) -> Bool {
+        allow.isEmpty || allow.contains { $0.contains(address.host) }
+    }
+
+    /// Whether a datagram from `address` comes from the peer of the session `peer`: its control
+    /// port or its data port.
+    func isPeer(_ peer: Peer, _ address: RTPMIDIAddress) -> Bool {
+        address == peer.control || address == peer.data
     }
 
     mutating func handle(_ command: AppleMIDICommand, from address: RTPMIDIAddress, on port: Port, at arrival: UInt64) {
@@ -282,17 +302,31 @@ public struct RTPMIDISessionMachine: Sendable {
         case .invitation(let token, let peerSSRC, let peerName):
             invited(token: token, peerSSRC: peerSSRC, name: peerName, from: address, on: port, at: arrival)
         case .end(let token, let peerSSRC):
-            // (A peer may also end a session this side is still opening.)
+            // (A peer may also end a session this side is still opening.) Only from the peer's
+            // own ports: a BY from anywhere else ends nothing.
             for (pending, invitation) in invitations where pending == token || invitation.peerSSRC == peerSSRC {
+                guard address == invitation.control || address == invitation.data else {
+                    malformedCount += 1
+                    continue
+                }
                 invitations[pending] = nil
                 output.append(.event("ended by \(invitation.control)"))
+            }
+            guard let peer = peers[peerSSRC] else { return }
+            guard isPeer(peer, address) else {
+                malformedCount += 1
+                return
             }
             end(peerSSRC, reason: "ended", at: arrival)
         case .clockSync(let peerSSRC, let count, let timestamps):
             // (A peer that gives its data port an SSRC of its own, as pymidi does, is found by the
-            // address its data comes from.)
-            guard port == .data,
-                let key = peers[peerSSRC] != nil ? peerSSRC : peers.first(where: { $0.value.data == address })?.key
+            // address its data comes from.) A session's SSRC from another address is not its peer.
+            guard port == .data else { return }
+            if let peer = peers[peerSSRC], peer.data != address {
+                malformedCount += 1
+                return
+            }
+            guard let key = peers[peerSSRC] != nil ? peerSSRC : peers.first(where: { $0.value.data == address })?.key
             else { return }
             peers[key]?.lastHeard = arrival
             let clock = arrival / 100_000  // 100 µs ticks
@@ -305,15 +339,26 @@ public struct RTPMIDISessionMachine: Sendable {
                     from: .data)
             }
         case .accept(let token, let peerSSRC, let peerName):
-            accepted(token: token, peerSSRC: peerSSRC, name: peerName, on: port, at: arrival)
+            accepted(token: token, peerSSRC: peerSSRC, name: peerName, from: address, on: port, at: arrival)
         case .reject(let token, _):
-            guard let invitation = invitations.removeValue(forKey: token) else { return }
+            guard let invitation = invitations[token] else { return }
+            // Only the peer invited refuses: from the port this side invited.
+            guard address == (invitation.onData ? invitation.data : invitation.control) else {
+                malformedCount += 1
+                return
+            }
+            invitations[token] = nil
             output.append(.event("refused by \(invitation.control)"))
         case .receiverFeedback(let peerSSRC, let sequence):
             // Apple's peers put the 16-bit sequence number in the upper half; some the whole.
             let acknowledged = sequence > 0xFFFF ? UInt16(sequence >> 16) : UInt16(sequence)
+            guard let peer = peers[peerSSRC] else { return }
+            guard isPeer(peer, address) else {
+                malformedCount += 1
+                return
+            }
             // Only for a packet this side sent (not one in the future: a misread field).
-            guard let outgoing = peers[peerSSRC]?.outgoing,
+            guard let outgoing = peer.outgoing,
                 Int16(bitPattern: acknowledged &- (outgoing.sequence &- 1)) <= 0
             else { return }
             peers[peerSSRC]?.outgoing?.history.acknowledge(through: acknowledged)
@@ -322,18 +367,26 @@ public struct RTPMIDISessionMachine: Sendable {
         }
     }
 
-    /// A peer invites us: on the control port first (the session is half open), then on the data
-    /// port (it opens).
+    /// A peer invites us: on the control port first (the session is half open, bound to that
+    /// address), then on the data port, from the same host (it opens, bound to that address too).
+    /// An invitation naming a session's SSRC from other ports than the ones it is bound to is
+    /// refused, and the session left as it was.
     mutating func invited(
         token: UInt32, peerSSRC: UInt32, name peerName: String, from address: RTPMIDIAddress, on port: Port,
         at arrival: UInt64
     ) {
-        guard allowed(name: peerName, address: address) else {
+        guard allowed(address) else {
             send(.reject(token: token, ssrc: ssrc), to: address, from: port)
-            output.append(.event("refused: \(peerName) (\(address))"))
+            output.append(.event("refused: \(PrintableText.escaped(peerName)) (\(address))"))
             return
         }
         if port == .control {
+            if let peer = peers[peerSSRC], peer.control != address {
+                // Another endpoint claims the session's SSRC.
+                malformedCount += 1
+                send(.reject(token: token, ssrc: ssrc), to: address, from: .control)
+                return
+            }
             if peers[peerSSRC] == nil {
                 nextTag &+= 1
                 peers[peerSSRC] = Peer(
@@ -342,7 +395,6 @@ public struct RTPMIDISessionMachine: Sendable {
                         messageCount: 0, lastArrival: 0, lostPackets: 0),
                     control: address, token: token, lastHeard: arrival, tag: nextTag)
             }
-            peers[peerSSRC]?.control = address
             peers[peerSSRC]?.token = token
             peers[peerSSRC]?.lastHeard = arrival
             send(.accept(token: token, ssrc: ssrc, name: name), to: address, from: .control)
@@ -353,6 +405,12 @@ public struct RTPMIDISessionMachine: Sendable {
             send(.reject(token: token, ssrc: ssrc), to: address, from: .data)
             return
         }
+        // From the control port's host, and once bound, from the same data port.
+        guard address.host == peer.control.host, peer.data == nil || peer.data == address else {
+            malformedCount += 1
+            send(.reject(token: token, ssrc: ssrc), to: address, from: .data)
+            return
+        }
         peer.data = address
         peer.lastHeard = arrival
         let wasConnected = peer.session.isConnected
@@ -360,14 +418,22 @@ public struct RTPMIDISessionMachine: Sendable {
         peers[peerSSRC] = peer
         send(.accept(token: token, ssrc: ssrc, name: name), to: address, from: .data)
         if !wasConnected {
-            publish(peer, event: "connected: \(peer.session.name) (\(peer.session.address))")
+            publish(peer, event: "connected: \(PrintableText.escaped(peer.session.name)) (\(peer.session.address))")
             seed(peerSSRC, at: arrival)
         }
     }
 
-    /// A peer accepted an invitation of ours: on to the data port, or the session is open.
-    mutating func accepted(token: UInt32, peerSSRC: UInt32, name peerName: String, on port: Port, at arrival: UInt64) {
+    /// A peer accepted an invitation of ours: on to the data port, or the session is open. Only
+    /// an answer from the port this side invited counts.
+    mutating func accepted(
+        token: UInt32, peerSSRC: UInt32, name peerName: String, from address: RTPMIDIAddress, on port: Port,
+        at arrival: UInt64
+    ) {
         guard var invitation = invitations[token], invitation.onData == (port == .data) else { return }
+        guard address == (port == .data ? invitation.data : invitation.control) else {
+            malformedCount += 1
+            return
+        }
         if port == .control {
             invitation.onData = true
             invitation.attempts = 1
@@ -393,7 +459,7 @@ public struct RTPMIDISessionMachine: Sendable {
             control: invitation.control, data: invitation.data, token: token, lastHeard: arrival, tag: nextTag,
             lastSync: arrival)
         peers[key] = peer
-        publish(peer, event: "connected: \(peer.session.name) (\(peer.session.address))")
+        publish(peer, event: "connected: \(PrintableText.escaped(peer.session.name)) (\(peer.session.address))")
         startSync(with: invitation.data, at: arrival)
         seed(key, at: arrival)
     }
@@ -408,7 +474,7 @@ public struct RTPMIDISessionMachine: Sendable {
         output.append(.ended(ssrc: peer.session.ssrc, state: peer.state))
         release(&peer, at: now)
         peer.session.isConnected = false
-        publish(peer, event: "\(reason): \(peer.session.name) (\(peer.session.address))")
+        publish(peer, event: "\(reason): \(PrintableText.escaped(peer.session.name)) (\(peer.session.address))")
     }
 
     mutating func publish(_ peer: Peer, event: String?) {

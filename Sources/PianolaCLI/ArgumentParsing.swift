@@ -73,6 +73,17 @@ enum ArgumentParsing {
         return RTPMIDIAddress(host: host, port: port)
     }
 
+    /// An IP address or a CIDR range whose peers may join (`--rtpmidi-allow`); a session name
+    /// is refused with the reason.
+    static func allowedAddresses(_ text: String) throws -> RTPMIDIAddressRange {
+        guard let range = RTPMIDIAddressRange(text) else {
+            throw ValidationError(
+                "--rtpmidi-allow must be an IP address or a CIDR range (192.168.1.20, 192.168.1.0/24, fd00::/8), got '\(text)': a session name is not access control, anyone can claim one"
+            )
+        }
+        return range
+    }
+
     /// [HOST:]PORT with a port of 1…65534 (the data port is the next one); HOST may not be empty.
     private static func address(_ text: String) -> (host: String?, port: Int)? {
         let colon = text.lastIndex(of: ":")

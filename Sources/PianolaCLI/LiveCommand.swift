@@ -156,7 +156,7 @@ struct LiveCommand: ParsableCommand {
             for event in session.takeEvents() { Terminal.writeError("\(event)\n") }
             if let listener = session.network {
                 Terminal.writeError(
-                    "network MIDI: \(listener.sessions.count) sessions, \(listener.malformedPacketCount) malformed network packets dropped\n"
+                    "network MIDI: \(listener.sessions.count) sessions, \(listener.malformedPacketCount) network packets dropped (malformed, or not from their session's peer)\n"
                 )
             }
             let status = session.status()
@@ -179,7 +179,7 @@ struct LiveCommand: ParsableCommand {
         }
         if let listener = session.network, network.listen != nil {
             Terminal.writeError(
-                "MIDI input: network sessions on \(listener.host):\(listener.port) and \(listener.port + 1) as 'Pianola'\n"
+                "MIDI input: network sessions on \(network.listening(host: listener.host, port: listener.port))\n"
             )
         }
         if let thru = session.thru {
@@ -232,10 +232,12 @@ struct LiveCommand: ParsableCommand {
     static func statusLine(_ sources: [LiveSession.Source], _ status: LiveStatus) -> String {
         let now = MIDITimestamp.now()
         // Connected sources (● when playing now), and those that could not be connected (✗).
+        // (A network source's name is its peer's choice: escaped.)
         let names = sources.filter { $0.isConnected || $0.failure != nil }.map { source in
-            guard source.isConnected else { return "✗ " + source.name }
+            let name = PrintableText.escaped(source.name)
+            guard source.isConnected else { return "✗ " + name }
             let active = source.lastArrival > 0 && now &- source.lastArrival < 300_000_000
-            return (active ? "● " : "○ ") + source.name
+            return (active ? "● " : "○ ") + name
         }
         let inputs = names.isEmpty ? "no MIDI source connected" : names.joined(separator: ", ")
         return Terminal.fit(

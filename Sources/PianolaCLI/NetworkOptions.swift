@@ -27,9 +27,10 @@ struct NetworkOptions: ParsableArguments {
     @Option(
         name: .customLong("rtpmidi-allow"),
         help: ArgumentHelp(
-            "Accept network sessions only from this session name or IP address (repeatable; default: anyone).",
-            valueName: "name|addr"))
-    var allow: [String] = []
+            "Accept network sessions only from this IP address or CIDR range, e.g. 192.168.1.20 or 192.168.1.0/24 (repeatable; default: anyone). Not a session name: anyone can claim any name.",
+            valueName: "addr[/bits]"),
+        transform: ArgumentParsing.allowedAddresses)
+    var allow: [RTPMIDIAddressRange] = []
 
     @Option(
         name: .customLong("rtpmidi-timeout"), parsing: .unconditional,
@@ -53,6 +54,17 @@ struct NetworkOptions: ParsableArguments {
         guard (1...3_600).contains(timeout) else {
             throw ValidationError("--rtpmidi-timeout must be between 1 and 3600 seconds")
         }
+    }
+
+    /// Where sessions are taken and who may join, for the one line that says so when the ports
+    /// open: "0.0.0.0:5004 and 5005 (every interface) as 'Pianola': anyone may join (…)", "…:
+    /// anyone on this machine may join", "…: only 192.168.1.0/24 may join".
+    func listening(host: String, port: Int) -> String {
+        let place =
+            "\(host):\(port) and \(port + 1)" + (host == "0.0.0.0" ? " (every interface)" : "") + " as 'Pianola'"
+        if !allow.isEmpty { return "\(place): only \(allow.map(\.description).joined(separator: ", ")) may join" }
+        if host.hasPrefix("127.") { return "\(place): anyone on this machine may join" }
+        return "\(place): anyone may join (--rtpmidi-allow ADDRESS[/BITS] restricts)"
     }
 
     /// The session's network MIDI, if any was asked for.

@@ -210,11 +210,17 @@ struct PlayCommand: ParsableCommand {
         if let settings = configuration.network {
             let silent = try session.connectNetwork()
             if !quiet {
-                let listening = settings.listen.map { ", taking sessions on \($0)" } ?? ""
-                let open = session.networkSessions.filter(\.isConnected).map { "\($0.name) (\($0.address))" }
+                let open = session.networkSessions.filter(\.isConnected).map {
+                    "\(PrintableText.escaped($0.name)) (\($0.address))"
+                }
                 Terminal.writeError(
-                    "network MIDI out: \(open.isEmpty ? "no session yet" : open.joined(separator: ", "))\(listening)"
+                    "network MIDI out: \(open.isEmpty ? "no session yet" : open.joined(separator: ", "))"
                         + " (recovery journal on)\n")
+                if let listen = settings.listen {
+                    Terminal.writeError(
+                        "network MIDI out: taking sessions on \(network.listening(host: listen.host, port: listen.port))\n"
+                    )
+                }
                 for peer in silent { Terminal.writeError("note: no answer from \(peer) yet; still inviting\n") }
                 if let note = session.advertisementNote { Terminal.writeError("note: network MIDI: \(note)\n") }
             }

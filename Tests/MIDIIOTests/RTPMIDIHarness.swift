@@ -38,7 +38,9 @@ struct RTPMIDIHarness {
     var machine: RTPMIDISessionMachine
     var now = Self.start
 
-    init(name: String = "Pianola", allow: [String] = [], timeout: Duration = .seconds(60), seed: UInt64 = 7) {
+    init(
+        name: String = "Pianola", allow: [RTPMIDIAddressRange] = [], timeout: Duration = .seconds(60), seed: UInt64 = 7
+    ) {
         machine = RTPMIDISessionMachine(name: name, allow: allow, sessionTimeout: timeout, seed: seed)
     }
 

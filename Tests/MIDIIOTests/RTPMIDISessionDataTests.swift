@@ -286,6 +286,7 @@ struct RTPMIDISessionDataTests {
         let valid = peer.packet([0x90, 0x3E, 0x31, 0x0A, 0x40, 0x3B, 0x00, 0xF0, 0x01, 0xF0])
         let command = AppleMIDICommand.invitation(token: 9, ssrc: 9, name: "fuzz").bytes
         var times: [UInt64] = []
+        var events: [String] = []
         for index in 0..<4_000 {
             var bytes: [UInt8]
             switch index % 5 {
@@ -312,11 +313,16 @@ struct RTPMIDISessionDataTests {
                     }
             }
             let port: RTPMIDISessionMachine.Port = index / 5 % 2 == 0 ? .data : .control
-            times += harness.receive(bytes, from: peer.data, on: port).times
+            let out = harness.receive(bytes, from: peer.data, on: port)
+            times += out.times
+            events += out.events
             if index % 100 == 0 { times += harness.tick(after: 10_000_000).times }
         }
         #expect(harness.machine.malformedCount > 1_000)
         #expect(zip(times, times.dropFirst()).allSatisfy { $0 <= $1 }, "stamps went back")
+        // Fuzzed names reach the events escaped: no control character for a terminal to obey.
+        #expect(
+            events.allSatisfy { !$0.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) } })
         // Whatever the fuzz did to the first session, a new peer connects and plays.
         var other = RTPMIDITestPeer(name: "after", control: RTPMIDIAddress(host: "10.0.0.7", port: 5004), ssrc: 0x7777)
         #expect(harness.connect(other).events == ["connected: after (10.0.0.7:5004)"])

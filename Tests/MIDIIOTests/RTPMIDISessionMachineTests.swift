@@ -153,21 +153,28 @@ struct RTPMIDISessionMachineTests {
                 .isEmpty)
     }
 
-    @Test("the allow list admits session names and IP addresses and refuses the others")
-    func allowList() {
-        var harness = RTPMIDIHarness(allow: ["friend", "10.0.0.9"])
-        let stranger = RTPMIDITestPeer(name: "stranger")
+    @Test("the allow list admits addresses and CIDR ranges, never a session name, which anyone can claim")
+    func allowList() throws {
+        let allow = try ["10.0.0.9", "192.168.1.0/24"].map { try #require(RTPMIDIAddressRange($0)) }
+        var harness = RTPMIDIHarness(allow: allow)
+        // A stranger naming itself after an allowed address (before, names were matched too:
+        // `--rtpmidi-allow friend` let anyone called "friend" in).
+        let stranger = RTPMIDITestPeer(name: "10.0.0.9")
         let refused = harness.connect(stranger)
         #expect(
             refused.commands.map(\.command)
                 == Array(repeating: .reject(token: stranger.token, ssrc: harness.machine.ssrc), count: 2))
-        #expect(refused.events == ["refused: stranger (10.0.0.2:5004)", "refused: stranger (10.0.0.2:5005)"])
+        #expect(refused.events == ["refused: 10.0.0.9 (10.0.0.2:5004)", "refused: 10.0.0.9 (10.0.0.2:5005)"])
         #expect(harness.machine.sessions.isEmpty)
-        let byName = harness.connect(RTPMIDITestPeer(name: "friend", ssrc: 2))
-        #expect(byName.events == ["connected: friend (10.0.0.2:5004)"])
         let byAddress = harness.connect(
             RTPMIDITestPeer(name: "anyone", control: RTPMIDIAddress(host: "10.0.0.9", port: 5004), ssrc: 3))
         #expect(byAddress.events == ["connected: anyone (10.0.0.9:5004)"])
+        let byRange = harness.connect(
+            RTPMIDITestPeer(name: "lan", control: RTPMIDIAddress(host: "192.168.1.77", port: 6000), ssrc: 4))
+        #expect(byRange.events == ["connected: lan (192.168.1.77:6000)"])
+        let outside = harness.connect(
+            RTPMIDITestPeer(name: "wan", control: RTPMIDIAddress(host: "192.168.2.77", port: 6000), ssrc: 5))
+        #expect(outside.events.first == "refused: wan (192.168.2.77:6000)")
     }
 
     @Test(

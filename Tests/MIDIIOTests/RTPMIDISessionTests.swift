@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import MIDIIO
@@ -69,7 +70,8 @@ struct RTPMIDISessionTests {
 
     @Test("a refused invitation and bad hosts are reported (typed errors for the library)")
     func refusedAndUnknown() throws {
-        let host = RTPMIDIListener(host: "127.0.0.1", port: 0, name: "Host", allow: ["someone else"])
+        let host = RTPMIDIListener(
+            host: "127.0.0.1", port: 0, name: "Host", allow: [try #require(RTPMIDIAddressRange("192.0.2.1"))])
         let guest = RTPMIDIListener(host: "127.0.0.1", port: 0, name: "Guest")
         #expect(throws: MIDIIOError.self) { try guest.invite(host: "127.0.0.1", port: 5004) }  // not started
         try host.start()
@@ -92,5 +94,54 @@ struct RTPMIDISessionTests {
         }
         guest.stop()
         host.stop()
+    }
+
+    @Test("over loopback: a third party's packets and BY with a session's SSRC are dropped; the peer's play")
+    func thirdParty() throws {
+        let host = RTPMIDIListener(
+            host: "127.0.0.1", port: 0, name: "Host", allow: [try #require(RTPMIDIAddressRange("127.0.0.1"))])
+        try host.start()
+        defer { host.stop() }
+        let peer = try LoopbackUDPSocket.pair()
+        let intruder = try LoopbackUDPSocket.pair()
+        let ssrc: UInt32 = 0x5EED_0001
+        let token: UInt32 = 0x0C0F_FEE0
+        // The name of issue 41, which cleared the operator's screen.
+        let invitation = AppleMIDICommand.invitation(
+            token: token, ssrc: ssrc, name: "\u{1B}[2J\u{1B}]0;owned\u{07}Trusted")
+        for (socket, port) in [(peer.control, host.port), (peer.data, host.port + 1)] {
+            socket.send(invitation.bytes, to: port)
+            let answer = socket.receive(within: 5).flatMap { try? AppleMIDICommand(parsing: $0) }
+            guard case .accept(token, _, "Host")? = answer else {
+                Issue.record("invitation on port \(port): \(String(describing: answer))")
+                return
+            }
+        }
+        #expect(eventually(5) { host.sessions.contains { $0.ssrc == ssrc && $0.isConnected } })
+        #expect(
+            host.takeEvents() == [#"connected: \x1b[2J\x1b]0;owned\x07Trusted (127.0.0.1:\#(peer.control.port))"#])
+
+        peer.data.send(RTPMIDITestPeer.packet([0x90, 60, 100], sequence: 1, ssrc: ssrc), to: host.port + 1)
+        // 20 notes with the session's SSRC and the sequence numbers that come next, from another
+        // socket pair on the same host; then its BY, and receiver feedback.
+        for index in 0..<20 {
+            let socket = index % 2 == 0 ? intruder.data : intruder.control
+            let packet = RTPMIDITestPeer.packet(
+                [0x90, UInt8(70 + index), 127], sequence: UInt16(2 + index), ssrc: ssrc)
+            socket.send(packet, to: host.port + 1)
+        }
+        intruder.control.send(AppleMIDICommand.end(token: token, ssrc: ssrc).bytes, to: host.port)
+        intruder.control.send(AppleMIDICommand.receiverFeedback(ssrc: ssrc, sequence: 5 << 16).bytes, to: host.port)
+        #expect(eventually(5) { host.malformedPacketCount == 22 }, "\(host.malformedPacketCount) dropped")
+        peer.data.send(RTPMIDITestPeer.packet([0x80, 60, 0], sequence: 2, ssrc: ssrc), to: host.port + 1)
+        #expect(eventually(5) { host.sessions.first?.messageCount == 2 })
+        let session = try #require(host.sessions.first)
+        #expect(session.isConnected && session.lostPackets == 0 && host.sessions.count == 1, "\(session)")
+        #expect(host.takeEvents().isEmpty)
+
+        // The peer's own BY ends it.
+        peer.control.send(AppleMIDICommand.end(token: token, ssrc: ssrc).bytes, to: host.port)
+        #expect(eventually(5) { host.sessions.first?.isConnected == false })
+        #expect(host.takeEvents().first?.hasPrefix(#"ended: \x1b[2J\x1b]0;owned\x07Trusted"#) == true)
     }
 }

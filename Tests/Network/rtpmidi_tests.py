@@ -212,7 +212,7 @@ def main():
     log.close()
     output = open(log_path).read()
     check("stops cleanly on SIGTERM", status == 0, f"status {status}: {output.strip().splitlines()[-1:]}")
-    malformed = re.findall(r"(\d+) malformed network packets", output)
+    malformed = re.findall(r"(\d+) network packets dropped \(malformed", output)
     check("malformed packets counted", bool(malformed) and int(malformed[-1]) > 0, f"{malformed}")
 
     recorded = [message for _, message in read_smf_messages(recording)] if os.path.exists(recording) else []
@@ -442,7 +442,7 @@ def initiator_tests(pianola, font, work):
     check("initiator: the listening pianola listens", "network sessions on" in seen, seen.strip())
     refusing_port = free_port_pair()
     refusing, refusing_reader, refusing_log = start_live(
-        pianola, font, work, "refusing", ["--rtpmidi", f"127.0.0.1:{refusing_port}", "--rtpmidi-allow", "nobody", "--no-mdns"])
+        pianola, font, work, "refusing", ["--rtpmidi", f"127.0.0.1:{refusing_port}", "--rtpmidi-allow", "192.0.2.1", "--no-mdns"])
     seen = wait_for(r"network sessions on", refusing_reader)
     check("initiator: the refusing pianola listens", "network sessions on" in seen, seen.strip())
     guest, guest_reader, guest_log = start_live(

@@ -69,8 +69,9 @@ extension LiveSession {
         public var listen: RTPMIDIAddress?
         /// Peers to open sessions to (their control ports).
         public var peers: [RTPMIDIAddress] = []
-        /// Session names or IP addresses allowed to join; empty: anyone.
-        public var allow: [String] = []
+        /// The addresses whose peers may join (by the address an invitation comes from, never
+        /// by the session name a peer gives); empty: anyone.
+        public var allow: [RTPMIDIAddressRange] = []
         /// A session silent for this long is ended and its notes released.
         public var sessionTimeout: Duration = .seconds(60)
         /// Advertise the listening session over mDNS (avahi), so Macs and iPads list it by name.

@@ -96,11 +96,11 @@ public final class LiveSession {
         do {
             if jack == nil { for source in configuration.sources { try sequencerInput?.connect(source) } }
             for peer in network?.peers ?? [] { try RTPMIDIListener.checkPeer(host: peer.host, port: peer.port) }
+            self.network = try network.map(Self.listener)
         } catch {
             engine.releaseOutput(jack)
             throw .midi(error)
         }
-        self.network = network.map(Self.listener)
         if !configuration.thru.isEmpty {
             guard jack == nil else {
                 engine.releaseOutput(jack)
@@ -185,8 +185,9 @@ public final class LiveSession {
 
     /// The listener a network configuration asks for: on its address, or (only opening sessions)
     /// on any free pair of ports, on loopback if every peer is there, taking invitations from
-    /// those peers only.
-    static func listener(_ network: NetworkMIDI) -> RTPMIDIListener {
+    /// those peers' addresses only (a peer named by host name resolved; one that does not
+    /// resolve throws).
+    static func listener(_ network: NetworkMIDI) throws(MIDIIOError) -> RTPMIDIListener {
         if let listen = network.listen {
             return RTPMIDIListener(
                 host: listen.host, port: listen.port, name: network.name, allow: network.allow,
@@ -194,7 +195,8 @@ public final class LiveSession {
         }
         let local = network.peers.allSatisfy { ["127.0.0.1", "localhost"].contains($0.host) }
         return RTPMIDIListener(
-            host: local ? "127.0.0.1" : "0.0.0.0", port: 0, name: network.name, allow: network.peers.map(\.host),
+            host: local ? "127.0.0.1" : "0.0.0.0", port: 0, name: network.name,
+            allow: try network.peers.map { peer throws(MIDIIOError) in try RTPMIDIAddressRange(resolving: peer.host) },
             sessionTimeout: network.sessionTimeout)
     }
 

@@ -181,13 +181,14 @@ public final class PlaybackSession {
         network = configuration.network
         var everyChannel: [any MIDIReceivingNode] = configuration.soundsSampler ? [synthesis.destination] : []
         if let network = configuration.network {
+            let listener: RTPMIDIListener
             do {
                 for peer in network.peers { try RTPMIDIListener.checkPeer(host: peer.host, port: peer.port) }
+                listener = try LiveSession.listener(network)
             } catch {
                 engine.releaseOutput(jack)
                 throw .midi(error)
             }
-            let listener = LiveSession.listener(network)
             let sender = NetworkMIDIOutput(
                 listener: listener, engine: engine, clock: output as? any AudioPresentationClock,
                 sampleRate: output.sampleRate)
