@@ -231,7 +231,8 @@ struct MusicPlayerInterruptionTests {
         let other = InterruptionLog()
         // Channel 1 to the log through a fan-out (beside a second log), the rest to the second log.
         let fan = MIDIFanOut(destinations: [log, other])
-        let router = MIDIChannelRouter(destinations: [fan, other], channelRoutes: [0] + [Int](repeating: 1, count: 15))
+        let router = try MIDIChannelRouter(
+            destinations: [fan, other], channelRoutes: [0] + [Int](repeating: 1, count: 15))
         let player = MusicPlayer(sequence: MusicSequence(file: file), destination: router)
         let sound = RecordingNode()  // (the engine renders what is connected to its output)
         try engine.attach(sound)
