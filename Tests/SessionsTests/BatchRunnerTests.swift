@@ -1,4 +1,5 @@
 import Foundation
+import MIDICore
 import SMF
 import TestSupport
 import Testing
@@ -121,6 +122,18 @@ struct BatchRunnerTests {
             toFile: path, atomically: false, encoding: .utf8)
         let (summary, _) = run(BatchRunner(plan, configuration: configuration(directory)))
         #expect((summary.rendered, summary.skipped) == (1, 2))
+        try FileManager.default.removeItem(atPath: directory)
+    }
+
+    @Test("with every worker thread refused, the jobs run on the calling thread, their events handed over")
+    func noWorkerThreads() throws {
+        let directory = makeTemporaryDirectory("pianola-batch")
+        let plan = try corpus(in: directory)
+        let (summary, events) = POSIXSupport.$refusesThreads.withValue(true) {
+            run(BatchRunner(plan, configuration: configuration(directory)), workers: 3)
+        }
+        #expect((summary.rendered, summary.failed, summary.finished) == (3, 1, 4))
+        #expect(outcomes(events).values.filter { $0 == "rendered" }.count == 3)
         try FileManager.default.removeItem(atPath: directory)
     }
 
