@@ -58,6 +58,8 @@ public final class BatchRunner: Sendable {
         var events: [BatchEvent] = []
         var runningWorkers = 0
         var started = 0.0
+        /// Whether `run` has returned (`summary` then holds the batch's time).
+        var isOver = false
     }
 
     /// A runner for `plan`: its jobs (longest first, by file size, when `configuration.longestFirst`), and its
@@ -89,16 +91,24 @@ public final class BatchRunner: Sendable {
     /// turns true (the jobs in flight stop and write nothing). `handle` receives the events, on
     /// this thread.
     ///
-    /// A runner runs its batch once. When the system refuses some of the worker threads the others
-    /// do the jobs; when it refuses them all, the jobs run on this thread, their events handed over
-    /// after each job.
+    /// A runner runs its batch once: a later call (or one while it runs) runs nothing, hands
+    /// `handle` no event and returns the counts so far. When the system refuses some of the worker
+    /// threads the others do the jobs; when it refuses them all, the jobs run on this thread, their
+    /// events handed over after each job.
     public func run(
         workers: Int, isCancelled: @escaping @Sendable () -> Bool = { false }, events handle: (BatchEvent) -> Void
     ) -> BatchSummary {
-        let jobCount = state.withLock { state in
-            precondition(state.started == 0, "a BatchRunner runs its batch once")
+        let jobCount = state.withLock { state -> Int? in
+            guard state.started == 0 else { return nil }
             state.started = Self.monotonicSeconds()
             return state.pending.count
+        }
+        guard let jobCount else {
+            return state.withLock { state in
+                var summary = state.summary
+                if !state.isOver { summary.elapsedSeconds = Self.monotonicSeconds() - state.started }
+                return summary
+            }
         }
         for problem in problems {
             let job = BatchJob(input: problem.input, output: problem.output, origin: problem.origin)
@@ -135,6 +145,7 @@ public final class BatchRunner: Sendable {
         }
         return state.withLock { state in
             state.summary.elapsedSeconds = Self.monotonicSeconds() - state.started
+            state.isOver = true
             return state.summary
         }
     }
