@@ -13,9 +13,11 @@ public final class AudioBuffer: @unchecked Sendable {
     private let storage: RealTimeBuffer<Float>
 
     /// A zeroed buffer of `channelCount` channels of `frameCapacity` frames, `frameLength` at full capacity.
-    /// Allocates (control thread); traps unless both counts are positive.
+    /// Allocates (control thread). A count below 1 is taken as 1: a buffer always has a channel and a
+    /// frame (`channelCount` and `frameCapacity` tell what it has).
     public init(channelCount: Int, frameCapacity: Int) {
-        precondition(channelCount > 0 && frameCapacity > 0, "an audio buffer needs channels and frames")
+        let channelCount = max(1, channelCount)
+        let frameCapacity = max(1, frameCapacity)
         self.channelCount = channelCount
         self.frameCapacity = frameCapacity
         self.frameLength = frameCapacity

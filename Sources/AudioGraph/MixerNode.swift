@@ -45,17 +45,34 @@ public final class MixerNode: AudioNode, @unchecked Sendable {
     }
 
     /// Linear gain of input `bus`.
-    public func volume(forInputBus bus: Int) -> Float { inputStates[bus].volume.load() }
+    ///
+    /// - Throws: `AudioGraphError.invalidBus` unless `bus` is in 0..<`maximumInputCount`.
+    public func volume(forInputBus bus: Int) throws(AudioGraphError) -> Float { try input(bus).volume.load() }
     /// Sets the linear gain of input `bus` (1 by default; negative values become 0, no upper limit). Any
-    /// thread: the render thread ramps to it over its next quantum. Traps unless `bus` is in
-    /// 0..<`maximumInputCount`.
-    public func setVolume(_ volume: Float, forInputBus bus: Int) { inputStates[bus].volume.store(max(0, volume)) }
+    /// thread: the render thread ramps to it over its next quantum.
+    ///
+    /// - Throws: `AudioGraphError.invalidBus` unless `bus` is in 0..<`maximumInputCount` (nothing changes).
+    public func setVolume(_ volume: Float, forInputBus bus: Int) throws(AudioGraphError) {
+        try input(bus).volume.store(max(0, volume))
+    }
 
     /// Pan of input `bus`, −1 (left) … 1 (right).
-    public func pan(forInputBus bus: Int) -> Float { inputStates[bus].pan.load() }
+    ///
+    /// - Throws: `AudioGraphError.invalidBus` unless `bus` is in 0..<`maximumInputCount`.
+    public func pan(forInputBus bus: Int) throws(AudioGraphError) -> Float { try input(bus).pan.load() }
     /// Sets the pan of input `bus`, clamped to −1 (left) … 1 (right), 0 by default. Any thread: the render
-    /// thread ramps to it over its next quantum. Traps unless `bus` is in 0..<`maximumInputCount`.
-    public func setPan(_ pan: Float, forInputBus bus: Int) { inputStates[bus].pan.store(min(1, max(-1, pan))) }
+    /// thread ramps to it over its next quantum.
+    ///
+    /// - Throws: `AudioGraphError.invalidBus` unless `bus` is in 0..<`maximumInputCount` (nothing changes).
+    public func setPan(_ pan: Float, forInputBus bus: Int) throws(AudioGraphError) {
+        try input(bus).pan.store(min(1, max(-1, pan)))
+    }
+
+    /// The state of input `bus`, or the error that names the mixer and the bus.
+    private func input(_ bus: Int) throws(AudioGraphError) -> Input {
+        guard inputStates.indices.contains(bus) else { throw .invalidBus(node: name, bus: bus) }
+        return inputStates[bus]
+    }
 
     public override func reset() {
         for input in inputStates {

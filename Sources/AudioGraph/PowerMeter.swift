@@ -63,14 +63,17 @@ public final class PowerMeter: AudioTap, @unchecked Sendable {
     /// A meter of `channelCount` channels (1…8) over windows of `windowFrames` frames, holding peaks for
     /// `holdSeconds` at `sampleRate`, with the clip light at `clipLevelDecibels` dBFS (−0.01 by default:
     /// a full-scale integer sample).
+    ///
+    /// Values out of range are clamped, as the properties then show: `channelCount` to 1…8 (a tapped
+    /// buffer's extra channels are ignored anyway), `windowFrames` to 1 or more; a hold that is
+    /// negative or NaN holds for no time, an infinite one for good.
     public init(
         channelCount: Int, sampleRate: Double, windowFrames: Int = 1_024, holdSeconds: Double = 1.5,
         clipLevelDecibels: Float = -0.01
     ) {
-        precondition((1...Self.maximumChannelCount).contains(channelCount), "a meter measures 1…8 channels")
-        precondition(windowFrames > 0, "a meter window needs frames")
+        let channelCount = min(max(channelCount, 1), Self.maximumChannelCount)
         self.channelCount = channelCount
-        self.windowFrames = windowFrames
+        self.windowFrames = max(windowFrames, 1)
         self.holdSeconds = holdSeconds
         clipLevel = Self.linear(clipLevelDecibels)
         let silence = Self.floor.bitPattern
@@ -83,7 +86,9 @@ public final class PowerMeter: AudioTap, @unchecked Sendable {
         windowPeaks = RealTimeBuffer(capacity: channelCount)
         heldPeaks = RealTimeBuffer(capacity: channelCount)
         heldAge = RealTimeBuffer(capacity: channelCount)
-        holdFrames = Int(holdSeconds * sampleRate)
+        let frames = holdSeconds * sampleRate
+        // (NaN fails both comparisons: no hold.)
+        holdFrames = frames > 0 ? Int(min(frames, Double(1 << 62))) : 0
     }
 
     private let holdFrames: Int

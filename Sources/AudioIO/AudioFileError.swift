@@ -4,8 +4,9 @@ public enum AudioFileError: Error, Equatable, Sendable, CustomStringConvertible 
     /// knows), its temporary file could not be created for writing, or a URL is not a file URL.
     case cannotOpen(path: String, reason: String)
     /// The format cannot be used: an extension other than .wav, .flac, .ogg, .aiff or .raw, an encoding or
-    /// rate the format cannot hold, or a layout a clip or `LoudnessMeter` does not take (then `path`
-    /// is the clip's name, or "loudness meter").
+    /// rate the format cannot hold, a layout a clip or `LoudnessMeter` does not take (then `path`
+    /// is the clip's name, or "loudness meter"), or a tap's channel count, rate or part length that
+    /// no file can have (no channels, no hertz, parts of no frames).
     case unsupportedFormat(path: String, reason: String)
     /// Writing, closing or renaming to the final name failed, or the writer was already finished or
     /// cancelled.

@@ -25,11 +25,12 @@ public final class AudioFileTap: AudioTap, @unchecked Sendable {
         /// The samples' encoding (16-bit by default; Ogg is always Vorbis).
         public var encoding: AudioFile.Encoding = .s16
         /// Start a new numbered file (`take-001.wav`, `take-002.wav`, …) every this many frames; nil:
-        /// one file. The parts follow each other without a gap or an overlap.
+        /// one file. The parts follow each other without a gap or an overlap. At least 1 (`init` throws
+        /// for less).
         public var splitFrames: Int?
         /// Replace an existing file; otherwise an existing file is an error and is left alone.
         public var overwrite = false
-        /// Seconds of audio the ring holds while the disk is busy.
+        /// Seconds of audio the ring holds while the disk is busy (4 096 frames at least, also for NaN).
         public var ringSeconds = 4.0
         /// Seconds between header updates (and flushes to the disk).
         public var headerInterval = 0.5
@@ -74,20 +75,35 @@ public final class AudioFileTap: AudioTap, @unchecked Sendable {
     /// Creates the file (the first part, with `splitFrames`) and starts the writer thread, paused:
     /// nothing is written before `record()`. Throws, creating nothing, if the format cannot be written,
     /// the folder cannot be written to, or the file exists (without `overwrite`).
+    ///
+    /// - Throws: `AudioFileError.unsupportedFormat` too for a `channelCount` below 1, a sample rate
+    ///   (the engine's or the file's) that is not a whole number of hertz from 1 to 2^31 − 1, or a
+    ///   `splitFrames` below 1; `AudioFileError.writeFailed` when the system refuses the writer thread.
+    ///   A `ringSeconds` too small, or NaN, makes the smallest ring (4 096 frames).
     public init(
         path: String, channelCount: Int, sampleRate: Double, settings: Settings = Settings()
     ) throws(AudioFileError) {
-        precondition(channelCount > 0, "a file needs channels")
+        let fileRate = (settings.fileSampleRate ?? sampleRate).rounded()
+        let rates = 1...Double(Int32.max)
+        guard channelCount > 0, let channels = Int32(exactly: channelCount) else {
+            throw .unsupportedFormat(path: path, reason: "\(channelCount) channels: a file needs 1 or more")
+        }
+        guard rates.contains(sampleRate.rounded()), rates.contains(fileRate) else {
+            throw .unsupportedFormat(
+                path: path, reason: "a sample rate of \(settings.fileSampleRate ?? sampleRate) Hz (1 Hz or more)")
+        }
+        if let split = settings.splitFrames, split < 1 {
+            throw .unsupportedFormat(path: path, reason: "parts of \(split) frames: a part needs 1 or more")
+        }
         self.path = path
         self.channelCount = channelCount
         self.sampleRate = sampleRate
         self.settings = settings
-        let fileRate = (settings.fileSampleRate ?? sampleRate).rounded()
         fileSampleRate = fileRate
         major = try AudioFile.majorFormat(forPath: path)
         var info = SF_INFO()
         info.samplerate = Int32(fileRate)
-        info.channels = Int32(channelCount)
+        info.channels = channels
         info.format = major | AudioFile.subtype(major: major, encoding: settings.encoding)
         guard sf_format_check(&info) != 0 else {
             throw .unsupportedFormat(
@@ -103,14 +119,15 @@ public final class AudioFileTap: AudioTap, @unchecked Sendable {
             resampler = nil
         }
         limit = Atomic(settings.frameLimit ?? .max)
-        ring = SampleRing(channelCount: channelCount, capacity: max(4_096, Int(settings.ringSeconds * sampleRate)))
-        if let split = settings.splitFrames {
-            precondition(split > 0, "parts need frames")
-            // Every part is checked now, not when a take reaches it minutes later.
-            if !settings.overwrite, let existing = (2...999).lazy.map(partPath).first(where: { access($0, F_OK) == 0 })
-            {
-                throw .cannotOpen(path: existing, reason: "the file exists (use --force to replace it)")
-            }
+        let ringFrames = settings.ringSeconds * sampleRate
+        // 4 096 to 2^31 − 1 frames (NaN fails the comparison: the smallest ring).
+        ring = SampleRing(
+            channelCount: channelCount, capacity: ringFrames > 4_096 ? Int(min(ringFrames, Double(Int32.max))) : 4_096)
+        // Every part is checked now, not when a take reaches it minutes later.
+        if settings.splitFrames != nil, !settings.overwrite,
+            let existing = (2...999).lazy.map(partPath).first(where: { access($0, F_OK) == 0 })
+        {
+            throw .cannotOpen(path: existing, reason: "the file exists (use --force to replace it)")
         }
         try openPart(number: 1)
         writer = WorkerThread { [self] in runWriter() }

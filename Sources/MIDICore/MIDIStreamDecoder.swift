@@ -13,7 +13,8 @@ public struct MIDIStreamDecoder: Sendable {
         case dataWithoutStatus(UInt8)
         /// A SysEx cut short by a status byte other than F7 (or by `reset`); its bytes are dropped.
         case unterminatedSysEx(byteCount: Int)
-        /// An F7 with no SysEx open; skipped.
+        /// An F7 with no SysEx open: it ends running status and any partial message (reported
+        /// before it as `incompleteMessage`), as any status byte other than real-time does.
         case strayEndOfExclusive
         /// A message cut short by a new status byte; the partial message is dropped.
         case incompleteMessage(status: UInt8)
@@ -86,7 +87,8 @@ public struct MIDIStreamDecoder: Sendable {
             decodeData(byte, emit: emit, diagnose: diagnose)
             return
         }
-        // A status byte other than real-time ends any SysEx and any partial message.
+        // A status byte other than real-time ends any SysEx and any partial message, and running
+        // status: an F7 too, whether it closes a SysEx or comes alone.
         if byte == 0xF7 {
             if let data = sysEx {
                 if sysExOverflowed {
@@ -96,9 +98,12 @@ public struct MIDIStreamDecoder: Sendable {
                 }
                 sysEx = nil
             } else {
+                if status != 0 && dataCount > 0 { diagnose(.incompleteMessage(status: status)) }
                 diagnose(.strayEndOfExclusive)
             }
             status = 0
+            runningStatus = 0
+            dataCount = 0
             return
         }
         if let data = sysEx {

@@ -41,8 +41,19 @@ package enum POSIXSupport {
         guard (info.st_mode & S_IFMT) == S_IFDIR else { throw POSIXReason(ENOTDIR) }
     }
 
-    /// Runs `body` on a new thread of its own (not a pool's) with a stack of `stackSize` bytes.
-    package static func startThread(stackSize: Int = 1 << 20, _ body: @escaping @Sendable () -> Void) {
+    /// For tests of what callers do without a thread: while bound to true (`$refusesThreads.withValue`,
+    /// on the calling task only), `startThread` fails as when the system refuses a thread.
+    @TaskLocal package static var refusesThreads = false
+
+    /// Runs `body` on a new thread of its own (not a pool's) with a stack of `stackSize` bytes (64 KiB
+    /// at least).
+    ///
+    /// - Throws: the C library's reason when the system refuses the thread (`EAGAIN`: too many
+    ///   threads, or no memory for the stack); `body` is then not run.
+    package static func startThread(
+        stackSize: Int = 1 << 20, _ body: @escaping @Sendable () -> Void
+    ) throws(POSIXReason) {
+        if refusesThreads { throw POSIXReason(EAGAIN) }
         final class Box: Sendable {
             let body: @Sendable () -> Void
             init(_ body: @escaping @Sendable () -> Void) { self.body = body }
@@ -61,7 +72,10 @@ package enum POSIXSupport {
                 box.body()
                 return nil
             }, context)
-        precondition(status == 0, "cannot start a thread: \(String(cString: strerror(status)))")
+        guard status == 0 else {
+            Unmanaged<Box>.fromOpaque(context).release()
+            throw POSIXReason(status)
+        }
     }
 
     /// `text` without spaces and tabs at either end.

@@ -67,17 +67,23 @@ public final class RTPMIDIAdvertisement {
         }
         // "Established under name 'NAME'" on standard output once the daemon has it.
         let lines = LineCollector()
-        POSIXSupport.startThread(stackSize: 1 << 16) {
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            while true {
-                let count = buffer.withUnsafeMutableBytes { read(readEnd, $0.baseAddress, $0.count) }
-                if count > 0 {
-                    lines.append(buffer[0..<count])
-                } else if count == 0 || errno != EINTR {
-                    break
+        do {
+            try POSIXSupport.startThread(stackSize: 1 << 16) {
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                while true {
+                    let count = buffer.withUnsafeMutableBytes { read(readEnd, $0.baseAddress, $0.count) }
+                    if count > 0 {
+                        lines.append(buffer[0..<count])
+                    } else if count == 0 || errno != EINTR {
+                        break
+                    }
                 }
+                close(readEnd)
             }
+        } catch {
             close(readEnd)
+            Self.end(pid, exited: false)
+            throw .advertisementUnavailable(reason: "cannot start a thread to read \(tool): \(error)")
         }
         var exited = false
         let isRunning = {

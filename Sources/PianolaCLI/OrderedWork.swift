@@ -7,7 +7,8 @@ import Synchronization
 /// At most `window` batches of results wait to be delivered at once, so memory stays bounded
 /// however many items there are. Many items are claimed in batches of consecutive indices, so
 /// that small items do not cost a thread hand-over each. With one thread (or one item)
-/// everything runs on the calling thread.
+/// everything runs on the calling thread; so it does when the system refuses every worker
+/// thread (with some refused, the others do the work).
 func forEachInOrder<Output: Sendable>(
     count: Int, threads: Int, window: Int = 8, work: @escaping @Sendable (Int) -> Output,
     deliver: (Int, Output) -> Void
@@ -21,17 +22,27 @@ func forEachInOrder<Output: Sendable>(
     // Up to 16 items a batch once there are many: every thread still gets several batches.
     let batch = max(1, min(16, count / (threads * window)))
     let shared = OrderedSlots<Output>(capacity: window * batch, window: window)
+    var started = 0
     for _ in 0..<threads {
-        POSIXSupport.startThread {
-            while true {
-                shared.free.wait()
-                guard let first = shared.claim(batch, below: count) else {
-                    shared.free.signal()
-                    return
+        do throws(POSIXReason) {
+            try POSIXSupport.startThread {
+                while true {
+                    shared.free.wait()
+                    guard let first = shared.claim(batch, below: count) else {
+                        shared.free.signal()
+                        return
+                    }
+                    for index in first..<min(first + batch, count) { shared.store(work(index), at: index) }
                 }
-                for index in first..<min(first + batch, count) { shared.store(work(index), at: index) }
             }
+            started += 1
+        } catch {
+            break
         }
+    }
+    guard started > 0 else {
+        for index in 0..<count { deliver(index, work(index)) }
+        return
     }
     for index in 0..<count {
         let output = shared.take(index)

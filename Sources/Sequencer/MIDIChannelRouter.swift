@@ -8,7 +8,7 @@ import MIDICore
 ///
 /// ```swift
 /// // Channel 10 (index 9) to `drums`, every other channel to `band`.
-/// let router = MIDIChannelRouter(destinations: [band, drums], channelRoutes: (0..<16).map { $0 == 9 ? 1 : 0 })
+/// let router = try MIDIChannelRouter(destinations: [band, drums], channelRoutes: (0..<16).map { $0 == 9 ? 1 : 0 })
 /// let player = MusicPlayer(sequence: sequence, destination: router)
 /// ```
 ///
@@ -20,13 +20,19 @@ public final class MIDIChannelRouter: AudioNode, MIDIReceivingNode, @unchecked S
     /// For each MIDI channel (0…15), the index in `destinations` its messages go to.
     public let channelRoutes: [Int]
 
-    /// A router sending channel `c`'s messages to `destinations[channelRoutes[c]]`. `channelRoutes`
-    /// holds 16 indices into `destinations` (which must not be empty); a wrong table traps.
-    public init(name: String = "MIDI router", destinations: [any MIDIReceivingNode], channelRoutes: [Int]) {
-        precondition(!destinations.isEmpty, "a router needs a destination")
-        precondition(
-            channelRoutes.count == 16 && channelRoutes.allSatisfy { destinations.indices.contains($0) },
-            "channelRoutes must hold 16 indices into destinations")
+    /// A router sending channel `c`'s messages to `destinations[channelRoutes[c]]`.
+    ///
+    /// - Throws: `MIDIChannelRouterError` unless `destinations` holds at least one node and
+    ///   `channelRoutes` holds 16 indices into it, one per channel.
+    public init(
+        name: String = "MIDI router", destinations: [any MIDIReceivingNode], channelRoutes: [Int]
+    ) throws(MIDIChannelRouterError) {
+        guard !destinations.isEmpty else { throw .noDestinations }
+        guard channelRoutes.count == 16 else { throw .wrongRouteCount(channelRoutes.count) }
+        if let channel = channelRoutes.indices.first(where: { !destinations.indices.contains(channelRoutes[$0]) }) {
+            throw .noSuchDestination(
+                channel: channel, index: channelRoutes[channel], destinationCount: destinations.count)
+        }
         self.destinations = destinations
         self.channelRoutes = channelRoutes
         super.init(name: name)
@@ -49,6 +55,26 @@ public final class MIDIChannelRouter: AudioNode, MIDIReceivingNode, @unchecked S
     public func streamInterrupted(_ interruption: MIDIStreamInterruption, atFrameOffset frameOffset: Int) {
         for index in 0..<destinations.count {
             destinations[index].streamInterrupted(interruption, atFrameOffset: frameOffset)
+        }
+    }
+}
+
+/// Why a `MIDIChannelRouter` cannot be made from the table given.
+public enum MIDIChannelRouterError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The list of destinations is empty: there is nowhere to route to.
+    case noDestinations
+    /// `channelRoutes` holds this many entries rather than 16, one per MIDI channel.
+    case wrongRouteCount(Int)
+    /// Channel `channel` (0…15) is routed to `index`, which is not an index of the
+    /// `destinationCount` destinations.
+    case noSuchDestination(channel: Int, index: Int, destinationCount: Int)
+
+    public var description: String {
+        switch self {
+        case .noDestinations: return "a MIDI router needs a destination"
+        case .wrongRouteCount(let count): return "a MIDI router's table needs 16 routes, one per channel, not \(count)"
+        case .noSuchDestination(let channel, let index, let count):
+            return "channel \(channel) is routed to destination \(index), not one of the \(count) (0…\(count - 1))"
         }
     }
 }

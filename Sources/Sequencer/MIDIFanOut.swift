@@ -15,9 +15,9 @@ public final class MIDIFanOut: AudioNode, MIDIReceivingNode, @unchecked Sendable
     /// Where messages go, in the order given.
     public let destinations: [any MIDIReceivingNode]
 
-    /// A fan-out to `destinations` (which must not be empty; an empty list traps).
+    /// A fan-out to `destinations`. With none, it hands messages to no one: everything sent to it
+    /// is dropped.
     public init(name: String = "MIDI fan-out", destinations: [any MIDIReceivingNode]) {
-        precondition(!destinations.isEmpty, "a fan-out needs a destination")
         self.destinations = destinations
         super.init(name: name)
     }

@@ -26,10 +26,13 @@ extension MusicPlayer: TransportFollowing {
     /// `seek`, `rate` and the loop are then the transport's to decide, and are ignored; a timing
     /// policy is not used. Set it before the device starts, and hand the player to the device
     /// (`JACKOutput.transportFollower`).
+    ///
+    /// Following needs a thread of the player's that prepares the places the transport moves to;
+    /// if the system refuses that thread, the player does not follow: the property stays false.
     public var followsTransport: Bool {
         get { following.load(ordering: .relaxed) }
         set {
-            if newValue { cuePreparer.start(for: self) }
+            if newValue && !cuePreparer.start(for: self) { return }
             following.store(newValue, ordering: .releasing)
         }
     }
@@ -235,20 +238,27 @@ final class CuePreparer: @unchecked Sendable {
         sem_post(semaphore)
     }
 
-    /// Starts the thread (once) that prepares `player`'s cues.
-    func start(for player: MusicPlayer) {
-        guard started.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
-        POSIXSupport.startThread(stackSize: 1 << 18) { [self, weak player] in
-            var prepared = Double.nan.bitPattern
-            while true {
-                while sem_wait(semaphore) != 0 {}
-                if stopping.load(ordering: .acquiring) { return }
-                let bits = requested.load(ordering: .acquiring)
-                guard bits != prepared else { continue }
-                guard let player else { return }
-                player.prepareCue(atSeconds: Double(bitPattern: bits))
-                prepared = bits
+    /// Starts the thread (once) that prepares `player`'s cues; whether it runs (false when the system
+    /// refused it: a later call tries again).
+    func start(for player: MusicPlayer) -> Bool {
+        guard started.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return true }
+        do {
+            try POSIXSupport.startThread(stackSize: 1 << 18) { [self, weak player] in
+                var prepared = Double.nan.bitPattern
+                while true {
+                    while sem_wait(semaphore) != 0 {}
+                    if stopping.load(ordering: .acquiring) { return }
+                    let bits = requested.load(ordering: .acquiring)
+                    guard bits != prepared else { continue }
+                    guard let player else { return }
+                    player.prepareCue(atSeconds: Double(bitPattern: bits))
+                    prepared = bits
+                }
             }
+            return true
+        } catch {
+            started.store(false, ordering: .relaxed)
+            return false
         }
     }
 

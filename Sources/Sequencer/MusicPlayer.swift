@@ -231,16 +231,29 @@ public final class MusicPlayer: RenderObserver, @unchecked Sendable {
     /// How many times playback has jumped back to the loop start.
     public var completedLoopCount: Int { loopsDone.load(ordering: .relaxed) }
 
-    /// Mutes or unmutes the track at index `track` of `sequence.tracks` (it traps when out of range): a
-    /// muted track's events are not sent. Takes effect at the next quantum and releases every note the
-    /// player has sounding.
-    public func setMuted(_ muted: Bool, track: Int) { updateTracks { $0.muted[track] = muted } }
-    /// Solos or unsolos the track at index `track` (it traps when out of range): while any track is
-    /// soloed, only soloed tracks that are not muted play. Takes effect at the next quantum and releases
-    /// every note the player has sounding.
-    public func setSoloed(_ soloed: Bool, track: Int) { updateTracks { $0.soloed[track] = soloed } }
+    /// Mutes or unmutes the track at index `track` of `sequence.tracks`: a muted track's events are not
+    /// sent. Takes effect at the next quantum and releases every note the player has sounding.
+    ///
+    /// - Throws: `MusicPlayerError.noSuchTrack` when `track` is not an index of `sequence.tracks`
+    ///   (nothing changes).
+    public func setMuted(_ muted: Bool, track: Int) throws(MusicPlayerError) {
+        try updateTracks(track) { $0.muted[track] = muted }
+    }
 
-    private func updateTracks(_ change: (inout ControlState) -> Void) {
+    /// Solos or unsolos the track at index `track` of `sequence.tracks`: while any track is soloed, only
+    /// soloed tracks that are not muted play. Takes effect at the next quantum and releases every note the
+    /// player has sounding.
+    ///
+    /// - Throws: `MusicPlayerError.noSuchTrack` when `track` is not an index of `sequence.tracks`
+    ///   (nothing changes).
+    public func setSoloed(_ soloed: Bool, track: Int) throws(MusicPlayerError) {
+        try updateTracks(track) { $0.soloed[track] = soloed }
+    }
+
+    private func updateTracks(_ track: Int, _ change: (inout ControlState) -> Void) throws(MusicPlayerError) {
+        guard sequence.tracks.indices.contains(track) else {
+            throw .noSuchTrack(track, trackCount: sequence.tracks.count)
+        }
         let enabled = controlState.withLock { state -> [Bool] in
             change(&state)
             let anySolo = state.soloed.contains(true)
@@ -257,5 +270,21 @@ public final class MusicPlayer: RenderObserver, @unchecked Sendable {
         SeekPlan(
             seconds: seconds, sequence: sequence, trackDestination: playhead.trackDestination,
             destinationCount: playhead.destinations.count)
+    }
+}
+
+/// Why a `MusicPlayer` refused a call; nothing changed.
+public enum MusicPlayerError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// `setMuted` or `setSoloed` named a track the sequence does not have: the index given, and
+    /// how many tracks there are (indices 0 up to one less).
+    case noSuchTrack(Int, trackCount: Int)
+
+    public var description: String {
+        switch self {
+        case .noSuchTrack(let track, let count) where count == 0:
+            return "the sequence has no track \(track): it has no tracks"
+        case .noSuchTrack(let track, let count):
+            return "the sequence has no track \(track): its \(count) tracks are 0…\(count - 1)"
+        }
     }
 }

@@ -263,14 +263,18 @@ public final class MusicSequence: @unchecked Sendable {
     /// The sequence's length in quarter-note beats (for an SMPTE-timed file, beats at 120 BPM).
     public var lengthInBeats: Double { tempoMap.beats(forTick: Double(lengthInTicks)) }
 
-    /// Seconds from the start at `beats` quarter notes, through the tempo map. An SMPTE-timed file
-    /// counts a beat as 480 ticks here.
+    /// Seconds from the start at `beats` quarter notes, through the tempo map (for an SMPTE-timed file,
+    /// beats at 120 BPM: half a second each). The inverse of `beats(forSeconds:)`.
     public func seconds(forBeats beats: Double) -> Double {
-        tempoMap.seconds(forTick: beats * Double(tempoMap.division.ticksPerQuarterNote ?? 480))
+        guard let ticksPerQuarterNote = tempoMap.division.ticksPerQuarterNote else {
+            // An SMPTE-timed file has no tempo: the tempo map counts its beats at 120 BPM.
+            return beats * 60 / 120
+        }
+        return tempoMap.seconds(forTick: beats * Double(ticksPerQuarterNote))
     }
 
     /// Quarter-note beats at `seconds` from the start, through the tempo map (for an SMPTE-timed file,
-    /// beats at 120 BPM).
+    /// beats at 120 BPM). The inverse of `seconds(forBeats:)`.
     public func beats(forSeconds seconds: Double) -> Double {
         tempoMap.beats(forTick: tempoMap.tick(forSeconds: seconds))
     }

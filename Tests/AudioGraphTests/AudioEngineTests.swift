@@ -73,9 +73,9 @@ struct AudioEngineTests {
         let mixer = engine.mainMixerNode
         try engine.connect(stereo, to: mixer, toBus: 0)
         try engine.connect(mono, to: mixer, toBus: 1)
-        mixer.setVolume(0.5, forInputBus: 0)
-        mixer.setPan(-1, forInputBus: 0)  // stereo hard left: right channel silenced
-        mixer.setPan(0, forInputBus: 1)  // mono centre: −3 dB each side
+        try mixer.setVolume(0.5, forInputBus: 0)
+        try mixer.setPan(-1, forInputBus: 0)  // stereo hard left: right channel silenced
+        try mixer.setPan(0, forInputBus: 1)  // mono centre: −3 dB each side
         try engine.enableManualRenderingMode(format: format, maximumFrameCount: 128)
         _ = try render(engine, frames: 128)
         let buffer = try render(engine, frames: 128)
@@ -92,12 +92,29 @@ struct AudioEngineTests {
         try engine.connect(source, to: engine.mainMixerNode)
         try engine.enableManualRenderingMode(format: format, maximumFrameCount: 100)
         _ = try render(engine, frames: 100)
-        engine.mainMixerNode.setVolume(0, forInputBus: 0)
+        try engine.mainMixerNode.setVolume(0, forInputBus: 0)
         let buffer = try render(engine, frames: 100)
         let samples = buffer.samples(channel: 0)
         #expect(abs(samples[0] - 0.99) < 1e-5)
         #expect(samples[99] == 0)
         #expect(zip(samples, samples.dropFirst()).allSatisfy { $0 >= $1 })
+    }
+
+    @Test("a mixer's volume and pan of a bus it does not have throw invalidBus and change nothing")
+    func mixerBusOutOfRange() throws {
+        let mixer = MixerNode(name: "strip")
+        for bus in [-1, MixerNode.maximumInputCount, Int.max, Int.min] {
+            let invalid = AudioGraphError.invalidBus(node: "strip", bus: bus)
+            #expect(throws: invalid) { try mixer.setVolume(0.5, forInputBus: bus) }
+            #expect(throws: invalid) { try mixer.setPan(-1, forInputBus: bus) }
+            #expect(throws: invalid) { try mixer.volume(forInputBus: bus) }
+            #expect(throws: invalid) { try mixer.pan(forInputBus: bus) }
+        }
+        let last = MixerNode.maximumInputCount - 1
+        #expect(try mixer.volume(forInputBus: last) == 1 && mixer.pan(forInputBus: last) == 0)
+        try mixer.setVolume(-2, forInputBus: last)
+        try mixer.setPan(3, forInputBus: last)
+        #expect(try mixer.volume(forInputBus: last) == 0 && mixer.pan(forInputBus: last) == 1)
     }
 
     @Test("connecting while rendering fades in; disconnecting fades out over one quantum, then silence")

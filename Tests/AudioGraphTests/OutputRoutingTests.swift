@@ -78,7 +78,7 @@ struct OutputRoutingTests {
         let mixer = engine.mainMixerNode
         try engine.attach(left)
         try engine.connect(left, to: mixer)
-        mixer.setPan(-1, forInputBus: 0)  // hard left: the right channel is silent
+        try mixer.setPan(-1, forInputBus: 0)  // hard left: the right channel is silent
         try engine.enableManualRenderingMode(
             format: AudioFormat(sampleRate: 48_000, channelCount: 1), maximumFrameCount: 256)
         _ = try rendered(engine, channels: 1, frames: 256)

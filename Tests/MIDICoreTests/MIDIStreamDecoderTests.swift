@@ -95,6 +95,59 @@ struct MIDIStreamDecoderTests {
         #expect(after.isEmpty)
     }
 
+    @Test("a stray F7 drops the partial message and ends running status: 90 3C F7 40 is no note")
+    func strayEndOfExclusiveInsideMessage() {
+        var decoder = MIDIStreamDecoder()
+        let (messages, diagnostics) = decoder.decode([0x90, 0x3C, 0xF7, 0x40])
+        #expect(messages.isEmpty)
+        #expect(diagnostics == [.incompleteMessage(status: 0x90), .strayEndOfExclusive, .dataWithoutStatus(0x40)])
+    }
+
+    @Test("a stray F7 between streams, split across calls, or among real-time bytes ends running status")
+    func strayEndOfExclusiveEndsRunningStatus() {
+        // After a complete note-on: the data bytes that follow have no status left to reuse.
+        var decoder = MIDIStreamDecoder()
+        var (messages, diagnostics) = decoder.decode([0x90, 0x3C, 0x40, 0xF7, 0x3E, 0x40])
+        #expect(messages == [.noteOn(channel: 0, note: 0x3C, velocity: 0x40)])
+        #expect(diagnostics == [.strayEndOfExclusive, .dataWithoutStatus(0x3E), .dataWithoutStatus(0x40)])
+
+        // A one-byte message's running status ends too.
+        decoder = MIDIStreamDecoder()
+        (messages, diagnostics) = decoder.decode([0xC0, 5, 0xF7, 6])
+        #expect(messages == [.programChange(channel: 0, program: 5)])
+        #expect(diagnostics == [.strayEndOfExclusive, .dataWithoutStatus(6)])
+
+        // A partial system common message is dropped.
+        decoder = MIDIStreamDecoder()
+        (messages, diagnostics) = decoder.decode([0xF2, 0x10, 0xF7, 0x20])
+        #expect(messages.isEmpty)
+        #expect(diagnostics == [.incompleteMessage(status: 0xF2), .strayEndOfExclusive, .dataWithoutStatus(0x20)])
+
+        // The same stream in pieces: the decoder's state carries the F7 across calls.
+        decoder = MIDIStreamDecoder()
+        var pieces: [MIDIMessage] = []
+        for chunk: [UInt8] in [[0x90, 0x3C], [0xF7], [0x40, 0x41]] {
+            decoder.decode(chunk, emit: { pieces.append($0) })
+        }
+        #expect(pieces.isEmpty)
+
+        // Real-time bytes still pass, and a new status byte starts over.
+        decoder = MIDIStreamDecoder()
+        (messages, diagnostics) = decoder.decode([0x90, 0x3C, 0xF8, 0xF7, 0xFE, 0x40, 0x90, 0x3E, 0x40, 0x3F, 0x41])
+        #expect(
+            messages == [
+                .timingClock, .activeSensing, .noteOn(channel: 0, note: 0x3E, velocity: 0x40),
+                .noteOn(channel: 0, note: 0x3F, velocity: 0x41),
+            ])
+        #expect(diagnostics == [.incompleteMessage(status: 0x90), .strayEndOfExclusive, .dataWithoutStatus(0x40)])
+
+        // An F7 that ends a SysEx is no stray: the SysEx comes out, and no running status is left.
+        decoder = MIDIStreamDecoder()
+        (messages, diagnostics) = decoder.decode([0x90, 0x3C, 0x40, 0xF0, 1, 0xF7, 0x3E])
+        #expect(messages == [.noteOn(channel: 0, note: 0x3C, velocity: 0x40), .systemExclusive([1])])
+        #expect(diagnostics == [.dataWithoutStatus(0x3E)])
+    }
+
     @Test("system common messages end running status")
     func systemCommonEndsRunningStatus() {
         var decoder = MIDIStreamDecoder()

@@ -79,7 +79,7 @@ struct RenderAllocationTests {
             // Transport changes are made on the control side (which may allocate) between quanta.
             if round == 1 { player.seek(toSeconds: 3) }
             if round == 2 { player.setLoop(4..<5, count: -1) }
-            if round == 3 { engine.mainMixerNode.setVolume(0.5, forInputBus: 0) }
+            if round == 3 { try engine.mainMixerNode.setVolume(0.5, forInputBus: 0) }
             for _ in 0..<500 {
                 pianola_allocations_start()
                 engine.render(frameCount: 256, into: buffer)

@@ -18,7 +18,7 @@ struct RoutedOutputAllocationTests {
         try engine.connect(engine.mainMixerNode, to: engine.outputNode, channels: [0, 1])
         try engine.connect(drumMixer, to: engine.outputNode, channels: [2, 3])
         // Channels 10 and 16 to the drums; everything else (and every SysEx) to the band.
-        let router = MIDIChannelRouter(
+        let router = try MIDIChannelRouter(
             destinations: [band, drums], channelRoutes: (0..<16).map { $0 == 9 || $0 == 15 ? 1 : 0 })
         let player = MusicPlayer(sequence: MusicSequence(file: denseFile()), destination: router)
         try engine.addRenderObserver(player)

@@ -35,6 +35,34 @@ struct MIDIFileWriterTests {
         }
     }
 
+    @Test("notes() of messages built with a channel above 15 or a key above 127: as written, not a trap")
+    func notesOutOfRangeInCode() throws {
+        let track = MIDIFile.Track(events: [
+            MIDIFile.Event(tick: 0, .channel(.noteOn(channel: 17, note: 200, velocity: 90))),
+            MIDIFile.Event(tick: 0, .channel(.noteOn(channel: 255, note: 255, velocity: 80))),
+            MIDIFile.Event(tick: 240, .channel(.noteOff(channel: 1, note: 72, velocity: 30))),
+            MIDIFile.Event(tick: 480, .channel(.noteOn(channel: 15, note: 127, velocity: 0))),
+            MIDIFile.Event(tick: 480, .channel(.noteOn(channel: 0xF0, note: 0x80, velocity: 70))),
+            MIDIFile.Event(tick: 960, .meta(.endOfTrack)),
+        ])
+        let notes = track.notes()
+        #expect(
+            notes == [
+                Note(
+                    channel: 1, key: 72, velocity: 90, releaseVelocity: 30, startTick: 0, endTick: 240,
+                    isUnterminated: false),
+                Note(
+                    channel: 15, key: 127, velocity: 80, releaseVelocity: 0, startTick: 0, endTick: 480,
+                    isUnterminated: false),
+                Note(
+                    channel: 0, key: 0, velocity: 70, releaseVelocity: 0, startTick: 480, endTick: 960,
+                    isUnterminated: true),
+            ])
+        // The same notes as the file written and read back.
+        let file = MIDIFile(format: .singleTrack, division: .ticksPerQuarterNote(480), tracks: [track])
+        #expect(try MIDIFile.read(bytes: file.serialized()).file.tracks[0].notes() == notes)
+    }
+
     @Test("writing to a path goes through a temporary name and leaves nothing else behind")
     func writeToPath() throws {
         let file = try MIDIFile.read(bytes: smf(tracks: [scaleTrack])).file

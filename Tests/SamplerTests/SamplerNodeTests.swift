@@ -156,8 +156,8 @@ struct SamplerNodeTests {
             try engine.attach(sampler)
             try engine.connect(sampler, to: engine.mainMixerNode)
         }
-        engine.mainMixerNode.setPan(-1, forInputBus: 0)
-        engine.mainMixerNode.setPan(1, forInputBus: 1)
+        try engine.mainMixerNode.setPan(-1, forInputBus: 0)
+        try engine.mainMixerNode.setPan(1, forInputBus: 1)
         try engine.enableManualRenderingMode(format: .stereo(sampleRate: 44_100), maximumFrameCount: 512)
         first.startNote(48, withVelocity: 100, onChannel: 0)
         second.startNote(72, withVelocity: 100, onChannel: 0)

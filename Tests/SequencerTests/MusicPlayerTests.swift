@@ -170,17 +170,33 @@ struct MusicPlayerTests {
         let harness = try Harness(file)
         harness.player.rate = 2
         harness.player.transpose = 3
-        harness.player.setMuted(true, track: 2)
+        try harness.player.setMuted(true, track: 2)
         harness.player.play()
         try harness.render(frames: 48_000)
         #expect(harness.recorder.notesOn.map(\.1) == [63, 65])
         #expect(harness.recorder.notesOn.map(\.0) == [0, 24_000])
         let again = try Harness(file)
         again.player.transpose = -2
-        again.player.setSoloed(true, track: 2)
+        try again.player.setSoloed(true, track: 2)
         again.player.play()
         try again.render(frames: 48_000)
         #expect(again.recorder.notesOn.map(\.1) == [36], "drums are not transposed; solo silences the rest")
+    }
+
+    @Test("mute and solo of a track the sequence does not have throw noSuchTrack and change nothing")
+    func muteSoloOutOfRange() throws {
+        let file = makeFile(tracks: [[(0, on(60)), (480, off(60))], [(0, on(64)), (480, off(64))]])
+        let harness = try Harness(file)  // the conductor track and two more
+        #expect(throws: MusicPlayerError.noSuchTrack(3, trackCount: 3)) { try harness.player.setMuted(true, track: 3) }
+        #expect(throws: MusicPlayerError.noSuchTrack(-1, trackCount: 3)) {
+            try harness.player.setSoloed(true, track: -1)
+        }
+        #expect(throws: MusicPlayerError.noSuchTrack(Int.max, trackCount: 3)) {
+            try harness.player.setSoloed(true, track: .max)
+        }
+        harness.player.play()
+        try harness.render(frames: 48_000)
+        #expect(harness.recorder.notesOn.map(\.1) == [60, 64], "every track still plays")
     }
 }
 
@@ -215,7 +231,8 @@ struct MusicPlayerInterruptionTests {
         let other = InterruptionLog()
         // Channel 1 to the log through a fan-out (beside a second log), the rest to the second log.
         let fan = MIDIFanOut(destinations: [log, other])
-        let router = MIDIChannelRouter(destinations: [fan, other], channelRoutes: [0] + [Int](repeating: 1, count: 15))
+        let router = try MIDIChannelRouter(
+            destinations: [fan, other], channelRoutes: [0] + [Int](repeating: 1, count: 15))
         let player = MusicPlayer(sequence: MusicSequence(file: file), destination: router)
         let sound = RecordingNode()  // (the engine renders what is connected to its output)
         try engine.attach(sound)

@@ -104,6 +104,18 @@ struct MusicPlayerTransportTests {
         start.sample + Int64((beat * 0.5 * 48_000).rounded()) - Int64(start.frame)
     }
 
+    @Test("with no thread for its cues, the player does not follow (the property stays false); later it can")
+    func followingWithoutAThread() throws {
+        let harness = try Harness(Self.song(), quantum: 256)
+        POSIXSupport.$refusesThreads.withValue(true) { harness.player.followsTransport = true }
+        #expect(!harness.player.followsTransport)
+        #expect(harness.player.isReadyToRoll(from: 3), "not following: nothing to wait for")
+        harness.player.followsTransport = true
+        #expect(harness.player.followsTransport)
+        harness.player.followsTransport = false
+        #expect(!harness.player.followsTransport)
+    }
+
     @Test("nothing plays until the transport rolls; then every note at the transport's frame, exactly")
     func startsWithTheTransport() throws {
         let (harness, transport) = try Self.following()

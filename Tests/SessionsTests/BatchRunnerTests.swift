@@ -1,4 +1,5 @@
 import Foundation
+import MIDICore
 import SMF
 import TestSupport
 import Testing
@@ -121,6 +122,33 @@ struct BatchRunnerTests {
             toFile: path, atomically: false, encoding: .utf8)
         let (summary, _) = run(BatchRunner(plan, configuration: configuration(directory)))
         #expect((summary.rendered, summary.skipped) == (1, 2))
+        try FileManager.default.removeItem(atPath: directory)
+    }
+
+    @Test("a second run of the same runner runs nothing, reports no event and returns the batch's counts")
+    func runTwice() throws {
+        let directory = makeTemporaryDirectory("pianola-batch")
+        let plan = try corpus(in: directory)
+        let runner = BatchRunner(plan, configuration: configuration(directory))
+        let (first, events) = run(runner)
+        #expect((first.rendered, first.failed, first.finished) == (3, 1, 4))
+        #expect(!events.isEmpty)
+        let (second, none) = run(runner)
+        #expect(none.isEmpty)
+        #expect(second == first, "the counts of the run, its time included")
+        #expect(BatchLedger(path: directory + "/ledger.jsonl").count == 3, "nothing rendered or recorded again")
+        try FileManager.default.removeItem(atPath: directory)
+    }
+
+    @Test("with every worker thread refused, the jobs run on the calling thread, their events handed over")
+    func noWorkerThreads() throws {
+        let directory = makeTemporaryDirectory("pianola-batch")
+        let plan = try corpus(in: directory)
+        let (summary, events) = POSIXSupport.$refusesThreads.withValue(true) {
+            run(BatchRunner(plan, configuration: configuration(directory)), workers: 3)
+        }
+        #expect((summary.rendered, summary.failed, summary.finished) == (3, 1, 4))
+        #expect(outcomes(events).values.filter { $0 == "rendered" }.count == 3)
         try FileManager.default.removeItem(atPath: directory)
     }
 

@@ -123,5 +123,11 @@ struct ChannelSplitTests {
         // A second file on the same renderer works as well (fonts moved, not lost).
         #expect(try two.render(file, to: directory + "/again.wav").frames == one.frames)
         #expect(try readFloatWAV(directory + "/again.wav") == b)
+        // Without a thread for the second part, it renders on the render's thread, the same music.
+        let threadless = try POSIXSupport.$refusesThreads.withValue(true) {
+            try two.render(file, to: directory + "/threadless.wav")
+        }
+        #expect(threadless.frames == one.frames)
+        #expect(try readFloatWAV(directory + "/threadless.wav") == b)
     }
 }

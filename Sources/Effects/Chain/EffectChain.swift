@@ -45,6 +45,11 @@ public final class EffectChain {
 
     /// The nodes of a chain, not yet prepared: to connect in an engine, in order.
     /// `songTempo` (beats per minute) times a `delay` given a note value without a `tempo` of its own.
+    ///
+    /// - Throws: `EffectSpecError` for an unknown effect, an effect that changes the audio's length
+    ///   (`varispeed`, `timepitch`), more than 16 `eq` bands, or a value that is not a number or lies
+    ///   outside its parameter's range (specs made with `EffectSpec.init` are checked here, as
+    ///   `EffectSpec.make(name:_:)` checks text).
     public static func makeNodes(
         _ specs: [EffectSpec], songTempo: Double? = nil
     ) throws(EffectSpecError)
@@ -54,10 +59,12 @@ public final class EffectChain {
         var index = 0
         while index < specs.count {
             let spec = specs[index]
+            try spec.checkValues()
             switch spec.name {
             case "eq":
                 var run = [spec]
                 while index + run.count < specs.count, specs[index + run.count].name == "eq" {
+                    try specs[index + run.count].checkValues()
                     run.append(specs[index + run.count])
                 }
                 let count = run.map { Int($0.values["band"] ?? 0) }.max().map { max($0, run.count) } ?? run.count

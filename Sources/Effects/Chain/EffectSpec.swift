@@ -12,8 +12,9 @@ public struct EffectSpec: Hashable, Sendable {
     public var values: [String: Double]
 
     /// A spec of effect `name` with `values` by parameter key, taken as given. Unlike `parse(_:)` and
-    /// `make(name:_:)` it checks neither the name nor the values: `EffectChain` refuses an unknown name, but
-    /// nothing checks values against the parameter table, so keep them within its ranges.
+    /// `make(name:_:)` it checks neither the name nor the values here: `EffectChain` does when it makes
+    /// the nodes, and throws an `EffectSpecError` for an unknown name, or for a value that is not a
+    /// number or lies outside its parameter's range (a choice's index, an `eq` band number).
     public init(name: String, values: [String: Double] = [:]) {
         self.name = name
         self.values = values
@@ -200,18 +201,50 @@ public struct EffectSpec: Hashable, Sendable {
         guard let number = Double(text), number.isFinite else {
             throw EffectSpecError("\(effect): \(key)=\(text) is not a number")
         }
-        guard parameter.range.contains(number) else {
-            let unit = parameter.unit.rawValue.isEmpty ? "" : " \(parameter.unit.rawValue)"
-            throw EffectSpecError(
-                "\(effect): \(key)=\(text) is out of range \(format(parameter.range.lowerBound))…\(format(parameter.range.upperBound))\(unit)"
-            )
-        }
+        guard parameter.range.contains(number) else { throw outOfRange(text, for: parameter, of: effect) }
         return number
     }
 
-    /// A number as the parameter tables print it (no ".0" on whole numbers).
+    /// The error for `text`, a number outside `parameter`'s range.
+    static func outOfRange(_ text: String, for parameter: EffectParameter, of effect: String) -> EffectSpecError {
+        let key = parameter.identifier
+        let range = "\(format(parameter.range.lowerBound))…\(format(parameter.range.upperBound))"
+        switch parameter.unit {
+        case .choice:
+            return EffectSpecError(
+                "\(effect): \(key)=\(text) is not the index of a choice, \(range) (\(parameter.choices.joined(separator: ", ")))"
+            )
+        case .boolean:
+            return EffectSpecError("\(effect): \(key)=\(text) must be 0 (off) or 1 (on)")
+        default:
+            let unit = parameter.unit.rawValue.isEmpty ? "" : " \(parameter.unit.rawValue)"
+            return EffectSpecError("\(effect): \(key)=\(text) is out of range \(range)\(unit)")
+        }
+    }
+
+    /// Checks the values against the effect's parameter table, as `make(name:_:)` checks text: a value
+    /// that is not a finite number, or lies outside its parameter's range (a choice's index, an `eq` band
+    /// number), is an error. A `delay`'s `note` must be a positive fraction of a whole note. Keys the
+    /// table does not list are left alone, as is an unknown effect (`EffectChain` refuses it).
+    func checkValues() throws(EffectSpecError) {
+        guard let effect = Self.catalog.first(where: { $0.name == name }) else { return }
+        for parameter in effect.parameters {
+            guard let number = values[parameter.identifier] else { continue }
+            let text = Self.format(number)
+            guard number.isFinite else {
+                throw EffectSpecError("\(name): \(parameter.identifier)=\(text) is not a number")
+            }
+            guard parameter.range.contains(number) else { throw Self.outOfRange(text, for: parameter, of: name) }
+        }
+        if name == "delay", let note = values["note"], !(note.isFinite && note > 0) {
+            throw EffectSpecError("delay: note=\(Self.format(note)) is not a note value (a fraction of a whole note)")
+        }
+    }
+
+    /// A number as the parameter tables print it (no ".0" on whole numbers; infinities, NaN and whole
+    /// numbers beyond 10^15 as `Double` prints them).
     public static func format(_ value: Double) -> String {
-        value == value.rounded() ? String(Int(value)) : String(value)
+        value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
     }
 
     /// The band an `eq` or `filter` spec describes.

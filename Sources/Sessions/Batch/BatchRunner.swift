@@ -65,6 +65,8 @@ public final class BatchRunner: Sendable {
         var events: [BatchEvent] = []
         var runningWorkers = 0
         var started = 0.0
+        /// Whether `run` has returned (`summary` then holds the batch's time).
+        var isOver = false
     }
 
     /// A runner for `plan`: its jobs (longest first, by file size, when `configuration.longestFirst`), and its
@@ -99,14 +101,26 @@ public final class BatchRunner: Sendable {
 
     /// Runs every job on `workers` threads and returns when all are done, or when `isCancelled`
     /// turns true (the jobs in flight stop and write nothing). `handle` receives the events, on
-    /// this thread. A runner runs its batch once.
+    /// this thread.
+    ///
+    /// A runner runs its batch once: a later call (or one while it runs) runs nothing, hands
+    /// `handle` no event and returns the counts so far. When the system refuses some of the worker
+    /// threads the others do the jobs; when it refuses them all, the jobs run on this thread, their
+    /// events handed over after each job.
     public func run(
         workers: Int, isCancelled: @escaping @Sendable () -> Bool = { false }, events handle: (BatchEvent) -> Void
     ) -> BatchSummary {
-        let jobCount = state.withLock { state in
-            precondition(state.started == 0, "a BatchRunner runs its batch once")
+        let jobCount = state.withLock { state -> Int? in
+            guard state.started == 0 else { return nil }
             state.started = Self.monotonicSeconds()
             return state.pending.count
+        }
+        guard let jobCount else {
+            return state.withLock { state in
+                var summary = state.summary
+                if !state.isOver { summary.elapsedSeconds = Self.monotonicSeconds() - state.started }
+                return summary
+            }
         }
         for problem in problems {
             let job = BatchJob(input: problem.input, output: problem.output, origin: problem.origin)
@@ -115,27 +129,49 @@ public final class BatchRunner: Sendable {
         let threads = max(1, min(workers, jobCount))
         state.withLock { $0.runningWorkers = threads }
         for _ in 0..<threads {
-            // FluidSynth's SoundFont loading recurses deeply on some banks.
-            POSIXSupport.startThread(stackSize: 4 << 20) { [self] in
-                while let job = next(isCancelled: isCancelled) { perform(job, isCancelled: isCancelled) }
-                state.withLock { $0.runningWorkers -= 1 }
-                wake.signal()
+            do throws(POSIXReason) {
+                // FluidSynth's SoundFont loading recurses deeply on some banks.
+                try POSIXSupport.startThread(stackSize: 4 << 20) { [self] in
+                    while let job = next(isCancelled: isCancelled) { perform(job, isCancelled: isCancelled) }
+                    state.withLock { $0.runningWorkers -= 1 }
+                    wake.signal()
+                }
+            } catch {
+                // One worker fewer; with none at all, this thread does the jobs.
+                let none = state.withLock { state in
+                    state.runningWorkers -= 1
+                    return state.runningWorkers == 0
+                }
+                if none {
+                    while let job = next(isCancelled: isCancelled) {
+                        perform(job, isCancelled: isCancelled)
+                        deliverEvents(to: handle)
+                    }
+                    wake.signal()
+                }
             }
         }
         while true {
             wake.wait()
-            let (events, done) = state.withLock { state -> ([BatchEvent], Bool) in
-                let events = state.events
-                state.events.removeAll()
-                return (events, state.runningWorkers == 0)
-            }
-            for event in events { handle(event) }
-            if done { break }
+            if deliverEvents(to: handle) { break }
         }
         return state.withLock { state in
             state.summary.elapsedSeconds = Self.monotonicSeconds() - state.started
+            state.isOver = true
             return state.summary
         }
+    }
+
+    /// Hands the events posted so far to `handle`; whether every worker is done.
+    @discardableResult
+    private func deliverEvents(to handle: (BatchEvent) -> Void) -> Bool {
+        let (events, done) = state.withLock { state -> ([BatchEvent], Bool) in
+            let events = state.events
+            state.events.removeAll()
+            return (events, state.runningWorkers == 0)
+        }
+        for event in events { handle(event) }
+        return done
     }
 
     func post(_ event: BatchEvent) {

@@ -33,7 +33,7 @@ extension PlaybackSession {
     /// routed channels (1…16) to their own.
     static func destination(
         everyChannel: [any MIDIReceivingNode], routes: [(channel: Int, node: any MIDIReceivingNode)]
-    ) -> any MIDIReceivingNode {
+    ) throws(MIDIChannelRouterError) -> any MIDIReceivingNode {
         let main: (any MIDIReceivingNode)? =
             everyChannel.count > 1 ? MIDIFanOut(destinations: everyChannel) : everyChannel.first
         guard !routes.isEmpty else { return main! }
@@ -49,7 +49,7 @@ extension PlaybackSession {
             nodes.append(main ?? DiscardedMIDI())
             table = table.map { $0 < 0 ? nodes.count - 1 : $0 }
         }
-        return MIDIChannelRouter(destinations: nodes, channelRoutes: table)
+        return try MIDIChannelRouter(destinations: nodes, channelRoutes: table)
     }
 
 }

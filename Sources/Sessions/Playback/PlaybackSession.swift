@@ -220,7 +220,10 @@ public final class PlaybackSession {
             engine.releaseOutput(jack)
             throw .failed("the songs would go nowhere: no MIDI out, and the sampler silent")
         }
-        playerDestination = Self.destination(everyChannel: everyChannel, routes: routes)
+        do { playerDestination = try Self.destination(everyChannel: everyChannel, routes: routes) } catch {
+            engine.releaseOutput(jack)
+            throw .failed(error.description)
+        }
         if !configuration.soundsSampler { engine.mainMixerNode.outputVolume = 0 }
         speed = min(max(configuration.speed, Self.speeds.lowerBound), Self.speeds.upperBound)
         loops = configuration.loops

@@ -8,7 +8,9 @@ import Synchronization
 #endif
 
 /// A lane rendered ahead on its own thread into a small ring of chunks. The consumer takes the
-/// chunks in order with `nextChunk()` and hands each back with `releaseChunk()`.
+/// chunks in order with `nextChunk()` and hands each back with `releaseChunk()`. When the system
+/// refuses the thread, the lane renders each chunk on the consumer's thread as it is asked for:
+/// the same audio, without the overlap.
 final class LaneWorker: @unchecked Sendable {
     private let lane: RenderLane
     private let slots: [RenderChunk]
@@ -18,6 +20,8 @@ final class LaneWorker: @unchecked Sendable {
     private let stopping = Atomic<Bool>(false)
     private var consumed = 0
     private var started = false
+    /// Whether the lane renders on the consumer's thread (the system refused the worker's).
+    private var rendersOnDemand = false
 
     init(lane: RenderLane, quantumFrames: Int, quantumCount: Int, slotCount: Int = 3) {
         self.lane = lane
@@ -33,7 +37,10 @@ final class LaneWorker: @unchecked Sendable {
         // A thread of its own, not libdispatch's pool: the worker blocks between chunks, and a
         // pool as small as the machine's cores (which Swift concurrency's tasks share on Linux)
         // could run out of threads with several lanes, and never render the chunk awaited.
-        POSIXSupport.startThread { self.run() }
+        do throws(POSIXReason) { try POSIXSupport.startThread { self.run() } } catch {
+            started = false
+            rendersOnDemand = true
+        }
     }
 
     private func run() {
@@ -48,16 +55,21 @@ final class LaneWorker: @unchecked Sendable {
         finished.signal()
     }
 
-    /// The next chunk in song order (waits until the worker has rendered it).
+    /// The next chunk in song order (waits until the worker has rendered it, or renders it now
+    /// without a worker thread).
     func nextChunk() -> RenderChunk {
-        filled.wait()
+        if rendersOnDemand {
+            lane.render(into: slots[consumed % slots.count])
+        } else {
+            filled.wait()
+        }
         return slots[consumed % slots.count]
     }
 
     /// Gives the chunk from `nextChunk()` back to the worker to render into.
     func releaseChunk() {
         consumed += 1
-        free.signal()
+        if !rendersOnDemand { free.signal() }
     }
 
     /// Stops the worker after the chunk it is rendering, and waits for it.

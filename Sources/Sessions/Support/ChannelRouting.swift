@@ -127,12 +127,15 @@ struct RoutedSynthesis {
                     samplers.append(part)
                 }
             }
+            if let routing {
+                destination = try MIDIChannelRouter(destinations: samplers, channelRoutes: routing.partOfChannel)
+            } else {
+                destination = sampler
+            }
         } catch { throw SessionError(error) }
         self.samplers = samplers
         self.effectNodes = effectNodes
         partMeters = meters
-        destination =
-            routing.map { MIDIChannelRouter(destinations: samplers, channelRoutes: $0.partOfChannel) } ?? sampler
     }
 
     /// `device` opened with the routing's channel count (as it is without a routing).
