@@ -67,7 +67,11 @@ struct BatchReporter {
             if json {
                 print(Self.json(job, outcome, soundFonts: job.soundFont.map { [$0] } ?? soundFonts).serialized())
             }
-            if case .rendered(let summary, _) = outcome, style != .corpus { Self.warnIfClipped(shown(summary)) }
+            if case .rendered(let summary, _) = outcome {
+                // Presets that played silent: shown in every style, a render that sounds wrong.
+                for warning in summary.warnings { Terminal.writeError("warning: \(warning)\n") }
+                if style != .corpus { Self.warnIfClipped(shown(summary)) }
+            }
             if style == .corpus {
                 showCorpus(job, outcome, counts)
             } else {
@@ -206,6 +210,7 @@ struct BatchReporter {
             object["loudness"] = decibels(summary.loudness)
             object["truePeak"] = decibels(summary.truePeak)
             object["samplesOverFullScale"] = .number(Double(summary.samplesOverFullScale))
+            if !summary.warnings.isEmpty { object["warnings"] = .array(summary.warnings.map(JSONValue.string)) }
             object["soundFonts"] = .array(soundFonts.map(JSONValue.string))
             object["elapsedSeconds"] = seconds(elapsed)
             // The process's peak resident memory so far (Linux counts ru_maxrss in kilobytes).

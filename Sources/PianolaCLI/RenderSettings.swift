@@ -31,7 +31,7 @@ struct RenderSettings: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "Event timing: exact (every event at its sample, the default) or fluidsynth (as FluidSynth's player places them, for renders that match `fluidsynth -F`).",
+            "Event timing: exact (each event reaches the synthesizer at its sample, the default; FluidSynth starts notes on its 64-frame blocks) or fluidsynth (as FluidSynth's player places them, close to `fluidsynth -F`).",
             valueName: "exact|fluidsynth"),
         completion: RenderTiming.completion, transform: RenderTiming.parser(for: "--timing"))
     var timing: RenderTiming = .exact

@@ -111,10 +111,15 @@ extension SamplerNode {
             }
             var failed: [PresetUsage.Preset] = []
             for preset in presets where preset.soundFont < ids.count {
-                // Not under FluidSynthLog's lock: samplers that load fonts meanwhile need not wait.
-                let result = fluid_synth_pin_preset(
-                    synth.synth, ids[preset.soundFont], Int32(preset.bank), Int32(preset.program))
+                // FluidSynth disables a sample it cannot read or decode and plays the preset
+                // without it, saying so only in its log: collected, each such preset is a warning.
+                let (result, messages) = FluidSynthLog.collecting {
+                    fluid_synth_pin_preset(
+                        synth.synth, ids[preset.soundFont], Int32(preset.bank), Int32(preset.program))
+                }
                 if result != FLUID_OK { failed.append(preset) }
+                let silent = messages.filter { $0.contains("Unable to load sample") }.count
+                if silent > 0 { sampleWarnings.append(silentSamplesWarning(preset, count: silent, path: paths)) }
             }
             withExtendedLifetime(helpers) {}
             return failed
@@ -136,6 +141,21 @@ extension SamplerNode {
             fluid_synth_bank_select(synth.synth, Int32(channel), channel == 9 ? 128 : 0)
         }
         applyProgramOverrides()
+    }
+
+    /// "FONT: bank 0, program 4 (Electric Piano): 3 samples cannot be decoded and play silence".
+    private func silentSamplesWarning(_ preset: PresetUsage.Preset, count: Int, path paths: [String]) -> String {
+        let ids = fontIDsByStackPosition
+        var name = ""
+        if let font = fluid_synth_get_sfont_by_id(synth.synth, ids[preset.soundFont]),
+            let found = fluid_sfont_get_preset(font, Int32(preset.bank), Int32(preset.program)),
+            let text = fluid_preset_get_name(found)
+        {
+            name = " (\(String(cString: text)))"
+        }
+        let samples = count == 1 ? "1 sample cannot" : "\(count) samples cannot"
+        return "\(paths[preset.soundFont]): bank \(preset.bank), program \(preset.program)\(name): \(samples) be "
+            + "read or decoded and play silence"
     }
 
     /// Lets `usage`'s presets' samples go (those no channel, voice or other sampler still uses)

@@ -28,6 +28,9 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
     /// Set when reading a font's samples on demand failed: FluidSynth then holds presets whose
     /// samples are missing, which it must not be asked to play; later loads are refused.
     var sampleReadFailure: SoundFontError?
+    /// The presets whose samples could not be read or decoded by `loadSamples(for:)` (a damaged
+    /// SF3 sample, say): they play those samples silent. One line each, naming the preset.
+    public internal(set) var sampleWarnings: [String] = []
     /// When the fonts are read without the zones whose samples no played note reaches
     /// (`loadSamples(for:narrowing:)`, `loadSoundFont(at:presetsOnly:)`): the usage they were
     /// read for, its presets pinned. Nil while every font is whole.

@@ -64,4 +64,41 @@ struct SampleLoadingCommandTests {
         let live = try runPianola(["live", "--load", "programs", "--device", "null"])
         #expect(live.status == 64 && live.stderr.contains("give at least one"))
     }
+
+    @Test(
+        "an SF3 font whose Ogg samples are damaged: each preset that plays them silent is a warning naming it",
+        .enabled(
+            if: FileManager.default.fileExists(atPath: sf3Font),
+            "Debian's fluidr3mono-gm-soundfont is not installed: skipped"))
+    func damagedCompressedSamples() throws {
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: sf3Font)))
+        // Every Ogg page's first 200 bytes after its capture pattern scrambled (the headers stay).
+        let capture = Array("OggS".utf8)
+        var state: UInt32 = 12_345
+        var index = 0
+        while index + 4 < bytes.count {
+            if bytes[index] == capture[0] && bytes[index + 1] == capture[1] && bytes[index + 2] == capture[2]
+                && bytes[index + 3] == capture[3]
+            {
+                for offset in index + 4..<min(index + 204, bytes.count) {
+                    state = state &* 1_103_515_245 &+ 12_345
+                    bytes[offset] = UInt8(truncatingIfNeeded: state >> 16)
+                }
+                index += 204
+            } else {
+                index += 1
+            }
+        }
+        let folder = makeTemporaryDirectory("pianola-damaged-sf3")
+        let font = folder + "/damaged.sf3"
+        try Data(bytes).write(to: URL(fileURLWithPath: font))
+        let result = try runPianola(["render", demoSong, "-o", folder + "/out.wav", "-s", font, "-q", "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let warnings = result.stderr.split(separator: "\n").filter { $0.hasPrefix("warning: \(font): bank ") }
+        #expect(!warnings.isEmpty, "\(result.stderr)")
+        #expect(
+            warnings.allSatisfy { $0.contains(" cannot be read or decoded and play silence") && $0.contains("(") },
+            "\(warnings)")
+        #expect(result.stdout.contains(#""warnings":["#), "\(result.stdout)")
+    }
 }

@@ -349,12 +349,13 @@ public final class OfflineRenderer: Sendable {
                 if !progress(Double(frames) / rate, music) { throw RenderError.cancelled }
             }
         }
-        return RenderSummary(
+        var summary = RenderSummary(
             outputPath: outputPath, frames: frames - latency, sampleRate: options.sampleRate,
             musicSeconds: Double(musicFrames) / rate,
             tailSeconds: Double(frames - latency - musicFrames) / rate, peak: meter.peak,
             loudness: meter.integratedLoudness, samplesOverFullScale: meter.samplesOverFullScale
         )
-        .encoded(encoding)
+        summary.warnings = firstSampler.sampleWarnings
+        return summary.encoded(encoding)
     }
 }

@@ -26,6 +26,9 @@ public struct RenderSummary: Sendable {
     public var samplesOverFullScale = 0
     /// The file's sample format.
     public var encoding: AudioFile.Encoding = .s16
+    /// What the render played silent, one line each: presets whose samples could not be read or
+    /// decoded (`SamplerNode.sampleWarnings`).
+    public var warnings: [String] = []
 
     /// A summary of the render written to `outputPath` (its `encoding` is s16 until set).
     public init(
