@@ -34,7 +34,8 @@ extension SamplerNode {
     /// SF3 samples are decoded on up to `threads` threads (by default one per core): this one
     /// and helpers that load the font's presets again. `whileRendering` (the audio thread is
     /// rendering this sampler, as between two songs) leaves all the reading to helpers, so that
-    /// this sampler's synthesizer, which the audio thread locks too, is busy only briefly.
+    /// this sampler's synthesizer, which only one thread may use at a time, is held only briefly:
+    /// a preset at a time, to take the samples the helpers read (see `SamplerNode`).
     /// `threads: 0` reads everything on the calling thread (samples another sampler has just
     /// read are found in memory).
     ///
@@ -72,9 +73,9 @@ extension SamplerNode {
             }
         }
         // (Reading a narrowed font whole again while the audio thread renders this sampler would
-        // hold FluidSynth's lock through a parse; no caller narrows a sampler that plays more.)
+        // hold the synthesizer through a parse; no caller narrows a sampler that plays more.)
         if fontsReadFor != nil || subsets.contains(where: { $0 != nil }) {
-            try readFontsAgain(subsets, paths: paths, for: target)
+            try exclusively { () throws(SoundFontError) in try readFontsAgain(subsets, paths: paths, for: target) }
         }
         // Decoding is worth more threads; plain SF2 samples are only copied.
         let compressed = Set(presets.map { paths[$0.soundFont] }).contains { SoundFontFile.isCompressed(path: $0) }
@@ -97,8 +98,10 @@ extension SamplerNode {
                     let share = stride(from: part, to: presets.count, by: parts).map { presets[$0] }
                     if !whileRendering && part == 0 {
                         for preset in share where preset.soundFont < ids.count {
-                            fluid_synth_pin_preset(
-                                synth.synth, ids[preset.soundFont], Int32(preset.bank), Int32(preset.program))
+                            exclusively {
+                                _ = fluid_synth_pin_preset(
+                                    synth.synth, ids[preset.soundFont], Int32(preset.bank), Int32(preset.program))
+                            }
                         }
                     } else {
                         slots.store(
@@ -112,8 +115,11 @@ extension SamplerNode {
             var failed: [PresetUsage.Preset] = []
             for preset in presets where preset.soundFont < ids.count {
                 // Not under FluidSynthLog's lock: samplers that load fonts meanwhile need not wait.
-                let result = fluid_synth_pin_preset(
-                    synth.synth, ids[preset.soundFont], Int32(preset.bank), Int32(preset.program))
+                // One preset at a time: a quantum due meanwhile waits for one only.
+                let result = exclusively {
+                    fluid_synth_pin_preset(
+                        synth.synth, ids[preset.soundFont], Int32(preset.bank), Int32(preset.program))
+                }
                 if result != FLUID_OK { failed.append(preset) }
             }
             withExtendedLifetime(helpers) {}
@@ -127,29 +133,34 @@ extension SamplerNode {
             sampleReadFailure = failure
             throw failure
         }
-        for channel in 0..<16 {
-            guard let first = usage.firstPresets[channel], first.soundFont < ids.count else { continue }
-            fluid_synth_program_select(
-                synth.synth, Int32(channel), ids[first.soundFont], Int32(first.bank), Int32(first.program))
-            // The channel's bank is what it was (0, or 128 for the drum channel): a song's
-            // program change without a bank select resolves as it would have.
-            fluid_synth_bank_select(synth.synth, Int32(channel), channel == 9 ? 128 : 0)
+        exclusively {
+            for channel in 0..<16 {
+                guard let first = usage.firstPresets[channel], first.soundFont < ids.count else { continue }
+                fluid_synth_program_select(
+                    synth.synth, Int32(channel), ids[first.soundFont], Int32(first.bank), Int32(first.program))
+                // The channel's bank is what it was (0, or 128 for the drum channel): a song's
+                // program change without a bank select resolves as it would have.
+                fluid_synth_bank_select(synth.synth, Int32(channel), channel == 9 ? 128 : 0)
+            }
+            applyProgramOverrides()
         }
-        applyProgramOverrides()
     }
 
     /// Lets `usage`'s presets' samples go (those no channel, voice or other sampler still uses)
     /// and leaves every channel without a preset.
     public func unloadSamples(for usage: PresetUsage) {
         let ids = fontIDsByStackPosition
-        for channel in 0..<16 { fluid_synth_unset_program(synth.synth, Int32(channel)) }
-        for preset in usage.presets where preset.soundFont < ids.count {
-            fluid_synth_unpin_preset(synth.synth, ids[preset.soundFont], Int32(preset.bank), Int32(preset.program))
+        exclusively {
+            for channel in 0..<16 { fluid_synth_unset_program(synth.synth, Int32(channel)) }
+            for preset in usage.presets where preset.soundFont < ids.count {
+                fluid_synth_unpin_preset(synth.synth, ids[preset.soundFont], Int32(preset.bank), Int32(preset.program))
+            }
         }
     }
 
     /// Reads each font again as its subset (nil: whole, unless it is whole already), keeping the
-    /// presets pinned by earlier loads; the fonts are then read for `target` (nil: whole).
+    /// presets pinned by earlier loads; the fonts are then read for `target` (nil: whole). Holding
+    /// the synthesizer (`exclusively`).
     private func readFontsAgain(
         _ subsets: [SoundFontSubset?], paths: [String], for target: PresetUsage?
     ) throws(SoundFontError) {
@@ -181,7 +192,8 @@ extension SamplerNode {
 
     /// The fonts themselves, oldest first.
     var realFonts: [OpaquePointer] {
-        fontIDsByStackPosition.compactMap { fluid_synth_get_sfont_by_id(synth.synth, $0) }
+        let ids = fontIDsByStackPosition
+        return exclusively { ids.compactMap { fluid_synth_get_sfont_by_id(synth.synth, $0) } }
     }
 
     static var processorCount: Int { max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))) }
