@@ -17,7 +17,8 @@ import Synchronization
 /// (`gain`, `polyphony`, …) may be used from any thread while the engine renders: they apply at
 /// the start of the next quantum rendered, in the order they were made.
 ///
-/// Only the render thread calls FluidSynth while the sampler renders: what must happen at once
+/// Only the render thread calls FluidSynth while the sampler renders (FluidSynth's own API lock
+/// is off, so that the render thread never waits for another thread): what must happen at once
 /// (loading fonts and samples, `selectProgram`, `program(onChannel:)`) waits for the quantum in
 /// progress to end, and a quantum due meanwhile waits for it briefly or renders silence. Do such
 /// work before the audio starts, or between songs.
