@@ -23,10 +23,14 @@ import Synchronization
 /// The render thread takes no lock and makes no system call here: it reads and writes two
 /// atomic flags, and, only while a control thread holds the synthesizer, reads the clock.
 final class SynthesizerControl: @unchecked Sendable {
-    /// Commands for the render thread. One producer at a time: control threads send under `lock`.
+    /// Commands for the render thread. One producer at a time: control threads send under
+    /// `sendLock`.
     let queue = MIDIEventQueue(capacity: 512)
-    /// Control threads one at a time (senders and holders); the render thread never takes it.
-    private let lock = Mutex(())
+    /// Control threads that send, one at a time; the render thread never takes it.
+    private let sendLock = Mutex(())
+    /// Control threads that hold the synthesizer, one at a time; the render thread never takes
+    /// it. (Taken after `sendLock` when both are: a sender finding the queue full holds.)
+    private let holdLock = Mutex(())
     /// Set by the render thread while it uses the synthesizer.
     private let rendering = Atomic<Bool>(false)
     /// Set by a control thread while it uses the synthesizer.
@@ -56,23 +60,30 @@ final class SynthesizerControl: @unchecked Sendable {
     /// Render thread: gives the synthesizer back after `enterRender()` returned true.
     func leaveRender() { rendering.store(false, ordering: .releasing) }
 
-    /// Control thread: runs `body` while no other control thread sends or holds.
-    func serialized<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
+    /// Control thread: runs `body` (which pushes to `queue`) while no other control thread sends.
+    /// A thread holding the synthesizer meanwhile does not delay it.
+    func sending<Result>(_ body: () -> Result) -> Result { Self.locked(sendLock, body) }
+
+    /// Control thread: runs `body` holding the synthesizer (no quantum renders meanwhile, and no
+    /// other control thread holds it).
+    func holding<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
+        try Self.locked(holdLock) { () throws(Failure) -> Result in
+            // A quantum in progress ends first: the next is then as far away as it can be.
+            while rendering.load(ordering: .acquiring) { sched_yield() }
+            held.store(true, ordering: .sequentiallyConsistent)
+            while rendering.load(ordering: .sequentiallyConsistent) { sched_yield() }
+            defer { held.store(false, ordering: .releasing) }
+            return try body()
+        }
+    }
+
+    private static func locked<Result, Failure: Error>(
+        _ lock: borrowing Mutex<Void>, _ body: () throws(Failure) -> Result
+    ) throws(Failure) -> Result {
         // (The result goes around the lock's closure, which would have it sent across regions.)
         var result: Swift.Result<Result, Failure>?
         lock.withLock { _ in result = Swift.Result { () throws(Failure) -> Result in try body() } }
         return try result!.get()
-    }
-
-    /// Control thread, inside `serialized`: runs `body` holding the synthesizer (no quantum
-    /// renders meanwhile).
-    func holding<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
-        // A quantum in progress ends first: the next is then as far away as it can be.
-        while rendering.load(ordering: .acquiring) { sched_yield() }
-        held.store(true, ordering: .sequentiallyConsistent)
-        while rendering.load(ordering: .sequentiallyConsistent) { sched_yield() }
-        defer { held.store(false, ordering: .releasing) }
-        return try body()
     }
 }
 
@@ -145,13 +156,13 @@ enum SamplerCommand: UInt16 {
 extension SamplerNode {
     /// Control thread: queues `command` for the start of the render thread's next quantum.
     func send(_ command: SamplerCommand, _ argument: UInt64 = 0) {
-        control.serialized { enqueue(command, argument) }
+        control.sending { enqueue(command, argument) }
     }
 
     /// Control thread: queues `message` for the start of the render thread's next quantum.
     func send(_ message: MIDIMessage) {
         if case .systemExclusive(let payload) = message {
-            control.serialized {
+            control.sending {
                 payload.withUnsafeBufferPointer { enqueue(.systemExclusive, payload: $0) }
             }
         } else if let packed = SamplerCommand.packed(message) {
@@ -159,7 +170,7 @@ extension SamplerNode {
         }
     }
 
-    /// Control thread, inside `control.serialized`: queues a command. When the queue is full (or
+    /// Control thread, inside `control.sending`: queues a command. When the queue is full (or
     /// a SysEx payload is longer than a slot), it is applied at once instead, holding the
     /// synthesizer, after the commands queued before it: nothing is lost, and order is kept.
     func enqueue(
@@ -177,11 +188,9 @@ extension SamplerNode {
     /// applied, holding the synthesizer (see `SynthesizerControl`). Not reentrant: `body` must not
     /// send commands or hold the synthesizer again.
     func exclusively<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
-        try control.serialized { () throws(Failure) -> Result in
-            try control.holding { () throws(Failure) -> Result in
-                applyCommands()
-                return try body()
-            }
+        try control.holding { () throws(Failure) -> Result in
+            applyCommands()
+            return try body()
         }
     }
 

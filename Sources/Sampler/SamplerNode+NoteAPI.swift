@@ -7,8 +7,10 @@ extension SamplerNode {
     /// Like the rest of the note API it applies at the start of the next quantum the render
     /// thread renders, not at a frame offset, in the order the calls were made: the note sounds
     /// from that quantum on. It may be called from any thread while the engine renders; it does
-    /// not wait for the render thread (the message goes through a lock-free queue). A note-on on
-    /// a channel in `Settings.mutedChannels` is dropped.
+    /// not wait for the render thread, nor for a font or samples loading (the message goes
+    /// through a lock-free queue; only when 512 messages wait for the next quantum is it applied
+    /// at once, holding the synthesizer). A note-on on a channel in `Settings.mutedChannels` is
+    /// dropped.
     public func startNote(_ note: UInt8, withVelocity velocity: UInt8, onChannel channel: UInt8) {
         send(.noteOn(channel: channel, note: note, velocity: velocity))
     }

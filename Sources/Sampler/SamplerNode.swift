@@ -262,7 +262,7 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
         get { Float(bitPattern: gainSetting.load(ordering: .acquiring)) }
         set {
             let gain = max(0, newValue)
-            control.serialized {
+            control.sending {
                 gainSetting.store(gain.bitPattern, ordering: .releasing)
                 enqueue(.gain, UInt64(gain.bitPattern))
             }
@@ -274,7 +274,7 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
     public var isReverbEnabled: Bool {
         get { reverbSetting.load(ordering: .acquiring) }
         set {
-            control.serialized {
+            control.sending {
                 reverbSetting.store(newValue, ordering: .releasing)
                 enqueue(.reverb, newValue ? 1 : 0)
             }
@@ -285,7 +285,7 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
     public var isChorusEnabled: Bool {
         get { chorusSetting.load(ordering: .acquiring) }
         set {
-            control.serialized {
+            control.sending {
                 chorusSetting.store(newValue, ordering: .releasing)
                 enqueue(.chorus, newValue ? 1 : 0)
             }
@@ -300,7 +300,7 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
         get { polyphonySetting.load(ordering: .acquiring) }
         set {
             let polyphony = max(1, min(65_535, newValue))
-            control.serialized {
+            control.sending {
                 polyphonySetting.store(polyphony, ordering: .releasing)
                 enqueue(.polyphony, UInt64(polyphony))
             }
@@ -312,7 +312,7 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
     public var interpolation: Interpolation {
         get { Interpolation(rawValue: interpolationSetting.load(ordering: .acquiring)) ?? .fourthOrder }
         set {
-            control.serialized {
+            control.sending {
                 interpolationSetting.store(newValue.rawValue, ordering: .releasing)
                 enqueue(.interpolation, UInt64(newValue.rawValue))
             }
