@@ -187,3 +187,9 @@ static inline void ensure_loaded(void) {
         pointer_##name arguments;                                                                                   \
     }
 FLUIDSYNTH_FUNCTIONS(FORWARD, FORWARD_VOID)
+
+static _Thread_local int log_collecting;
+
+void pianola_fluidsynth_log_set_collecting(int collecting) { log_collecting = collecting; }
+
+int pianola_fluidsynth_log_is_collecting(void) { return log_collecting; }

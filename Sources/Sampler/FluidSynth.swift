@@ -3,7 +3,10 @@ import CFluidSynthRealtime
 import Synchronization
 
 /// One `fluid_synth_t` with its settings: the thin, owning wrapper every Pianola synthesizer is
-/// built on. It is not thread-safe by itself: one owner drives it (the render thread, or a test).
+/// built on. It is not thread-safe: one owner drives it at a time (the render thread, or a
+/// control thread while nothing renders: see `SynthesizerControl`). FluidSynth's own API lock
+/// (`synth.threadsafe-api`) is off, so that the render thread never takes or waits for a lock in
+/// FluidSynth.
 ///
 /// It deliberately does not schedule events or know about the graph; `SamplerNode` does that.
 final class FluidSynth {
@@ -28,6 +31,7 @@ final class FluidSynth {
             fluid_settings_setint(settings, "synth.reverb.active", reverb ? 1 : 0)
             fluid_settings_setint(settings, "synth.chorus.active", chorus ? 1 : 0)
             fluid_settings_setint(settings, "synth.cpu-cores", Int32(max(1, cpuCores)))
+            fluid_settings_setint(settings, "synth.threadsafe-api", 0)
             guard let synth = new_fluid_synth(settings) else {
                 delete_fluid_settings(settings)
                 return nil

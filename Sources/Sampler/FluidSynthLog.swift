@@ -15,6 +15,8 @@ enum FluidSynthLog {
     private struct State {
         var installed = false
         var messages: [String] = []
+        /// Messages of the threads collecting on their own (`collectingOnThisThread`), by thread.
+        var threadMessages: [UInt: [String]] = [:]
     }
     private static let state = Mutex(State())
     private static let operationLock = Mutex(())
@@ -42,6 +44,18 @@ enum FluidSynthLog {
         }
     }
 
+    /// Runs `operation` while capturing the warnings and errors FluidSynth logs on this thread
+    /// during it, alongside other threads doing the same (no lock held while it runs): for the
+    /// threads that read a font's samples at once.
+    static func collectingOnThisThread<T>(_ operation: () throws -> T) rethrows -> (T, [String]) {
+        installIfNeeded()
+        pianola_fluidsynth_log_set_collecting(1)
+        defer { pianola_fluidsynth_log_set_collecting(0) }
+        let result = try operation()
+        let thread = UInt(pthread_self())
+        return (result, state.withLock { $0.threadMessages.removeValue(forKey: thread) ?? [] })
+    }
+
     static func installIfNeeded() {
         let needsInstall = state.withLock { state -> Bool in
             defer { state.installed = true }
@@ -49,11 +63,19 @@ enum FluidSynthLog {
         }
         guard needsInstall else { return }
         let collect: fluid_log_function_t = { level, message, _ in
-            guard FluidSynthLog.collectingThread.load(ordering: .acquiring) == UInt(pthread_self()) else { return }
+            let thread = UInt(pthread_self())
+            let isCollecting = FluidSynthLog.collectingThread.load(ordering: .acquiring) == thread
+            guard isCollecting || pianola_fluidsynth_log_is_collecting() != 0 else { return }
             guard let message else { return }
             let prefix = level == Int32(FLUID_WARN.rawValue) ? "warning" : "error"
             let text = "\(prefix): \(String(cString: message))"
-            FluidSynthLog.state.withLock { $0.messages.append(text) }
+            FluidSynthLog.state.withLock { state in
+                if isCollecting {
+                    state.messages.append(text)
+                } else {
+                    state.threadMessages[thread, default: []].append(text)
+                }
+            }
         }
         _ = fluid_set_log_function(Int32(FLUID_PANIC.rawValue), collect, nil)
         _ = fluid_set_log_function(Int32(FLUID_ERR.rawValue), collect, nil)

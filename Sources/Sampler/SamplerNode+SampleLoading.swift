@@ -34,7 +34,8 @@ extension SamplerNode {
     /// SF3 samples are decoded on up to `threads` threads (by default one per core): this one
     /// and helpers that load the font's presets again. `whileRendering` (the audio thread is
     /// rendering this sampler, as between two songs) leaves all the reading to helpers, so that
-    /// this sampler's synthesizer, which the audio thread locks too, is busy only briefly.
+    /// this sampler's synthesizer, which only one thread may use at a time, is held only briefly:
+    /// a preset at a time, to take the samples the helpers read (see `SamplerNode`).
     /// `threads: 0` reads everything on the calling thread (samples another sampler has just
     /// read are found in memory).
     ///
@@ -72,9 +73,9 @@ extension SamplerNode {
             }
         }
         // (Reading a narrowed font whole again while the audio thread renders this sampler would
-        // hold FluidSynth's lock through a parse; no caller narrows a sampler that plays more.)
+        // hold the synthesizer through a parse; no caller narrows a sampler that plays more.)
         if fontsReadFor != nil || subsets.contains(where: { $0 != nil }) {
-            try readFontsAgain(subsets, paths: paths, for: target)
+            try exclusively { () throws(SoundFontError) in try readFontsAgain(subsets, paths: paths, for: target) }
         }
         // Decoding is worth more threads; plain SF2 samples are only copied.
         let compressed = Set(presets.map { paths[$0.soundFont] }).contains { SoundFontFile.isCompressed(path: $0) }
@@ -87,6 +88,9 @@ extension SamplerNode {
         // finds every sample there. The helpers are kept until then. One sampler reads at a time
         // in this process: another that needs the same samples finds them in the cache instead
         // of decoding a second copy at the same time.
+        // Presets whose samples FluidSynth could not read or decode, with how many, from the
+        // log of whichever thread read them.
+        let silent = SilentSamples()
         let failed = Self.reading.withLock { _ -> [PresetUsage.Preset] in
             guard onDemand else { return [] }
             var helpers: [FluidSynth?] = []
@@ -97,13 +101,19 @@ extension SamplerNode {
                     let share = stride(from: part, to: presets.count, by: parts).map { presets[$0] }
                     if !whileRendering && part == 0 {
                         for preset in share where preset.soundFont < ids.count {
-                            fluid_synth_pin_preset(
-                                synth.synth, ids[preset.soundFont], Int32(preset.bank), Int32(preset.program))
+                            let (_, messages) = exclusively {
+                                FluidSynthLog.collectingOnThisThread {
+                                    fluid_synth_pin_preset(
+                                        synth.synth, ids[preset.soundFont], Int32(preset.bank), Int32(preset.program))
+                                }
+                            }
+                            silent.record(preset, messages)
                         }
                     } else {
                         slots.store(
                             Self.helper(
-                                loading: paths, subsets: subsets, pinning: share, sampleRate: settings.sampleRate),
+                                loading: paths, subsets: subsets, pinning: share, sampleRate: settings.sampleRate,
+                                silent: silent),
                             at: part)
                     }
                 }
@@ -113,13 +123,15 @@ extension SamplerNode {
             for preset in presets where preset.soundFont < ids.count {
                 // FluidSynth disables a sample it cannot read or decode and plays the preset
                 // without it, saying so only in its log: collected, each such preset is a warning.
-                let (result, messages) = FluidSynthLog.collecting {
-                    fluid_synth_pin_preset(
-                        synth.synth, ids[preset.soundFont], Int32(preset.bank), Int32(preset.program))
+                // One preset at a time: a quantum due meanwhile waits for one only.
+                let (result, messages) = exclusively {
+                    FluidSynthLog.collectingOnThisThread {
+                        fluid_synth_pin_preset(
+                            synth.synth, ids[preset.soundFont], Int32(preset.bank), Int32(preset.program))
+                    }
                 }
                 if result != FLUID_OK { failed.append(preset) }
-                let silent = messages.filter { $0.contains("Unable to load sample") }.count
-                if silent > 0 { sampleWarnings.append(silentSamplesWarning(preset, count: silent, path: paths)) }
+                silent.record(preset, messages)
             }
             withExtendedLifetime(helpers) {}
             return failed
@@ -132,15 +144,20 @@ extension SamplerNode {
             sampleReadFailure = failure
             throw failure
         }
-        for channel in 0..<16 {
-            guard let first = usage.firstPresets[channel], first.soundFont < ids.count else { continue }
-            fluid_synth_program_select(
-                synth.synth, Int32(channel), ids[first.soundFont], Int32(first.bank), Int32(first.program))
-            // The channel's bank is what it was (0, or 128 for the drum channel): a song's
-            // program change without a bank select resolves as it would have.
-            fluid_synth_bank_select(synth.synth, Int32(channel), channel == 9 ? 128 : 0)
+        exclusively {
+            for (preset, count) in silent.counts.sorted(by: { $0.key < $1.key }) {
+                sampleWarnings.append(silentSamplesWarning(preset, count: count, path: paths))
+            }
+            for channel in 0..<16 {
+                guard let first = usage.firstPresets[channel], first.soundFont < ids.count else { continue }
+                fluid_synth_program_select(
+                    synth.synth, Int32(channel), ids[first.soundFont], Int32(first.bank), Int32(first.program))
+                // The channel's bank is what it was (0, or 128 for the drum channel): a song's
+                // program change without a bank select resolves as it would have.
+                fluid_synth_bank_select(synth.synth, Int32(channel), channel == 9 ? 128 : 0)
+            }
+            applyProgramOverrides()
         }
-        applyProgramOverrides()
     }
 
     /// "FONT: bank 0, program 4 (Electric Piano): 3 samples cannot be decoded and play silence".
@@ -162,14 +179,17 @@ extension SamplerNode {
     /// and leaves every channel without a preset.
     public func unloadSamples(for usage: PresetUsage) {
         let ids = fontIDsByStackPosition
-        for channel in 0..<16 { fluid_synth_unset_program(synth.synth, Int32(channel)) }
-        for preset in usage.presets where preset.soundFont < ids.count {
-            fluid_synth_unpin_preset(synth.synth, ids[preset.soundFont], Int32(preset.bank), Int32(preset.program))
+        exclusively {
+            for channel in 0..<16 { fluid_synth_unset_program(synth.synth, Int32(channel)) }
+            for preset in usage.presets where preset.soundFont < ids.count {
+                fluid_synth_unpin_preset(synth.synth, ids[preset.soundFont], Int32(preset.bank), Int32(preset.program))
+            }
         }
     }
 
     /// Reads each font again as its subset (nil: whole, unless it is whole already), keeping the
-    /// presets pinned by earlier loads; the fonts are then read for `target` (nil: whole).
+    /// presets pinned by earlier loads; the fonts are then read for `target` (nil: whole). Holding
+    /// the synthesizer (`exclusively`).
     private func readFontsAgain(
         _ subsets: [SoundFontSubset?], paths: [String], for target: PresetUsage?
     ) throws(SoundFontError) {
@@ -201,7 +221,8 @@ extension SamplerNode {
 
     /// The fonts themselves, oldest first.
     var realFonts: [OpaquePointer] {
-        fontIDsByStackPosition.compactMap { fluid_synth_get_sfont_by_id(synth.synth, $0) }
+        let ids = fontIDsByStackPosition
+        return exclusively { ids.compactMap { fluid_synth_get_sfont_by_id(synth.synth, $0) } }
     }
 
     static var processorCount: Int { max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))) }
@@ -212,7 +233,7 @@ extension SamplerNode {
     /// A synthesizer that loads the fonts on demand and reads `presets`' samples.
     private static func helper(
         loading paths: [String], subsets: [SoundFontSubset?], pinning presets: [PresetUsage.Preset],
-        sampleRate: Double
+        sampleRate: Double, silent: SilentSamples
     ) -> FluidSynth? {
         guard let helper = try? FluidSynth(sampleRate: sampleRate, polyphony: 1) else { return nil }
         for channel in 0..<16 { fluid_synth_unset_program(helper.synth, Int32(channel)) }
@@ -228,10 +249,28 @@ extension SamplerNode {
             ids.append(id)
         }
         for preset in presets where preset.soundFont < ids.count {
-            fluid_synth_pin_preset(helper.synth, ids[preset.soundFont], Int32(preset.bank), Int32(preset.program))
+            let (_, messages) = FluidSynthLog.collectingOnThisThread {
+                fluid_synth_pin_preset(helper.synth, ids[preset.soundFont], Int32(preset.bank), Int32(preset.program))
+            }
+            silent.record(preset, messages)
         }
         return helper
     }
+}
+
+/// How many samples of each preset FluidSynth could not read or decode ("Unable to load sample
+/// 'NAME', disabling" in its log), gathered from the threads that read them.
+private final class SilentSamples: Sendable {
+    private let found = Mutex<[PresetUsage.Preset: Int]>([:])
+
+    /// Notes what the log of pinning `preset` said.
+    func record(_ preset: PresetUsage.Preset, _ messages: [String]) {
+        let count = messages.filter { $0.contains("Unable to load sample") }.count
+        guard count > 0 else { return }
+        found.withLock { $0[preset] = max($0[preset] ?? 0, count) }
+    }
+
+    var counts: [PresetUsage.Preset: Int] { found.withLock { $0 } }
 }
 
 /// Where the helper threads leave their synthesizers.

@@ -13,7 +13,15 @@ import Synchronization
 ///
 /// Events scheduled with `receive(_:atFrameOffset:)` are applied at their offset: the synth is
 /// rendered up to the offset, the event applied, and rendering resumes. FluidSynth's own 64-frame
-/// block is the only quantization left. The note API (`startNote` …) applies at once.
+/// block is the only quantization left. The note API (`startNote` …) and the runtime settings
+/// (`gain`, `polyphony`, …) may be used from any thread while the engine renders: they apply at
+/// the start of the next quantum rendered, in the order they were made.
+///
+/// Only the render thread calls FluidSynth while the sampler renders (FluidSynth's own API lock
+/// is off, so that the render thread never waits for another thread): what must happen at once
+/// (loading fonts and samples, `selectProgram`, `program(onChannel:)`) waits for the quantum in
+/// progress to end, and a quantum due meanwhile waits for it briefly or renders silence. Do such
+/// work before the audio starts, or between songs.
 ///
 /// It does not decide when notes play (the sequencer or the caller does) and does not mix (the
 /// engine's mixer does).
@@ -22,6 +30,8 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
     /// `interpolation` and the effect switches are not reflected here.
     public let settings: Settings
     let synth: FluidSynth
+    /// Control threads' way to the synthesizer (see `SynthesizerControl`).
+    let control = SynthesizerControl()
     var fonts: [SoundFontID: Int32] = [:]
     /// Where each font was loaded from (helpers decoding samples on other threads load it again).
     var fontPaths: [SoundFontID: String] = [:]
@@ -35,10 +45,14 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
     /// (`loadSamples(for:narrowing:)`, `loadSoundFont(at:presetsOnly:)`): the usage they were
     /// read for, its presets pinned. Nil while every font is whole.
     var fontsReadFor: PresetUsage?
-    private var baseGain: Float
-    private var reverbEnabled: Bool
-    private var chorusEnabled: Bool
-    private var currentInterpolation: Interpolation
+    /// The gain as last applied (render thread): the master volume SysEx scales it.
+    var baseGain: Float
+    /// The runtime settings as last set (control threads), while they wait for the next quantum.
+    private let gainSetting: Atomic<UInt32>
+    private let polyphonySetting: Atomic<Int>
+    private let interpolationSetting: Atomic<Int32>
+    private let reverbSetting: Atomic<Bool>
+    private let chorusSetting: Atomic<Bool>
     // Render-thread event list for the coming quantum.
     private let eventCapacity = 8_192
     private let eventOffsets: RealTimeBuffer<Int>
@@ -69,9 +83,12 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
             settings.ignoresPresetChanges
             ? 0xFFFF : settings.programOverrides.reduce(0) { $0 | 1 << UInt16($1.channel & 15) }
         mutedChannelMask = settings.mutedChannels.reduce(0) { $0 | 1 << UInt16($1 & 15) }
-        reverbEnabled = settings.isReverbEnabled
-        chorusEnabled = settings.isChorusEnabled
-        currentInterpolation = settings.interpolation
+        gainSetting = Atomic(settings.gain.bitPattern)
+        // (FluidSynth keeps its default for a polyphony out of its range.)
+        polyphonySetting = Atomic(Int(fluid_synth_get_polyphony(synth.synth)))
+        interpolationSetting = Atomic(settings.interpolation.rawValue)
+        reverbSetting = Atomic(settings.isReverbEnabled)
+        chorusSetting = Atomic(settings.isChorusEnabled)
         fluid_synth_set_gain(synth.synth, settings.gain)
         for channel in 0..<16 {
             fluid_synth_set_interp_method(synth.synth, Int32(channel), settings.interpolation.rawValue)
@@ -92,16 +109,19 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
         name: String = "sampler", settings: Settings? = nil, takingSoundFontsFrom other: SamplerNode
     ) throws(SoundFontError) {
         try self.init(name: name, settings: settings ?? other.settings)
-        // Oldest first, so the stack keeps its order (the last added is searched first).
-        for (identifier, fontID) in other.fonts.sorted(by: { $0.value < $1.value }) {
-            guard let font = fluid_synth_get_sfont_by_id(other.synth.synth, fontID) else { continue }
-            fluid_synth_remove_sfont(other.synth.synth, font)
-            let newID = fluid_synth_add_sfont(synth.synth, font)
-            if newID >= 0 { fonts[identifier] = newID }
+        // (This sampler renders nowhere yet: only `other` may be rendering.)
+        other.exclusively {
+            // Oldest first, so the stack keeps its order (the last added is searched first).
+            for (identifier, fontID) in other.fonts.sorted(by: { $0.value < $1.value }) {
+                guard let font = fluid_synth_get_sfont_by_id(other.synth.synth, fontID) else { continue }
+                fluid_synth_remove_sfont(other.synth.synth, font)
+                let newID = fluid_synth_add_sfont(synth.synth, font)
+                if newID >= 0 { fonts[identifier] = newID }
+            }
+            fontPaths = other.fontPaths
+            other.fonts.removeAll()
+            other.fontPaths.removeAll()
         }
-        fontPaths = other.fontPaths
-        other.fonts.removeAll()
-        other.fontPaths.removeAll()
         applyProgramOverrides()
     }
 
@@ -113,10 +133,12 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
         name: String = "sampler", settings: Settings? = nil, sharingSoundFontsWith owner: SamplerNode
     ) throws(SoundFontError) {
         try self.init(name: name, settings: settings ?? owner.settings)
-        for (identifier, fontID) in owner.fonts.sorted(by: { $0.value < $1.value }) {
-            if let newID = synth.share(font: fontID, from: owner.synth) { fonts[identifier] = newID }
+        owner.exclusively {
+            for (identifier, fontID) in owner.fonts.sorted(by: { $0.value < $1.value }) {
+                if let newID = synth.share(font: fontID, from: owner.synth) { fonts[identifier] = newID }
+            }
+            fontPaths = owner.fontPaths
         }
-        fontPaths = owner.fontPaths
         applyProgramOverrides()
     }
 
@@ -133,6 +155,9 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
 
     /// Loads a SoundFont on top of the sampler's stack (the last loaded is searched first) and
     /// selects its presets on every channel (bank 0 program 0, drums on channel 10).
+    ///
+    /// It applies at once (after the note API's messages sent before it), holding the synthesizer:
+    /// while the engine renders the sampler, its quanta are silent until the font is loaded.
     @discardableResult
     public func loadSoundFont(at path: String) throws(SoundFontError) -> SoundFontID {
         try load(path)
@@ -168,19 +193,23 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
 
     private func load(_ path: String, subset: SoundFontSubset? = nil) throws(SoundFontError) -> SoundFontID {
         let onDemand = settings.sampleLoading == .onDemand
-        // On demand, no channel selects a preset (which would read its samples) until
-        // `loadSamples(for:)`.
-        if onDemand { for channel in 0..<16 { fluid_synth_unset_program(synth.synth, Int32(channel)) } }
-        let (id, _) = try synth.loadSoundFont(at: path, onDemand: onDemand, subset: subset)
-        let identifier = SoundFontID(rawValue: Int(id))
-        fonts[identifier] = id
-        fontPaths[identifier] = path
-        // Loading selects the new font's presets on every channel: the overrides again.
-        applyProgramOverrides()
-        return identifier
+        return try exclusively { () throws(SoundFontError) -> SoundFontID in
+            // On demand, no channel selects a preset (which would read its samples) until
+            // `loadSamples(for:)`.
+            if onDemand { for channel in 0..<16 { fluid_synth_unset_program(synth.synth, Int32(channel)) } }
+            let (id, _) = try synth.loadSoundFont(at: path, onDemand: onDemand, subset: subset)
+            let identifier = SoundFontID(rawValue: Int(id))
+            fonts[identifier] = id
+            fontPaths[identifier] = path
+            // Loading selects the new font's presets on every channel: the overrides again.
+            applyProgramOverrides()
+            return identifier
+        }
     }
 
-    /// Selects every overridden channel's bank and program (through the whole font stack).
+    /// Selects every overridden channel's bank and program (through the whole font stack). The
+    /// synthesizer's owner only (the render thread, a control thread holding it, or a sampler
+    /// that renders nowhere yet).
     func applyProgramOverrides() {
         for override in settings.programOverrides {
             fluid_synth_bank_select(synth.synth, Int32(override.channel), Int32(override.bank))
@@ -189,23 +218,30 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
     }
 
     /// Selects bank and program on a channel; throws when no loaded font has that preset.
+    ///
+    /// It applies at once (after the note API's messages sent before it), holding the
+    /// synthesizer: call it before the audio starts, or use `sendProgramChange`, which takes
+    /// effect at the next quantum and does not throw.
     public func selectProgram(
         _ program: UInt8, bank: UInt16 = 0, onChannel channel: UInt8, in font: SoundFontID? = nil
     ) throws(SoundFontError) {
-        let fontID = font.flatMap { fonts[$0] } ?? fonts.values.max() ?? -1
-        guard fontID >= 0 else { throw .notFound(path: "") }
-        try synth.select(channel: Int(channel), font: fontID, bank: Int(bank), program: Int(program))
+        try exclusively { () throws(SoundFontError) in
+            let fontID = font.flatMap { fonts[$0] } ?? fonts.values.max() ?? -1
+            guard fontID >= 0 else { throw .notFound(path: "") }
+            try synth.select(channel: Int(channel), font: fontID, bank: Int(bank), program: Int(program))
+        }
     }
 
-    /// Releases every sounding note (all notes off on every channel, sustain ignored).
-    public func allNotesOff() { for channel in 0..<16 { fluid_synth_all_notes_off(synth.synth, Int32(channel)) } }
+    /// Releases every sounding note (all notes off on every channel, sustain ignored), at the
+    /// start of the next render quantum.
+    public func allNotesOff() { send(.allNotesOff) }
 
-    /// Silences every voice at once, without release.
-    public func allSoundOff() { for channel in 0..<16 { fluid_synth_all_sounds_off(synth.synth, Int32(channel)) } }
+    /// Silences every voice without release, at the start of the next render quantum.
+    public func allSoundOff() { send(.allSoundOff) }
 
     /// Resets every channel as a GM reset does (keeping the presets when the settings ignore
-    /// preset changes).
-    public func systemReset() { reset(keepingPresets: settings.ignoresPresetChanges) }
+    /// preset changes), at the start of the next render quantum.
+    public func systemReset() { send(MIDIMessage.systemReset) }
 
     /// FluidSynth's system reset, or, keeping the presets, every sound off and every
     /// controller reset (which selects no preset).
@@ -215,63 +251,90 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
             applyProgramOverrides()
             return
         }
-        for channel in Int32(0)..<16 {
-            fluid_synth_all_sounds_off(synth.synth, channel)
-            fluid_synth_cc(synth.synth, channel, 121, 0)
+        // (A range of `Int`: iterating one of `Int32` allocates in debug builds, on the render thread.)
+        for channel in 0..<16 {
+            fluid_synth_all_sounds_off(synth.synth, Int32(channel))
+            fluid_synth_cc(synth.synth, Int32(channel), 121, 0)
         }
     }
 
-    /// Master gain (FluidSynth's; 0.2 is its default).
+    /// Master gain (FluidSynth's; 0.2 is its default), 0 or more. A new gain applies at the start
+    /// of the next render quantum (and replaces a master volume SysEx's scaling); reading it
+    /// gives the gain last set.
     public var gain: Float {
-        get { baseGain }
+        get { Float(bitPattern: gainSetting.load(ordering: .acquiring)) }
         set {
-            baseGain = max(0, newValue)
-            fluid_synth_set_gain(synth.synth, baseGain)
+            let gain = max(0, newValue)
+            control.sending {
+                gainSetting.store(gain.bitPattern, ordering: .releasing)
+                enqueue(.gain, UInt64(gain.bitPattern))
+            }
         }
     }
 
     /// FluidSynth's own reverb, on or off (the SoundFont's and CC91's sends stay as they are).
+    /// A change applies at the start of the next render quantum.
     public var isReverbEnabled: Bool {
-        get { reverbEnabled }
+        get { reverbSetting.load(ordering: .acquiring) }
         set {
-            reverbEnabled = newValue
-            fluid_synth_reverb_on(synth.synth, -1, newValue ? 1 : 0)
+            control.sending {
+                reverbSetting.store(newValue, ordering: .releasing)
+                enqueue(.reverb, newValue ? 1 : 0)
+            }
         }
     }
 
-    /// FluidSynth's own chorus, on or off.
+    /// FluidSynth's own chorus, on or off. A change applies at the start of the next render quantum.
     public var isChorusEnabled: Bool {
-        get { chorusEnabled }
+        get { chorusSetting.load(ordering: .acquiring) }
         set {
-            chorusEnabled = newValue
-            fluid_synth_chorus_on(synth.synth, -1, newValue ? 1 : 0)
+            control.sending {
+                chorusSetting.store(newValue, ordering: .releasing)
+                enqueue(.chorus, newValue ? 1 : 0)
+            }
         }
     }
 
-    /// The most voices that sound at once; FluidSynth steals the quietest beyond it.
+    /// The most voices that sound at once (1–65 535); FluidSynth steals the quietest beyond it.
+    /// A change applies at the start of the next render quantum; reading it gives the value last
+    /// set. (FluidSynth reallocates its mixer's voice lists on the render thread for each change,
+    /// and creates voices there when the polyphony exceeds the most it has had.)
     public var polyphony: Int {
-        get { Int(fluid_synth_get_polyphony(synth.synth)) }
-        set { fluid_synth_set_polyphony(synth.synth, Int32(max(1, min(65_535, newValue)))) }
-    }
-
-    /// Sample interpolation on every channel.
-    public var interpolation: Interpolation {
-        get { currentInterpolation }
+        get { polyphonySetting.load(ordering: .acquiring) }
         set {
-            currentInterpolation = newValue
-            for channel in 0..<16 { fluid_synth_set_interp_method(synth.synth, Int32(channel), newValue.rawValue) }
+            let polyphony = max(1, min(65_535, newValue))
+            control.sending {
+                polyphonySetting.store(polyphony, ordering: .releasing)
+                enqueue(.polyphony, UInt64(polyphony))
+            }
         }
     }
 
-    /// The bank and program selected on `channel`, as FluidSynth resolved them.
-    public func program(onChannel channel: UInt8) -> (bank: UInt16, program: UInt8)? {
-        var font: Int32 = 0
-        var bank: Int32 = 0
-        var program: Int32 = 0
-        guard fluid_synth_get_program(synth.synth, Int32(channel), &font, &bank, &program) == FLUID_OK else {
-            return nil
+    /// Sample interpolation on every channel. A change applies at the start of the next render
+    /// quantum; reading it gives the value last set.
+    public var interpolation: Interpolation {
+        get { Interpolation(rawValue: interpolationSetting.load(ordering: .acquiring)) ?? .fourthOrder }
+        set {
+            control.sending {
+                interpolationSetting.store(newValue.rawValue, ordering: .releasing)
+                enqueue(.interpolation, UInt64(newValue.rawValue))
+            }
         }
-        return (UInt16(clamping: bank), UInt8(clamping: program))
+    }
+
+    /// The bank and program selected on `channel`, as FluidSynth resolved them, once the
+    /// messages sent before are applied. It reads the synthesizer at once, holding it (see
+    /// `SamplerNode`): meant for a sampler at rest, not for polling while the engine renders.
+    public func program(onChannel channel: UInt8) -> (bank: UInt16, program: UInt8)? {
+        exclusively {
+            var font: Int32 = 0
+            var bank: Int32 = 0
+            var program: Int32 = 0
+            guard fluid_synth_get_program(synth.synth, Int32(channel), &font, &bank, &program) == FLUID_OK else {
+                return nil
+            }
+            return (UInt16(clamping: bank), UInt8(clamping: program))
+        }
     }
 
     /// What a note-on starts with `bank` and `program` on `channel`: for each voice (each zone
@@ -280,6 +343,14 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
     /// without rendering and the channel silenced again, so call it only on a sampler that is
     /// not rendering.
     package func voiceShapes(
+        forNote note: UInt8, velocity: UInt8, bank: Int, program: Int, onChannel channel: Int
+    ) -> [(isLooped: Bool, releaseSeconds: Double)] {
+        exclusively {
+            voiceShapesHeld(forNote: note, velocity: velocity, bank: bank, program: program, onChannel: channel)
+        }
+    }
+
+    private func voiceShapesHeld(
         forNote note: UInt8, velocity: UInt8, bank: Int, program: Int, onChannel channel: Int
     ) -> [(isLooped: Bool, releaseSeconds: Double)] {
         let handle = synth.synth
@@ -333,6 +404,16 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
     }
 
     public override func render(into output: AudioBuffer, inputs: RenderInputs, frameCount: Int, time: AudioTime) {
+        guard control.enterRender() else {
+            // A control thread holds the synthesizer (a font or samples loading): this quantum
+            // is silent, and its events play at the start of the next.
+            output.clear(frames: frameCount)
+            for index in 0..<eventCount { eventOffsets[index] = 0 }
+            return
+        }
+        defer { control.leaveRender() }
+        // What control threads sent since the last quantum, at its start.
+        applyCommands()
         let left = output.channel(0)
         let right = output.channel(1)
         var position = 0
@@ -371,7 +452,7 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
         allSoundOff()
     }
 
-    /// Applies one message to the synthesizer.
+    /// Applies one message to the synthesizer (its owner only: see `applyProgramOverrides`).
     func apply(_ message: MIDIMessage) {
         let handle = synth.synth
         switch message {
@@ -413,7 +494,7 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
         data.withUnsafeBufferPointer { applySystemExclusive($0) }
     }
 
-    private func applySystemExclusive(_ data: UnsafeBufferPointer<UInt8>) {
+    func applySystemExclusive(_ data: UnsafeBufferPointer<UInt8>) {
         if data.count == 6, data[0] == 0x7F, data[2] == 0x04, data[3] == 0x01 {
             let volume = Float(Int(data[4]) | Int(data[5]) << 7) / 16_383
             fluid_synth_set_gain(synth.synth, baseGain * volume)

@@ -1,8 +1,13 @@
 import AudioGraph
 import MIDICore
+import Synchronization
 import Testing
 
 @testable import Sampler
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The bundled font, from this file's location.
 let bundledFont: String = {
@@ -171,6 +176,60 @@ struct SamplerNodeTests {
         let wrongRate = try SamplerNode(settings: settings)
         try engine.attach(wrongRate)
         #expect(throws: AudioGraphError.self) { try engine.connect(wrongRate, to: engine.mainMixerNode) }
+    }
+
+    @Test(
+        "what applies at once (a font loading, a program selected and read back) waits for the render thread, which renders on meanwhile"
+    )
+    func callsThatApplyAtOnceWhileRendering() throws {
+        let sampler = try SamplerNode(settings: dryLeadSettings())
+        try sampler.loadSoundFont(at: bundledFont)
+        let renderer = try BackgroundRenderer(sampler)
+        defer { renderer.stop() }
+        while renderer.quanta < 10 { usleep(1_000) }
+        for step in 0..<60 {
+            let program = UInt8(step % 20)
+            sampler.startNote(UInt8(48 + step % 24), withVelocity: 100, onChannel: 0)
+            try sampler.selectProgram(program, onChannel: 0)
+            #expect(sampler.program(onChannel: 0)?.program == program)
+            sampler.sendProgramChange(40, onChannel: 1)
+            #expect(sampler.program(onChannel: 1)?.program == 40, "the messages sent before apply first")
+            sampler.allNotesOff()
+        }
+        let before = renderer.quanta
+        try sampler.loadSoundFont(at: bundledFont)
+        #expect(sampler.program(onChannel: 1)?.program == 40, "the channels keep their programs, from the new font")
+        while renderer.quanta < before + 10 { usleep(1_000) }
+    }
+}
+
+/// Renders a sampler on a thread of its own, as an output's audio thread would, until stopped.
+private final class BackgroundRenderer: Sendable {
+    private let stopping = Atomic<Bool>(false)
+    private let finished = Atomic<Bool>(false)
+    private let rendered = Atomic<Int>(0)
+
+    /// Quanta rendered so far.
+    var quanta: Int { rendered.load(ordering: .acquiring) }
+
+    init(_ sampler: SamplerNode) throws {
+        try POSIXSupport.startThread { [self] in
+            let buffer = AudioBuffer(channelCount: 2, frameCapacity: 256)
+            var time: Int64 = 0
+            while !stopping.load(ordering: .acquiring) {
+                sampler.render(
+                    into: buffer, inputs: .none, frameCount: 256, time: AudioTime(sampleTime: time, sampleRate: 44_100))
+                time += 256
+                rendered.add(1, ordering: .releasing)
+                usleep(200)
+            }
+            finished.store(true, ordering: .releasing)
+        }
+    }
+
+    func stop() {
+        stopping.store(true, ordering: .releasing)
+        while !finished.load(ordering: .acquiring) { usleep(1_000) }
     }
 }
 

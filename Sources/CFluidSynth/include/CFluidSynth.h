@@ -24,4 +24,12 @@
 /// library by a file name containing "libfluidsynth", so other names play without its wrapper).
 int pianola_fluidsynth_load(char *message, size_t capacity);
 
+/// Marks the calling thread as collecting FluidSynth's log (1) or not (0): a thread-local flag the
+/// log hook reads without a lock or an allocation, so that the audio thread, never marked, drops
+/// its messages at no cost.
+void pianola_fluidsynth_log_set_collecting(int collecting);
+
+/// The calling thread's flag set by pianola_fluidsynth_log_set_collecting (0 unless set).
+int pianola_fluidsynth_log_is_collecting(void);
+
 #endif
