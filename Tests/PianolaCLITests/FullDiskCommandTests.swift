@@ -64,8 +64,7 @@ struct FullDiskCommandTests {
         // A one-second note: a WAV of about 400 KB fits in 2 MB (a 30-second tail reserved did not).
         let song = disk.path + "/note.mid"
         let bytes: [UInt8] =
-            Array("MThd".utf8) + [0, 0, 0, 6, 0, 0, 0, 1, 0, 96] + Array("MTrk".utf8) + [0, 0, 0, 13]
-            + [0, 0x90, 60, 100, 0x81, 0x40, 0x80, 60, 0, 0, 0xFF, 0x2F, 0]
+            smallSong([0, 0x90, 60, 100, 0x81, 0x40, 0x80, 60, 0])
         try Data(bytes).write(to: URL(fileURLWithPath: song))
         for name in ["note.wav", "note.ogg"] {
             let result = try runPianola(["render", "-s", bundledFontPath, song, "-o", disk.path + "/" + name, "-q"])

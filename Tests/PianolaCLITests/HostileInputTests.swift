@@ -65,8 +65,7 @@ struct HostileInputTests {
         let folder = makeTemporaryDirectory("pianola-hostile")
         let path = folder + "/padded.mid"
         let song: [UInt8] =
-            Array("MThd".utf8) + [0, 0, 0, 6, 0, 0, 0, 1, 0, 96] + Array("MTrk".utf8) + [0, 0, 0, 12]
-            + [0, 0x90, 60, 100, 96, 0x80, 60, 0, 0, 0xFF, 0x2F, 0]
+            oneNoteSong()
         try Data(song + [UInt8](repeating: 0, count: 2_500_000)).write(to: URL(fileURLWithPath: path))
         let refused = try runPianola(["info", path, "--max-midi-size", "2"])
         #expect(refused.status == 1)
@@ -99,11 +98,9 @@ struct HostileInputTests {
     @Test("SIGHUP during a render: exit 129, no output and no partial file left")
     func hangUpWhileRendering() throws {
         let folder = makeTemporaryDirectory("pianola-hostile")
-        // Long enough to be caught mid-render: a minute of a held chord at 96 kHz, reverbs after it.
+        // Long enough to be caught mid-render: four minutes of a held chord at 96 kHz, reverbs after it.
         let song: [UInt8] =
-            Array("MThd".utf8) + [0, 0, 0, 6, 0, 0, 0, 1, 0, 96] + Array("MTrk".utf8) + [0, 0, 0, 22]
-            + [0, 0x90, 60, 100, 0, 0x90, 64, 100, 0, 0x90, 67, 100]
-            + [0x83, 0x87, 0x40, 0x80, 60, 0] + [0, 0xFF, 0x2F, 0]
+            smallSong([0, 0x90, 60, 100, 0, 0x90, 64, 100, 0, 0x90, 67, 100, 0x83, 0x87, 0x40, 0x80, 60, 0])
         try Data(song).write(to: URL(fileURLWithPath: folder + "/long.mid"))
         let running = try RunningPianola(
             [
@@ -144,8 +141,7 @@ struct HostileInputTests {
     func outputsThatExist() throws {
         let folder = makeTemporaryDirectory("pianola-hostile")
         let song: [UInt8] =
-            Array("MThd".utf8) + [0, 0, 0, 6, 0, 0, 0, 1, 0, 96] + Array("MTrk".utf8) + [0, 0, 0, 12]
-            + [0, 0x90, 60, 100, 24, 0x80, 60, 0, 0, 0xFF, 0x2F, 0]
+            oneNoteSong(ticks: 24)
         let files = FileManager.default
         func bytes(_ path: String) -> Data? { files.contents(atPath: path) }
         // A MIDI file named like audio, rendered onto itself, or through a link to it.
@@ -214,10 +210,7 @@ struct HostileInputTests {
         let stub = folder + "/stub.mid"
         try Data(Array("MThd".utf8) + [0, 0]).write(to: URL(fileURLWithPath: stub))
         let song = folder + "/song.mid"
-        try Data(
-            Array("MThd".utf8) + [0, 0, 0, 6, 0, 0, 0, 1, 0, 96] + Array("MTrk".utf8) + [0, 0, 0, 12]
-                + [0, 0x90, 60, 100, 96, 0x80, 60, 0, 0, 0xFF, 0x2F, 0]
-        ).write(to: URL(fileURLWithPath: song))
+        try Data(oneNoteSong()).write(to: URL(fileURLWithPath: song))
         let empty = try runPianola(["render", stub, "-o", folder + "/stub.wav", "-s", bundledFontPath, "-q"])
         #expect(empty.status == 1)
         #expect(empty.stderr == "pianola: \(stub): the file holds no notes: nothing to render\n", "\(empty.stderr)")

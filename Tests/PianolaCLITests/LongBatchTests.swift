@@ -29,8 +29,7 @@ struct LongBatchTests {
         let folder = makeTemporaryDirectory("pianola-long-batch")
         // A note of a tenth of a second: the batch's cost is the files, not the music.
         let song: [UInt8] =
-            Array("MThd".utf8) + [0, 0, 0, 6, 0, 0, 0, 1, 0, 96] + Array("MTrk".utf8) + [0, 0, 0, 12]
-            + [0, 0x90, 60, 100, 10, 0x80, 60, 0, 0, 0xFF, 0x2F, 0]
+            oneNoteSong(ticks: 10)
         let count = 3_000
         var inputs: [String] = []
         for index in 0..<count {

@@ -1,6 +1,4 @@
-import AudioGraph
 import Foundation
-import MIDICore
 import TestSupport
 import Testing
 
@@ -75,17 +73,8 @@ struct DamagedSoundFontTests {
         let path = try font.write("unpadded.sf2")
         #expect(try SoundFontInfo.inspect(path: path).isEmpty)
         #expect(try SoundFontInfo.load(path: path).presets.count == SoundFontInfo.load(path: bundledFont).presets.count)
-        func render(_ font: String) throws -> [Float] {
-            let sampler = try SamplerNode(settings: dryLeadSettings())
-            try sampler.loadSoundFont(at: font)
-            let buffer = AudioBuffer(channelCount: 2, frameCapacity: 8192)
-            sampler.receive(.noteOn(channel: 0, note: 60, velocity: 100), atFrameOffset: 0)
-            sampler.render(
-                into: buffer, inputs: .none, frameCount: 8192, time: AudioTime(sampleTime: 0, sampleRate: 44_100))
-            return buffer.samples(channel: 0)
-        }
-        let played = try render(path)
+        let played = try renderedNote(font: path)
         #expect(played.contains { abs($0) > 0.01 })
-        #expect(played == (try render(bundledFont)), "the same samples as the font it was made from")
+        #expect(played == (try renderedNote(font: bundledFont)), "the same samples as the font it was made from")
     }
 }

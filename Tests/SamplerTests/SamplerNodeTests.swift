@@ -24,6 +24,17 @@ func dryLeadSettings() -> SamplerNode.Settings {
 }
 
 /// First frame whose absolute value exceeds `threshold` in either channel.
+/// The left channel of `frames` frames of a dry sampler with `font`, `note` started at frame 0.
+func renderedNote(font: String, channel: UInt8 = 0, note: UInt8 = 60, frames: Int = 8192) throws -> [Float] {
+    let sampler = try SamplerNode(settings: dryLeadSettings())
+    try sampler.loadSoundFont(at: font)
+    let buffer = AudioBuffer(channelCount: 2, frameCapacity: frames)
+    sampler.receive(.noteOn(channel: channel, note: note, velocity: 100), atFrameOffset: 0)
+    sampler.render(
+        into: buffer, inputs: .none, frameCount: frames, time: AudioTime(sampleTime: 0, sampleRate: 44_100))
+    return buffer.samples(channel: 0)
+}
+
 func onset(_ buffer: AudioBuffer, frames: Int, threshold: Float = 1e-4) -> Int? {
     (0..<frames).first { abs(buffer.channel(0)[$0]) > threshold || abs(buffer.channel(1)[$0]) > threshold }
 }
@@ -244,12 +255,6 @@ struct SF3Tests {
         let info = try SoundFontInfo.load(path: sf3Font)
         #expect(info.presets.count > 128)
         #expect(info.warnings == [])
-        let sampler = try SamplerNode(settings: dryLeadSettings())
-        try sampler.loadSoundFont(at: sf3Font)
-        let buffer = AudioBuffer(channelCount: 2, frameCapacity: 8192)
-        sampler.receive(.noteOn(channel: 0, note: 60, velocity: 100), atFrameOffset: 0)
-        sampler.render(
-            into: buffer, inputs: .none, frameCount: 8192, time: AudioTime(sampleTime: 0, sampleRate: 44_100))
-        #expect(buffer.samples(channel: 0).contains { abs($0) > 0.01 })
+        #expect(try renderedNote(font: sf3Font).contains { abs($0) > 0.01 })
     }
 }

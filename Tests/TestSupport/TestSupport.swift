@@ -61,3 +61,16 @@ public func heldToneWithBursts(seconds: Double, sampleRate: Double) -> [Float] {
         Float((n % period < burst ? 0.4 : 0.1) * sin(2 * Double.pi * 440 * Double(n) / sampleRate))
     }
 }
+
+/// A one-track Standard MIDI File at 96 ticks per quarter note (120 BPM: a tick is 1/192 s)
+/// holding `events` (delta times and messages, as bytes), then End of Track.
+public func smallSong(_ events: [UInt8]) -> [UInt8] {
+    let track = events + [0, 0xFF, 0x2F, 0]
+    let length = (0..<4).map { UInt8(truncatingIfNeeded: track.count >> (24 - 8 * $0)) }
+    return Array("MThd".utf8) + [0, 0, 0, 6, 0, 0, 0, 1, 0, 96] + Array("MTrk".utf8) + length + track
+}
+
+/// `smallSong` of one middle C held for `ticks` (below 128).
+public func oneNoteSong(ticks: UInt8 = 96) -> [UInt8] {
+    smallSong([0, 0x90, 60, 100, ticks, 0x80, 60, 0])
+}
