@@ -37,8 +37,8 @@ struct PlayCommand: ParsableCommand {
             programs and controllers at the new place, and quitting (q, Ctrl-C, SIGTERM) resets \
             every destination.
 
-            With --midi-out-only, no audio device is opened: the system clock keeps the songs' \
-            time, so a machine without a sound card sends them as they are written. Songs sent to \
+            With --midi-out-only, no ALSA device is opened: the system clock keeps the songs' \
+            time, so a machine without a sound card sends them in their own time. Songs sent to \
             MIDI destinations through a device that does not pace playback (ALSA's null) are kept \
             to the clock too.
 
@@ -110,7 +110,7 @@ struct PlayCommand: ParsableCommand {
     @Flag(
         name: .customLong("midi-out-only"),
         help:
-            "Send the songs to the MIDI destinations only (--midi-out, --route, --rtpmidi-connect, --rtpmidi): the sampler stays silent and no audio device is opened (the system clock keeps the songs' time; --device is not used)."
+            "Send the songs to the MIDI destinations only (--midi-out, --route, --rtpmidi-connect, --rtpmidi): the sampler stays silent and no ALSA device is opened (the system clock keeps the songs' time; --device is not used)."
     )
     var midiOutOnly = false
 
