@@ -104,12 +104,9 @@ public final class ALSAOutput: AudioOutputDevice, AudioPresentationClock, @unche
     private let interleaved: UnsafeMutableRawPointer
     private let running = Atomic<Bool>(false)
     private let xruns = Atomic<Int>(0)
-    // The last period's timing (a sequence lock: odd while being written): when it was written,
-    // the engine's sample time at its end, and the frames the device still held then.
-    private let timingVersion = Atomic<Int>(0)
-    private let timingTime = Atomic<UInt64>(0)
-    private let timingEnd = Atomic<Int64>(0)
-    private let timingDelay = Atomic<Int64>(0)
+    /// The last period's timing: when it was written, the engine's sample time at its end, and
+    /// the frames the device still held then.
+    private let account = PresentationAccount()
     private let realtime = Atomic<Bool>(false)
     private let schedulingDecided = Atomic<Bool>(false)
     private let threadID = Atomic<Int32>(0)
@@ -374,42 +371,20 @@ public final class ALSAOutput: AudioOutputDevice, AudioPresentationClock, @unche
             now = ClockPacer.now()
             delay = Int64(frames)
         }
-        let version = timingVersion.load(ordering: .relaxed)
-        timingVersion.store(version + 1, ordering: .sequentiallyConsistent)
-        timingTime.store(now, ordering: .sequentiallyConsistent)
-        timingEnd.store(engine.currentSampleTime, ordering: .sequentiallyConsistent)
-        timingDelay.store(delay, ordering: .sequentiallyConsistent)
-        timingVersion.store(version + 2, ordering: .sequentiallyConsistent)
+        account.publish(time: now, end: engine.currentSampleTime, delay: delay)
     }
 
     /// When the frame rendered at `sampleTime` is heard (CLOCK_MONOTONIC, nanoseconds), from the
     /// device's own account (`snd_pcm_delay`, or the clock's for a null device kept to it) after the
     /// last period written; nil before the first.
     public func presentationTime(ofSampleTime sampleTime: Int64) -> UInt64? {
-        while true {
-            let before = timingVersion.load(ordering: .sequentiallyConsistent)
-            if before == 0 { return nil }
-            if before & 1 == 1 { continue }
-            let time = timingTime.load(ordering: .sequentiallyConsistent)
-            let end = timingEnd.load(ordering: .sequentiallyConsistent)
-            let delay = timingDelay.load(ordering: .sequentiallyConsistent)
-            guard timingVersion.load(ordering: .sequentiallyConsistent) == before else { continue }
-            // Only frames written before this account are timed by it: a later one may come
-            // after a break, which the account does not know of.
-            guard sampleTime < end else { return nil }
-            // At `time`, the frame at end − delay was being played.
-            let frames = Double(sampleTime - (end - delay))
-            return UInt64(max(0, Int64(time) + Int64(frames / sampleRate * 1e9)))
-        }
+        account.presentationTime(ofSampleTime: sampleTime, sampleRate: sampleRate)
     }
 
     /// When the account `presentationTime(ofSampleTime:)` uses was taken (CLOCK_MONOTONIC
     /// nanoseconds), nil before the first: an account taken before an underrun times the frames
     /// after it wrongly.
-    package var accountTime: UInt64? {
-        let time = timingTime.load(ordering: .sequentiallyConsistent)
-        return time == 0 ? nil : time
-    }
+    package var accountTime: UInt64? { account.time }
 
     /// Interleaves the rendered period into the device's sample format (saturating integers).
     private func convert(frames: Int) {

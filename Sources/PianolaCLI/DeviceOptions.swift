@@ -51,6 +51,12 @@ struct DeviceOptions: ParsableArguments {
                         : ports.joined(separator: ", ")) + "\n")
             return
         }
+        if let clock = output as? ClockOutput {
+            Terminal.writeError(
+                "No audio device: MIDI out only, kept to the system clock, \(Int(clock.sampleRate)) Hz, "
+                    + "\(clock.periodFrames) × \(clock.periodCount) frames" + milliseconds + "\n")
+            return
+        }
         guard let output = output as? ALSAOutput else { return }
         let buffer = "\(output.periodFrames) × \(output.periodCount) frames"
         Terminal.writeError("Device: \(device), \(output.sampleFormat.rawValue), \(buffer)" + milliseconds + "\n")

@@ -37,6 +37,11 @@ struct PlayCommand: ParsableCommand {
             programs and controllers at the new place, and quitting (q, Ctrl-C, SIGTERM) resets \
             every destination.
 
+            With --midi-out-only, no ALSA device is opened: the system clock keeps the songs' \
+            time, so a machine without a sound card sends them in their own time. Songs sent to \
+            MIDI destinations through a device that does not pace playback (ALSA's null) are kept \
+            to the clock too.
+
             With --transport follow, the song's time is the JACK transport's: it plays while the \
             transport rolls, from the transport's place, and waits (silent) while it stands; space \
             starts and stops the transport for every client, ←/→ locate it. It runs until q or \
@@ -105,7 +110,7 @@ struct PlayCommand: ParsableCommand {
     @Flag(
         name: .customLong("midi-out-only"),
         help:
-            "Send the songs to the MIDI destinations only (--midi-out, --route, --rtpmidi-connect, --rtpmidi): the sampler stays silent."
+            "Send the songs to the MIDI destinations only (--midi-out, --route, --rtpmidi-connect, --rtpmidi): the sampler stays silent and no ALSA device is opened (the system clock keeps the songs' time; --device is not used)."
     )
     var midiOutOnly = false
 

@@ -13,7 +13,8 @@ import Sequencer
 #endif
 
 /// Plays MIDI files on an ALSA device or a JACK server through a SoundFont, one song after another, with a
-/// transport: what `pianola play` wires together. One sampler, effect chain, level meter and
+/// transport: what `pianola play` wires together. Songs that go to MIDI destinations only need no
+/// device: the clock keeps their time. One sampler, effect chain, level meter and
 /// device serve every song; each song gets its own `MusicPlayer`.
 ///
 /// It does not poll, print or read keys: the caller drives it (a terminal UI, a test, an app)
@@ -23,7 +24,11 @@ public final class PlaybackSession {
     public struct Configuration: Sendable {
         /// The SoundFonts (.sf2/.sf3), stacked: a preset of a later font hides an earlier one's.
         public var soundFonts: [String]
-        /// The ALSA device, its rate and buffer.
+        /// The ALSA device, its rate and buffer. Not opened when the sampler is silent
+        /// (`soundsSampler` false) and there is no `jack`: the monotonic clock then drives the songs
+        /// with this rate and buffer (`ClockOutput`). A device that does not pace the stream (ALSA's
+        /// `null`) is kept to the clock when the songs go to `network` or `sequencer`
+        /// (`ALSAOutput.Configuration.pacesUnpacedDevice`): their destinations hear them in time.
         public var device: ALSAOutput.Configuration
         /// The synthesizer: polyphony, interpolation, reverb and chorus, program overrides, muted
         /// channels (its sample rate is the device's).
@@ -53,7 +58,8 @@ public final class PlaybackSession {
         /// ALSA sequencer destinations the songs go to as well (external synthesizers, other
         /// programs' ports), scheduled on a sequencer queue.
         public var sequencer: SequencerMIDI?
-        /// Whether the sampler sounds the songs (false: they go to `network` or `sequencer` only).
+        /// Whether the sampler sounds the songs (false: they go to `network` or `sequencer` only,
+        /// and no audio device is opened: see `device`).
         public var soundsSampler = true
 
         /// A configuration playing `soundFonts` on `device` (by default: `default`, 44100 Hz, 2 periods of 256
@@ -95,8 +101,8 @@ public final class PlaybackSession {
     public var samplers: [SamplerNode] { synthesis.samplers }
     /// The audio graph (sampler, effects, main mixer), rendered on the device's audio thread.
     public let engine: AudioEngine
-    /// The ALSA device or JACK client the engine plays through: started by the first `play`,
-    /// closed by `finish()`.
+    /// The ALSA device, JACK client or clock (`ClockOutput`, no device: MIDI out only) the engine
+    /// plays through: started by the first `play`, closed by `finish()`.
     public let output: any SessionOutput
     /// The main mixer's level, for meters.
     public let meter = LevelMeter()
@@ -161,8 +167,13 @@ public final class PlaybackSession {
                 volume: Float(pow(10, configuration.gainDecibels / 20)))
             do {
                 try engine.installTap(on: engine.mainMixerNode, meter)
+                // MIDI out is timed by the output's account of when a frame is heard: a device
+                // that takes frames as fast as they come would send the songs in one burst.
+                var device = configuration.device
+                if configuration.network != nil || configuration.sequencer != nil { device.pacesUnpacedDevice = true }
                 output = try engine.sessionOutput(
-                    jack: jack, device: configuration.device, routing: configuration.channelRouting)
+                    jack: jack, device: device, routing: configuration.channelRouting,
+                    withoutDevice: !configuration.soundsSampler)
             } catch { throw SessionError(error) }
         } catch {
             engine.releaseOutput(jack)

@@ -3,7 +3,8 @@ import AudioIO
 import JACKIO
 import Sampler
 
-/// What a session plays through: an ALSA device (`ALSAOutput`) or a JACK client (`JACKOutput`).
+/// What a session plays through: an ALSA device (`ALSAOutput`), a JACK client (`JACKOutput`), or
+/// no device, the clock keeping time (`ClockOutput`: nothing is to be heard).
 public protocol SessionOutput: AudioOutputDevice {
     /// The rate the engine renders at: the device's, or the JACK server's.
     var sampleRate: Double { get }
@@ -22,7 +23,7 @@ public protocol SessionOutput: AudioOutputDevice {
     var isRealTimeScheduled: Bool { get }
     /// Whether the stream runs in real time (ALSA: the device paces it, or the clock does for a
     /// `null` device with `pacesUnpacedDevice`; false for a bare `null` device, whose thread is then
-    /// not given real-time scheduling. JACK: the server's driver paces it).
+    /// not given real-time scheduling. JACK: the server's driver paces it. No device: the clock).
     var isPaced: Bool { get }
     /// Why the stream stopped on its own (a device lost, a server gone), if it did.
     var streamFailure: (any Error)? { get }
@@ -36,6 +37,13 @@ extension ALSAOutput: SessionOutput {
     public var streamFailure: (any Error)? { failure }
 }
 
+extension ClockOutput: SessionOutput {
+    /// True: the monotonic clock paces it.
+    public var isPaced: Bool { true }
+    /// Nil: with no device, nothing can fail.
+    public var streamFailure: (any Error)? { nil }
+}
+
 extension JACKOutput: SessionOutput {
     /// True: JACK runs the process callback on its own thread, with the server's priority.
     public var isRealTimeScheduled: Bool { true }
@@ -47,12 +55,16 @@ extension JACKOutput: SessionOutput {
 
 extension AudioEngine {
     /// A session's output: the JACK client it opened first, or else the ALSA `device` opened now
-    /// with the channel routing's channel count, as the engine's output device.
+    /// with the channel routing's channel count, as the engine's output device; `withoutDevice`
+    /// (nothing is to be heard): no device, the clock driving the engine with `device`'s rate and
+    /// buffer (`ClockOutput`).
     func sessionOutput(
-        jack: JACKOutput?, device: ALSAOutput.Configuration, routing: ChannelRouting?
+        jack: JACKOutput?, device: ALSAOutput.Configuration, routing: ChannelRouting?, withoutDevice: Bool = false
     ) throws(ALSAPCMError) -> any SessionOutput {
         if let jack { return jack }
-        return try connectOutput(toDevice: RoutedSynthesis.device(device, for: routing))
+        let device = RoutedSynthesis.device(device, for: routing)
+        if withoutDevice { return driveFromClock(device) }
+        return try connectOutput(toDevice: device)
     }
 
     /// Lets go of a session's output when set-up fails: the JACK client opened first closed, and
