@@ -31,7 +31,7 @@ struct RenderSettings: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "Event timing: exact (every event at its sample, the default) or fluidsynth (as FluidSynth's player places them, for renders that match `fluidsynth -F`).",
+            "Event timing: exact (every event at its sample, the default) or fluidsynth (as FluidSynth's player places them, for renders that match `fluidsynth -F` bit for bit; it loads whole fonts, as FluidSynth does, unless --load says otherwise).",
             valueName: "exact|fluidsynth"),
         completion: RenderTiming.completion, transform: RenderTiming.parser(for: "--timing"))
     var timing: RenderTiming = .exact
