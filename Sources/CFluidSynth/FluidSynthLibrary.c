@@ -111,7 +111,17 @@
     X(const char *, fluid_preset_get_name, (fluid_preset_t * preset), (preset))                                     \
     X(int, fluid_preset_get_banknum, (fluid_preset_t * preset), (preset))                                           \
     X(int, fluid_preset_get_num, (fluid_preset_t * preset), (preset))                                               \
-    X(fluid_sfont_t *, fluid_preset_get_sfont, (fluid_preset_t * preset), (preset))
+    X(fluid_sfont_t *, fluid_preset_get_sfont, (fluid_preset_t * preset), (preset))                                 \
+    X(int, fluid_settings_setstr, (fluid_settings_t * settings, const char *name, const char *str),                 \
+      (settings, name, str))                                                                                        \
+    X(fluid_player_t *, new_fluid_player, (fluid_synth_t * synth), (synth))                                         \
+    V(delete_fluid_player, (fluid_player_t * player), (player))                                                     \
+    X(int, fluid_player_set_playback_callback,                                                                      \
+      (fluid_player_t * player, handle_midi_event_func_t handler, void *handler_data), (player, handler, handler_data))\
+    X(int, fluid_player_set_tick_callback,                                                                          \
+      (fluid_player_t * player, handle_midi_tick_func_t handler, void *handler_data), (player, handler, handler_data))\
+    X(int, fluid_player_add_mem, (fluid_player_t * player, const void *buffer, size_t len), (player, buffer, len))  \
+    X(int, fluid_player_play, (fluid_player_t * player), (player))
 
 #define DECLARE(type, name, parameters, arguments) static type(*pointer_##name) parameters;
 #define DECLARE_VOID(name, parameters, arguments) static void(*pointer_##name) parameters;

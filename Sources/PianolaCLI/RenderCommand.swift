@@ -177,6 +177,9 @@ struct RenderCommand: ParsableCommand {
         let fonts = try soundFonts.resolve()
         var options = settings.options(synth: synth, song: song, effects: try effectOptions.specs())
         options.sampleLoading = try soundFonts.songLoading()
+        // FluidSynth reads whole fonts: samples read on demand sit in buffers of their own, which
+        // changes interpolation at their edges. Matching `fluidsynth -F` loads all unless told.
+        if settings.timing == .fluidSynth && soundFonts.load == nil { options.sampleLoading = .whole }
         // The loudness is measured where it is shown: summary lines and JSON.
         options.measuresLoudness = json || (!quiet && manifest == nil && !inputs.contains(where: Self.isFolder))
         if !quiet { SoundFontOptions.describe(fonts) }

@@ -31,7 +31,7 @@ struct RenderSettings: ParsableArguments {
 
     @Option(
         help: ArgumentHelp(
-            "Event timing: exact (each event reaches the synthesizer at its sample, the default; FluidSynth starts notes on its 64-frame blocks) or fluidsynth (as FluidSynth's player places them, close to `fluidsynth -F`).",
+            "Event timing: exact (each event reaches the synthesizer at its sample, the default; FluidSynth starts notes on its 64-frame blocks) or fluidsynth (as FluidSynth's player places them: with --threads 1, renders equal to `fluidsynth -F` in every sample; it loads whole fonts, as FluidSynth does, unless --load says otherwise).",
             valueName: "exact|fluidsynth"),
         completion: RenderTiming.completion, transform: RenderTiming.parser(for: "--timing"))
     var timing: RenderTiming = .exact

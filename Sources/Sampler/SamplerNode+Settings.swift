@@ -38,6 +38,11 @@ extension SamplerNode {
         /// only some presets on demand sets it, so that nothing selects another preset (and
         /// reads its samples) on the audio thread.
         public var ignoresPresetChanges = false
+        /// Whether events reach FluidSynth as its own MIDI player sends them: those received at
+        /// offset o are applied from inside the render of the 64-frame block starting at o (before
+        /// FluidSynth mixes it), and sound from o + 64. For renders that match `fluidsynth -F`
+        /// bit for bit, with `FluidSynthPlayerTiming(delivery: .whenSent)`; off by default.
+        public var takesEventsAsFluidSynthPlayer = false
         /// The defaults: 44 100 Hz, 256 voices, gain 0.2, fourth-order interpolation, reverb and chorus on,
         /// one core, no program overrides and no muted channels.
         public init() {}

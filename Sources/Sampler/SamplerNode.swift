@@ -69,6 +69,10 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
     /// Bit n set: channel n's program is overridden / its notes are muted (from the settings).
     private let overriddenChannels: UInt16
     private let mutedChannelMask: UInt16
+    /// With `takesEventsAsFluidSynthPlayer`: the FluidSynth player that calls back inside each
+    /// block (`SamplerNode+PlayerBlocks.swift`), and the events it is to apply there.
+    var blockClock: OpaquePointer?
+    var armedEvents = 0..<0
     /// Events dropped because more than `eventCapacity` arrived in one quantum.
     public private(set) var droppedEventCount = 0
 
@@ -99,6 +103,12 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
         eventSysExLengths = RealTimeBuffer(capacity: eventCapacity, repeating: -1)
         sysExArena = RealTimeBuffer(capacity: sysExArenaCapacity)
         super.init(name: name)
+        if settings.takesEventsAsFluidSynthPlayer { startBlockClock() }
+    }
+
+    deinit {
+        // The player's timer is the synthesizer's: it goes first.
+        stopBlockClock()
     }
 
     /// A new sampler with `other`'s SoundFonts and `settings` (by default `other`'s): the fonts
@@ -420,23 +430,37 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
         // Upstream of a varispeed the sampler renders another count than the engine's quantum,
         // whose frames the offsets count: scaled, each event sounds when it is due.
         let engineFrames = engineFrameCount
-        for index in 0..<eventCount {
+        func frameOffset(_ index: Int) -> Int {
             var offset = eventOffsets[index]
             if engineFrames > 0 && engineFrames != frameCount {
                 offset = min(max(offset, 0), engineFrames) * frameCount / engineFrames
             }
-            offset = min(max(offset, position), frameCount)
+            return min(max(offset, position), frameCount)
+        }
+        var index = 0
+        while index < eventCount {
+            let offset = frameOffset(index)
             if offset > position {
                 _ = synth.render(frameCount: offset - position, left: left + position, right: right + position)
                 position = offset
             }
-            if eventSysExLengths[index] >= 0 {
-                applySystemExclusive(
-                    UnsafeBufferPointer(
-                        start: sysExArena.base + eventSysExStarts[index], count: eventSysExLengths[index]))
-            } else {
-                apply(eventMessages[index])
+            guard blockClock != nil && position < frameCount else {
+                applyEvent(index)
+                index += 1
+                continue
             }
+            // As FluidSynth's player: this offset's events are taken inside the block starting
+            // here (the clock's callback), after FluidSynth applied the earlier ones and before
+            // it mixes the block; they sound from the next block.
+            var end = index + 1
+            while end < eventCount && frameOffset(end) <= offset { end += 1 }
+            armedEvents = index..<end
+            let count = min(Self.fluidSynthBlockFrames, frameCount - position)
+            _ = synth.render(frameCount: count, left: left + position, right: right + position)
+            position += count
+            // Not taken (the clock did not call back): applied after the block, as before.
+            applyArmedEvents()
+            index = end
         }
         eventCount = 0
         sysExArenaUsed = 0
@@ -444,6 +468,26 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
             _ = synth.render(frameCount: frameCount - position, left: left + position, right: right + position)
         }
         renderedVoiceCount.store(synth.activeVoiceCount, ordering: .relaxed)
+    }
+
+    /// FluidSynth's block (`FLUID_BUFSIZE`): it renders, and takes events, 64 frames at a time.
+    static let fluidSynthBlockFrames = 64
+
+    /// Applies the received event at `index` (a message or SysEx bytes).
+    func applyEvent(_ index: Int) {
+        if eventSysExLengths[index] >= 0 {
+            applySystemExclusive(
+                UnsafeBufferPointer(start: sysExArena.base + eventSysExStarts[index], count: eventSysExLengths[index]))
+        } else {
+            apply(eventMessages[index])
+        }
+    }
+
+    /// Applies the events armed for the block being rendered, once.
+    func applyArmedEvents() {
+        let events = armedEvents
+        armedEvents = 0..<0
+        for index in events { applyEvent(index) }
     }
 
     public override func reset() {

@@ -38,4 +38,31 @@ struct FluidSynthPlayerTimingTests {
         #expect(recorder.notesOn.allSatisfy { $0.0 % 64 == 0 })
         #expect(player.isFinished)
     }
+
+    @Test("Delivered when sent: each event a block earlier, at the start of the block the player sends it in")
+    func deliveredWhenSent() throws {
+        let file = makeFile(tracks: [[(0, on(60)), (1, on(61)), (100, on(62)), (1000, on(63)), (1000, off(60))]])
+        func onsets(_ delivery: FluidSynthPlayerTiming.Delivery) throws -> [Int64] {
+            let recorder = RecordingNode()
+            let engine = AudioEngine()
+            let player = MusicPlayer(
+                sequence: MusicSequence(file: file), destination: recorder,
+                timing: FluidSynthPlayerTiming(delivery: delivery))
+            try engine.attach(recorder)
+            try engine.connect(recorder, to: engine.mainMixerNode)
+            try engine.addRenderObserver(player)
+            try engine.enableManualRenderingMode(format: .stereo(sampleRate: 44_100), maximumFrameCount: 1024)
+            player.play()
+            let buffer = AudioBuffer(channelCount: 2, frameCapacity: 1024)
+            for _ in 0..<60 { try engine.renderOffline(frameCount: 1024, into: buffer) }
+            #expect(player.isFinished)
+            return recorder.notesOn.map(\.0)
+        }
+        let applied = try onsets(.whenApplied)
+        let sent = try onsets(.whenSent)
+        #expect(sent.count == 4)
+        #expect(sent == applied.map { $0 - 64 })
+        // Tick 0 is sent in the first block: at frame 0, which the other delivery cannot reach.
+        #expect(sent.first == 0)
+    }
 }

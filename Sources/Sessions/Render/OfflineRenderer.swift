@@ -125,6 +125,8 @@ public final class OfflineRenderer: Sendable {
         settings.programOverrides = options.programOverrides
         settings.mutedChannels = options.mutedChannels
         settings.sampleLoading = options.sampleLoading
+        // FluidSynth's player hands a block's events to the synthesizer inside the block.
+        settings.takesEventsAsFluidSynthPlayer = options.timing == .fluidSynth
         return settings
     }
 

@@ -190,7 +190,7 @@ public enum RenderTiming: String, CaseIterable, Sendable, Hashable {
     var policy: (any EventTimingPolicy)? {
         switch self {
         case .exact: return nil
-        case .fluidSynth: return FluidSynthPlayerTiming()
+        case .fluidSynth: return FluidSynthPlayerTiming(delivery: .whenSent)
         }
     }
 }
