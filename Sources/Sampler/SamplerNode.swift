@@ -429,17 +429,12 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
         var position = 0
         // Upstream of a varispeed the sampler renders another count than the engine's quantum,
         // whose frames the offsets count: scaled, each event sounds when it is due.
+        // (A method, not a nested function: one capturing `position` would box it on the heap,
+        // an allocation per render call.)
         let engineFrames = engineFrameCount
-        func frameOffset(_ index: Int) -> Int {
-            var offset = eventOffsets[index]
-            if engineFrames > 0 && engineFrames != frameCount {
-                offset = min(max(offset, 0), engineFrames) * frameCount / engineFrames
-            }
-            return min(max(offset, position), frameCount)
-        }
         var index = 0
         while index < eventCount {
-            let offset = frameOffset(index)
+            let offset = frameOffset(index, frameCount: frameCount, engineFrames: engineFrames, notBefore: position)
             if offset > position {
                 _ = synth.render(frameCount: offset - position, left: left + position, right: right + position)
                 position = offset
@@ -453,7 +448,11 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
             // here (the clock's callback), after FluidSynth applied the earlier ones and before
             // it mixes the block; they sound from the next block.
             var end = index + 1
-            while end < eventCount && frameOffset(end) <= offset { end += 1 }
+            while end < eventCount
+                && frameOffset(end, frameCount: frameCount, engineFrames: engineFrames, notBefore: position) <= offset
+            {
+                end += 1
+            }
             armedEvents = index..<end
             let count = min(Self.fluidSynthBlockFrames, frameCount - position)
             _ = synth.render(frameCount: count, left: left + position, right: right + position)
@@ -468,6 +467,16 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
             _ = synth.render(frameCount: frameCount - position, left: left + position, right: right + position)
         }
         renderedVoiceCount.store(synth.activeVoiceCount, ordering: .relaxed)
+    }
+
+    /// Where in a render of `frameCount` frames the received event at `index` applies, no earlier
+    /// than `notBefore`: its offset, scaled when the engine's quantum (`engineFrames`) differs.
+    private func frameOffset(_ index: Int, frameCount: Int, engineFrames: Int, notBefore position: Int) -> Int {
+        var offset = eventOffsets[index]
+        if engineFrames > 0 && engineFrames != frameCount {
+            offset = min(max(offset, 0), engineFrames) * frameCount / engineFrames
+        }
+        return min(max(offset, position), frameCount)
     }
 
     /// FluidSynth's block (`FLUID_BUFSIZE`): it renders, and takes events, 64 frames at a time.
