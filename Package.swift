@@ -169,7 +169,7 @@ let package = Package(
             name: "SessionsTests", dependencies: ["Sessions", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(name: "PlaybackTests", dependencies: ["Pianola"], swiftSettings: strictSettings),
         // Test-only: counts heap allocations per thread, to prove the render path allocates nothing.
-        .target(name: "CAllocationCounter", path: "Tests/CAllocationCounter"),
+        .target(name: "CAllocationCounter", dependencies: ["CFluidSynthRealtime"], path: "Tests/CAllocationCounter"),
         .testTarget(
             name: "RealTimeSafetyTests", dependencies: ["Pianola", "CAllocationCounter", "TestSupport"],
             swiftSettings: strictSettings),

@@ -12,13 +12,9 @@
 // The pthread functions are defined here and call glibc's own by their internal names; the GLib
 // ones are counted in the library that calls them (`pianola_locks_count_glib_calls_of`).
 #include "CAllocationCounter.h"
-#include <elf.h>
-#include <link.h>
+#include "CFluidSynthRealtime.h"
 #include <pthread.h>
-#include <stdint.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
+#include <stddef.h>
 
 // glibc's own entry points: its internal names, kept for binaries linked before libpthread moved
 // into libc (2.34), under the architecture's first symbol version.
@@ -155,69 +151,14 @@ static const struct hook {
     {"g_cond_wait", (void *)counted_g_cond_wait, (void **)&real_g_cond_wait},
 };
 
-static int patched_slots;
-
-static uintptr_t absolute(uintptr_t value, uintptr_t base) { return value < base ? value + base : value; }
-
-static void patch_relocations(uintptr_t base, const ElfW(Rela) *relocations, size_t size, const ElfW(Sym) *symbols,
-                              const char *strings) {
-    long page = sysconf(_SC_PAGESIZE);
-    for (size_t index = 0; index < size / sizeof(ElfW(Rela)); index++) {
-        const ElfW(Rela) *relocation = &relocations[index];
-        const char *name = strings + symbols[ELF64_R_SYM(relocation->r_info)].st_name;
-        for (size_t hook = 0; hook < sizeof hooks / sizeof hooks[0]; hook++) {
-            if (strcmp(name, hooks[hook].name) != 0) continue;
-            void **slot = (void **)(base + relocation->r_offset);
-            if (*slot == hooks[hook].wrapper || *slot == NULL) break;
-            void *start = (void *)((uintptr_t)slot & ~(uintptr_t)(page - 1));
-            if (mprotect(start, (size_t)page, PROT_READ | PROT_WRITE) != 0) break;
-            *hooks[hook].real = *slot;
-            // The wrapper's target first: a thread may call through the slot at any time.
-            __atomic_store_n(slot, hooks[hook].wrapper, __ATOMIC_RELEASE);
-            patched_slots++;
-            break;
-        }
-    }
-}
-
-static int visit(struct dl_phdr_info *info, size_t size, void *context) {
-    (void)size;
-    const char *library = context;
-    if (info->dlpi_name == NULL || strstr(info->dlpi_name, library) == NULL) return 0;
-    const ElfW(Dyn) *dynamic = NULL;
-    for (int index = 0; index < info->dlpi_phnum; index++) {
-        if (info->dlpi_phdr[index].p_type == PT_DYNAMIC) {
-            dynamic = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[index].p_vaddr);
-        }
-    }
-    if (dynamic == NULL) return 1;
-    uintptr_t base = info->dlpi_addr;
-    const ElfW(Sym) *symbols = NULL;
-    const char *strings = NULL;
-    const ElfW(Rela) *plt = NULL, *rela = NULL;
-    size_t pltSize = 0, relaSize = 0;
-    for (const ElfW(Dyn) *entry = dynamic; entry->d_tag != DT_NULL; entry++) {
-        switch (entry->d_tag) {
-        case DT_SYMTAB: symbols = (const ElfW(Sym) *)absolute(entry->d_un.d_ptr, base); break;
-        case DT_STRTAB: strings = (const char *)absolute(entry->d_un.d_ptr, base); break;
-        case DT_JMPREL: plt = (const ElfW(Rela) *)absolute(entry->d_un.d_ptr, base); break;
-        case DT_PLTRELSZ: pltSize = entry->d_un.d_val; break;
-        case DT_RELA: rela = (const ElfW(Rela) *)absolute(entry->d_un.d_ptr, base); break;
-        case DT_RELASZ: relaSize = entry->d_un.d_val; break;
-        default: break;
-        }
-    }
-    if (symbols == NULL || strings == NULL) return 1;
-    if (plt != NULL) patch_relocations(base, plt, pltSize, symbols, strings);
-    if (rela != NULL) patch_relocations(base, rela, relaSize, symbols, strings);
-    return 1;
-}
-
 static pthread_mutex_t patching = PTHREAD_MUTEX_INITIALIZER;
 
 int pianola_locks_count_glib_calls_of(const char *library) {
+    static int patched_slots;
     glibc_mutex_lock(&patching);
-    dl_iterate_phdr(visit, (void *)library);
+    for (size_t hook = 0; hook < sizeof hooks / sizeof hooks[0]; hook++) {
+        patched_slots += pianola_redirect_imports(library, hooks[hook].name, hooks[hook].wrapper, hooks[hook].real);
+    }
     int patched = patched_slots;
     pthread_mutex_unlock(&patching);
     return patched;

@@ -9,4 +9,10 @@ int pianola_install_realtime_openmp(void);
 /// How many single-thread OpenMP regions ran inline, without a libgomp team.
 long pianola_inline_parallel_regions(void);
 
+/// Points the slots through which each loaded object whose file name contains `library` calls
+/// `symbol` at `replacement` (slots already there are left alone). When `previous` is not NULL and
+/// `*previous` is NULL, the first slot's former target is stored there before that slot changes.
+/// Returns how many slots were changed. Not thread-safe against itself: callers serialize.
+int pianola_redirect_imports(const char *library, const char *symbol, void *replacement, void **previous);
+
 #endif
