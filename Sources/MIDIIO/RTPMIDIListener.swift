@@ -58,6 +58,9 @@ public final class RTPMIDIListener: @unchecked Sendable {
         /// Gaps repaired from the next packet's recovery journal (the others, where no journal
         /// covered the loss, released the session's notes and pedal).
         public var repairedGaps: Int = 0
+        /// Packets whose recovery journal could not be read (their commands were played; a gap
+        /// before one was not repaired from it, the session's notes and pedal released instead).
+        public var malformedJournals: Int = 0
     }
 
     /// Where the messages go (to the audio thread).

@@ -15,7 +15,13 @@ extension RTPMIDISessionMachine {
             return
         }
         peer.lastHeard = arrival
-        let journal = packet.hasJournal ? try? RecoveryJournal(parsing: packet.journal[...]) : nil
+        var journal: RecoveryJournal?
+        if packet.hasJournal {
+            // A journal that cannot be read is counted: the gap it was to repair is not repaired.
+            do { journal = try RecoveryJournal(parsing: packet.journal[...]) } catch {
+                peer.session.malformedJournals += 1
+            }
+        }
         if let last = peer.lastSequence {
             let step = Int16(bitPattern: packet.sequence &- last)
             if step <= 0 {

@@ -60,6 +60,7 @@ struct FxListCommand: ParsableCommand {
         if parameter.unit == .boolean { return "on|off, default \(parameter.defaultValue == 1 ? "on" : "off")" }
         let unit = parameter.unit.rawValue.isEmpty ? "" : " \(parameter.unit.rawValue)"
         let range = "\(EffectSpec.format(parameter.range.lowerBound))…\(EffectSpec.format(parameter.range.upperBound))"
-        return "\(range)\(unit), default \(EffectSpec.format(parameter.defaultValue))"
+        // (A default derived from another, q's from bw's, to three decimals; the JSON has it whole.)
+        return "\(range)\(unit), default \(EffectSpec.format((parameter.defaultValue * 1_000).rounded() / 1_000))"
     }
 }

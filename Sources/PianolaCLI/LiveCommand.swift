@@ -155,8 +155,9 @@ struct LiveCommand: ParsableCommand {
         if !quiet {
             for event in session.takeEvents() { Terminal.writeError("\(event)\n") }
             if let listener = session.network {
+                let journals = listener.sessions.reduce(0) { $0 + $1.malformedJournals }
                 Terminal.writeError(
-                    "network MIDI: \(listener.sessions.count) sessions, \(listener.malformedPacketCount) network packets dropped (malformed, or not from their session's peer)\n"
+                    "network MIDI: \(listener.sessions.count) sessions, \(listener.malformedPacketCount) network packets dropped (malformed, or not from their session's peer), \(journals) recovery journals malformed\n"
                 )
             }
             let status = session.status()

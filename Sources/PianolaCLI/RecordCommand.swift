@@ -89,7 +89,7 @@ struct RecordCommand: ParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Write each meter window read (20 a second) as a JSON line to this file (- for standard output).",
+            "Write each meter window read (20 a second) as a JSON line to this file (- for standard output); a write that fails stops the log, said at once and in the summary (exit status 1).",
             valueName: "file"))
     var meterLog: String?
 
@@ -157,12 +157,16 @@ struct RecordCommand: ParsableCommand {
         var failure: SessionError?
         do { try recorder.stop() } catch { failure = error }
         failure = failure ?? recorder.failure
+        log?.finish()
         display.summarize(failure: failure, measuredLatency: measuredLatency)
         if json {
-            Terminal.writeOutput(RecordDisplay.summary(recorder, measuredLatency: measuredLatency).serialized() + "\n")
+            Terminal.writeOutput(
+                RecordDisplay.summary(recorder, measuredLatency: measuredLatency, meterLog: log).serialized() + "\n")
         }
         if let failure { throw failure }
         if stopped == .interrupted, Terminal.interruptSignal == SIGINT { throw Terminal.interruptExitCode }
+        // The recording is whole; the log asked for is not: said above, and in the exit status.
+        if log?.failure != nil { throw ExitCode(1) }
     }
 
     private func describe(_ recorder: AudioRecorder) {

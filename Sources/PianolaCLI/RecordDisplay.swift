@@ -125,12 +125,21 @@ struct RecordDisplay {
                 "Monitor latency: \(String(format1: measured * 1000)) ms by the devices' own accounts\n")
         }
         if failure != nil { Terminal.writeError("note: the file holds everything recorded before the error\n") }
+        if let line = meterLog?.failureLine { Terminal.writeError("note: \(line)\n") }
     }
 
     /// The JSON summary (`--json`).
-    static func summary(_ recorder: AudioRecorder, measuredLatency: Double?) -> JSONValue {
+    static func summary(_ recorder: AudioRecorder, measuredLatency: Double?, meterLog: MeterLog? = nil) -> JSONValue {
         let reading = recorder.meterReading()
+        let log: JSONValue =
+            meterLog.map {
+                .object([
+                    "path": .string($0.path), "windows": .number(Double($0.windowCount)),
+                    "failure": $0.failure.map { .string($0) } ?? .null,
+                ])
+            } ?? .null
         return .object([
+            "meterLog": log,
             "files": .array(recorder.files.map { .string($0) }),
             "seconds": .number(recorder.currentTime),
             "frames": .number(Double(recorder.tap.writtenFrameCount)),

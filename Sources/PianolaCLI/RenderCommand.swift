@@ -288,7 +288,9 @@ struct RenderCommand: ParsableCommand {
             let output = self.output ?? "."
             for input in inputs {
                 if Self.isFolder(input) {
-                    plan.jobs += BatchPlan(midiFilesUnder: input, intoFolder: output, fileExtension: ext).jobs
+                    let folder = BatchPlan(midiFilesUnder: input, intoFolder: output, fileExtension: ext)
+                    plan.jobs += folder.jobs
+                    plan.problems += folder.problems
                 } else {
                     let name = output + "/" + BatchPlan.baseName(of: input) + "." + ext
                     plan.jobs.append(BatchJob(input: input, output: name))

@@ -22,6 +22,10 @@ struct RTPMIDILossTests {
         var dropsGuards = false
         /// Whether the link strips the journal off (as from a sender that sends none).
         var stripsJournal = false
+        /// Whether the link cuts each journal short (two octets of its header left: it cannot be
+        /// read), and how many it cut.
+        var cutsJournal = false
+        var cutJournals = 0
         var dataPackets = 0
         var heard = MIDIChannelStates()
 
@@ -47,6 +51,12 @@ struct RTPMIDILossTests {
                             let length = Int(header & 0x0F) << (long ? 8 : 0) | (long ? Int(bytes[13]) : 0)
                             bytes[12] &= ~0x40
                             bytes = Array(bytes.prefix(13 + (long ? 1 : 0) + length))
+                        }
+                        if cutsJournal, let header = bytes.indices.contains(12) ? bytes[12] : nil, header & 0x40 != 0 {
+                            let long = header & 0x80 != 0
+                            let length = Int(header & 0x0F) << (long ? 8 : 0) | (long ? Int(bytes[13]) : 0)
+                            bytes = Array(bytes.prefix(13 + (long ? 1 : 0) + length + 2))
+                            cutJournals += 1
                         }
                     }
                     receiver.receive(
@@ -168,6 +178,19 @@ struct RTPMIDILossTests {
         #expect(
             bareWrong > 0 || Self.describe(bare.heard) != Self.describe(Self.sent()),
             "\(pattern): releasing everything was right too")
+    }
+
+    @Test("journals that cannot be read are counted in the session's statistics; the gap is released, not repaired")
+    func malformedJournalsCounted() {
+        var link = Link(drops: { $0 == 5 })
+        link.cutsJournal = true
+        for (index, packet) in Self.song().prefix(12).enumerated() { link.send(packet, songPacket: index) }
+        let session = link.receiver.sessions.first
+        #expect(link.cutJournals > 0)
+        #expect(session?.malformedJournals == link.cutJournals, "\(link.cutJournals) journals cut")
+        #expect(session?.lostPackets == 1 && session?.repairedGaps == 0)
+        // Their commands were played: the packets are not dropped.
+        #expect(link.receiver.malformedCount == 0)
     }
 
     @Test("receiver feedback trims the sender's journal: the checkpoint follows what was received")

@@ -42,6 +42,34 @@ private func filesUnder(_ folder: String) -> [String] {
     return found.sorted()
 }
 
+/// Under `folder`, a chain of folders whose path grows past PATH_MAX, made through descriptors,
+/// with a MIDI file at its bottom: its deepest folders cannot be listed by path, by anyone (root
+/// ignores permission bits, not path lengths). Removed with `rm -rf`, which descends by descriptor.
+private func makeTooDeepFolder(under folder: String, song: Data) throws {
+    struct CannotMake: Error {}
+    var parent = open(folder, O_RDONLY | O_DIRECTORY)
+    let name = String(repeating: "d", count: 250)
+    for _ in 0..<18 {
+        guard parent >= 0, mkdirat(parent, name, 0o755) == 0 else { throw CannotMake() }
+        let child = openat(parent, name, O_RDONLY | O_DIRECTORY)
+        close(parent)
+        parent = child
+    }
+    let file = openat(parent, "lost.mid", O_WRONLY | O_CREAT, 0o644)
+    close(parent)
+    guard file >= 0 else { throw CannotMake() }
+    defer { close(file) }
+    guard song.withUnsafeBytes({ write(file, $0.baseAddress, $0.count) }) == song.count else { throw CannotMake() }
+}
+
+private func removeTree(_ path: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["rm", "-rf", path]
+    try? process.run()
+    process.waitUntilExit()
+}
+
 @Suite("Corpus jobs: folder trees, manifests, resuming, failures", .serialized)
 struct CorpusJobTests {
     let font = bundledFontPath
@@ -86,6 +114,27 @@ struct CorpusJobTests {
         try FileManager.default.removeItem(atPath: output + "/deep/song3.wav")
         result = try runPianola(["render", corpus, "-o", output, "-s", font, "--tail", "0.6"])
         #expect(result.stderr.contains("1 rendered, 4 already done, 1 failed"), "\(result.stderr)")
+    }
+
+    @Test("a folder under the input that cannot be listed fails as a job: its path and reason, in the summary")
+    func unlistableFolder() throws {
+        let directory = try scratchDirectory()
+        defer { removeTree(directory) }
+        let corpus = directory + "/corpus"
+        try FileManager.default.createDirectory(atPath: corpus, withIntermediateDirectories: true)
+        let song = try Data(contentsOf: URL(fileURLWithPath: demoSong))
+        try song.write(to: URL(fileURLWithPath: corpus + "/song.mid"))
+        try makeTooDeepFolder(under: corpus, song: song)
+        let output = directory + "/renders"
+        let result = try runPianola(["render", corpus, "-o", output, "-s", font, "--tail", "0.5"])
+        #expect(result.status == 1, "\(result.stderr)")
+        let line = try #require(
+            result.stderr.split(separator: "\n").first { $0.contains("cannot list the folder") }, "\(result.stderr)")
+        #expect(
+            line.hasPrefix("pianola: \(corpus)/ddd") && line.hasSuffix(": cannot list the folder: File name too long"))
+        #expect(result.stderr.contains("1 rendered, 0 already done, 1 failed (2 jobs)"), "\(result.stderr)")
+        let failures = jsonLines(output + "/.pianola-failures.jsonl")
+        #expect((failures.first?["error"] as? String)?.contains("cannot list the folder") == true, "\(failures)")
     }
 
     @Test("a manifest: relative paths, per-job settings; bad lines fail their own job with the line number")

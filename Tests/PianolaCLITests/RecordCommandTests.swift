@@ -197,6 +197,32 @@ struct RecordCommandTests {
         }
     }
 
+    @Test("--meter-log that cannot be written: said once at once and in the summary, exit 1; the recording whole")
+    func meterLogWriteFails() throws {
+        let folder = makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let device = try FileCaptureDevice.make(samples: numberedFrames(48_000 * 2), in: folder)
+        let environment = try alsaEnvironment(folder, [device.definitions])
+        // /dev/full: every write fails with ENOSPC, as on a full disk.
+        let result = try runPianola(
+            [
+                "record", "-o", folder + "/take.wav", "-d", device.name, "--duration", "1", "--meter-log", "/dev/full",
+                "--force", "--json",
+            ], environment: environment)
+        #expect(result.status == 1, "\(result.stderr)")
+        let said = "pianola: meter log /dev/full: cannot write: No space left on device; no more windows are logged"
+        #expect(result.stderr.components(separatedBy: said).count == 2, "\(result.stderr)")
+        #expect(
+            result.stderr.contains(
+                "note: the meter log /dev/full stopped after 0 windows: cannot write: No space left on device"),
+            "\(result.stderr)")
+        let summary = try #require(
+            try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let log = try #require(summary["meterLog"] as? [String: Any], "\(result.stdout)")
+        #expect((log["failure"] as? String)?.contains("No space left on device") == true)
+        #expect(try AudioFile.read(from: folder + "/take.wav").frameCount == 48_000)
+    }
+
     @Test("SIGTERM and SIGINT complete the file (exit 0 and 130); SIGKILL leaves all but the last second")
     func signals() throws {
         for signal in [SIGTERM, SIGINT, SIGKILL] {

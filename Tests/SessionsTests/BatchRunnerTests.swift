@@ -196,6 +196,52 @@ struct BatchRunnerTests {
         try FileManager.default.removeItem(atPath: directory)
     }
 
+    @Test("a folder that cannot be listed is a problem with its path and reason, a failed job, not zero jobs")
+    func unlistableFolder() throws {
+        let directory = makeTemporaryDirectory("pianola-batch")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try write(songBytes(), to: directory + "/song.mid")
+        // (Root lists any folder whatever its permission bits: a path through a file fails for anyone.)
+        let folder = directory + "/song.mid/corpus"
+        let plan = BatchPlan(midiFilesUnder: folder, intoFolder: directory + "/out", fileExtension: "wav")
+        #expect(plan.jobs.isEmpty)
+        #expect(
+            plan.problems == [
+                BatchProblem(
+                    origin: folder, input: folder, output: "", reason: "cannot list the folder: Not a directory")
+            ], "\(plan.problems)")
+        let (summary, events) = run(BatchRunner(plan, configuration: configuration(directory)))
+        #expect((summary.failed, summary.total) == (1, 1))
+        let failed = events.compactMap { event -> String? in
+            guard case .finished(let job, .failed(let reason), _) = event else { return nil }
+            return job.input + ": " + reason
+        }
+        #expect(failed == [folder + ": cannot list the folder: Not a directory"])
+        let failures = try String(contentsOfFile: directory + "/failures.jsonl", encoding: .utf8)
+        #expect(failures.contains("cannot list the folder"), "\(failures)")
+    }
+
+    @Test("a manifest input that is a directory or a device is a problem saying so, with its line")
+    func manifestInputOfAnotherKind() throws {
+        let directory = makeTemporaryDirectory("pianola-batch")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try FileManager.default.createDirectory(atPath: directory + "/folder.mid", withIntermediateDirectories: true)
+        try write(songBytes(), to: directory + "/song.mid")
+        let lines = [
+            #"{"input": "folder.mid", "output": "a.wav"}"#, #"{"input": "/dev/null", "output": "b.wav"}"#,
+            #"{"input": "song.mid", "output": "c.wav"}"#,
+        ]
+        try lines.joined(separator: "\n").write(toFile: directory + "/m.jsonl", atomically: false, encoding: .utf8)
+        let plan = try BatchPlan(manifestAt: directory + "/m.jsonl")
+        #expect(plan.jobs.map(\.output) == [directory + "/c.wav"])
+        let problems = plan.problems.map { "\(fileName($0.origin)) \($0.reason)" }
+        #expect(
+            problems == [
+                "m.jsonl:1 the input \(directory)/folder.mid is a directory, not a MIDI file",
+                "m.jsonl:2 the input /dev/null is a character device, not a MIDI file",
+            ], "\(problems)")
+    }
+
     @Test("files into a folder: named after their inputs, a repeated name numbered; kept in the order given")
     func filesIntoFolder() {
         let plan = BatchPlan(

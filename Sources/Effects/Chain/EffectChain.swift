@@ -70,58 +70,63 @@ public final class EffectChain {
                 let count = run.map { Int($0.values["band"] ?? 0) }.max().map { max($0, run.count) } ?? run.count
                 let eq = EQNode(numberOfBands: min(16, count))
                 var next = 0
+                // The run's global gain and design: the last band that gives them, else the table's.
+                var global: Double?
+                var matched = false
                 for item in run {
                     let bandIndex = item.values["band"].map { Int($0) - 1 } ?? next
                     guard bandIndex < eq.bands.count else { throw EffectSpecError("eq: more than 16 bands") }
-                    eq.bands[bandIndex].settings = item.band(defaultType: .parametric)
-                    eq.bands[bandIndex].bypass = (item.values["bypass"] ?? 0) == 1
-                    if let global = item.values["global"] { eq.globalGain = global }
-                    if item.values["matched"] == 1 { eq.design = .matched }
+                    eq.bands[bandIndex].settings = item.band()
+                    eq.bands[bandIndex].bypass = item.value(of: "bypass") == 1
+                    if let given = item.values["global"] { global = given }
+                    if item.value(of: "matched") == 1 { matched = true }
                     next = bandIndex + 1
                 }
+                eq.globalGain = global ?? spec.value(of: "global")
+                eq.design = matched ? .matched : .cookbook
                 nodes.append(eq)
                 index += run.count
             case "filter":
-                let band = spec.band(defaultType: .lowPass)
+                let band = spec.band()
                 let filter = FilterNode(
                     type: band.type, frequency: band.frequency, gain: band.gain, bandwidth: band.bandwidth)
-                if spec.values["matched"] == 1 { filter.design = .matched }
+                filter.design = spec.value(of: "matched") == 1 ? .matched : .cookbook
                 nodes.append(filter)
                 index += 1
             case "reverb":
                 let reverb = ReverbNode(
-                    preset: ReverbPreset.table[Int(spec.values["preset"] ?? 3)], wetDryMix: spec.values["mix"] ?? 50)
+                    preset: ReverbPreset.table[Int(spec.value(of: "preset"))], wetDryMix: spec.value(of: "mix"))
                 nodes.append(reverb)
                 index += 1
             case "limiter":
                 let limiter = LimiterNode()
-                limiter.attack = spec.values["attack"] ?? 5
-                limiter.release = spec.values["release"] ?? 100
-                limiter.preGain = spec.values["preGain"] ?? 0
-                limiter.ceiling = spec.values["ceiling"] ?? -1
-                limiter.truePeak = spec.values["truePeak"] == 1
+                limiter.attack = spec.value(of: "attack")
+                limiter.release = spec.value(of: "release")
+                limiter.preGain = spec.value(of: "preGain")
+                limiter.ceiling = spec.value(of: "ceiling")
+                limiter.truePeak = spec.value(of: "truePeak") == 1
                 nodes.append(limiter)
                 index += 1
             case "compressor":
                 let compressor = DynamicsProcessorNode()
-                compressor.threshold = spec.values["threshold"] ?? -20
-                compressor.ratio = spec.values["ratio"] ?? 4
-                compressor.kneeWidth = spec.values["knee"] ?? 6
-                compressor.attackTime = spec.values["attack"] ?? 10
-                compressor.releaseTime = spec.values["release"] ?? 100
-                compressor.makeUpGain = spec.values["makeup"] ?? 0
-                compressor.lookAhead = spec.values["lookahead"] ?? 0
-                compressor.detector = DynamicsProcessorNode.Detector.allCases[Int(spec.values["detector"] ?? 0)]
-                compressor.expansionRatio = spec.values["expansionRatio"] ?? 1
-                compressor.expansionThreshold = spec.values["expansionThreshold"] ?? -60
-                compressor.isLinked = (spec.values["link"] ?? 1) == 1
+                compressor.threshold = spec.value(of: "threshold")
+                compressor.ratio = spec.value(of: "ratio")
+                compressor.kneeWidth = spec.value(of: "knee")
+                compressor.attackTime = spec.value(of: "attack")
+                compressor.releaseTime = spec.value(of: "release")
+                compressor.makeUpGain = spec.value(of: "makeup")
+                compressor.lookAhead = spec.value(of: "lookahead")
+                compressor.detector = DynamicsProcessorNode.Detector.allCases[Int(spec.value(of: "detector"))]
+                compressor.expansionRatio = spec.value(of: "expansionRatio")
+                compressor.expansionThreshold = spec.value(of: "expansionThreshold")
+                compressor.isLinked = spec.value(of: "link") == 1
                 nodes.append(compressor)
                 index += 1
             case "delay":
                 nodes.append(
                     DelayNode(
-                        delayTime: spec.delaySeconds(songTempo: songTempo), feedback: spec.values["feedback"] ?? 30,
-                        lowPassCutoff: spec.values["lowpass"] ?? 15_000, wetDryMix: spec.values["mix"] ?? 50))
+                        delayTime: spec.delaySeconds(songTempo: songTempo), feedback: spec.value(of: "feedback"),
+                        lowPassCutoff: spec.value(of: "lowpass"), wetDryMix: spec.value(of: "mix")))
                 index += 1
             case "distortion":
                 nodes.append(spec.distortion())

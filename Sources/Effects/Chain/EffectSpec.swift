@@ -147,16 +147,16 @@ public struct EffectSpec: Hashable, Sendable {
     }
 
     /// The seconds of a `delay` spec: its `time`, or its note value at its `tempo`, else at
-    /// `songTempo`, else at 120 beats per minute (a beat is a quarter note); at most 2 s (a note
-    /// value too long at a song's tempo is held at 2 s; with `tempo` given, `make` refuses it).
+    /// `songTempo`, else at the table's default `tempo` (a beat is a quarter note); at most 2 s (a
+    /// note value too long at a song's tempo is held at 2 s; with `tempo` given, `make` refuses it).
     public func delaySeconds(songTempo: Double?) -> Double {
-        guard let note = values["note"] else { return values["time"] ?? 0.5 }
-        let tempo = values["tempo"] ?? songTempo ?? 120
+        guard let note = values["note"] else { return value(of: "time") }
+        let tempo = values["tempo"] ?? songTempo ?? value(of: "tempo")
         return min(note * 4 * 60 / tempo, DelayNode.maximumDelayTime)
     }
 
     /// A `varispeed` spec's rate: `rate` × 2^(`cents`/1200).
-    public var varispeedRate: Double { (values["rate"] ?? 1) * pow(2, (values["cents"] ?? 0) / 1_200) }
+    public var varispeedRate: Double { value(of: "rate") * pow(2, value(of: "cents") / 1_200) }
 
     /// Whether the spec changes the pace of what comes before it (`varispeed`, `timepitch`): the
     /// output is 1/`rateFactor` as long as the input.
@@ -168,7 +168,7 @@ public struct EffectSpec: Hashable, Sendable {
     public var rateFactor: Double {
         switch name {
         case "varispeed": varispeedRate
-        case "timepitch": values["rate"] ?? 1
+        case "timepitch": value(of: "rate")
         default: 1
         }
     }
@@ -247,12 +247,23 @@ public struct EffectSpec: Hashable, Sendable {
         value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
     }
 
-    /// The band an `eq` or `filter` spec describes.
-    func band(defaultType: FilterType) -> FilterBand {
-        let type = values["type"].map { FilterType.allCases[Int($0)] } ?? defaultType
-        var bandwidth = values["bw"] ?? 1
+    /// The value the spec gives `key`, or the default its effect's parameter table gives it: the one
+    /// place where a node made from a spec gets what the spec leaves out, so that `pianola fx list`
+    /// shows what runs. `key` must be in the table (a programming error otherwise).
+    public func value(of key: String) -> Double {
+        if let value = values[key] { return value }
+        guard let effect = Self.catalog.first(where: { $0.name == name }),
+            let parameter = effect.parameters.first(where: { $0.identifier == key })
+        else { preconditionFailure("\(name) has no parameter '\(key)'") }
+        return parameter.defaultValue
+    }
+
+    /// The band an `eq` or `filter` spec describes: a `q` given stands for the bandwidth.
+    func band() -> FilterBand {
+        var bandwidth = value(of: "bw")
         if let q = values["q"] { bandwidth = 2 * asinh(1 / (2 * q)) / log(2) }
         return FilterBand(
-            type: type, frequency: values["freq"] ?? 1_000, gain: values["gain"] ?? 0, bandwidth: bandwidth)
+            type: FilterType.allCases[Int(value(of: "type"))], frequency: value(of: "freq"), gain: value(of: "gain"),
+            bandwidth: bandwidth)
     }
 }

@@ -84,16 +84,20 @@ extension EffectSpec {
     /// The node a `distortion` spec describes: its preset's values (if it names one), then its own keys.
     func distortion() -> DistortionNode {
         let node = DistortionNode()
-        if let index = values["preset"], index >= 1 { node.load(DistortionPreset.all[Int(index) - 1]) }
-        if let type = values["type"] { node.shape = DistortionNode.Shape.allCases[Int(type)] }
-        if let drive = values["drive"] { node.drive = drive }
-        if let tone = values["tone"] { node.tone = tone }
-        if let mix = values["mix"] { node.wetDryMix = mix }
-        if let level = values["level"] { node.level = level }
-        if let bits = values["bits"] { node.bits = bits }
-        if let downsample = values["downsample"] { node.downsample = downsample }
-        if let carrier = values["carrier"] { node.carrier = carrier }
-        if let factor = values["oversampling"] { node.oversampling = 1 << Int(factor) }
+        // Without a preset every setting is the spec's or the table's; a preset's are kept where the
+        // spec gives none (a preset has no oversampling: the spec's or the table's).
+        let preset = Int(value(of: "preset"))
+        if preset >= 1 { node.load(DistortionPreset.all[preset - 1]) }
+        let setting = { (key: String) -> Double? in preset >= 1 ? values[key] : value(of: key) }
+        if let type = setting("type") { node.shape = DistortionNode.Shape.allCases[Int(type)] }
+        if let drive = setting("drive") { node.drive = drive }
+        if let tone = setting("tone") { node.tone = tone }
+        if let mix = setting("mix") { node.wetDryMix = mix }
+        if let level = setting("level") { node.level = level }
+        if let bits = setting("bits") { node.bits = bits }
+        if let downsample = setting("downsample") { node.downsample = downsample }
+        if let carrier = setting("carrier") { node.carrier = carrier }
+        node.oversampling = 1 << Int(value(of: "oversampling"))
         return node
     }
 }

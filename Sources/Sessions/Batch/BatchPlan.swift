@@ -10,7 +10,8 @@ import MIDICore
 public struct BatchPlan: Sendable {
     /// The jobs, in the order given (a `BatchRunner` may take them longest first).
     public var jobs: [BatchJob]
-    /// The manifest lines that could not become jobs; each counts as a failed job when the batch runs.
+    /// The manifest lines (and folders) that could not become jobs; each counts as a failed job when the
+    /// batch runs.
     public var problems: [BatchProblem]
 
     /// A plan of `jobs`, with `problems` to report as failures.
@@ -53,6 +54,13 @@ public struct BatchPlan: Sendable {
                 continue
             }
             var job = BatchJob(input: resolve(parsed.input), output: resolve(parsed.output), origin: origin)
+            if let kind = Self.otherKind(job.input) {
+                problems.append(
+                    BatchProblem(
+                        origin: origin, input: job.input, output: job.output,
+                        reason: "the input \(job.input) is \(kind), not a MIDI file"))
+                continue
+            }
             if let first = outputs[job.output] {
                 problems.append(
                     BatchProblem(
@@ -74,14 +82,47 @@ public struct BatchPlan: Sendable {
     }
 
     /// The MIDI files under `folder` (recursively, sorted), each rendered to the same relative
-    /// path under `output` with the extension `fileExtension`.
+    /// path under `output` with the extension `fileExtension`. A folder that cannot be listed (the
+    /// folder itself or one under it: gone, not a folder, permission denied) is a problem with its
+    /// path and the reason, failed when the batch runs: its files are not silently left out.
+    /// Symbolic links are listed, not followed into folders.
     public init(midiFilesUnder folder: String, intoFolder output: String, fileExtension: String) {
         let root = folder.hasSuffix("/") ? String(folder.dropLast()) : folder
         let outputRoot = output.hasSuffix("/") ? String(output.dropLast()) : output
         var relatives: [String] = []
-        for next in (try? FileManager.default.subpathsOfDirectory(atPath: root)) ?? []
-        where Self.midiExtensions.contains(POSIXSupport.pathExtension(of: next).lowercased()) {
-            relatives.append(next)
+        var problems: [BatchProblem] = []
+        var pending = [""]
+        while let relative = pending.popLast() {
+            let path = relative.isEmpty ? root : root + "/" + relative
+            let names: [(name: String, isFolder: Bool?)]
+            do throws(POSIXReason) { names = try Self.entries(of: path) } catch {
+                problems.append(
+                    BatchProblem(
+                        origin: path, input: path, output: "", reason: "cannot list the folder: \(error.description)"))
+                continue
+            }
+            for (name, isFolder) in names {
+                let next = relative.isEmpty ? name : relative + "/" + name
+                var folder = isFolder ?? false
+                if isFolder == nil {
+                    // The file system does not say what the entry is: asked (one gone since is no entry).
+                    var info = stat()
+                    if lstat(root + "/" + next, &info) == 0 {
+                        folder = (info.st_mode & S_IFMT) == S_IFDIR
+                    } else if errno != ENOENT {
+                        let path = root + "/" + next
+                        let reason = POSIXReason(errno).description
+                        problems.append(
+                            BatchProblem(origin: path, input: path, output: "", reason: "cannot examine it: \(reason)"))
+                        continue
+                    }
+                }
+                if folder {
+                    pending.append(next)
+                } else if Self.midiExtensions.contains(POSIXSupport.pathExtension(of: next).lowercased()) {
+                    relatives.append(next)
+                }
+            }
         }
         var names = UniqueNames()
         let jobs = relatives.sorted().map { relative in
@@ -90,7 +131,42 @@ public struct BatchPlan: Sendable {
             let output = outputRoot + "/" + names.claim(stem, fileExtension: fileExtension)
             return BatchJob(input: root + "/" + relative, output: output, origin: relative)
         }
-        self.init(jobs: jobs)
+        self.init(jobs: jobs, problems: problems.sorted { $0.origin < $1.origin })
+    }
+
+    /// The entries of the folder at `path` (not `.` and `..`), each with whether it is a folder
+    /// (nil where the file system does not say; a symbolic link is not), or why it cannot be listed.
+    static func entries(of path: String) throws(POSIXReason) -> [(name: String, isFolder: Bool?)] {
+        guard let directory = opendir(path) else { throw POSIXReason(errno) }
+        defer { closedir(directory) }
+        var entries: [(name: String, isFolder: Bool?)] = []
+        while true {
+            errno = 0
+            guard let entry = readdir(directory) else {
+                if errno != 0 { throw POSIXReason(errno) }
+                return entries
+            }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            guard name != "." && name != ".." else { continue }
+            let type = Int(entry.pointee.d_type)
+            entries.append((name, type == DT_UNKNOWN ? nil : type == DT_DIR))
+        }
+    }
+
+    /// What the file at `path` is when it exists and is neither a regular file nor a pipe (which
+    /// are read), for the message: "a directory", "a character device"; nil otherwise.
+    static func otherKind(_ path: String) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        switch info.st_mode & S_IFMT {
+        case S_IFDIR: return "a directory"
+        case S_IFCHR: return "a character device"
+        case S_IFBLK: return "a block device"
+        case S_IFSOCK: return "a socket"
+        default: return nil
+        }
     }
 
     /// `inputs` rendered into `folder`, each named after its input (`NAME.EXT`, `NAME-2.EXT` for
@@ -130,15 +206,16 @@ public struct BatchPlan: Sendable {
     }
 }
 
-/// A manifest line that could not become a job, and why.
+/// A manifest line, or a folder, that could not become jobs, and why.
 public struct BatchProblem: Sendable, Hashable {
-    /// The manifest's path and the line's number ("corpus.jsonl:12").
+    /// The manifest's path and the line's number ("corpus.jsonl:12"), or the folder's path.
     public var origin: String
     /// The line's input path (resolved), or empty when it had none.
     public var input: String
     /// The line's output path (resolved), or empty when it had none.
     public var output: String
     /// Why the line is not a job: not a JSON object, a missing or unknown key, a value of the wrong type, an
-    /// unknown format or tail, or an output that an earlier line already has.
+    /// unknown format or tail, an input that is a directory or a device, or an output that an earlier line
+    /// already has; or why the folder cannot be listed.
     public var reason: String
 }

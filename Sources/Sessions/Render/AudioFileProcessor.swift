@@ -77,7 +77,7 @@ public struct AudioFileProcessor: Sendable {
                         change.name == "varispeed"
                         ? try current.varispeed(rate: change.varispeedRate)
                         : try TimePitch.process(
-                            current, rate: change.values["rate"] ?? 1, cents: change.values["pitch"] ?? 0)
+                            current, rate: change.value(of: "rate"), cents: change.value(of: "pitch"))
                 } catch { throw .audio(error) }
                 tempo = tempo.map { $0 * change.rateFactor }
             }

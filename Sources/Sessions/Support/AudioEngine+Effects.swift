@@ -52,8 +52,8 @@ extension EffectSpec {
                 nodes.append(node)
             } else {
                 let node = TimePitchNode()
-                node.rate = spec.values["rate"] ?? 1
-                node.pitch = spec.values["pitch"] ?? 0
+                node.rate = spec.value(of: "rate")
+                node.pitch = spec.value(of: "pitch")
                 nodes.append(node)
             }
         }
