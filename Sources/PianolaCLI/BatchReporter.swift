@@ -69,7 +69,7 @@ struct BatchReporter {
             }
             if case .rendered(let summary, _) = outcome {
                 // Presets that played silent: shown in every style, a render that sounds wrong.
-                for warning in summary.warnings { Terminal.writeError("warning: \(warning)\n") }
+                Self.warnIfSilent(summary)
                 if style != .corpus { Self.warnIfClipped(shown(summary)) }
             }
             if style == .corpus {
@@ -174,6 +174,12 @@ struct BatchReporter {
         return
             "\(summary.outputPath): \(length), peak \(String(decibels: summary.peak)) dBFS\(loudness), "
             + "\(Int(summary.seconds / max(elapsed, 1e-6)))× real time"
+    }
+
+    /// "warning: FONT: bank B, program P (NAME): N samples cannot be read or decoded …", one line
+    /// for each preset that played samples silent.
+    static func warnIfSilent(_ summary: RenderSummary) {
+        for warning in summary.warnings { Terminal.writeError("warning: \(warning)\n") }
     }
 
     /// "warning: OUT: N samples clipped …: use --gain or --loudness", when the output went over

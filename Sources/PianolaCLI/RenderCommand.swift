@@ -356,6 +356,7 @@ struct RenderCommand: ParsableCommand {
         } catch {
             throw CLIError("\(input): \(error.description)")
         }
+        BatchReporter.warnIfSilent(summary)
         BatchReporter.warnIfClipped(summary)
         let parts = routing.partOutputs.map { "\($0[0] + 1)-\($0[1] + 1)" }
         if json {
@@ -416,6 +417,7 @@ struct RenderCommand: ParsableCommand {
             input: input, mode: mode, sampleRate: options.sampleRate, frames: result.mix.frames, stems: result.stems,
             multichannel: multichannel
         ).write(toFolder: folder)
+        BatchReporter.warnIfSilent(result.mix)
         BatchReporter.warnIfClipped(result.mix)
         if json {
             for stem in result.stems {

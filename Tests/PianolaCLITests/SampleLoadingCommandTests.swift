@@ -100,5 +100,13 @@ struct SampleLoadingCommandTests {
             warnings.allSatisfy { $0.contains(" cannot be read or decoded and play silence") && $0.contains("(") },
             "\(warnings)")
         #expect(result.stdout.contains(#""warnings":["#), "\(result.stdout)")
+        // Stems and a channel map say it too.
+        for extra in [
+            ["--stems", "channel", "-o", folder + "/stems"], ["--channel-map", "10:3-4", "-o", folder + "/map.wav"],
+        ] {
+            let other = try runPianola(["render", demoSong, "-s", font, "-q"] + extra)
+            #expect(other.status == 0, "\(extra[0]): \(other.stderr)")
+            #expect(other.stderr.contains("warning: \(font): bank "), "\(extra[0]): \(other.stderr)")
+        }
     }
 }

@@ -98,10 +98,11 @@ extension OfflineRenderer {
                 if !progress(Double(frames) / rate, music) { throw RenderError.cancelled }
             }
         }
-        return RenderSummary(
+        var summary = RenderSummary(
             outputPath: outputPath, frames: frames, sampleRate: rate, musicSeconds: Double(musicFrames) / rate,
             tailSeconds: Double(frames - musicFrames) / rate, peak: peak, samplesOverFullScale: overFullScale
         )
-        .encoded(options.encoding)
+        summary.warnings = sampler.sampleWarnings
+        return summary.encoded(options.encoding)
     }
 }

@@ -37,11 +37,14 @@ extension OfflineRenderer {
         var lanes: [RenderLane] = []
         // Loading on demand, every stem's sampler holds the song's presets (one copy in memory).
         var usage: PresetUsage?
+        // The first sampler reads the samples; what it could not read, the others lack too.
+        var warnings: [String]?
         for stem in plan {
             do {
                 let (sampler, used) = try makeSampler(
                     settings: Self.samplerSettings(options), for: sequence, usage: usage)
                 usage = used
+                if warnings == nil { warnings = sampler.sampleWarnings }
                 lanes.append(try RenderLane(sampler: sampler, sequence: stem.sequence, options: options))
             } catch {
                 throw .graph("\(error)")
@@ -167,13 +170,14 @@ extension OfflineRenderer {
         var mixInfo = Self.mixInfo(fileExtension, plan)
         mixInfo.loudness = mixMeter.integratedLoudness
         mixInfo.truePeak = mixMeter.truePeak
-        let summary = RenderSummary(
+        var summary = RenderSummary(
             outputPath: folder + "/" + mixInfo.file, frames: frames, sampleRate: options.sampleRate,
             musicSeconds: Double(musicFrames) / rate, tailSeconds: Double(frames - musicFrames) / rate,
             peak: mixLevel.peak, loudness: mixInfo.loudness, truePeak: mixInfo.truePeak,
             samplesOverFullScale: mixLevel.samplesOverFullScale
-        ).encoded(options.encoding)
-        return (summary, [mixInfo] + stems)
+        )
+        summary.warnings = warnings ?? []
+        return (summary.encoded(options.encoding), [mixInfo] + stems)
     }
 
     private static func mixInfo(
