@@ -249,8 +249,13 @@ struct PlayCommand: ParsableCommand {
                 continue
             }
             let wasRunning = session.output.isRunning
+            let warned = session.samplers.map(\.sampleWarnings.count)
             try session.play(sequence, from: startAt)
             startAt = nil
+            // Presets of this song whose samples could not be read or decoded: they play silent.
+            for (sampler, count) in zip(session.samplers, warned) {
+                for warning in sampler.sampleWarnings.dropFirst(count) { Terminal.writeError("warning: \(warning)\n") }
+            }
             if !wasRunning && session.output.isPaced && !session.output.isRealTimeScheduled && !quiet {
                 Terminal.writeError(
                     "note: real-time scheduling (SCHED_FIFO) is not permitted here; the audio thread runs at normal priority\n"

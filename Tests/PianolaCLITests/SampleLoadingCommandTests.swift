@@ -100,7 +100,10 @@ struct SampleLoadingCommandTests {
             warnings.allSatisfy { $0.contains(" cannot be read or decoded and play silence") && $0.contains("(") },
             "\(warnings)")
         #expect(result.stdout.contains(#""warnings":["#), "\(result.stdout)")
-        // Stems and a channel map say it too.
+        // Playing says it too (ALSA's null device, from near the end), and so do stems and a channel map.
+        let played = try runPianola(["play", demoSong, "-d", "null", "-s", font, "--start", "15"])
+        #expect(played.status == 0, "\(played.stderr)")
+        #expect(played.stderr.contains("warning: \(font): bank "), "\(played.stderr)")
         for extra in [
             ["--stems", "channel", "-o", folder + "/stems"], ["--channel-map", "10:3-4", "-o", folder + "/map.wav"],
         ] {
