@@ -1,10 +1,12 @@
 // swift-tools-version: 6.2
 //
 // Pianola: a MIDI sequencer and SoundFont sampler for Linux.
-// Module boundaries follow ARCHITECTURE.md (in the shared notes); dependencies point one way:
-//   MIDICore ← SMF ← Sequencer → AudioGraph ← Effects / Sampler / AudioIO;   Sequencer ← Sampler
-//   (for FluidSynth's player timing, a policy the sequencer is given);   MIDICore ← MIDIIO;
-//   AudioGraph ← JACKIO (libjack, loaded when asked for);   the building blocks ← Sessions;   everything ← Pianola ← PianolaCLI (`pianola`)
+// Module boundaries: docs/ARCHITECTURE.md (what each module holds and may import). Dependencies
+// point one way; PianolaSupport (paths, threads, edit distance) is below them all:
+//   MIDICore ← SMF ← Sequencer → AudioGraph ← Effects / Meters / Sampler / AudioFiles ← RateAndPitch;
+//   AudioFiles ← ALSAIO (ALSA devices) and AudioGraph ← JACKIO (libjack, loaded when asked for), side by side;
+//   Sequencer ← Sampler (for FluidSynth's player timing, a policy the sequencer is given);   MIDICore ← MIDIIO;
+//   the building blocks ← Sessions;   everything ← Pianola ← PianolaCLI (`pianola`)
 import PackageDescription
 
 // `PIANOLA_WERROR=1` (set by scripts/test and CI) turns every warning in our own targets into an error.
@@ -40,6 +42,8 @@ let package = Package(
         .target(name: "CMappedFile"),
         // Flush-to-zero around a DSP block (the reverb's delay network), per architecture.
         .target(name: "CFloatEnvironment"),
+        // The thread calls Swift's Glibc module does not export (gettid, pthread_setname_np).
+        .target(name: "CSystemThread"),
         // The ALSA sequencer for MIDIIO (alsa-lib's event macros and unions, decoded to MIDI bytes).
         .target(name: "CALSASequencer", linkerSettings: [.linkedLibrary("asound")]),
         .systemLibrary(
@@ -55,31 +59,49 @@ let package = Package(
         .systemLibrary(
             name: "CEBUR128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"]), .brew(["libebur128"])]),
 
-        // MARK: Pure Swift modules (no C, no devices)
+        // MARK: Pure Swift modules (no C library, no devices)
+        // What every module may use and no user sees (`package` access): paths, threads, edit distance.
+        .target(name: "PianolaSupport", dependencies: ["CSystemThread"], swiftSettings: strictSettings),
         .target(name: "MIDICore", swiftSettings: strictSettings),
-        .target(name: "SMF", dependencies: ["MIDICore", "CMappedFile"], swiftSettings: strictSettings),
+        .target(
+            name: "SMF", dependencies: ["MIDICore", "PianolaSupport", "CMappedFile"], swiftSettings: strictSettings),
         .target(
             name: "AudioGraph", dependencies: ["MIDICore"],
             swiftSettings: strictSettings),
         .target(
-            name: "Sequencer", dependencies: ["MIDICore", "SMF", "AudioGraph"],
+            name: "Sequencer", dependencies: ["MIDICore", "SMF", "AudioGraph", "PianolaSupport"],
             swiftSettings: strictSettings),
         .target(name: "Effects", dependencies: ["AudioGraph", "CFloatEnvironment"], swiftSettings: strictSettings),
+        // Peak, power (dBFS windows), loudness (libebur128): the meters, one family.
+        .target(name: "Meters", dependencies: ["AudioGraph", "CEBUR128"], swiftSettings: strictSettings),
 
         // MARK: Modules that wrap a C library
         .target(
             name: "Sampler",
-            dependencies: ["AudioGraph", "MIDICore", "Sequencer", "CFluidSynth", "CFluidSynthRealtime"],
+            dependencies: [
+                "AudioGraph", "MIDICore", "Sequencer", "PianolaSupport", "CFluidSynth", "CFluidSynthRealtime",
+            ],
+            swiftSettings: strictSettings),
+        // Audio files (libsndfile): read, write, play as a node, capture from a tap; with the
+        // resampling (libsamplerate) that a file at another rate needs.
+        .target(
+            name: "AudioFiles", dependencies: ["AudioGraph", "PianolaSupport", "CSndFile", "CSampleRate"],
+            swiftSettings: strictSettings),
+        // Processing that changes a length: varispeed and time-pitch (SoundTouch), as nodes and offline.
+        .target(
+            name: "RateAndPitch", dependencies: ["AudioGraph", "AudioFiles", "CSampleRate", "CSoundTouch"],
+            swiftSettings: strictSettings),
+        // ALSA PCM devices: output, capture, their clocks, the pacer for unpaced devices.
+        .target(
+            name: "ALSAIO", dependencies: ["AudioGraph", "AudioFiles", "PianolaSupport", "CALSA", "CALSAShims"],
             swiftSettings: strictSettings),
         .target(
-            name: "AudioIO",
-            dependencies: ["AudioGraph", "CALSA", "CALSAShims", "CSndFile", "CSampleRate", "CEBUR128", "CSoundTouch"],
+            name: "JACKIO", dependencies: ["AudioGraph", "MIDICore", "PianolaSupport", "CJACK"],
             swiftSettings: strictSettings),
-        .target(name: "JACKIO", dependencies: ["AudioGraph", "MIDICore", "CJACK"], swiftSettings: strictSettings),
         .target(
             name: "MIDIIO",
             dependencies: [
-                "MIDICore", "CALSASequencer",
+                "MIDICore", "PianolaSupport", "CALSASequencer",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
@@ -89,19 +111,23 @@ let package = Package(
         .target(
             name: "Sessions",
             dependencies: [
-                "MIDICore", "SMF", "Sequencer", "AudioGraph", "Effects", "Sampler", "AudioIO", "MIDIIO", "JACKIO",
+                "PianolaSupport", "MIDICore", "SMF", "Sequencer", "AudioGraph", "Effects", "Meters", "Sampler",
+                "AudioFiles", "RateAndPitch", "ALSAIO", "MIDIIO", "JACKIO",
             ],
             swiftSettings: strictSettings),
         .target(
             name: "Pianola",
             dependencies: [
-                "MIDICore", "SMF", "Sequencer", "AudioGraph", "Effects", "Sampler", "AudioIO", "MIDIIO", "JACKIO",
-                "Sessions",
+                "MIDICore", "SMF", "Sequencer", "AudioGraph", "Effects", "Meters", "Sampler", "AudioFiles",
+                "RateAndPitch", "ALSAIO", "MIDIIO", "JACKIO", "Sessions",
             ],
             swiftSettings: strictSettings),
         .executableTarget(
             name: "PianolaCLI",
-            dependencies: ["Pianola", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: [
+                "Pianola", "MIDICore", "PianolaSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             swiftSettings: strictSettings),
         .target(name: "SoundFontGenerator", dependencies: ["MIDICore"], swiftSettings: strictSettings),
         .executableTarget(
@@ -110,7 +136,7 @@ let package = Package(
 
         // MARK: Examples (built and run by the tests)
         .executableTarget(
-            name: "make-demo-song", dependencies: ["SMF"], path: "Examples/MakeDemoSong",
+            name: "make-demo-song", dependencies: ["SMF", "MIDICore"], path: "Examples/MakeDemoSong",
             swiftSettings: strictSettings),
         .executableTarget(
             name: "render-to-file", dependencies: ["Pianola"], path: "Examples/RenderToFile",
@@ -141,11 +167,11 @@ let package = Package(
         // MARK: Benchmarks (side by side with the reference tools; see Benchmarks/README.md)
         .executableTarget(
             name: "effects-benchmark",
-            dependencies: ["Effects", "AudioGraph", "AudioIO", "SMF", "Sampler", "Sequencer"],
+            dependencies: ["Effects", "AudioGraph", "AudioFiles", "RateAndPitch", "SMF", "Sampler", "Sequencer"],
             path: "Benchmarks/EffectsBenchmark",
             swiftSettings: strictSettings),
         .executableTarget(
-            name: "parse-benchmark", dependencies: ["SMF"], path: "Benchmarks/ParseBenchmark",
+            name: "parse-benchmark", dependencies: ["SMF", "MIDICore"], path: "Benchmarks/ParseBenchmark",
             swiftSettings: strictSettings),
         .executableTarget(
             name: "journal-benchmark", dependencies: ["MIDIIO", "MIDICore"], path: "Benchmarks/JournalBenchmark",
@@ -153,44 +179,70 @@ let package = Package(
 
         // MARK: Tests
         .target(
-            name: "TestSupport", dependencies: ["AudioGraph", "MIDICore", "SMF", "CJACK"], path: "Tests/TestSupport",
+            name: "TestSupport", dependencies: ["AudioGraph", "AudioFiles", "MIDICore", "SMF", "CJACK"],
+            path: "Tests/TestSupport",
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "PianolaSupportTests", dependencies: ["PianolaSupport", "CSystemThread"],
             swiftSettings: strictSettings),
         .testTarget(name: "MIDICoreTests", dependencies: ["TestSupport", "MIDICore"], swiftSettings: strictSettings),
-        .testTarget(name: "SMFTests", dependencies: ["TestSupport", "SMF"], swiftSettings: strictSettings),
         .testTarget(
-            name: "MIDIIOTests", dependencies: ["TestSupport", "MIDIIO", "MIDICore"], swiftSettings: strictSettings),
+            name: "SMFTests", dependencies: ["TestSupport", "SMF", "MIDICore", "CMappedFile"],
+            swiftSettings: strictSettings),
         .testTarget(
-            name: "EffectsTests", dependencies: ["Effects", "AudioGraph", "TestSupport"], swiftSettings: strictSettings),
+            name: "MIDIIOTests", dependencies: ["TestSupport", "MIDIIO", "MIDICore", "CALSASequencer"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "EffectsTests", dependencies: ["Effects", "AudioGraph", "TestSupport", "CFloatEnvironment"],
+            swiftSettings: strictSettings),
         .testTarget(
             name: "AudioGraphTests", dependencies: ["AudioGraph", "MIDICore", "TestSupport"],
             swiftSettings: strictSettings),
-        .testTarget(name: "SequencerTests", dependencies: ["Sequencer", "TestSupport"], swiftSettings: strictSettings),
+        .testTarget(name: "MetersTests", dependencies: ["Meters", "AudioGraph"], swiftSettings: strictSettings),
         .testTarget(
-            name: "SessionsTests", dependencies: ["Sessions", "TestSupport"], swiftSettings: strictSettings),
+            name: "SequencerTests",
+            dependencies: ["Sequencer", "TestSupport", "AudioGraph", "MIDICore", "SMF", "PianolaSupport"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "SessionsTests",
+            dependencies: [
+                "Sessions", "TestSupport", "PianolaSupport", "MIDICore", "SMF", "Sequencer", "AudioGraph", "Effects",
+                "Meters", "Sampler", "AudioFiles", "RateAndPitch", "ALSAIO", "MIDIIO", "JACKIO",
+            ],
+            swiftSettings: strictSettings),
         .testTarget(name: "PlaybackTests", dependencies: ["Pianola"], swiftSettings: strictSettings),
         // Test-only: counts heap allocations per thread, to prove the render path allocates nothing.
         .target(name: "CAllocationCounter", dependencies: ["CFluidSynthRealtime"], path: "Tests/CAllocationCounter"),
         .testTarget(
-            name: "RealTimeSafetyTests", dependencies: ["Pianola", "CAllocationCounter", "TestSupport"],
+            name: "RealTimeSafetyTests",
+            dependencies: ["Pianola", "Sampler", "PianolaSupport", "CAllocationCounter", "TestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "SamplerTests", dependencies: ["TestSupport", "Sampler", "Sequencer", "SMF"],
+            name: "SamplerTests",
+            dependencies: ["TestSupport", "Sampler", "Sequencer", "SMF", "AudioGraph", "MIDICore", "PianolaSupport"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "JACKIOTests",
             dependencies: ["TestSupport", "JACKIO", "CJACK", "AudioGraph", "Sampler", "Sequencer", "SMF", "MIDICore"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "AudioIOTests", dependencies: ["TestSupport", "AudioIO", "AudioGraph"], swiftSettings: strictSettings),
+            name: "AudioFilesTests",
+            dependencies: ["TestSupport", "AudioFiles", "ALSAIO", "Meters", "AudioGraph", "CSndFile"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "RateAndPitchTests",
+            dependencies: ["TestSupport", "RateAndPitch", "AudioFiles", "Meters", "AudioGraph"],
+            swiftSettings: strictSettings),
+        .testTarget(name: "ALSAIOTests", dependencies: ["ALSAIO", "AudioGraph"], swiftSettings: strictSettings),
         .testTarget(
             name: "SoundFontGeneratorTests", dependencies: ["SoundFontGenerator", "Sampler"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "PianolaCLITests",
             dependencies: [
-                "PianolaCLI", "TestSupport", "SMF", "SoundFontGenerator", "make-demo-song", "render-to-file",
-                "play-midi-file",
-                "reverb-player", "record-with-meter",
+                "PianolaCLI", "Pianola", "TestSupport", "SMF", "MIDICore", "MIDIIO", "AudioFiles", "Meters",
+                "SoundFontGenerator", "make-demo-song", "render-to-file", "play-midi-file", "reverb-player",
+                "record-with-meter",
             ],
             swiftSettings: strictSettings),
     ]

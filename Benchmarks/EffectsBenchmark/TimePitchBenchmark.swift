@@ -1,6 +1,7 @@
+import AudioFiles
 import AudioGraph
-import AudioIO
 import Foundation
+import RateAndPitch
 
 /// The streaming time-pitch unit's cost on `channels` (planar stereo at `rate`): a player through a
 /// `TimePitchNode` at `stretch` and `cents`, rendered in quanta of 1024 frames until the node has

@@ -45,4 +45,3 @@ int pianola_alsa_pcm_open(snd_pcm_t **pcm, const char *name, const char *definit
     return error;
 }
 
-int pianola_current_thread_id(void) { return (int)gettid(); }

@@ -1,5 +1,6 @@
 import CJACK
 import MIDICore
+import PianolaSupport
 
 #if canImport(Glibc)
     import Glibc

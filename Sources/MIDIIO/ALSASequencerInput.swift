@@ -1,5 +1,6 @@
 import CALSASequencer
 import MIDICore
+import PianolaSupport
 import Synchronization
 
 #if canImport(Glibc)
@@ -93,7 +94,7 @@ public final class ALSASequencerInput: @unchecked Sendable {
     private let client: Int
     private let state = Mutex(State())
     private let running = Atomic<Bool>(false)
-    private var thread: pthread_t?
+    private var thread: SystemThread?
     private var decoders: [Int: MIDIStreamDecoder] = [:]  // input thread only
 
     /// Opens the sequencer as `clientName` with a port named `portName`.
@@ -196,21 +197,9 @@ public final class ALSASequencerInput: @unchecked Sendable {
                 subscribe(client: port.client, port: port.port, as: nil)
             }
         }
-        var newThread = pthread_t()
-        let context = Unmanaged.passRetained(self).toOpaque()
-        let result = pthread_create(
-            &newThread, nil,
-            { argument in
-                let input = Unmanaged<ALSASequencerInput>.fromOpaque(argument!).takeRetainedValue()
-                input.run()
-                return nil
-            }, context)
-        if result == 0 {
-            thread = newThread
-        } else {
-            Unmanaged<ALSASequencerInput>.fromOpaque(context).release()
+        do { thread = try SystemThread(name: "pianola MIDI in") { [self] in run() } } catch {
             running.store(false, ordering: .relaxed)
-            state.withLock { $0.failure = "cannot start the MIDI input thread" }
+            state.withLock { $0.failure = "cannot start the MIDI input thread (\(error))" }
         }
     }
 
@@ -218,10 +207,8 @@ public final class ALSASequencerInput: @unchecked Sendable {
     public func stop() {
         guard running.exchange(false, ordering: .relaxed) else { return }
         pianola_seq_wake(seq)
-        if let thread {
-            pthread_join(thread, nil)
-            self.thread = nil
-        }
+        thread?.join()
+        thread = nil
     }
 
     /// Subscribes to a source. A failure is recorded on its `Source` and in the events, and

@@ -1,5 +1,6 @@
 import CALSASequencer
 import MIDICore
+import PianolaSupport
 import Synchronization
 
 #if canImport(Glibc)

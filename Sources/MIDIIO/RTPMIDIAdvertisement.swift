@@ -1,5 +1,6 @@
 import FoundationEssentials
 import MIDICore
+import PianolaSupport
 import Synchronization
 
 #if canImport(Glibc)
@@ -68,7 +69,7 @@ public final class RTPMIDIAdvertisement {
         // "Established under name 'NAME'" on standard output once the daemon has it.
         let lines = LineCollector()
         do {
-            try POSIXSupport.startThread(stackSize: 1 << 16) {
+            try SystemThread.detach(stackSize: 1 << 16) {
                 var buffer = [UInt8](repeating: 0, count: 4096)
                 while true {
                     let count = buffer.withUnsafeMutableBytes { read(readEnd, $0.baseAddress, $0.count) }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FoundationEssentials
 import MIDICore
+import PianolaSupport
 
 #if canImport(Glibc)
     import Glibc

@@ -1,5 +1,6 @@
 import Dispatch
 import MIDICore
+import PianolaSupport
 import Synchronization
 
 /// Runs `work` for the indices `0..<count` on up to `threads` threads and hands each result to
@@ -25,7 +26,7 @@ func forEachInOrder<Output: Sendable>(
     var started = 0
     for _ in 0..<threads {
         do throws(POSIXReason) {
-            try POSIXSupport.startThread {
+            try SystemThread.detach {
                 while true {
                     shared.free.wait()
                     guard let first = shared.claim(batch, below: count) else {

@@ -231,7 +231,7 @@ struct PlayCommand: ParsableCommand {
             }
         }
         if let output = session.sequencerOutput {
-            session.startSequencerOutput()
+            try session.startSequencerOutput()
             if !quiet { Terminal.writeError(Self.describe(output, routes: routes)) }
         }
         let keys = Terminal.isInteractive && isatty(0) == 1 ? KeyReader() : nil

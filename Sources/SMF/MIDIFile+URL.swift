@@ -1,4 +1,5 @@
 import MIDICore
+import PianolaSupport
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials

@@ -1,5 +1,6 @@
 import AudioGraph
 import MIDICore
+import PianolaSupport
 import Synchronization
 
 #if canImport(Glibc)
@@ -243,7 +244,7 @@ final class CuePreparer: @unchecked Sendable {
     func start(for player: MusicPlayer) -> Bool {
         guard started.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return true }
         do {
-            try POSIXSupport.startThread(stackSize: 1 << 18) { [self, weak player] in
+            try SystemThread.detach(stackSize: 1 << 18) { [self, weak player] in
                 var prepared = Double.nan.bitPattern
                 while true {
                     while sem_wait(semaphore) != 0 {}

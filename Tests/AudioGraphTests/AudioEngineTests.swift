@@ -215,22 +215,6 @@ struct AudioEngineTests {
         #expect(engine.currentSampleTime == 250)
     }
 
-    @Test("a level meter tap reports peak and RMS")
-    func meter() throws {
-        let engine = AudioEngine()
-        let source = ConstantNode(0.5)
-        let meter = LevelMeter()
-        try engine.attach(source)
-        try engine.connect(source, to: engine.mainMixerNode)
-        try engine.installTap(on: engine.mainMixerNode, meter)
-        try engine.enableManualRenderingMode(format: format, maximumFrameCount: 64)
-        _ = try render(engine, frames: 128)
-        #expect(meter.takePeaks() == [0.5, 0.5])
-        #expect(meter.takePeaks() == [0, 0])
-        #expect(abs(meter.rms[0] - 0.5) < 1e-6)
-        #expect(meter.frameCount == 128)
-    }
-
     @Test("a node belongs to one engine: attaching it to a second is an error until it is detached")
     func nodeAttachedToTwoEngines() throws {
         let first = AudioEngine()

@@ -1,5 +1,6 @@
-import AudioIO
+import AudioFiles
 import Foundation
+import Meters
 import TestSupport
 import Testing
 

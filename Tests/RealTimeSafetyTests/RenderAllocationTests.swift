@@ -64,7 +64,7 @@ struct RenderAllocationTests {
         try sampler.loadSoundFont(at: fontPath)
         try engine.attach(sampler)
         try engine.connect(sampler, to: engine.mainMixerNode)
-        try engine.installTap(on: engine.mainMixerNode, LevelMeter())
+        try engine.installTap(on: engine.mainMixerNode, PeakMeter())
         let player = MusicPlayer(sequence: MusicSequence(file: denseFile()), destination: sampler)
         try engine.addRenderObserver(player)
         try engine.enableManualRenderingMode(format: .stereo(sampleRate: 44_100), maximumFrameCount: 256)

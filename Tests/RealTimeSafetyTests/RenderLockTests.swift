@@ -1,5 +1,6 @@
 import CAllocationCounter
 import Pianola
+import PianolaSupport
 import Synchronization
 import Testing
 
@@ -24,7 +25,7 @@ private final class ControlThread: Sendable {
     var lastGain: Float { Float(bitPattern: gainBits.load(ordering: .acquiring)) }
 
     init(playing sampler: SamplerNode) throws {
-        try POSIXSupport.startThread { [self] in
+        try SystemThread.detach { [self] in
             var step = 0
             let interpolations = SamplerNode.Interpolation.allCases
             while !stopping.load(ordering: .acquiring) {

@@ -57,7 +57,7 @@ struct RoutedOutputAllocationTests {
         try engine.attach(varispeed)
         try engine.connect(sampler, to: varispeed)
         try engine.connect(varispeed, to: engine.mainMixerNode)
-        try engine.installTap(on: sampler, LevelMeter())
+        try engine.installTap(on: sampler, PeakMeter())
         let player = MusicPlayer(sequence: MusicSequence(file: denseFile()), destination: sampler)
         try engine.addRenderObserver(player)
         try engine.enableManualRenderingMode(format: .stereo(sampleRate: 44_100), maximumFrameCount: 256)

@@ -1,5 +1,6 @@
 import AudioGraph
 import MIDICore
+import PianolaSupport
 import Synchronization
 import Testing
 
@@ -224,7 +225,7 @@ private final class BackgroundRenderer: Sendable {
     var quanta: Int { rendered.load(ordering: .acquiring) }
 
     init(_ sampler: SamplerNode) throws {
-        try POSIXSupport.startThread { [self] in
+        try SystemThread.detach { [self] in
             let buffer = AudioBuffer(channelCount: 2, frameCapacity: 256)
             var time: Int64 = 0
             while !stopping.load(ordering: .acquiring) {

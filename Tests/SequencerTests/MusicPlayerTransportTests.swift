@@ -1,5 +1,6 @@
 import AudioGraph
 import MIDICore
+import PianolaSupport
 import SMF
 import TestSupport
 import Testing
@@ -107,7 +108,7 @@ struct MusicPlayerTransportTests {
     @Test("with no thread for its cues, the player does not follow (the property stays false); later it can")
     func followingWithoutAThread() throws {
         let harness = try Harness(Self.song(), quantum: 256)
-        POSIXSupport.$refusesThreads.withValue(true) { harness.player.followsTransport = true }
+        SystemThread.$refusesThreads.withValue(true) { harness.player.followsTransport = true }
         #expect(!harness.player.followsTransport)
         #expect(harness.player.isReadyToRoll(from: 3), "not following: nothing to wait for")
         harness.player.followsTransport = true

@@ -1,6 +1,8 @@
+import ALSAIO
+import AudioFiles
 import AudioGraph
-import AudioIO
 import Foundation
+import Meters
 import TestSupport
 import Testing
 

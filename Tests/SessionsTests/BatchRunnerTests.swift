@@ -1,5 +1,6 @@
 import Foundation
 import MIDICore
+import PianolaSupport
 import SMF
 import TestSupport
 import Testing
@@ -144,7 +145,7 @@ struct BatchRunnerTests {
     func noWorkerThreads() throws {
         let directory = makeTemporaryDirectory("pianola-batch")
         let plan = try corpus(in: directory)
-        let (summary, events) = POSIXSupport.$refusesThreads.withValue(true) {
+        let (summary, events) = SystemThread.$refusesThreads.withValue(true) {
             run(BatchRunner(plan, configuration: configuration(directory)), workers: 3)
         }
         #expect((summary.rendered, summary.failed, summary.finished) == (3, 1, 4))

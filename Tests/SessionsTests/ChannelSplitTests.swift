@@ -1,5 +1,6 @@
 import Foundation
 import MIDICore
+import PianolaSupport
 import SMF
 import Sampler
 import Sequencer
@@ -124,7 +125,7 @@ struct ChannelSplitTests {
         #expect(try two.render(file, to: directory + "/again.wav").frames == one.frames)
         #expect(try readFloatWAV(directory + "/again.wav") == b)
         // Without a thread for the second part, it renders on the render's thread, the same music.
-        let threadless = try POSIXSupport.$refusesThreads.withValue(true) {
+        let threadless = try SystemThread.$refusesThreads.withValue(true) {
             try two.render(file, to: directory + "/threadless.wav")
         }
         #expect(threadless.frames == one.frames)

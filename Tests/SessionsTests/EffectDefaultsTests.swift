@@ -1,5 +1,5 @@
 import AudioGraph
-import AudioIO
+import RateAndPitch
 import Testing
 
 @testable import Effects

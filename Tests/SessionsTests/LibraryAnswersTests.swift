@@ -1,8 +1,9 @@
+import AudioFiles
 import AudioGraph
-import AudioIO
 import Effects
 import Foundation
 import MIDICore
+import PianolaSupport
 import SMF
 import Sampler
 import Sequencer

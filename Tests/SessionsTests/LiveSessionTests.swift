@@ -1,5 +1,6 @@
+import ALSAIO
+import AudioFiles
 import AudioGraph
-import AudioIO
 import Effects
 import Foundation
 import JACKIO

@@ -1,5 +1,5 @@
+import ALSAIO
 import AudioGraph
-import AudioIO
 import Foundation
 import MIDICore
 import SMF

@@ -14,8 +14,4 @@ struct _snd_pcm;
 /// or SND_PCM_STREAM_CAPTURE (1). Returns 0 or a negative errno.
 int pianola_alsa_pcm_open(struct _snd_pcm **pcm, const char *name, const char *definitions, int stream, int mode);
 
-/// The calling thread's kernel id (`gettid()`, which Swift's Glibc module does not export): what the
-/// audio threads report as `audioThreadID`.
-int pianola_current_thread_id(void);
-
 #endif

@@ -1,4 +1,4 @@
-import AudioIO
+import AudioFiles
 import Effects
 
 /// One render of a batch: a MIDI file, where its audio goes, and what differs from the batch's

@@ -1,6 +1,6 @@
-import AudioIO
 import FoundationEssentials
 import MIDICore
+import PianolaSupport
 import Synchronization
 
 #if canImport(Glibc)

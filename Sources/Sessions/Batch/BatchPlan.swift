@@ -1,5 +1,6 @@
 import FoundationEssentials
 import MIDICore
+import PianolaSupport
 
 #if canImport(Glibc)
     import Glibc

@@ -1,6 +1,7 @@
 import Dispatch
 import FoundationEssentials
 import MIDICore
+import PianolaSupport
 import SMF
 import Sampler
 import Sequencer
@@ -131,7 +132,7 @@ public final class BatchRunner: Sendable {
         for _ in 0..<threads {
             do throws(POSIXReason) {
                 // FluidSynth's SoundFont loading recurses deeply on some banks.
-                try POSIXSupport.startThread(stackSize: 4 << 20) { [self] in
+                try SystemThread.detach(stackSize: 4 << 20) { [self] in
                     while let job = next(isCancelled: isCancelled) { perform(job, isCancelled: isCancelled) }
                     state.withLock { $0.runningWorkers -= 1 }
                     wake.signal()

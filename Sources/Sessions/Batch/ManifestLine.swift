@@ -1,4 +1,4 @@
-import AudioIO
+import AudioFiles
 
 /// One line of a batch manifest, decoded and checked: every key known, every value of its type
 /// and range. A line that is not valid throws a `Problem` saying why.

@@ -1,5 +1,7 @@
+import AudioFiles
 import FoundationEssentials
 import MIDICore
+import PianolaSupport
 
 #if canImport(Glibc)
     import Glibc

@@ -1,4 +1,3 @@
-import AudioIO
 import FoundationEssentials
 import MIDICore
 

@@ -1,4 +1,5 @@
-import AudioIO
+import ALSAIO
+import AudioFiles
 import Effects
 import JACKIO
 import MIDIIO

@@ -1,8 +1,9 @@
+import AudioFiles
 import AudioGraph
-import AudioIO
 import JACKIO
 import MIDICore
 import MIDIIO
+import Meters
 import Sampler
 import Sequencer
 
@@ -47,7 +48,7 @@ public final class LiveSession {
     /// the events delivered and late, and keeps each note's latency.
     public let scheduler: LiveMIDIScheduler
     /// The main mixer's level, for meters.
-    public let meter = LevelMeter()
+    public let meter = PeakMeter()
     /// What was played, when `configuration.recordsMIDI`.
     public let recorder: MIDIRecorder?
     /// The audio file being written, when `configuration.recordsAudio`.

@@ -1,10 +1,12 @@
+import ALSAIO
+import AudioFiles
 import AudioGraph
-import AudioIO
 import Effects
 import Foundation
 import JACKIO
 import MIDICore
 import MIDIIO
+import Meters
 import Sampler
 import Sequencer
 
@@ -105,7 +107,7 @@ public final class PlaybackSession {
     /// plays through: started by the first `play`, closed by `finish()`.
     public let output: any SessionOutput
     /// The main mixer's level, for meters.
-    public let meter = LevelMeter()
+    public let meter = PeakMeter()
     /// The audio file being written, when `configuration.recordsAudio`; complete after `finish()`.
     public let audioTap: AudioFileTap?
     /// The song playing (or paused), if any.
@@ -276,7 +278,7 @@ public final class PlaybackSession {
         }
         let player = MusicPlayer(sequence: sequence, destination: playerDestination)
         if !sequencerFeeds.isEmpty && !output.isRunning {
-            startSequencerOutput()
+            try startSequencerOutput()
             // MIDI out is timed by the device's account of when a frame is heard, which it gives
             // once it plays: the device starts first (silent), and the song when the account is
             // there (a second at most), so that its first messages are on time too.
@@ -306,8 +308,10 @@ public final class PlaybackSession {
 
     /// Starts the sequencer feeds (`play` does, if not done). The events of the sequencer
     /// destinations (one gone, one back) are in `takeMIDIOutEvents()`.
-    public func startSequencerOutput() {
-        for feed in sequencerFeeds { feed.start() }
+    ///
+    /// - Throws: `SessionError.failed` when the system refuses a feed's thread.
+    public func startSequencerOutput() throws(SessionError) {
+        for feed in sequencerFeeds { try feed.start() }
     }
 
     /// What happened to the sequencer destinations since the last call: "disconnected: NAME",
@@ -325,7 +329,7 @@ public final class PlaybackSession {
         } catch {
             throw .midi(error)
         }
-        networkOutput.start()
+        try networkOutput.start()
         let (started, reason) = network.advertise(networkOutput.listener)
         advertisement = started
         advertisementNote = reason.map { "not advertised over mDNS: \($0)" }

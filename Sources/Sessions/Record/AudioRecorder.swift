@@ -1,7 +1,9 @@
+import ALSAIO
+import AudioFiles
 import AudioGraph
-import AudioIO
 import Effects
 import MIDICore
+import Meters
 import Synchronization
 
 /// Records a capture device into an audio file, the counterpart of AVAudioRecorder: `record()`,

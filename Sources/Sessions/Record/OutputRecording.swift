@@ -1,5 +1,5 @@
+import AudioFiles
 import AudioGraph
-import AudioIO
 
 /// Where and how a playback or live session writes what it plays (`--record-audio`): the main
 /// mixer's output, from the first frame the device plays, through an `AudioFileTap`.

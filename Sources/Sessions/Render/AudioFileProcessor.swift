@@ -1,6 +1,8 @@
+import AudioFiles
 import AudioGraph
-import AudioIO
 import Effects
+import Meters
+import RateAndPitch
 
 /// Applies an effect chain to an audio file (WAV, FLAC, Ogg, AIFF): what `pianola process`
 /// does. The chain's latency (a limiter's look-ahead) is taken off the start and the input is
@@ -68,7 +70,10 @@ public struct AudioFileProcessor: Sendable {
         var current = audio
         var tempo = songTempo
         var result = Result(inputFrames: audio.frameCount, sampleRate: audio.sampleRate, encoding: encoding)
-        let meter = try measuresOutput ? OutputMeter(sampleRate: rate, measuresLoudness: channels == 2) : nil
+        let meter: PeakAndLoudnessMeter?
+        do {
+            meter = try measuresOutput ? PeakAndLoudnessMeter(sampleRate: rate, measuresLoudness: channels == 2) : nil
+        } catch { throw .meter(error) }
         for (index, stage) in stages.enumerated() {
             if let change = stage.before {
                 guard progress(Double(index) / Double(stages.count) * seconds, seconds) else { throw .cancelled }

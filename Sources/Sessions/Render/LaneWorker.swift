@@ -1,6 +1,7 @@
 import Dispatch
 import FoundationEssentials
 import MIDICore
+import PianolaSupport
 import Synchronization
 
 #if canImport(Glibc)
@@ -37,7 +38,7 @@ final class LaneWorker: @unchecked Sendable {
         // A thread of its own, not libdispatch's pool: the worker blocks between chunks, and a
         // pool as small as the machine's cores (which Swift concurrency's tasks share on Linux)
         // could run out of threads with several lanes, and never render the chunk awaited.
-        do throws(POSIXReason) { try POSIXSupport.startThread { self.run() } } catch {
+        do throws(POSIXReason) { try SystemThread.detach { self.run() } } catch {
             started = false
             rendersOnDemand = true
         }

@@ -1,6 +1,7 @@
+import AudioFiles
 import AudioGraph
-import AudioIO
 import Effects
+import Meters
 
 #if canImport(Glibc)
     import Glibc
@@ -87,7 +88,7 @@ enum LoudnessNormalizer {
         do { written = try AudioFile.read(from: output) } catch { throw .audio(error) }
         let meter: LoudnessMeter
         do { meter = try LoudnessMeter(channelCount: written.channelCount, sampleRate: written.sampleRate) } catch {
-            throw .audio(error)
+            throw .meter(error)
         }
         written.samples.withUnsafeBufferPointer { meter.add(interleaved: $0) }
         return Measured(
@@ -97,7 +98,7 @@ enum LoudnessNormalizer {
 
     private static func measure(_ left: [Float], _ right: [Float], rate: Double) throws(RenderError) -> Measured {
         let meter: LoudnessMeter
-        do { meter = try LoudnessMeter(channelCount: 2, sampleRate: rate) } catch { throw .audio(error) }
+        do { meter = try LoudnessMeter(channelCount: 2, sampleRate: rate) } catch { throw .meter(error) }
         let chunk = 65_536
         var start = 0
         while start < left.count {

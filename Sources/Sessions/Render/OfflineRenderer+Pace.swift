@@ -1,4 +1,4 @@
-import AudioIO
+import AudioFiles
 import Effects
 import Sequencer
 

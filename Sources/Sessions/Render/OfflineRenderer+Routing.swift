@@ -1,6 +1,7 @@
+import AudioFiles
 import AudioGraph
-import AudioIO
 import Effects
+import RateAndPitch
 import Sampler
 import Sequencer
 

@@ -1,8 +1,10 @@
+import AudioFiles
 import AudioGraph
-import AudioIO
 import Effects
 import FoundationEssentials
 import MIDICore
+import Meters
+import PianolaSupport
 import SMF
 import Sampler
 import Sequencer
@@ -53,12 +55,18 @@ extension OfflineRenderer {
         var writers: [AudioFileWriter] = []
         var meters: [LoudnessMeter] = []
         do {
+            for _ in 0...plan.count {
+                meters.append(try LoudnessMeter(channelCount: 2, sampleRate: options.sampleRate))
+            }
+        } catch {
+            throw .meter(error)
+        }
+        do {
             for stem in plan + [(info: Self.mixInfo(fileExtension, plan), sequence: sequence)] {
                 writers.append(
                     try AudioFileWriter(
                         path: folder + "/" + stem.info.file, sampleRate: options.sampleRate,
                         encoding: options.encoding, expectedFrameCount: options.maximumFrameCount(for: sequence)))
-                meters.append(try LoudnessMeter(channelCount: 2, sampleRate: options.sampleRate))
             }
             if let multichannel {
                 writers.append(
@@ -95,7 +103,10 @@ extension OfflineRenderer {
         var frames = 0
         var musicFrames = 0
         var quietFrames = 0
-        let mixLevel = try OutputMeter(sampleRate: options.sampleRate, measuresLoudness: false)
+        let mixLevel: PeakAndLoudnessMeter
+        do { mixLevel = try PeakAndLoudnessMeter(sampleRate: options.sampleRate, measuresLoudness: false) } catch {
+            throw .meter(error)
+        }
         let mixWriter = writers[plan.count]
         let mixMeter = meters[plan.count]
         let allStems = multichannel.map { _ in AudioBuffer(channelCount: 2 * plan.count, frameCapacity: quantum) }

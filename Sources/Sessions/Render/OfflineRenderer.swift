@@ -1,8 +1,10 @@
+import AudioFiles
 import AudioGraph
-import AudioIO
 import Dispatch
 import Effects
 import MIDICore
+import Meters
+import PianolaSupport
 import SMF
 import Sampler
 import Sequencer
@@ -294,7 +296,10 @@ public final class OfflineRenderer: Sendable {
         defer { for worker in workers { worker.stop() } }
 
         var frames = 0
-        let meter = try OutputMeter(sampleRate: options.sampleRate, measuresLoudness: options.measuresLoudness)
+        let meter: PeakAndLoudnessMeter
+        do {
+            meter = try PeakAndLoudnessMeter(sampleRate: options.sampleRate, measuresLoudness: options.measuresLoudness)
+        } catch { throw .meter(error) }
         var musicFrames = 0
         // The chain's latency (a limiter's look-ahead) comes off the start of the file, and is
         // rendered again at the end: the output stays aligned with the music.

@@ -1,4 +1,5 @@
-import AudioIO
+import AudioFiles
+import Meters
 import Sampler
 
 /// Why a render stopped early.
@@ -7,6 +8,8 @@ public enum RenderError: Error, Sendable, CustomStringConvertible {
     case cancelled
     /// An audio file could not be read or written.
     case audio(AudioFileError)
+    /// The output's loudness cannot be measured (a layout the loudness meter does not take).
+    case meter(MeterError)
     /// The render could not be set up or run (an effect that cannot be built, a synthesizer that cannot be
     /// made, FluidSynth's player timing with a start or speed, stems of a file without notes); the text says
     /// what.
@@ -31,6 +34,7 @@ public enum RenderError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .cancelled: return "interrupted; no output was written"
         case .audio(let error): return error.description
+        case .meter(let error): return error.description
         case .graph(let reason): return reason
         case .cannotWrite(let path, let reason): return "\(path): cannot write it (\(reason))"
         case .tooLong(let seconds, let limit):

@@ -1,4 +1,4 @@
-import AudioIO
+import AudioFiles
 
 /// What a finished render produced.
 public struct RenderSummary: Sendable {

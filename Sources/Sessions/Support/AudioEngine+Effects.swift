@@ -1,6 +1,6 @@
 import AudioGraph
-import AudioIO
 import Effects
+import RateAndPitch
 import Sequencer
 
 extension AudioEngine {

@@ -1,6 +1,7 @@
+import ALSAIO
 import AudioGraph
-import AudioIO
 import Effects
+import Meters
 import Sampler
 import Sequencer
 
@@ -100,7 +101,7 @@ struct RoutedSynthesis {
     /// What the player plays into: the sampler, or a router among the samplers.
     let destination: any MIDIReceivingNode
     /// A level meter on each part's mixer but the main one (which the session meters itself).
-    let partMeters: [LevelMeter]
+    let partMeters: [PeakMeter]
 
     /// Builds it in `engine` around `sampler` (already attached) with `effects` on each part and
     /// the main mixer's volume on every part.
@@ -109,7 +110,7 @@ struct RoutedSynthesis {
     ) throws(SessionError) {
         var samplers = [sampler]
         var effectNodes: [[AudioNode]] = []
-        let meters = (routing?.routes ?? []).map { _ in LevelMeter() }
+        let meters = (routing?.routes ?? []).map { _ in PeakMeter() }
         effectNodes.append(try engine.connect(sampler, throughEffects: effects))
         engine.mainMixerNode.outputVolume = volume
         do {
@@ -158,7 +159,7 @@ struct RoutedSynthesis {
     var activeVoiceCount: Int { samplers.reduce(0) { $0 + $1.activeVoiceCount } }
 
     /// The highest peak since the last call, over `mainMeter` (the main mixer's) and the parts'.
-    func takePeak(_ mainMeter: LevelMeter) -> Float {
+    func takePeak(_ mainMeter: PeakMeter) -> Float {
         ([mainMeter] + partMeters).compactMap { $0.takePeaks().max() }.max() ?? 0
     }
 

@@ -1,6 +1,7 @@
 import AudioGraph
-import Foundation
+import Dispatch
 import MIDICore
+import PianolaSupport
 import Synchronization
 
 #if canImport(Glibc)
@@ -64,14 +65,14 @@ final class ExternalMIDIStream: @unchecked Sendable {
     func start(
         name: String, lead: UInt64?, deliver: @escaping @Sendable ([TimedMIDIMessage]) -> Void,
         idle: (@Sendable () -> Void)? = nil
-    ) {
+    ) throws(SessionError) {
         guard !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
         // Messages sent when due are looked at every millisecond; those scheduled ahead need only
         // be handed over before their time: an eighth of the device's buffer (0.5 to 5 ms) leaves
         // the machine quieter (every wake-up counts on a small one).
         let buffer = clock?.bufferDuration ?? 0
         let pause = lead != nil ? 1_000 : UInt32(min(max(buffer / 8, 0.000_5), 0.005) * 1e6)
-        let thread = Thread { [self] in
+        let body = { [self] in
             var sampleClock = SampleClock(sampleRate: sampleRate)
             var firstWaiting: UInt64?
             while running.load(ordering: .acquiring) {
@@ -110,8 +111,10 @@ final class ExternalMIDIStream: @unchecked Sendable {
             if !rest.isEmpty { deliver(rest) }
             stopped.signal()
         }
-        thread.name = name
-        thread.start()
+        do { try SystemThread.detach(name: name, body) } catch {
+            running.store(false, ordering: .releasing)
+            throw .failed("cannot start the MIDI output thread (\(error))")
+        }
     }
 
     /// Delivers what is queued (when due, a second at most, for messages sent when due; at once

@@ -22,7 +22,7 @@ import Synchronization
 /// let output = NetworkMIDIOutput(listener: network, engine: engine, clock: device, sampleRate: 48_000)
 /// try network.start()
 /// try network.invite(host: "studio-mac.local", port: 5004)
-/// output.start()
+/// try output.start()
 /// sequence.tracks[1].destination = output   // the bass to the Mac, the rest to the sampler
 /// ```
 public final class NetworkMIDIOutput: AudioNode, MIDIReceivingNode, @unchecked Sendable {
@@ -55,9 +55,11 @@ public final class NetworkMIDIOutput: AudioNode, MIDIReceivingNode, @unchecked S
 
     /// Starts the sending thread (start the listener first): each message is sent when its time
     /// comes, those due together in one packet.
-    public func start() {
+    ///
+    /// - Throws: `SessionError.failed` when the system refuses the thread.
+    public func start() throws(SessionError) {
         let listener = listener
-        stream.start(name: "pianola network MIDI out", lead: 0) { batch in listener.send(batch.map(\.message)) }
+        try stream.start(name: "pianola network MIDI out", lead: 0) { batch in listener.send(batch.map(\.message)) }
     }
 
     /// Sends what is queued (each message when due, a second at most), then stops the sending

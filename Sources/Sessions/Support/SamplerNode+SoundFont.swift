@@ -1,3 +1,4 @@
+import AudioFiles
 import Sampler
 
 extension SamplerNode {

@@ -18,7 +18,7 @@ import MIDIIO
 /// let drums = try sequencer.connect("Drum Machine")
 /// let output = SequencerMIDIOutput(output: sequencer, destination: drums.index, engine: engine,
 ///                                  clock: device, sampleRate: 48_000)
-/// output.start()
+/// try output.start()
 /// sequence.tracks[9].destination = output
 /// ```
 ///
@@ -73,10 +73,12 @@ public final class SequencerMIDIOutput: AudioNode, MIDIReceivingNode, @unchecked
     public var isClockKnown: Bool { stream.isClockKnown }
 
     /// Starts the scheduling thread.
-    public func start() {
+    ///
+    /// - Throws: `SessionError.failed` when the system refuses the thread.
+    public func start() throws(SessionError) {
         let output = output
         let destination = destination
-        stream.start(
+        try stream.start(
             name: "pianola sequencer MIDI out", lead: nil,
             deliver: { batch in
                 for item in batch { output.send(item.message, at: item.time, to: destination) }

@@ -1,5 +1,6 @@
+import ALSAIO
+import AudioFiles
 import AudioGraph
-import AudioIO
 import JACKIO
 import Sampler
 

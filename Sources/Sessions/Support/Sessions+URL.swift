@@ -1,6 +1,7 @@
 import AudioGraph
 import FoundationEssentials
 import MIDICore
+import PianolaSupport
 import SMF
 import Sampler
 import Sequencer
