@@ -76,10 +76,12 @@ do {
     let output = try engine.connectOutput(toDevice: .init(device: device, sampleRate: 44_100, periodFrames: 1_024))
     // Loads (and decodes) the file off this thread, then loops it until the player stops.
     let clip = try await player.scheduleFile(path, options: .loops)
+    // The generated loop is in memory now: its file goes, so the example leaves nothing behind.
+    if file == nil { try? FileManager.default.removeItem(atPath: path) }
     try engine.start()
     player.play()
     print(
-        "playing \(path) (\(clip.channelCount == 1 ? "mono" : "stereo"), \(Int(clip.sampleRate)) Hz, "
+        "playing \(file ?? "a drum loop") (\(clip.channelCount == 1 ? "mono" : "stereo"), \(Int(clip.sampleRate)) Hz, "
             + "\(String(format: "%.2f", clip.duration)) s) in a loop through a medium hall on \(device)")
     // Seconds of audio by the device's clock (an unpaced device such as ALSA's file plugin runs
     // ahead of the wall clock), from about where the player started.

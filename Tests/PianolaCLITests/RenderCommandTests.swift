@@ -382,6 +382,8 @@ struct RenderCommandTests {
         let drumSamples = drumBytes.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
         #expect(drumSamples.count >= 44_100 * 3 * 2)
         #expect((drumSamples.map { abs($0) }.max() ?? 0) > 0.2, "the drums play")
+        let loop = FileManager.default.temporaryDirectory.appendingPathComponent("pianola-drum-loop.wav").path
+        #expect(!FileManager.default.fileExists(atPath: loop), "the example leaves its generated loop behind")
         #expect(try runExample("reverb-player", [directory + "/missing.wav", "--device", "null"]) == 1)
         #expect(try runExample("reverb-player", ["--help"]) == 0)
     }
