@@ -10,7 +10,10 @@ import Synchronization
 /// that small items do not cost a thread hand-over each. With one thread (or one item)
 /// everything runs on the calling thread; so it does when the system refuses every worker
 /// thread (with some refused, the others do the work).
-func forEachInOrder<Output: Sendable>(
+///
+/// The work pool behind `pianola info --jobs`: it reads many files at once (each with
+/// `MIDIFileSummary.read`) and reports them in the order given.
+package func forEachInOrder<Output: Sendable>(
     count: Int, threads: Int, window: Int = 8, work: @escaping @Sendable (Int) -> Output,
     deliver: (Int, Output) -> Void
 ) {
@@ -86,7 +89,11 @@ private final class OrderedSlots<Output: Sendable>: Sendable {
         ready[index % ready.count].wait()
         return slots.withLock { slots in
             defer { slots[index % ready.count] = nil }
-            return slots[index % ready.count]!
+            // `ready` was signalled by `store`, which filled the slot first.
+            guard let output = slots[index % ready.count] else {
+                preconditionFailure("result \(index) was signalled ready but never stored")
+            }
+            return output
         }
     }
 }
