@@ -139,9 +139,7 @@ struct InfoCommand: ParsableCommand {
         let tempoText =
             summary.division.isSMPTE
             ? "none (SMPTE time: ticks are fixed fractions of a second, tempo events do not apply)"
-            : tempos.count == 1
-                ? Self.bpm(tempos[0].beatsPerMinute)
-                : "\(Self.bpm(tempos[0].beatsPerMinute)) → \(Self.bpm(tempos[tempos.count - 1].beatsPerMinute)), \(tempos.count) tempos, \(Self.bpm(tempos.map(\.beatsPerMinute).min()!))–\(Self.bpm(tempos.map(\.beatsPerMinute).max()!))"
+            : Self.tempoText(tempos.map(\.beatsPerMinute))
         var line = "  tempo \(tempoText)"
         if let meter = summary.timeSignatures.first {
             line +=
@@ -262,6 +260,16 @@ struct InfoCommand: ParsableCommand {
         case .ticksPerQuarterNote(let ticks): return "\(ticks) ticks per quarter note"
         case .smpte(let fps, let ticks): return "SMPTE \(fps == 29 ? "29.97" : String(fps)) fps × \(ticks) ticks"
         }
+    }
+
+    /// The tempo map in words: its one tempo, or the first and last with how many there are and
+    /// their range.
+    static func tempoText(_ tempos: [Double]) -> String {
+        // The tempo map always has a first tempo (120 BPM when the file sets none).
+        guard let first = tempos.first, let last = tempos.last, let slowest = tempos.min(), let fastest = tempos.max()
+        else { return "none" }
+        if tempos.count == 1 { return bpm(first) }
+        return "\(bpm(first)) → \(bpm(last)), \(tempos.count) tempos, \(bpm(slowest))–\(bpm(fastest))"
     }
 
     static func bpm(_ value: Double) -> String {

@@ -100,7 +100,11 @@ final class MeterLog {
     private static func write(_ bytes: [UInt8], to descriptor: Int32) -> String? {
         var sent = 0
         while sent < bytes.count {
-            let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + sent, $0.count - sent) }
+            let written = bytes.withUnsafeBytes { buffer in
+                // Not empty while bytes remain, so it has an address; 0 would say nothing was written.
+                guard let base = buffer.baseAddress else { return 0 }
+                return Glibc.write(descriptor, base + sent, buffer.count - sent)
+            }
             if written < 0 {
                 if errno == EINTR { continue }
                 return String(cString: strerror(errno))

@@ -217,7 +217,11 @@ struct RenderCommand: ParsableCommand {
             if count == 0 { break }
             var sent = 0
             while sent < count {
-                let written = chunk.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress! + sent, count - sent) }
+                let written = chunk.withUnsafeBytes { buffer in
+                    // The chunk is never empty, so it has an address; 0 would say nothing was written.
+                    guard let base = buffer.baseAddress else { return 0 }
+                    return write(STDOUT_FILENO, base + sent, count - sent)
+                }
                 if written < 0 && errno == EINTR { continue }
                 guard written > 0 else {
                     throw CLIError("cannot write to standard output: \(String(cString: strerror(errno)))")
