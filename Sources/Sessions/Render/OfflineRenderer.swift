@@ -232,6 +232,9 @@ public final class OfflineRenderer: Sendable {
         return folder + ".\(name).\(tag)-\(getpid()).wav"
     }
 
+    /// Renders `sequence` through `effects` into a file at `outputPath`: checks it, sets up a lane
+    /// per synthesizer (`makeLanes`), the writer and the effect chain, then renders chunk by chunk
+    /// until the music and its tail are done (`writeQuanta`).
     private func synthesize(
         _ sequence: MusicSequence, effects: [AudioNode], to outputPath: String, encoding: AudioFile.Encoding,
         progress: (Double, Double) -> Bool
@@ -249,21 +252,8 @@ public final class OfflineRenderer: Sendable {
         let (firstSampler, usage) = try makeSampler(settings: settings, for: sequence)
         // The probe plays notes on the shared font holder: one renderer at a time.
         let split = try Self.probing.withLock { _ throws(RenderError) in try channelSplit(for: sequence, usage: usage) }
-        let laneChannels: [Set<Int>?] = split ?? [nil]
-
-        var lanes: [RenderLane] = []
-        for (index, channels) in laneChannels.enumerated() {
-            settings.cpuCores = split == nil ? options.threads : 1
-            do {
-                let sampler =
-                    index == 0 && split == nil
-                    ? firstSampler : try makeSampler(settings: settings, for: sequence, usage: usage).0
-                let laneSequence = channels.map { sequence.keepingChannels(Set($0.map { UInt8($0) })) } ?? sequence
-                lanes.append(try RenderLane(sampler: sampler, sequence: laneSequence, options: options))
-            } catch {
-                throw .graph("\(error)")
-            }
-        }
+        let lanes = try makeLanes(
+            for: sequence, split: split, settings: settings, firstSampler: firstSampler, usage: usage)
         withExtendedLifetime(firstSampler) {}
 
         let writer: AudioFileWriter
@@ -295,67 +285,26 @@ public final class OfflineRenderer: Sendable {
         for worker in workers { worker.start() }
         defer { for worker in workers { worker.stop() } }
 
-        var frames = 0
         let meter: PeakAndLoudnessMeter
         do {
             meter = try PeakAndLoudnessMeter(sampleRate: options.sampleRate, measuresLoudness: options.measuresLoudness)
         } catch { throw .meter(error) }
-        var musicFrames = 0
-        // The chain's latency (a limiter's look-ahead) comes off the start of the file, and is
-        // rendered again at the end: the output stays aligned with the music.
-        let latency = chain?.latency ?? 0
-        var skipping = latency
-        var draining: Int?
-        var quietFrames = 0
+        var position = RenderPosition(latency: chain?.latency ?? 0)
         let music = options.musicSeconds(of: sequence)
         try Self.completing([writer]) {
-            rendering: while true {
+            while true {
                 lanes[0].render(into: chunk)
                 for worker in workers {
                     chunk.add(worker.nextChunk())
                     worker.releaseChunk()
                 }
                 chain?.process(chunk.audio, frameCount: quantum * quantaPerChunk)
-                for index in 0..<quantaPerChunk {
-                    let start = index * quantum
-                    var quantumPeak: Float = 0
-                    for channel in 0..<2 {
-                        let samples = chunk.audio.channel(channel) + start
-                        for frame in 0..<quantum { quantumPeak = max(quantumPeak, abs(samples[frame])) }
-                    }
-                    let skip = min(skipping, quantum)
-                    skipping -= skip
-                    if let left = draining {
-                        // After the end: only the chain's delayed last frames.
-                        let count = min(left, quantum)
-                        try writer.write(chunk.audio, from: start, frameCount: count)
-                        meter.add(chunk.audio, from: start, frameCount: count, peak: quantumPeak)
-                        frames += count
-                        draining = left - count
-                        if left - count == 0 { break rendering }
-                        continue
-                    }
-                    if skip < quantum {
-                        try writer.write(chunk.audio, from: start + skip, frameCount: quantum - skip)
-                        meter.add(chunk.audio, from: start + skip, frameCount: quantum - skip, peak: quantumPeak)
-                    }
-                    frames += quantum
-                    if !chunk.isFinished[index] {
-                        musicFrames = frames
-                        continue
-                    }
-                    let tailIsDone = options.tailIsDone(
-                        tailFrames: frames - musicFrames, quantum: quantum, peak: quantumPeak,
-                        voices: chunk.voiceCounts[index], quietFrames: &quietFrames,
-                        echoFrames: Int((chain?.longestEcho ?? 0) * rate))
-                    if tailIsDone {
-                        if latency == 0 { break rendering }
-                        draining = latency
-                    }
-                }
-                if !progress(Double(frames) / rate, music) { throw RenderError.cancelled }
+                let isDone = try writeQuanta(of: chunk, to: writer, meter: meter, chain: chain, position: &position)
+                if isDone { break }
+                if !progress(Double(position.frames) / rate, music) { throw RenderError.cancelled }
             }
         }
+        let (frames, musicFrames, latency) = (position.frames, position.musicFrames, position.latency)
         var summary = RenderSummary(
             outputPath: outputPath, frames: frames - latency, sampleRate: options.sampleRate,
             musicSeconds: Double(musicFrames) / rate,
@@ -364,5 +313,101 @@ public final class OfflineRenderer: Sendable {
         )
         summary.warnings = firstSampler.sampleWarnings
         return summary.encoded(encoding)
+    }
+
+    /// One lane per synthesizer: with a channel `split`, a fresh sampler for each part, playing
+    /// its channels only; without one, `firstSampler` playing the whole song.
+    private func makeLanes(
+        for sequence: MusicSequence, split: [Set<Int>]?, settings: SamplerNode.Settings, firstSampler: SamplerNode,
+        usage: PresetUsage?
+    ) throws(RenderError) -> [RenderLane] {
+        var settings = settings
+        let laneChannels: [Set<Int>?] = split ?? [nil]
+        var lanes: [RenderLane] = []
+        for (index, channels) in laneChannels.enumerated() {
+            settings.cpuCores = split == nil ? options.threads : 1
+            do {
+                let sampler =
+                    index == 0 && split == nil
+                    ? firstSampler : try makeSampler(settings: settings, for: sequence, usage: usage).0
+                let laneSequence = channels.map { sequence.keepingChannels(Set($0.map { UInt8($0) })) } ?? sequence
+                lanes.append(try RenderLane(sampler: sampler, sequence: laneSequence, options: options))
+            } catch {
+                throw .graph("\(error)")
+            }
+        }
+        return lanes
+    }
+
+    /// Where a render stands, quantum by quantum: the frames rendered, where the music ended, and
+    /// the effect chain's latency (a limiter's look-ahead), which comes off the start of the file
+    /// and is rendered again at the end, so that the output stays aligned with the music.
+    struct RenderPosition {
+        /// The chain's latency, in frames.
+        let latency: Int
+        /// Frames of latency still to take off the start.
+        var skipping: Int
+        /// Once the music and its tail are done: the chain's delayed last frames still to write.
+        var draining: Int?
+        /// Frames rendered so far: the skipped ones included, and the drained ones too in
+        /// `synthesize` (not in `renderStems`, whose stems have none).
+        var frames = 0
+        /// `frames` when the music last played: the rest is tail.
+        var musicFrames = 0
+        /// The tail's quiet frames so far (see `RenderOptions.tailIsDone`).
+        var quietFrames = 0
+
+        init(latency: Int) {
+            self.latency = latency
+            skipping = latency
+        }
+    }
+
+    /// Writes the quanta of a rendered `chunk` (after the effect chain) to `writer` and `meter`,
+    /// the latency skipped at the start and drained at the end, and moves `position` on; true
+    /// once the render is done (the music, its tail and the drained latency are written).
+    private func writeQuanta(
+        of chunk: RenderChunk, to writer: AudioFileWriter, meter: PeakAndLoudnessMeter, chain: EffectChain?,
+        position: inout RenderPosition
+    ) throws -> Bool {
+        let quantum = options.quantumFrames
+        for index in 0..<chunk.quantumCount {
+            let start = index * quantum
+            var quantumPeak: Float = 0
+            for channel in 0..<2 {
+                let samples = chunk.audio.channel(channel) + start
+                for frame in 0..<quantum { quantumPeak = max(quantumPeak, abs(samples[frame])) }
+            }
+            let skip = min(position.skipping, quantum)
+            position.skipping -= skip
+            if let left = position.draining {
+                // After the end: only the chain's delayed last frames.
+                let count = min(left, quantum)
+                try writer.write(chunk.audio, from: start, frameCount: count)
+                meter.add(chunk.audio, from: start, frameCount: count, peak: quantumPeak)
+                position.frames += count
+                position.draining = left - count
+                if left - count == 0 { return true }
+                continue
+            }
+            if skip < quantum {
+                try writer.write(chunk.audio, from: start + skip, frameCount: quantum - skip)
+                meter.add(chunk.audio, from: start + skip, frameCount: quantum - skip, peak: quantumPeak)
+            }
+            position.frames += quantum
+            if !chunk.isFinished[index] {
+                position.musicFrames = position.frames
+                continue
+            }
+            let tailIsDone = options.tailIsDone(
+                tailFrames: position.frames - position.musicFrames, quantum: quantum, peak: quantumPeak,
+                voices: chunk.voiceCounts[index], quietFrames: &position.quietFrames,
+                echoFrames: Int((chain?.longestEcho ?? 0) * options.sampleRate))
+            if tailIsDone {
+                if position.latency == 0 { return true }
+                position.draining = position.latency
+            }
+        }
+        return false
     }
 }
