@@ -36,10 +36,80 @@ extension OfflineRenderer {
         }
         let rate = options.sampleRate
         let quantum = options.quantumFrames
+        let (lanes, warnings) = try makeStemLanes(plan, of: sequence)
+        let files = try openStemFiles(
+            plan, of: sequence, folder: folder, fileExtension: fileExtension, multichannel: multichannel)
+        let chain: EffectChain?
+        do {
+            chain =
+                options.effects.isEmpty
+                ? nil
+                : try EffectChain(
+                    options.effects, sampleRate: rate, channelCount: 2, maximumFrameCount: quantum,
+                    songTempo: sequence.startingTempo)
+        } catch {
+            for writer in files.writers { writer.cancel() }
+            throw .graph(error.description)
+        }
+        let first = RenderChunk(quantumFrames: quantum, quantumCount: 1)
+        let mix = RenderChunk(quantumFrames: quantum, quantumCount: 1)
+        let workers = lanes.dropFirst().map { LaneWorker(lane: $0, quantumFrames: quantum, quantumCount: 1) }
+        for lane in lanes { lane.player.play() }
+        for worker in workers { worker.start() }
+        defer { for worker in workers { worker.stop() } }
+
+        var position = RenderPosition(latency: chain?.latency ?? 0)
+        let mixLevel: PeakAndLoudnessMeter
+        do { mixLevel = try PeakAndLoudnessMeter(sampleRate: options.sampleRate, measuresLoudness: false) } catch {
+            throw .meter(error)
+        }
+        try Self.completing(files.writers) {
+            while true {
+                lanes[0].render(into: first)
+                var stemChunks = [first]
+                for worker in workers { stemChunks.append(worker.nextChunk()) }
+                let wasDraining = position.draining != nil
+                try mixStems(stemChunks, into: mix, files: files, writing: !wasDraining)
+                for worker in workers { worker.releaseChunk() }
+                chain?.process(mix.audio, frameCount: quantum)
+                let isDone = try writeMix(
+                    mix, musicPlays: !first.isFinished[0], files: files, level: mixLevel, chain: chain,
+                    position: &position)
+                if isDone { break }
+                // While draining, the progress stays where the music and its tail ended.
+                if wasDraining { continue }
+                if !progress(Double(position.frames) / rate, options.musicSeconds(of: sequence)) {
+                    throw RenderError.cancelled
+                }
+            }
+        }
+        var stems = plan.map(\.info)
+        for index in stems.indices {
+            stems[index].loudness = files.meters[index].integratedLoudness
+            stems[index].truePeak = files.meters[index].truePeak
+        }
+        var mixInfo = Self.mixInfo(fileExtension, plan)
+        mixInfo.loudness = files.mixMeter.integratedLoudness
+        mixInfo.truePeak = files.mixMeter.truePeak
+        let (frames, musicFrames) = (position.frames, position.musicFrames)
+        var summary = RenderSummary(
+            outputPath: folder + "/" + mixInfo.file, frames: frames, sampleRate: options.sampleRate,
+            musicSeconds: Double(musicFrames) / rate, tailSeconds: Double(frames - musicFrames) / rate,
+            peak: mixLevel.peak, loudness: mixInfo.loudness, truePeak: mixInfo.truePeak,
+            samplesOverFullScale: mixLevel.samplesOverFullScale
+        )
+        summary.warnings = warnings ?? []
+        return (summary.encoded(options.encoding), [mixInfo] + stems)
+    }
+
+    /// One lane per stem, each a fresh synthesizer playing the stem's part of the song; with the
+    /// first sampler's sample warnings (what it could not read, the others lack too).
+    private func makeStemLanes(
+        _ plan: [(info: StemInfo, sequence: MusicSequence)], of sequence: MusicSequence
+    ) throws(RenderError) -> (lanes: [RenderLane], warnings: [String]?) {
         var lanes: [RenderLane] = []
         // Loading on demand, every stem's sampler holds the song's presets (one copy in memory).
         var usage: PresetUsage?
-        // The first sampler reads the samples; what it could not read, the others lack too.
         var warnings: [String]?
         for stem in plan {
             do {
@@ -52,143 +122,128 @@ extension OfflineRenderer {
                 throw .graph("\(error)")
             }
         }
+        return (lanes, warnings)
+    }
+
+    /// The files a stems render writes, with a loudness meter for each stem and the mix.
+    private struct StemFiles {
+        /// One per stem, then the mix's, then (when asked for) the multichannel file.
         var writers: [AudioFileWriter] = []
+        /// One per stem, then the mix's.
         var meters: [LoudnessMeter] = []
+        /// How many stems there are.
+        let stemCount: Int
+        /// Every stem side by side, a quantum at a time, for the multichannel file.
+        let allStems: AudioBuffer?
+
+        var mixWriter: AudioFileWriter { writers[stemCount] }
+        var mixMeter: LoudnessMeter { meters[stemCount] }
+        var multichannelWriter: AudioFileWriter? { allStems == nil ? nil : writers[stemCount + 1] }
+    }
+
+    /// Opens a file and a meter for each stem and the mix in `folder`, and the `multichannel`
+    /// file; a failure cancels those already opened.
+    private func openStemFiles(
+        _ plan: [(info: StemInfo, sequence: MusicSequence)], of sequence: MusicSequence, folder: String,
+        fileExtension: String, multichannel: String?
+    ) throws(RenderError) -> StemFiles {
+        var files = StemFiles(
+            stemCount: plan.count,
+            allStems: multichannel.map { _ in
+                AudioBuffer(channelCount: 2 * plan.count, frameCapacity: options.quantumFrames)
+            })
         do {
             for _ in 0...plan.count {
-                meters.append(try LoudnessMeter(channelCount: 2, sampleRate: options.sampleRate))
+                files.meters.append(try LoudnessMeter(channelCount: 2, sampleRate: options.sampleRate))
             }
         } catch {
             throw .meter(error)
         }
         do {
             for stem in plan + [(info: Self.mixInfo(fileExtension, plan), sequence: sequence)] {
-                writers.append(
+                files.writers.append(
                     try AudioFileWriter(
                         path: folder + "/" + stem.info.file, sampleRate: options.sampleRate,
                         encoding: options.encoding, expectedFrameCount: options.maximumFrameCount(for: sequence)))
             }
             if let multichannel {
-                writers.append(
+                files.writers.append(
                     try AudioFileWriter(
                         path: multichannel, sampleRate: options.sampleRate, channelCount: 2 * plan.count,
                         encoding: options.encoding, expectedFrameCount: options.maximumFrameCount(for: sequence)))
             }
         } catch {
-            for writer in writers { writer.cancel() }
+            for writer in files.writers { writer.cancel() }
             throw .audio(error)
         }
-        let chain: EffectChain?
-        do {
-            chain =
-                options.effects.isEmpty
-                ? nil
-                : try EffectChain(
-                    options.effects, sampleRate: rate, channelCount: 2, maximumFrameCount: quantum,
-                    songTempo: sequence.startingTempo)
-        } catch {
-            for writer in writers { writer.cancel() }
-            throw .graph(error.description)
-        }
-        let first = RenderChunk(quantumFrames: quantum, quantumCount: 1)
-        let mix = RenderChunk(quantumFrames: quantum, quantumCount: 1)
-        let workers = lanes.dropFirst().map { LaneWorker(lane: $0, quantumFrames: quantum, quantumCount: 1) }
-        for lane in lanes { lane.player.play() }
-        for worker in workers { worker.start() }
-        defer { for worker in workers { worker.stop() } }
+        return files
+    }
 
-        let latency = chain?.latency ?? 0
-        var skipping = latency
-        var draining: Int?
-        var frames = 0
-        var musicFrames = 0
-        var quietFrames = 0
-        let mixLevel: PeakAndLoudnessMeter
-        do { mixLevel = try PeakAndLoudnessMeter(sampleRate: options.sampleRate, measuresLoudness: false) } catch {
-            throw .meter(error)
-        }
-        let mixWriter = writers[plan.count]
-        let mixMeter = meters[plan.count]
-        let allStems = multichannel.map { _ in AudioBuffer(channelCount: 2 * plan.count, frameCapacity: quantum) }
-        try Self.completing(writers) {
-            rendering: while true {
-                lanes[0].render(into: first)
-                var stemChunks = [first]
-                for worker in workers { stemChunks.append(worker.nextChunk()) }
-                mix.audio.clear(frames: quantum)
-                mix.voiceCounts[0] = 0
-                for (index, chunk) in stemChunks.enumerated() {
-                    if draining == nil {
-                        try writers[index].write(chunk.audio, from: 0, frameCount: quantum)
-                        meters[index].add(
-                            left: chunk.audio.channel(0), right: chunk.audio.channel(1), frameCount: quantum)
-                    }
-                    mix.add(chunk)
-                    if let allStems, draining == nil {
-                        for channel in 0..<2 {
-                            allStems.channel(2 * index + channel).update(
-                                from: chunk.audio.channel(channel), count: quantum)
-                        }
-                    }
-                }
-                if let allStems, draining == nil {
-                    try writers[plan.count + 1].write(allStems, from: 0, frameCount: quantum)
-                }
-                for worker in workers { worker.releaseChunk() }
-                chain?.process(mix.audio, frameCount: quantum)
-                var quantumPeak: Float = 0
+    /// Sums a quantum of every stem into `mix` and, while `writing` (not yet draining the mix's
+    /// effect latency), writes each to its file, its meter and the multichannel file.
+    private func mixStems(_ stemChunks: [RenderChunk], into mix: RenderChunk, files: StemFiles, writing: Bool) throws {
+        let quantum = options.quantumFrames
+        mix.audio.clear(frames: quantum)
+        mix.voiceCounts[0] = 0
+        for (index, chunk) in stemChunks.enumerated() {
+            if writing {
+                try files.writers[index].write(chunk.audio, from: 0, frameCount: quantum)
+                files.meters[index].add(
+                    left: chunk.audio.channel(0), right: chunk.audio.channel(1), frameCount: quantum)
+            }
+            mix.add(chunk)
+            if let allStems = files.allStems, writing {
                 for channel in 0..<2 {
-                    let samples = mix.audio.channel(channel)
-                    for frame in 0..<quantum { quantumPeak = max(quantumPeak, abs(samples[frame])) }
+                    allStems.channel(2 * index + channel).update(from: chunk.audio.channel(channel), count: quantum)
                 }
-                // The mix, its chain's latency taken off the start and rendered past the end.
-                let skip = min(skipping, quantum)
-                skipping -= skip
-                var count = quantum - skip
-                if let left = draining { count = min(left, quantum) }
-                if count > 0 {
-                    try mixWriter.write(mix.audio, from: skip, frameCount: count)
-                    mixLevel.add(mix.audio, from: skip, frameCount: count, peak: quantumPeak)
-                    mixMeter.add(
-                        left: mix.audio.channel(0) + skip, right: mix.audio.channel(1) + skip, frameCount: count)
-                }
-                if let left = draining {
-                    draining = left - count
-                    if left - count == 0 { break rendering }
-                    continue
-                }
-                frames += quantum
-                if !first.isFinished[0] {
-                    musicFrames = frames
-                } else {
-                    let tailIsDone = options.tailIsDone(
-                        tailFrames: frames - musicFrames, quantum: quantum, peak: quantumPeak,
-                        voices: mix.voiceCounts[0], quietFrames: &quietFrames,
-                        echoFrames: Int((chain?.longestEcho ?? 0) * rate))
-                    if tailIsDone {
-                        if latency == 0 { break rendering }
-                        draining = latency
-                    }
-                }
-                if !progress(Double(frames) / rate, options.musicSeconds(of: sequence)) { throw RenderError.cancelled }
             }
         }
-        var stems = plan.map(\.info)
-        for index in stems.indices {
-            stems[index].loudness = meters[index].integratedLoudness
-            stems[index].truePeak = meters[index].truePeak
+        if let allStems = files.allStems, let writer = files.multichannelWriter, writing {
+            try writer.write(allStems, from: 0, frameCount: quantum)
         }
-        var mixInfo = Self.mixInfo(fileExtension, plan)
-        mixInfo.loudness = mixMeter.integratedLoudness
-        mixInfo.truePeak = mixMeter.truePeak
-        var summary = RenderSummary(
-            outputPath: folder + "/" + mixInfo.file, frames: frames, sampleRate: options.sampleRate,
-            musicSeconds: Double(musicFrames) / rate, tailSeconds: Double(frames - musicFrames) / rate,
-            peak: mixLevel.peak, loudness: mixInfo.loudness, truePeak: mixInfo.truePeak,
-            samplesOverFullScale: mixLevel.samplesOverFullScale
-        )
-        summary.warnings = warnings ?? []
-        return (summary.encoded(options.encoding), [mixInfo] + stems)
+    }
+
+    /// Writes a quantum of the mix (after its chain), its chain's latency taken off the start and
+    /// rendered past the end, and moves `position` on (counting the frames the stems have, the
+    /// drained ones not); true once the render is done.
+    private func writeMix(
+        _ mix: RenderChunk, musicPlays: Bool, files: StemFiles, level: PeakAndLoudnessMeter, chain: EffectChain?,
+        position: inout RenderPosition
+    ) throws -> Bool {
+        let quantum = options.quantumFrames
+        var quantumPeak: Float = 0
+        for channel in 0..<2 {
+            let samples = mix.audio.channel(channel)
+            for frame in 0..<quantum { quantumPeak = max(quantumPeak, abs(samples[frame])) }
+        }
+        let skip = min(position.skipping, quantum)
+        position.skipping -= skip
+        var count = quantum - skip
+        if let left = position.draining { count = min(left, quantum) }
+        if count > 0 {
+            try files.mixWriter.write(mix.audio, from: skip, frameCount: count)
+            level.add(mix.audio, from: skip, frameCount: count, peak: quantumPeak)
+            files.mixMeter.add(
+                left: mix.audio.channel(0) + skip, right: mix.audio.channel(1) + skip, frameCount: count)
+        }
+        if let left = position.draining {
+            position.draining = left - count
+            return left - count == 0
+        }
+        position.frames += quantum
+        if musicPlays {
+            position.musicFrames = position.frames
+            return false
+        }
+        let tailIsDone = options.tailIsDone(
+            tailFrames: position.frames - position.musicFrames, quantum: quantum, peak: quantumPeak,
+            voices: mix.voiceCounts[0], quietFrames: &position.quietFrames,
+            echoFrames: Int((chain?.longestEcho ?? 0) * options.sampleRate))
+        if tailIsDone {
+            if position.latency == 0 { return true }
+            position.draining = position.latency
+        }
+        return false
     }
 
     private static func mixInfo(
