@@ -62,16 +62,45 @@ public final class LiveSession {
     private var isRunning = false
 
     /// Sets up input, synthesis and output; nothing sounds and no port opens before `start`.
+    ///
+    /// In stages, each undoing what came before it when it fails: the MIDI input (a JACK client,
+    /// or the ALSA sequencer), its sources and the network sessions, the thru port, the sound
+    /// (sampler, synthesis, scheduler, output), the recordings.
     public init(_ configuration: Configuration) throws(SessionError) {
         self.configuration = configuration
         try RoutedSynthesis.check(configuration.channelRouting, recording: configuration.recordsAudio)
-        let network = configuration.network
         engine = AudioEngine()
-        // With JACK: the client first (its rate is the server's), MIDI from its port.
-        var jack: JACKOutput?
+        let input = try Self.openInput(configuration, engine: engine)
+        let jack = input.jack
+        sequencerInput = input.sequencer
+        if let note = input.note { notes.append(note) }
+        network = try Self.connectSources(configuration, sequencerInput: sequencerInput, jack: jack, engine: engine)
+        thru = try Self.openThru(configuration, sequencerInput: sequencerInput, jack: jack, engine: engine)
+        let sound = try Self.makeSound(
+            configuration, engine: engine, jack: jack,
+            queues: [sequencerInput?.queue, network?.queue].compactMap { $0 }, meter: meter)
+        sampler = sound.sampler
+        synthesis = sound.synthesis
+        scheduler = sound.scheduler
+        output = sound.output
+        jackRecording = Self.connectJACKMIDI(jack, to: synthesis.destination, recording: configuration.recordsMIDI)
+        scheduler.presentationClock = output as? any AudioPresentationClock
+        audioTap = try Self.recordAudio(
+            configuration.recordsAudio, engine: engine, output: output, scheduler: scheduler)
+        recorder = configuration.recordsMIDI ? MIDIRecorder() : nil
+        installMessageHandler()
+    }
+
+    /// The MIDI input: with JACK, the client (its rate is the server's, MIDI comes from its
+    /// port; named sources must exist now); else the ALSA sequencer, or, where there is none, a
+    /// note that network MIDI serves alone (when it is asked for and no source is).
+    private static func openInput(
+        _ configuration: Configuration, engine: AudioEngine
+    ) throws(SessionError) -> (jack: JACKOutput?, sequencer: ALSASequencerInput?, note: Note?) {
         if var client = configuration.jack {
             client.channelCount = configuration.channelRouting?.channelCount ?? 2
             client.hasMIDIInput = true
+            var jack: JACKOutput?
             do {
                 jack = try engine.connectOutput(toJACK: client)
                 // Named sources must exist now (they are connected when the session starts).
@@ -80,105 +109,137 @@ public final class LiveSession {
                 engine.releaseOutput(jack)
                 throw .jack(error)
             }
-            sequencerInput = nil
-        } else {
-            do {
-                sequencerInput = try ALSASequencerInput(clientName: configuration.clientName)
-            } catch {
-                // Without a sequencer, network MIDI alone will do (when asked for).
-                guard network != nil, configuration.sources.isEmpty, !configuration.autoconnect else {
-                    throw .midi(error)
-                }
-                notes.append(.networkOnly(reason: error.description))
-                sequencerInput = nil
-            }
+            return (jack, nil, nil)
         }
-        sequencerInput?.autoconnect = configuration.autoconnect
+        do {
+            let sequencer = try ALSASequencerInput(clientName: configuration.clientName)
+            sequencer.autoconnect = configuration.autoconnect
+            return (nil, sequencer, nil)
+        } catch {
+            // Without a sequencer, network MIDI alone will do (when asked for).
+            guard configuration.network != nil, configuration.sources.isEmpty, !configuration.autoconnect else {
+                throw .midi(error)
+            }
+            return (nil, nil, .networkOnly(reason: error.description))
+        }
+    }
+
+    /// Connects the sequencer to the sources asked for (a JACK client connects its own when the
+    /// session starts), checks the network peers and makes the network listener, if any.
+    private static func connectSources(
+        _ configuration: Configuration, sequencerInput: ALSASequencerInput?, jack: JACKOutput?, engine: AudioEngine
+    ) throws(SessionError) -> RTPMIDIListener? {
         do {
             if jack == nil { for source in configuration.sources { try sequencerInput?.connect(source) } }
+            let network = configuration.network
             for peer in network?.peers ?? [] { try RTPMIDIListener.checkPeer(host: peer.host, port: peer.port) }
-            self.network = try network.map(Self.listener)
+            return try network.map(Self.listener)
         } catch {
             engine.releaseOutput(jack)
             throw .midi(error)
         }
-        if !configuration.thru.isEmpty {
-            guard jack == nil else {
-                engine.releaseOutput(jack)
-                throw .failed("MIDI thru forwards ALSA sequencer and network MIDI: not with JACK (route it there)")
-            }
-            do {
-                let output = try ALSASequencerOutput(clientName: "\(configuration.clientName) thru", portName: "thru")
-                for destination in configuration.thru { try output.connect(destination) }
-                // What goes out of the thru port must not come back in (autoconnect would take it).
-                sequencerInput?.neverAutoconnect(client: output.client)
-                thru = output
-            } catch {
-                throw .midi(error)
-            }
-        } else {
-            thru = nil
-        }
+    }
 
+    /// The thru port, when `configuration.thru` names destinations: a sequencer client that
+    /// forwards the ALSA and network input (not with JACK), never autoconnected back into it.
+    private static func openThru(
+        _ configuration: Configuration, sequencerInput: ALSASequencerInput?, jack: JACKOutput?, engine: AudioEngine
+    ) throws(SessionError) -> ALSASequencerOutput? {
+        guard !configuration.thru.isEmpty else { return nil }
+        guard jack == nil else {
+            engine.releaseOutput(jack)
+            throw .failed("MIDI thru forwards ALSA sequencer and network MIDI: not with JACK (route it there)")
+        }
+        do {
+            let output = try ALSASequencerOutput(clientName: "\(configuration.clientName) thru", portName: "thru")
+            for destination in configuration.thru { try output.connect(destination) }
+            // What goes out of the thru port must not come back in (autoconnect would take it).
+            sequencerInput?.neverAutoconnect(client: output.client)
+            return output
+        } catch {
+            throw .midi(error)
+        }
+    }
+
+    /// The sound: the sampler at the output's rate, the synthesis after it (routing, effects,
+    /// gain), the scheduler that hands it the input's `queues` on the audio thread, the meter on
+    /// the main mixer, and the output (JACK, or the ALSA device kept to the clock).
+    private static func makeSound(
+        _ configuration: Configuration, engine: AudioEngine, jack: JACKOutput?, queues: [MIDIEventQueue],
+        meter: PeakMeter
+    ) throws(SessionError) -> (
+        sampler: SamplerNode, synthesis: RoutedSynthesis, scheduler: LiveMIDIScheduler, output: any SessionOutput
+    ) {
         do throws(SessionError) {
-            sampler = try engine.attachedSampler(
+            let sampler = try engine.attachedSampler(
                 soundFonts: configuration.soundFonts, settings: configuration.sampler,
                 sampleRate: jack?.sampleRate ?? configuration.device.sampleRate)
-            synthesis = try RoutedSynthesis(
+            let synthesis = try RoutedSynthesis(
                 engine: engine, sampler: sampler, routing: configuration.channelRouting, effects: configuration.effects,
                 volume: Float(pow(10, configuration.gainDecibels / 20)))
-            scheduler = LiveMIDIScheduler(
-                queues: [sequencerInput?.queue, self.network?.queue].compactMap { $0 },
-                destination: synthesis.destination, delay: configuration.delay)
+            let scheduler = LiveMIDIScheduler(
+                queues: queues, destination: synthesis.destination, delay: configuration.delay)
             do {
                 try engine.installTap(on: engine.mainMixerNode, meter)
                 try engine.addRenderObserver(scheduler)
                 // Live input comes in real time: ALSA's null device is kept to the clock too.
                 var device = configuration.device
                 device.pacesUnpacedDevice = true
-                output = try engine.sessionOutput(jack: jack, device: device, routing: configuration.channelRouting)
+                let output = try engine.sessionOutput(jack: jack, device: device, routing: configuration.channelRouting)
+                return (sampler, synthesis, scheduler, output)
             } catch { throw SessionError(error) }
         } catch {
             engine.releaseOutput(jack)
             throw error
         }
-        jack?.midiDestination = synthesis.destination
-        if let jack, configuration.recordsMIDI {
-            let log = JACKMIDILog(clock: jack.clockLine)
-            jackRecording = log
-            jack.midiObserver = { bytes, sampleTime, _ in log.push(bytes, sampleTime: sampleTime) }
-        } else {
-            jackRecording = nil
+    }
+
+    /// With JACK: MIDI from its port plays `destination`, and, when `recording`, is logged for
+    /// the recorder (pushed on the process thread). The log, if any.
+    private static func connectJACKMIDI(
+        _ jack: JACKOutput?, to destination: any MIDIReceivingNode, recording: Bool
+    ) -> JACKMIDILog? {
+        jack?.midiDestination = destination
+        guard let jack, recording else { return nil }
+        let log = JACKMIDILog(clock: jack.clockLine)
+        jack.midiObserver = { bytes, sampleTime, _ in log.push(bytes, sampleTime: sampleTime) }
+        return log
+    }
+
+    /// The audio file, when recording audio; created last, so that a session that cannot be
+    /// set up leaves no file. The scheduler then logs where it placed each message.
+    private static func recordAudio(
+        _ recording: OutputRecording?, engine: AudioEngine, output: any SessionOutput, scheduler: LiveMIDIScheduler
+    ) throws(SessionError) -> AudioFileTap? {
+        guard let recording else { return nil }
+        let tap: AudioFileTap
+        do { tap = try engine.recordOutput(recording, sampleRate: output.sampleRate) } catch {
+            // The device is open and the engine and it hold each other: let go before failing.
+            output.close()
+            engine.outputDevice = nil
+            scheduler.presentationClock = nil
+            throw error
         }
-        scheduler.presentationClock = output as? any AudioPresentationClock
-        if let recording = configuration.recordsAudio {
-            // Created last: a session that cannot be set up leaves no file.
-            do { audioTap = try engine.recordOutput(recording, sampleRate: output.sampleRate) } catch {
-                // The device is open and the engine and it hold each other: let go before failing.
-                output.close()
-                engine.outputDevice = nil
-                scheduler.presentationClock = nil
-                throw error
+        scheduler.logsPlacements = true
+        return tap
+    }
+
+    /// Hands every message from the sequencer and the network to the MIDI recorder and the thru
+    /// port, when there is either.
+    private func installMessageHandler() {
+        guard recorder != nil || thru != nil else { return }
+        let recorder = recorder
+        let thru = thru
+        let handler: @Sendable (MIDIMessage, UInt64) -> Void = { message, arrival in
+            recorder?.record(message, at: arrival)
+            // Thru: at once, as it came (the kernel delivers it now).
+            if let thru {
+                thru.send(message, at: 0)
+                thru.flush()
             }
-            scheduler.logsPlacements = true
-        } else {
-            audioTap = nil
         }
-        recorder = configuration.recordsMIDI ? MIDIRecorder() : nil
-        if recorder != nil || thru != nil {
-            let recorder = recorder
-            let thru = thru
-            let handler: @Sendable (MIDIMessage, UInt64) -> Void = { message, arrival in
-                recorder?.record(message, at: arrival)
-                // Thru: at once, as it came (the kernel delivers it now).
-                if let thru {
-                    thru.send(message, at: 0)
-                    thru.flush()
-                }
-            }
-            sequencerInput?.messageHandler = handler
-            self.network?.messageHandler = handler
-        }
+        sequencerInput?.messageHandler = handler
+        network?.messageHandler = handler
     }
 
     /// The client forwarding what comes in to the thru destinations (`Configuration.thru`).
