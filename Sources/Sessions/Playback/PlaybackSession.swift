@@ -142,45 +142,25 @@ public final class PlaybackSession {
     private let sequencerFeeds: [SequencerMIDIOutput]
 
     /// Loads the SoundFont and opens the device (nothing plays until `play`).
+    ///
+    /// In stages, each undoing what came before it when it fails: the JACK client (its rate is
+    /// the server's, and the synthesizer follows it), the sound (`makeSound`), the JACK
+    /// transport's terms, the MIDI outputs and where the players play (`openMIDIOutputs`), and
+    /// last the audio recording.
     public init(_ configuration: Configuration) throws(SessionError) {
         try RoutedSynthesis.check(configuration.channelRouting, recording: configuration.recordsAudio)
         engine = AudioEngine()
-        // JACK's rate is the server's: the client is opened first, and the synthesizer follows it.
         var jack: JACKOutput?
         if var client = configuration.jack {
             client.channelCount = configuration.channelRouting?.channelCount ?? 2
             do { jack = try engine.connectOutput(toJACK: client) } catch { throw .jack(error) }
         }
-        // A sampler that stays silent (MIDI out only) runs no reverb or chorus: it costs nothing
-        // then, and the MIDI's timing has the machine to itself.
-        var samplerSettings = configuration.sampler
-        if !configuration.soundsSampler {
-            samplerSettings.isReverbEnabled = false
-            samplerSettings.isChorusEnabled = false
-        }
-        do throws(SessionError) {
-            sampler = try engine.attachedSampler(
-                soundFonts: configuration.soundFonts, settings: samplerSettings,
-                sampleRate: jack?.sampleRate ?? configuration.device.sampleRate)
-            effectSpecs = configuration.effects
-            effectRate = try Self.checkedRate(of: configuration.effects)
-            synthesis = try RoutedSynthesis(
-                engine: engine, sampler: sampler, routing: configuration.channelRouting, effects: configuration.effects,
-                volume: Float(pow(10, configuration.gainDecibels / 20)))
-            do {
-                try engine.installTap(on: engine.mainMixerNode, meter)
-                // MIDI out is timed by the output's account of when a frame is heard: a device
-                // that takes frames as fast as they come would send the songs in one burst.
-                var device = configuration.device
-                if configuration.network != nil || configuration.sequencer != nil { device.pacesUnpacedDevice = true }
-                output = try engine.sessionOutput(
-                    jack: jack, device: device, routing: configuration.channelRouting,
-                    withoutDevice: !configuration.soundsSampler)
-            } catch { throw SessionError(error) }
-        } catch {
-            engine.releaseOutput(jack)
-            throw error
-        }
+        let sound = try Self.makeSound(configuration, engine: engine, jack: jack, meter: meter)
+        sampler = sound.sampler
+        effectSpecs = configuration.effects
+        effectRate = sound.effectRate
+        synthesis = sound.synthesis
+        output = sound.output
         self.jack = jack
         transport = jack?.transport ?? .ignored
         if transport != .ignored {
@@ -192,65 +172,71 @@ public final class PlaybackSession {
             }
         }
         network = configuration.network
-        var everyChannel: [any MIDIReceivingNode] = configuration.soundsSampler ? [synthesis.destination] : []
-        if let network = configuration.network {
-            let listener: RTPMIDIListener
-            do {
-                for peer in network.peers { try RTPMIDIListener.checkPeer(host: peer.host, port: peer.port) }
-                listener = try LiveSession.listener(network)
-            } catch {
-                engine.releaseOutput(jack)
-                throw .midi(error)
-            }
-            let sender = NetworkMIDIOutput(
-                listener: listener, engine: engine, clock: output as? any AudioPresentationClock,
-                sampleRate: output.sampleRate)
-            networkOutput = sender
-            everyChannel.append(sender)
-        } else {
-            networkOutput = nil
-        }
-        var routes: [(channel: Int, node: any MIDIReceivingNode)] = []
-        if let sequencer = configuration.sequencer {
-            let opened: (ALSASequencerOutput, [SequencerMIDIOutput], [(Int, any MIDIReceivingNode)])
-            do {
-                opened = try Self.openSequencer(
-                    sequencer, engine: engine, clock: output as? any AudioPresentationClock,
-                    sampleRate: output.sampleRate)
-            } catch {
-                engine.releaseOutput(jack)
-                throw .midi(error)
-            }
-            sequencerOutput = opened.0
-            sequencerFeeds = opened.1
-            if !sequencer.destinations.isEmpty { everyChannel.append(opened.1[0]) }
-            routes = opened.2
-        } else {
-            sequencerOutput = nil
-            sequencerFeeds = []
-        }
-        guard !everyChannel.isEmpty || !routes.isEmpty else {
-            engine.releaseOutput(jack)
-            throw .failed("the songs would go nowhere: no MIDI out, and the sampler silent")
-        }
-        do { playerDestination = try Self.destination(everyChannel: everyChannel, routes: routes) } catch {
-            engine.releaseOutput(jack)
-            throw .failed(error.description)
-        }
+        let outputs = try Self.openMIDIOutputs(
+            configuration, engine: engine, output: output, sampler: synthesis.destination, jack: jack)
+        networkOutput = outputs.network
+        sequencerOutput = outputs.sequencer
+        sequencerFeeds = outputs.sequencerFeeds
+        playerDestination = outputs.playerDestination
         if !configuration.soundsSampler { engine.mainMixerNode.outputVolume = 0 }
         speed = min(max(configuration.speed, Self.speeds.lowerBound), Self.speeds.upperBound)
         loops = configuration.loops
         transpose = configuration.transpose
-        // Created last: a session that cannot be set up leaves no file.
-        if let recording = configuration.recordsAudio {
-            do { audioTap = try engine.recordOutput(recording, sampleRate: output.sampleRate) } catch {
-                // The device is open and the engine and it hold each other: let go before failing.
-                output.close()
-                engine.outputDevice = nil
-                throw error
-            }
-        } else {
-            audioTap = nil
+        audioTap = try Self.recordAudio(configuration.recordsAudio, engine: engine, output: output)
+    }
+
+    /// The sound: the sampler at the output's rate (without reverb or chorus when it stays
+    /// silent), the effects' rate (`effectRate`), the synthesis after the sampler (routing,
+    /// effects, gain), the meter on the main mixer, and the output (JACK, the ALSA device, or the
+    /// clock when the sampler is silent).
+    private static func makeSound(
+        _ configuration: Configuration, engine: AudioEngine, jack: JACKOutput?, meter: PeakMeter
+    ) throws(SessionError) -> (
+        sampler: SamplerNode, effectRate: Double, synthesis: RoutedSynthesis, output: any SessionOutput
+    ) {
+        // A sampler that stays silent (MIDI out only) runs no reverb or chorus: it costs nothing
+        // then, and the MIDI's timing has the machine to itself.
+        var samplerSettings = configuration.sampler
+        if !configuration.soundsSampler {
+            samplerSettings.isReverbEnabled = false
+            samplerSettings.isChorusEnabled = false
+        }
+        do throws(SessionError) {
+            let sampler = try engine.attachedSampler(
+                soundFonts: configuration.soundFonts, settings: samplerSettings,
+                sampleRate: jack?.sampleRate ?? configuration.device.sampleRate)
+            let effectRate = try Self.checkedRate(of: configuration.effects)
+            let synthesis = try RoutedSynthesis(
+                engine: engine, sampler: sampler, routing: configuration.channelRouting, effects: configuration.effects,
+                volume: Float(pow(10, configuration.gainDecibels / 20)))
+            do {
+                try engine.installTap(on: engine.mainMixerNode, meter)
+                // MIDI out is timed by the output's account of when a frame is heard: a device
+                // that takes frames as fast as they come would send the songs in one burst.
+                var device = configuration.device
+                if configuration.network != nil || configuration.sequencer != nil { device.pacesUnpacedDevice = true }
+                let output = try engine.sessionOutput(
+                    jack: jack, device: device, routing: configuration.channelRouting,
+                    withoutDevice: !configuration.soundsSampler)
+                return (sampler, effectRate, synthesis, output)
+            } catch { throw SessionError(error) }
+        } catch {
+            engine.releaseOutput(jack)
+            throw error
+        }
+    }
+
+    /// The audio file, when recording; created last, so that a session that cannot be set up
+    /// leaves no file.
+    private static func recordAudio(
+        _ recording: OutputRecording?, engine: AudioEngine, output: any SessionOutput
+    ) throws(SessionError) -> AudioFileTap? {
+        guard let recording else { return nil }
+        do { return try engine.recordOutput(recording, sampleRate: output.sampleRate) } catch {
+            // The device is open and the engine and it hold each other: let go before failing.
+            output.close()
+            engine.outputDevice = nil
+            throw error
         }
     }
 
