@@ -76,23 +76,8 @@ extension AudioEngine {
     /// change is refused. The nodes held when called are left out from the start (and so is
     /// what only they consume).
     func compile(_ graph: inout GraphState, format: AudioFormat, preparation: inout Preparation) throws -> RenderPlan {
-        let skipped = preparation.held
         let inUse = preparation.running ? nodesInUse(graph) : []
-        // Depth-first from the output: every node after the nodes it depends on.
-        var order: [ObjectIdentifier] = []
-        var visited: Set<ObjectIdentifier> = []
-        func visit(_ id: ObjectIdentifier) {
-            guard skipped[id] == nil, visited.insert(id).inserted else { return }
-            for (_, connection) in (graph.inputs[id] ?? [:]).sorted(by: { $0.key < $1.key }) {
-                visit(connection.source)
-            }
-            order.append(id)
-        }
-        visit(ObjectIdentifier(outputNode))
-        // A tapped node renders even when nothing connects it to the output (as AVAudioEngine's
-        // input node does with a tap and no connection): its tap pulls it.
-        for id in graph.attachOrder where graph.taps[id]?.isEmpty == false { visit(id) }
-
+        let order = renderOrder(graph, skipping: preparation.held)
         let (domainOf, domains) = try Self.rateDomains(
             order: order, graph: graph, output: ObjectIdentifier(outputNode))
         var channelCounts: [ObjectIdentifier: Int] = [:]
@@ -103,34 +88,12 @@ extension AudioEngine {
             guard let node = graph.nodes[id] else { continue }
             let connections = graph.inputs[id] ?? [:]
             let busCount = connections.isEmpty ? 0 : (connections.keys.max() ?? -1) + 1
-            var inputCounts: [Int] = []
-            for bus in 0..<busCount {
-                guard let connection = connections[bus] else {
-                    inputCounts.append(0)
-                    continue
-                }
-                let count = preparation.held[connection.source] ?? channelCounts[connection.source] ?? 2
-                if let declared = connection.format, declared.channelCount != count {
-                    throw AudioGraphError.formatMismatch(
-                        node: node.name, format: declared,
-                        reason: "\(graph.nodes[connection.source]?.name ?? "the source") produces \(count) channels")
-                }
-                guard node.accepts(AudioFormat(sampleRate: format.sampleRate, channelCount: count), onBus: bus) else {
-                    throw AudioGraphError.formatMismatch(
-                        node: node.name, format: AudioFormat(sampleRate: format.sampleRate, channelCount: count),
-                        reason: "unsupported on bus \(bus)")
-                }
-                inputCounts.append(count)
-            }
+            let inputCounts = try Self.inputChannelCounts(
+                of: node, connections: connections, busCount: busCount, channelCounts: channelCounts,
+                held: preparation.held, graph: graph, sampleRate: format.sampleRate)
             if id == ObjectIdentifier(outputNode) {
-                var routes: [(node: String, buffer: AudioBuffer, channels: [Int]?)] = []
-                for (_, connection) in connections.sorted(by: { $0.key < $1.key }) {
-                    guard preparation.held[connection.source] == nil, let buffer = graph.buffers[connection.source]
-                    else { continue }
-                    let name = graph.nodes[connection.source]?.name ?? "a source"
-                    routes.append((name, buffer, connection.channels))
-                }
-                routing = try OutputRouting(routes: routes, channelCount: format.channelCount)
+                routing = try Self.outputRouting(
+                    connections, graph: graph, held: preparation.held, channelCount: format.channelCount)
                 continue
             }
             let outputChannels = node.outputChannelCount(inputChannelCounts: inputCounts)
@@ -139,35 +102,13 @@ extension AudioEngine {
             let domain = domainOf[id] ?? 0
             // A node keeps the largest capacity it was prepared for: leaving a rate domain does not
             // prepare it again (its state, a delay's tail, goes on).
-            let prepared = graph.preparedFrameCounts[id]
-            let frameCapacity = max(domains[domain].maximumFrameCount, prepared ?? 0)
-            if prepared != frameCapacity || node.outputFormat != nodeFormat {
-                // Preparing again replaces what the node renders with: never while a device's audio
-                // thread may be rendering it with the plan in use.
-                if inUse.contains(id) && !preparation.released.contains(id) {
-                    if preparation.holding {
-                        preparation.held[id] = outputChannels
-                        continue
-                    }
-                    throw AudioGraphError.requiresStop(
-                        node: node.name,
-                        reason: node.outputFormat != nodeFormat
-                            ? "its format would change to \(nodeFormat)"
-                            : "it would render \(frameCapacity) frames a quantum (upstream of a rate-converting node)")
-                }
-                try node.prepare(format: nodeFormat, maximumFrameCount: frameCapacity)
-                node.outputFormat = nodeFormat
-                graph.preparedFrameCounts[id] = frameCapacity
-            }
-            let output: AudioBuffer
-            if let existing = graph.buffers[id], existing.channelCount == outputChannels,
-                existing.frameCapacity == frameCapacity
-            {
-                output = existing
-            } else {
-                output = AudioBuffer(channelCount: outputChannels, frameCapacity: frameCapacity)
-                graph.buffers[id] = output
-            }
+            let frameCapacity = max(domains[domain].maximumFrameCount, graph.preparedFrameCounts[id] ?? 0)
+            let isReady = try Self.prepareIfNeeded(
+                node, id, format: nodeFormat, frameCapacity: frameCapacity, inUse: inUse, graph: &graph,
+                preparation: &preparation)
+            guard isReady else { continue }
+            let output = Self.outputBuffer(
+                for: id, channelCount: outputChannels, frameCapacity: frameCapacity, graph: &graph)
             let inputs = UnsafeMutableBufferPointer<Unmanaged<AudioBuffer>?>.allocate(capacity: busCount)
             for bus in 0..<busCount {
                 if let connection = connections[bus], preparation.held[connection.source] == nil,
@@ -189,6 +130,111 @@ extension AudioEngine {
             generation: graph.generation, sampleRate: format.sampleRate, maximumFrameCount: graph.maximumFrameCount,
             steps: steps, domains: domains,
             routing: routing, observers: graph.observers, mixerInputs: mixerInputs)
+    }
+
+    /// The nodes to render, every node after the nodes it depends on: depth-first from the
+    /// output, then the tapped nodes nothing connects to the output. The nodes in `skipped` are
+    /// left out, and so is what only they consume.
+    func renderOrder(_ graph: GraphState, skipping skipped: [ObjectIdentifier: Int]) -> [ObjectIdentifier] {
+        var order: [ObjectIdentifier] = []
+        var visited: Set<ObjectIdentifier> = []
+        func visit(_ id: ObjectIdentifier) {
+            guard skipped[id] == nil, visited.insert(id).inserted else { return }
+            for (_, connection) in (graph.inputs[id] ?? [:]).sorted(by: { $0.key < $1.key }) {
+                visit(connection.source)
+            }
+            order.append(id)
+        }
+        visit(ObjectIdentifier(outputNode))
+        // A tapped node renders even when nothing connects it to the output (as AVAudioEngine's
+        // input node does with a tap and no connection): its tap pulls it.
+        for id in graph.attachOrder where graph.taps[id]?.isEmpty == false { visit(id) }
+        return order
+    }
+
+    /// The channel count on each of `node`'s `busCount` input buses (0 where nothing is
+    /// connected): what its source puts out (a held source: what it will). Throws when a
+    /// connection declared another count, or the node does not accept the format on that bus.
+    static func inputChannelCounts(
+        of node: AudioNode, connections: [Int: Connection], busCount: Int, channelCounts: [ObjectIdentifier: Int],
+        held: [ObjectIdentifier: Int], graph: GraphState, sampleRate: Double
+    ) throws -> [Int] {
+        var inputCounts: [Int] = []
+        for bus in 0..<busCount {
+            guard let connection = connections[bus] else {
+                inputCounts.append(0)
+                continue
+            }
+            let count = held[connection.source] ?? channelCounts[connection.source] ?? 2
+            if let declared = connection.format, declared.channelCount != count {
+                throw AudioGraphError.formatMismatch(
+                    node: node.name, format: declared,
+                    reason: "\(graph.nodes[connection.source]?.name ?? "the source") produces \(count) channels")
+            }
+            guard node.accepts(AudioFormat(sampleRate: sampleRate, channelCount: count), onBus: bus) else {
+                throw AudioGraphError.formatMismatch(
+                    node: node.name, format: AudioFormat(sampleRate: sampleRate, channelCount: count),
+                    reason: "unsupported on bus \(bus)")
+            }
+            inputCounts.append(count)
+        }
+        return inputCounts
+    }
+
+    /// The routes into the output node, bus by bus: each rendered source's buffer onto the
+    /// output's channels (held sources left out).
+    static func outputRouting(
+        _ connections: [Int: Connection], graph: GraphState, held: [ObjectIdentifier: Int], channelCount: Int
+    ) throws -> OutputRouting {
+        var routes: [(node: String, buffer: AudioBuffer, channels: [Int]?)] = []
+        for (_, connection) in connections.sorted(by: { $0.key < $1.key }) {
+            guard held[connection.source] == nil, let buffer = graph.buffers[connection.source]
+            else { continue }
+            let name = graph.nodes[connection.source]?.name ?? "a source"
+            routes.append((name, buffer, connection.channels))
+        }
+        return try OutputRouting(routes: routes, channelCount: channelCount)
+    }
+
+    /// Prepares `node` for `format` and `frameCapacity` when it was prepared otherwise. Returns
+    /// false when it may not be prepared now (a device may render it: see `compile`) and is held
+    /// instead; throws when it may not and is not to be held.
+    static func prepareIfNeeded(
+        _ node: AudioNode, _ id: ObjectIdentifier, format: AudioFormat, frameCapacity: Int,
+        inUse: Set<ObjectIdentifier>, graph: inout GraphState, preparation: inout Preparation
+    ) throws -> Bool {
+        guard graph.preparedFrameCounts[id] != frameCapacity || node.outputFormat != format else { return true }
+        // Preparing again replaces what the node renders with: never while a device's audio
+        // thread may be rendering it with the plan in use.
+        if inUse.contains(id) && !preparation.released.contains(id) {
+            if preparation.holding {
+                preparation.held[id] = format.channelCount
+                return false
+            }
+            throw AudioGraphError.requiresStop(
+                node: node.name,
+                reason: node.outputFormat != format
+                    ? "its format would change to \(format)"
+                    : "it would render \(frameCapacity) frames a quantum (upstream of a rate-converting node)")
+        }
+        try node.prepare(format: format, maximumFrameCount: frameCapacity)
+        node.outputFormat = format
+        graph.preparedFrameCounts[id] = frameCapacity
+        return true
+    }
+
+    /// The node's output buffer: the one it had if it still fits, else a new one (kept in the graph).
+    static func outputBuffer(
+        for id: ObjectIdentifier, channelCount: Int, frameCapacity: Int, graph: inout GraphState
+    ) -> AudioBuffer {
+        if let existing = graph.buffers[id], existing.channelCount == channelCount,
+            existing.frameCapacity == frameCapacity
+        {
+            return existing
+        }
+        let output = AudioBuffer(channelCount: channelCount, frameCapacity: frameCapacity)
+        graph.buffers[id] = output
+        return output
     }
 
     /// The rate domains of the nodes in `order` (upstream first): 0 for the nodes that render at
