@@ -113,8 +113,22 @@ public final class LiveMIDIScheduler: RenderObserver, @unchecked Sendable {
     /// Messages that arrived too late for their frame (played at the start of the next quantum).
     public var lateCount: Int { late.load(ordering: .relaxed) }
 
+    /// Before each quantum (audio thread): moves the map from arrival times to frames on
+    /// (`updateMap`), then hands the destination every queued message due before the quantum's
+    /// end (`deliver`).
     public func willRender(frameCount: Int, at time: AudioTime) {
         if let clock = presentationClock { resolveLatencies(clock: clock) }
+        let previousEnvelope = updateMap(frameCount: frameCount, at: time)
+        deliver(from: time.sampleTime, to: time.sampleTime + Int64(frameCount), rate: time.sampleRate, previousEnvelope)
+    }
+
+    /// Takes this quantum's lateness (how far the clock is past the quantum's end) into the
+    /// sliding minimum over the last second, and moves `envelope`, the map's offset, to it: at
+    /// once when it falls, while the map is learnt again (a new stream, or one that broke off and
+    /// resumed) or after a jump; else by at most the allowed drift; while the buffer refills,
+    /// lower by what is still to fill. Returns the envelope before the move (a message it placed
+    /// on time is not counted late).
+    private func updateMap(frameCount: Int, at time: AudioTime) -> Double {
         let now = clock()
         let rate = time.sampleRate
         // A restarted stream (sample time going back) starts a new map.
@@ -172,9 +186,13 @@ public final class LiveMIDIScheduler: RenderObserver, @unchecked Sendable {
         }
         lastNow = nowSeconds
         lastSampleTime = time.sampleTime
+        return previousEnvelope
+    }
 
-        let start = time.sampleTime
-        let end = start + Int64(frameCount)
+    /// Hands the destination every queued message whose frame is before `end`, the queues merged
+    /// in time order, each at its offset in the quantum from `start` (a late one at 0, counted);
+    /// notes their latencies and placements when asked for.
+    private func deliver(from start: Int64, to end: Int64, rate: Double, _ previousEnvelope: Double) {
         // Merge the queues in time order: repeatedly take the earliest due head.
         while true {
             var chosen = -1
