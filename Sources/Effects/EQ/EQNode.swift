@@ -287,55 +287,7 @@ public final class EQNode: AudioNode, @unchecked Sendable {
         let right = output.channel(channels > 1 ? 1 : 0)
         while position < frameCount {
             let length = min(Self.subBlock, frameCount - position)
-            var next = state.current
-            if state.smoothed != target || state.needsCoefficients {
-                state.smoothed.frequency *= pow(target.frequency / state.smoothed.frequency, glide)
-                state.smoothed.gain += (target.gain - state.smoothed.gain) * glide
-                state.smoothed.bandwidth *= pow(target.bandwidth / state.smoothed.bandwidth, glide)
-                if abs(state.smoothed.frequency / target.frequency - 1) < 1e-6
-                    && abs(state.smoothed.gain - target.gain) < 1e-5
-                    && abs(state.smoothed.bandwidth / target.bandwidth - 1) < 1e-6
-                {
-                    state.smoothed = target
-                }
-                state.smoothed.type = target.type
-                // The matched design: the closed form while gliding; once settled, the two-section
-                // design, computed once (if this quantum's budget allows; else a quantum later).
-                var refined = false
-                var deferred = false
-                if state.smoothed == target && design == .matched {
-                    if state.settledFor != target && designsLeft > 0 {
-                        designsLeft -= 1
-                        state.settled = BandCoefficients(target, sampleRate: sampleRate, design: .matched)
-                        state.settledFor = target
-                    }
-                    refined = state.settledFor == target
-                    deferred = !refined
-                }
-                let wanted =
-                    refined
-                    ? state.settled
-                    : BandCoefficients(state.smoothed, sampleRate: sampleRate, design: design, refined: false)
-                // Between the two families of designs (one section and two), the coefficients do not
-                // jump in one sub-block: their sections split the response differently, and a fast move
-                // would modulate the signal audibly. Each section cross-fades from its coefficients at the
-                // switch to the wanted ones (which may still glide) over `familyRamp` sub-blocks, on a
-                // raised cosine (no kink at either end). Each step is a blend of two stable sections,
-                // so stable (the stability region of (a1, a2) is convex).
-                if refined != state.refined {
-                    state.refined = refined
-                    state.rampFrom = state.current
-                    state.rampStep = design == .matched ? 1 : 0
-                }
-                if state.rampStep > 0 {
-                    let phase = Double.pi * Double(state.rampStep) / Double(Self.familyRamp)
-                    next = state.rampFrom.interpolated(to: wanted, (1 - cos(phase)) / 2)
-                    state.rampStep = state.rampStep < Self.familyRamp ? state.rampStep + 1 : 0
-                } else {
-                    next = wanted
-                }
-                state.needsCoefficients = next != state.current || deferred || state.rampStep > 0
-            }
+            let next = nextCoefficients(&state, target: target, design: design, glide: glide)
             // Bypass fades linearly over the glide time.
             var mixNext = state.mix
             if state.mix != mixTarget {
@@ -376,5 +328,63 @@ public final class EQNode: AudioNode, @unchecked Sendable {
             main.history = BiquadHistory()
             correction.history = BiquadHistory()
         }
+    }
+
+    /// The band's coefficients for the next sub-block, `state.current` when nothing moves: the
+    /// smoothed parameters glide toward `target` by `glide`; the matched design, once settled, is
+    /// designed once (within this quantum's budget); a switch between the one- and two-section
+    /// families cross-fades over `familyRamp` sub-blocks.
+    private func nextCoefficients(
+        _ state: inout BandRuntime, target: FilterBand, design: FilterDesign, glide: Double
+    ) -> BandCoefficients {
+        guard state.smoothed != target || state.needsCoefficients else { return state.current }
+        state.smoothed.frequency *= pow(target.frequency / state.smoothed.frequency, glide)
+        state.smoothed.gain += (target.gain - state.smoothed.gain) * glide
+        state.smoothed.bandwidth *= pow(target.bandwidth / state.smoothed.bandwidth, glide)
+        if abs(state.smoothed.frequency / target.frequency - 1) < 1e-6
+            && abs(state.smoothed.gain - target.gain) < 1e-5
+            && abs(state.smoothed.bandwidth / target.bandwidth - 1) < 1e-6
+        {
+            state.smoothed = target
+        }
+        state.smoothed.type = target.type
+        // The matched design: the closed form while gliding; once settled, the two-section
+        // design, computed once (if this quantum's budget allows; else a quantum later).
+        var refined = false
+        var deferred = false
+        if state.smoothed == target && design == .matched {
+            if state.settledFor != target && designsLeft > 0 {
+                designsLeft -= 1
+                state.settled = BandCoefficients(target, sampleRate: sampleRate, design: .matched)
+                state.settledFor = target
+            }
+            refined = state.settledFor == target
+            deferred = !refined
+        }
+        let wanted =
+            refined
+            ? state.settled
+            : BandCoefficients(state.smoothed, sampleRate: sampleRate, design: design, refined: false)
+        // Between the two families of designs (one section and two), the coefficients do not
+        // jump in one sub-block: their sections split the response differently, and a fast move
+        // would modulate the signal audibly. Each section cross-fades from its coefficients at the
+        // switch to the wanted ones (which may still glide) over `familyRamp` sub-blocks, on a
+        // raised cosine (no kink at either end). Each step is a blend of two stable sections,
+        // so stable (the stability region of (a1, a2) is convex).
+        if refined != state.refined {
+            state.refined = refined
+            state.rampFrom = state.current
+            state.rampStep = design == .matched ? 1 : 0
+        }
+        let next: BandCoefficients
+        if state.rampStep > 0 {
+            let phase = Double.pi * Double(state.rampStep) / Double(Self.familyRamp)
+            next = state.rampFrom.interpolated(to: wanted, (1 - cos(phase)) / 2)
+            state.rampStep = state.rampStep < Self.familyRamp ? state.rampStep + 1 : 0
+        } else {
+            next = wanted
+        }
+        state.needsCoefficients = next != state.current || deferred || state.rampStep > 0
+        return next
     }
 }
