@@ -228,56 +228,7 @@ struct CorrectionFit {
             var lambda = 1e-3
             var converged = false
             for _ in 0..<4 {
-                // Gauss–Newton normal equations of the weighted dB residuals. The Jacobian row of a point
-                // is (dn, dn·x, dn·x², dd·x, dd·x²), dn = K/N, dd = −K/D (K = 10/ln 10), so the normal
-                // matrix needs only the weighted moments Σ w·dn²·xᵏ, Σ w·dn·dd·xᵏ and Σ w·dd²·xᵏ.
-                var numNum = InlineArray<5, Double>(repeating: 0)
-                var numDen = InlineArray<5, Double>(repeating: 0)
-                var denDen = InlineArray<5, Double>(repeating: 0)
-                var gradNum = SIMD3<Double>(0, 0, 0)
-                var gradDen = SIMD3<Double>(0, 0, 0)
-                for i in 0..<count {
-                    let r = residual[current + i]
-                    let w = weight[i]
-                    let v = x[i]
-                    let v2 = v * v
-                    let powers = SIMD3(1, v, v2)
-                    let dn = Self.decibelsPerNeper / numerator[current + i]
-                    let dd = -Self.decibelsPerNeper / denominator[current + i]
-                    let (wnn, wnd, wdd) = (w * dn * dn, w * dn * dd, w * dd * dd)
-                    numNum[0] += wnn
-                    numNum[1] += wnn * v
-                    numNum[2] += wnn * v2
-                    numNum[3] += wnn * v2 * v
-                    numNum[4] += wnn * v2 * v2
-                    numDen[1] += wnd * v
-                    numDen[2] += wnd * v2
-                    numDen[3] += wnd * v2 * v
-                    numDen[4] += wnd * v2 * v2
-                    denDen[2] += wdd * v2
-                    denDen[3] += wdd * v2 * v
-                    denDen[4] += wdd * v2 * v2
-                    gradNum += (w * dn * r) * powers
-                    gradDen += (w * dd * r) * powers
-                }
-                // Unknowns: n0, n1, n2, d1, d2. The entry of two unknowns of powers k and l is the
-                // (k + l)-th moment of their kinds.
-                var hessian = InlineArray<25, Double>(repeating: 0)
-                var gradient = InlineArray<5, Double>(repeating: 0)
-                for a in 0..<5 {
-                    let aNum = a < 3
-                    let ka = aNum ? a : a - 2
-                    gradient[a] = aNum ? gradNum[ka] : gradDen[ka]
-                    for b in 0..<5 {
-                        let bNum = b < 3
-                        let k = ka + (bNum ? b : b - 2)
-                        switch (aNum, bNum) {
-                        case (true, true): hessian[a * 5 + b] = numNum[k]
-                        case (false, false): hessian[a * 5 + b] = denDen[k]
-                        default: hessian[a * 5 + b] = numDen[k]
-                        }
-                    }
-                }
+                let (hessian, gradient) = normalEquations()
                 var accepted = false
                 while lambda < 1e6 && evaluationsLeft > 0 {
                     var damped = hessian
@@ -308,22 +259,89 @@ struct CorrectionFit {
             let s = score()
             if s < best.score { best = (s, num, den) }
             // Lawson: weights ∝ weights × |residual|, pushing the fit toward equal-ripple error.
-            var total = 0.0
-            for i in 0..<count {
-                weight[i] *= abs(residual[current + i]) + 1e-3
-                total += weight[i]
-            }
-            guard total > 0, total.isFinite else { break }
-            let normalise = Double(count) / total
-            cost = 0
-            for i in 0..<count {
-                weight[i] *= normalise
-                cost += weight[i] * residual[current + i] * residual[current + i]
-            }
+            guard let reweighted = reweight() else { break }
+            cost = reweighted
         }
         let a = Self.factor(best.den)
         let b = Self.factor(best.num)
         return BiquadCoefficients(b0: b.0 / a.0, b1: b.1 / a.0, b2: b.2 / a.0, a1: a.1 / a.0, a2: a.2 / a.0)
+    }
+
+    /// Gauss–Newton normal equations of the weighted dB residuals. The Jacobian row of a point
+    /// is (dn, dn·x, dn·x², dd·x, dd·x²), dn = K/N, dd = −K/D (K = 10/ln 10), so the normal
+    /// matrix needs only the weighted moments Σ w·dn²·xᵏ, Σ w·dn·dd·xᵏ and Σ w·dd²·xᵏ.
+    /// Returns the normal matrix (5 × 5, row-major) and the gradient, at the fit's `current` point.
+    /// `mutating` though it only reads: as a non-mutating method, the fit (some 5 KB of
+    /// fixed storage) was copied at every call, and a design took 2.5 times as long.
+    @inline(__always)
+    private mutating func normalEquations() -> (hessian: InlineArray<25, Double>, gradient: InlineArray<5, Double>) {
+        var numNum = InlineArray<5, Double>(repeating: 0)
+        var numDen = InlineArray<5, Double>(repeating: 0)
+        var denDen = InlineArray<5, Double>(repeating: 0)
+        var gradNum = SIMD3<Double>(0, 0, 0)
+        var gradDen = SIMD3<Double>(0, 0, 0)
+        for i in 0..<count {
+            let r = residual[current + i]
+            let w = weight[i]
+            let v = x[i]
+            let v2 = v * v
+            let powers = SIMD3(1, v, v2)
+            let dn = Self.decibelsPerNeper / numerator[current + i]
+            let dd = -Self.decibelsPerNeper / denominator[current + i]
+            let (wnn, wnd, wdd) = (w * dn * dn, w * dn * dd, w * dd * dd)
+            numNum[0] += wnn
+            numNum[1] += wnn * v
+            numNum[2] += wnn * v2
+            numNum[3] += wnn * v2 * v
+            numNum[4] += wnn * v2 * v2
+            numDen[1] += wnd * v
+            numDen[2] += wnd * v2
+            numDen[3] += wnd * v2 * v
+            numDen[4] += wnd * v2 * v2
+            denDen[2] += wdd * v2
+            denDen[3] += wdd * v2 * v
+            denDen[4] += wdd * v2 * v2
+            gradNum += (w * dn * r) * powers
+            gradDen += (w * dd * r) * powers
+        }
+        // Unknowns: n0, n1, n2, d1, d2. The entry of two unknowns of powers k and l is the
+        // (k + l)-th moment of their kinds.
+        var hessian = InlineArray<25, Double>(repeating: 0)
+        var gradient = InlineArray<5, Double>(repeating: 0)
+        for a in 0..<5 {
+            let aNum = a < 3
+            let ka = aNum ? a : a - 2
+            gradient[a] = aNum ? gradNum[ka] : gradDen[ka]
+            for b in 0..<5 {
+                let bNum = b < 3
+                let k = ka + (bNum ? b : b - 2)
+                switch (aNum, bNum) {
+                case (true, true): hessian[a * 5 + b] = numNum[k]
+                case (false, false): hessian[a * 5 + b] = denDen[k]
+                default: hessian[a * 5 + b] = numDen[k]
+                }
+            }
+        }
+        return (hessian, gradient)
+    }
+    /// Lawson's step: each weight times its point's |residual|, pushing the fit toward equal-ripple
+    /// error, the weights normalised to a mean of 1. Returns the weighted cost under the new
+    /// weights; nil when they do not sum to a positive, finite total (the fit stops there).
+    @inline(__always)
+    private mutating func reweight() -> Double? {
+        var total = 0.0
+        for i in 0..<count {
+            weight[i] *= abs(residual[current + i]) + 1e-3
+            total += weight[i]
+        }
+        guard total > 0, total.isFinite else { return nil }
+        let normalise = Double(count) / total
+        var cost = 0.0
+        for i in 0..<count {
+            weight[i] *= normalise
+            cost += weight[i] * residual[current + i] * residual[current + i]
+        }
+        return cost
     }
 
     /// The correction's mean level (dB) over the fit points up to 0.45 × rate: moved into the first
