@@ -132,29 +132,9 @@ final class LookAheadLimiter {
         let truePeak = self.truePeak
         let history = self.history.base
         let phases = self.phases.base
-        let taps = TruePeakInterpolator.taps
         var historyPosition = self.historyPosition
         if !truePeak && preGainNow == preTarget && ceilingNow == ceilingTarget {
-            // Sample peaks, pre-gain and ceiling settled: runs up to the ring's end, which
-            // vectorize.
-            limits.update(repeating: limit, count: count)
-            var frame = 0
-            while frame < count {
-                let run = min(count - frame, capacity - slot)
-                let ring = delay + 2 * slot
-                let (runLeft, runRight, runTargets) = (left + frame, right + frame, targets + frame)
-                for index in 0..<run {
-                    let l = runLeft[index] * preGain
-                    let r = runRight[index] * preGain
-                    ring[2 * index] = l
-                    ring[2 * index + 1] = r
-                    let peak = max(abs(l), abs(r))
-                    runTargets[index] = Self.target(peak, limit)
-                }
-                frame += run
-                slot += run
-                if slot == capacity { slot = 0 }
-            }
+            detectSettled(left, right, count: count, preGain: preGain, limit: limit)
             return
         }
         for frame in 0..<count {
@@ -174,46 +154,86 @@ final class LookAheadLimiter {
             delay[2 * slot + 1] = r
             slot += 1
             if slot == capacity { slot = 0 }
-            var peak: Float
-            if truePeak {
-                // Channel c's ring is history[2·taps·c ..< 2·taps·(c+1)], each sample written
-                // twice so that the last `taps` samples are contiguous.
-                history[historyPosition] = l
-                history[historyPosition + taps] = l
-                history[2 * taps + historyPosition] = r
-                history[2 * taps + historyPosition + taps] = r
-                historyPosition += 1
-                if historyPosition == taps { historyPosition = 0 }
-                let leftWindow = UnsafeRawPointer(history + historyPosition)
-                let rightWindow = UnsafeRawPointer(history + 2 * taps + historyPosition)
-                // Phase 0 is the sample 16 back itself (its taps are a unit impulse).
-                peak = max(
-                    abs(leftWindow.load(fromByteOffset: 4 * (taps / 2 - 1), as: Float.self)),
-                    abs(rightWindow.load(fromByteOffset: 4 * (taps / 2 - 1), as: Float.self)))
-                for phase in 1..<4 {
-                    let coefficients = phases + taps * phase
-                    #if DEBUG
-                        let (a, b) = (
-                            Self.scalarDot(coefficients, leftWindow, taps),
-                            Self.scalarDot(coefficients, rightWindow, taps)
-                        )
-                    #else
-                        let (a, b) = (
-                            Self.vectorDot(coefficients, leftWindow, taps),
-                            Self.vectorDot(coefficients, rightWindow, taps)
-                        )
-                    #endif
-                    peak = max(peak, abs(a), abs(b))
-                }
-            } else {
-                peak = max(abs(l), abs(r))
-            }
+            let peak =
+                truePeak
+                ? Self.truePeak(l, r, history: history, phases: phases, position: &historyPosition)
+                : max(abs(l), abs(r))
             targets[frame] = Self.target(peak, limit)
             limits[frame] = limit
         }
         self.preGainNow = preGainNow
         self.ceilingNow = ceilingNow
         self.historyPosition = historyPosition
+    }
+
+    /// Pass 1 with sample peaks and pre-gain and ceiling settled: runs up to the delay ring's
+    /// end, which vectorize.
+    @inline(__always)
+    private func detectSettled(
+        _ left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>, count: Int, preGain: Float,
+        limit: Float
+    ) {
+        // The loops work on locals (no per-sample access checks on the limiter's properties).
+        let (targets, limits, delay, capacity) = (self.targets.base, self.limits.base, self.delay.base, self.capacity)
+        var slot = delaySlot
+        limits.update(repeating: limit, count: count)
+        var frame = 0
+        while frame < count {
+            let run = min(count - frame, capacity - slot)
+            let ring = delay + 2 * slot
+            let (runLeft, runRight, runTargets) = (left + frame, right + frame, targets + frame)
+            for index in 0..<run {
+                let l = runLeft[index] * preGain
+                let r = runRight[index] * preGain
+                ring[2 * index] = l
+                ring[2 * index + 1] = r
+                let peak = max(abs(l), abs(r))
+                runTargets[index] = Self.target(peak, limit)
+            }
+            frame += run
+            slot += run
+            if slot == capacity { slot = 0 }
+        }
+    }
+
+    /// The true peak (4× oversampled) around the newest frame, `l` and `r`, which it first takes
+    /// into the interpolator's `history` at `position` (moved on). Channel c's ring is
+    /// history[2·taps·c ..< 2·taps·(c+1)], each sample written twice so that the last `taps`
+    /// samples are contiguous.
+    @inline(__always)
+    private static func truePeak(
+        _ l: Float, _ r: Float, history: UnsafeMutablePointer<Float>, phases: UnsafeMutablePointer<Float>,
+        position: inout Int
+    ) -> Float {
+        let taps = TruePeakInterpolator.taps
+        history[position] = l
+        history[position + taps] = l
+        history[2 * taps + position] = r
+        history[2 * taps + position + taps] = r
+        position += 1
+        if position == taps { position = 0 }
+        let leftWindow = UnsafeRawPointer(history + position)
+        let rightWindow = UnsafeRawPointer(history + 2 * taps + position)
+        // Phase 0 is the sample 16 back itself (its taps are a unit impulse).
+        var peak = max(
+            abs(leftWindow.load(fromByteOffset: 4 * (taps / 2 - 1), as: Float.self)),
+            abs(rightWindow.load(fromByteOffset: 4 * (taps / 2 - 1), as: Float.self)))
+        for phase in 1..<4 {
+            let coefficients = phases + taps * phase
+            #if DEBUG
+                let (a, b) = (
+                    Self.scalarDot(coefficients, leftWindow, taps),
+                    Self.scalarDot(coefficients, rightWindow, taps)
+                )
+            #else
+                let (a, b) = (
+                    Self.vectorDot(coefficients, leftWindow, taps),
+                    Self.vectorDot(coefficients, rightWindow, taps)
+                )
+            #endif
+            peak = max(peak, abs(a), abs(b))
+        }
+        return peak
     }
 
     /// The inner product of `count` (a multiple of 4) coefficients and samples, in four lanes
