@@ -63,15 +63,7 @@ extension SamplerNode {
             return SoundFontSubset(path: paths[position], notes: target.playedNotes(ofFont: position))
         }
         // FluidSynth cannot undo a preset whose file it could not open: check first.
-        if onDemand {
-            for path in Set(presets.map { paths[$0.soundFont] }) where access(path, R_OK) != 0 {
-                let failure = SoundFontError.loadFailed(
-                    path: path, messages: ["error: its samples cannot be read any more (the file was moved or deleted)"]
-                )
-                sampleReadFailure = failure
-                throw failure
-            }
-        }
+        if onDemand { try checkReadable(Set(presets.map { paths[$0.soundFont] })) }
         // (Reading a narrowed font whole again while the audio thread renders this sampler would
         // hold the synthesizer through a parse; no caller narrows a sampler that plays more.)
         if fontsReadFor != nil || subsets.contains(where: { $0 != nil }) {
@@ -93,48 +85,9 @@ extension SamplerNode {
         let silent = SilentSamples()
         let failed = Self.reading.withLock { _ -> [PresetUsage.Preset] in
             guard onDemand else { return [] }
-            var helpers: [FluidSynth?] = []
-            if helperCount > 0 {
-                let parts = whileRendering ? helperCount : helperCount + 1
-                let slots = HelperSlots(count: parts)
-                DispatchQueue.concurrentPerform(iterations: parts) { part in
-                    let share = stride(from: part, to: presets.count, by: parts).map { presets[$0] }
-                    if !whileRendering && part == 0 {
-                        for preset in share where preset.soundFont < ids.count {
-                            let (_, messages) = exclusively {
-                                FluidSynthLog.collectingOnThisThread {
-                                    fluid_synth_pin_preset(
-                                        synth.synth, ids[preset.soundFont], Int32(preset.bank), Int32(preset.program))
-                                }
-                            }
-                            silent.record(preset, messages)
-                        }
-                    } else {
-                        slots.store(
-                            Self.helper(
-                                loading: paths, subsets: subsets, pinning: share, sampleRate: settings.sampleRate,
-                                silent: silent),
-                            at: part)
-                    }
-                }
-                helpers = slots.taken()
-            }
-            var failed: [PresetUsage.Preset] = []
-            for preset in presets where preset.soundFont < ids.count {
-                // FluidSynth disables a sample it cannot read or decode and plays the preset
-                // without it, saying so only in its log: collected, each such preset is a warning.
-                // One preset at a time: a quantum due meanwhile waits for one only.
-                let (result, messages) = exclusively {
-                    FluidSynthLog.collectingOnThisThread {
-                        fluid_synth_pin_preset(
-                            synth.synth, ids[preset.soundFont], Int32(preset.bank), Int32(preset.program))
-                    }
-                }
-                if result != FLUID_OK { failed.append(preset) }
-                silent.record(preset, messages)
-            }
-            withExtendedLifetime(helpers) {}
-            return failed
+            return pinPresets(
+                presets, paths: paths, subsets: subsets, helperCount: helperCount, whileRendering: whileRendering,
+                silent: silent)
         }
         guard failed.isEmpty else {
             let preset = failed[0]
@@ -144,20 +97,91 @@ extension SamplerNode {
             sampleReadFailure = failure
             throw failure
         }
-        exclusively {
-            for (preset, count) in silent.counts.sorted(by: { $0.key < $1.key }) {
-                sampleWarnings.append(silentSamplesWarning(preset, count: count, path: paths))
-            }
-            for channel in 0..<16 {
-                guard let first = usage.firstPresets[channel], first.soundFont < ids.count else { continue }
-                fluid_synth_program_select(
-                    synth.synth, Int32(channel), ids[first.soundFont], Int32(first.bank), Int32(first.program))
-                // The channel's bank is what it was (0, or 128 for the drum channel): a song's
-                // program change without a bank select resolves as it would have.
-                fluid_synth_bank_select(synth.synth, Int32(channel), channel == 9 ? 128 : 0)
-            }
-            applyProgramOverrides()
+        exclusively { selectFirstPresets(of: usage, warningOf: silent.counts, paths: paths) }
+    }
+
+    /// Throws (and keeps as `sampleReadFailure`) when a font file at `paths` can no longer be read.
+    private func checkReadable(_ paths: Set<String>) throws(SoundFontError) {
+        for path in paths where access(path, R_OK) != 0 {
+            let failure = SoundFontError.loadFailed(
+                path: path, messages: ["error: its samples cannot be read any more (the file was moved or deleted)"]
+            )
+            sampleReadFailure = failure
+            throw failure
         }
+    }
+
+    /// Pins `presets` (reads their samples into FluidSynth's cache and keeps them), with
+    /// `helperCount` helpers on other threads reading shares of them first (see
+    /// `loadSamples`), recording in `silent` the presets whose samples play silence. Returns
+    /// the presets FluidSynth could not pin. Called with `reading` held.
+    private func pinPresets(
+        _ presets: [PresetUsage.Preset], paths: [String], subsets: [SoundFontSubset?], helperCount: Int,
+        whileRendering: Bool, silent: SilentSamples
+    ) -> [PresetUsage.Preset] {
+        let ids = fontIDsByStackPosition
+        var helpers: [FluidSynth?] = []
+        if helperCount > 0 {
+            let parts = whileRendering ? helperCount : helperCount + 1
+            let slots = HelperSlots(count: parts)
+            DispatchQueue.concurrentPerform(iterations: parts) { part in
+                let share = stride(from: part, to: presets.count, by: parts).map { presets[$0] }
+                if !whileRendering && part == 0 {
+                    for preset in share where preset.soundFont < ids.count {
+                        let (_, messages) = exclusively {
+                            FluidSynthLog.collectingOnThisThread {
+                                fluid_synth_pin_preset(
+                                    synth.synth, ids[preset.soundFont], Int32(preset.bank), Int32(preset.program))
+                            }
+                        }
+                        silent.record(preset, messages)
+                    }
+                } else {
+                    slots.store(
+                        Self.helper(
+                            loading: paths, subsets: subsets, pinning: share, sampleRate: settings.sampleRate,
+                            silent: silent),
+                        at: part)
+                }
+            }
+            helpers = slots.taken()
+        }
+        var failed: [PresetUsage.Preset] = []
+        for preset in presets where preset.soundFont < ids.count {
+            // FluidSynth disables a sample it cannot read or decode and plays the preset
+            // without it, saying so only in its log: collected, each such preset is a warning.
+            // One preset at a time: a quantum due meanwhile waits for one only.
+            let (result, messages) = exclusively {
+                FluidSynthLog.collectingOnThisThread {
+                    fluid_synth_pin_preset(
+                        synth.synth, ids[preset.soundFont], Int32(preset.bank), Int32(preset.program))
+                }
+            }
+            if result != FLUID_OK { failed.append(preset) }
+            silent.record(preset, messages)
+        }
+        withExtendedLifetime(helpers) {}
+        return failed
+    }
+
+    /// Adds a warning for each preset with samples that play silence, then selects each channel's
+    /// first preset of `usage`, and applies the program overrides. Called holding the synthesizer.
+    private func selectFirstPresets(
+        of usage: PresetUsage, warningOf silentCounts: [PresetUsage.Preset: Int], paths: [String]
+    ) {
+        let ids = fontIDsByStackPosition
+        for (preset, count) in silentCounts.sorted(by: { $0.key < $1.key }) {
+            sampleWarnings.append(silentSamplesWarning(preset, count: count, path: paths))
+        }
+        for channel in 0..<16 {
+            guard let first = usage.firstPresets[channel], first.soundFont < ids.count else { continue }
+            fluid_synth_program_select(
+                synth.synth, Int32(channel), ids[first.soundFont], Int32(first.bank), Int32(first.program))
+            // The channel's bank is what it was (0, or 128 for the drum channel): a song's
+            // program change without a bank select resolves as it would have.
+            fluid_synth_bank_select(synth.synth, Int32(channel), channel == 9 ? 128 : 0)
+        }
+        applyProgramOverrides()
     }
 
     /// "FONT: bank 0, program 4 (Electric Piano): 3 samples cannot be decoded and play silence".
