@@ -170,10 +170,30 @@ struct PlayCommand: ParsableCommand {
         }
     }
 
+    /// Sets up the session (`sessionConfiguration`), says what it plays on, connects its MIDI
+    /// outputs, then plays the files one after another (`playFiles`).
     func run() throws {
         Terminal.trapInterrupts()
         inputLimit.apply()
         let fonts = try soundFonts.resolve()
+        let configuration = try sessionConfiguration(fonts: fonts)
+        let session: PlaybackSession
+        do { session = try PlaybackSession(configuration) } catch {
+            guard case .device = error else { throw error }
+            throw CLIError("\(error); \(Hints.devices), or `pianola render` writes a file instead")
+        }
+        if !quiet { describe(session, fonts: fonts) }
+        try connectMIDIOutputs(session, networkSettings: configuration.network)
+        let keys = Terminal.isInteractive && isatty(0) == 1 ? KeyReader() : nil
+        defer { keys?.restore() }
+        let failures = try playFiles(in: session, keys: keys)
+        session.finish()
+        if let failure = finishRecording(session) { throw CLIError(failure) }
+        if failures > 0 { throw ExitCode(1) }
+    }
+
+    /// The playback session the options ask for.
+    private func sessionConfiguration(fonts: [SoundFontDiscovery.Resolution]) throws -> PlaybackSession.Configuration {
         var configuration = PlaybackSession.Configuration(
             soundFonts: fonts.map(\.path), device: deviceOptions.configuration(defaultPeriod: 256))
         configuration.sampler = synth.settings
@@ -196,23 +216,26 @@ struct PlayCommand: ParsableCommand {
             }
             configuration.jack?.transport = transport.mode
         }
-        let session: PlaybackSession
-        do { session = try PlaybackSession(configuration) } catch {
-            guard case .device = error else { throw error }
-            throw CLIError("\(error); \(Hints.devices), or `pianola render` writes a file instead")
+        return configuration
+    }
+
+    /// Says what the session plays: the SoundFonts, the device, the JACK transport's part.
+    private func describe(_ session: PlaybackSession, fonts: [SoundFontDiscovery.Resolution]) {
+        SoundFontOptions.describe(fonts)
+        deviceOptions.describe(session.output)
+        if let transport {
+            Terminal.writeError(
+                transport == .follow
+                    ? "JACK transport: following (space starts and stops it, ←/→ locate it, q quits)\n"
+                    : "JACK transport: timebase master (the song's bars and tempo), started from \(Terminal.clock(song.start ?? 0))\n"
+            )
         }
-        if !quiet {
-            SoundFontOptions.describe(fonts)
-            deviceOptions.describe(session.output)
-            if let transport {
-                Terminal.writeError(
-                    transport == .follow
-                        ? "JACK transport: following (space starts and stops it, ←/→ locate it, q quits)\n"
-                        : "JACK transport: timebase master (the song's bars and tempo), started from \(Terminal.clock(song.start ?? 0))\n"
-                )
-            }
-        }
-        if let settings = configuration.network {
+    }
+
+    /// Opens the network sessions and starts the sequencer output, when configured, saying
+    /// which sessions are open and where the sequencer's songs go.
+    private func connectMIDIOutputs(_ session: PlaybackSession, networkSettings: LiveSession.NetworkMIDI?) throws {
+        if let settings = networkSettings {
             let silent = try session.connectNetwork()
             if !quiet {
                 let open = session.networkSessions.filter(\.isConnected).map {
@@ -234,8 +257,11 @@ struct PlayCommand: ParsableCommand {
             try session.startSequencerOutput()
             if !quiet { Terminal.writeError(Self.describe(output, routes: routes)) }
         }
-        let keys = Terminal.isInteractive && isatty(0) == 1 ? KeyReader() : nil
-        defer { keys?.restore() }
+    }
+
+    /// Plays `files` in order, the keys moving between them; a file that cannot be read is said
+    /// and skipped. Returns how many were skipped. Finishes the session when playing fails.
+    private func playFiles(in session: PlaybackSession, keys: KeyReader?) throws -> Int {
         var index = 0
         var failures = 0
         var startAt = song.start
@@ -275,9 +301,7 @@ struct PlayCommand: ParsableCommand {
             case .quit: index = files.count
             }
         }
-        session.finish()
-        if let failure = finishRecording(session) { throw CLIError(failure) }
-        if failures > 0 { throw ExitCode(1) }
+        return failures
     }
 
     /// Reports the --record-audio file (complete once the session finished); its failure, if any.
