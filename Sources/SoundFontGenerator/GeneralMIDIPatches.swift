@@ -44,10 +44,32 @@ enum GeneralMIDIPatches {
         }
     }
 
-    // swiftlint:disable:next function_body_length
+    /// The patch of General MIDI program `program` (0–127), from its family's table; any other
+    /// number gets the last program's (Gunshot).
     static func patch(for program: Int) -> Patch {
         switch program {
-        // Pianos
+        case 0..<8: return pianos(program)
+        case 8..<16: return chromaticPercussion(program)
+        case 16..<24: return organs(program)
+        case 24..<32: return guitars(program)
+        case 32..<40: return basses(program)
+        case 40..<48: return strings(program)
+        case 48..<56: return ensembles(program)
+        case 56..<64: return brass(program)
+        case 64..<72: return reeds(program)
+        case 72..<80: return pipes(program)
+        case 80..<88: return synthLeads(program)
+        case 88..<96: return synthPads(program)
+        case 96..<104: return synthEffects(program)
+        case 104..<112: return ethnic(program)
+        case 112..<120: return percussive(program)
+        default: return soundEffects(program)
+        }
+    }
+
+    /// Programs 0–7: pianos.
+    private static func pianos(_ program: Int) -> Patch {
+        switch program {
         case 0: return struck("piano", decay: 9, cutoff: 2500)
         case 1: return struck("piano", decay: 8, cutoff: 5000)
         case 2:
@@ -60,7 +82,13 @@ enum GeneralMIDIPatches {
         case 5: var p = struck("fmpiano", decay: 4, cutoff: 6000); p.chorus = 300; return p
         case 6: return plucked("harpsi", decay: 4, cutoff: 6000)
         case 7: return plucked("clav", decay: 3, cutoff: 4500)
-        // Chromatic percussion
+        default: preconditionFailure("program \(program) is not a piano program")  // see patch(for:)
+        }
+    }
+
+    /// Programs 8–15: chromatic percussion.
+    private static func chromaticPercussion(_ program: Int) -> Patch {
+        switch program {
         case 8: return struck("celesta", decay: 2.5)
         case 9: return struck("glock", decay: 3)
         case 10: var p = struck("celesta", decay: 2); p.layers = [(12, 0, 0)]; return p
@@ -71,7 +99,13 @@ enum GeneralMIDIPatches {
         case 15:
             var p = plucked("steel", decay: 3, cutoff: 3500); p.layers = [(0, -5, -100), (0, 5, 100)];
             p.attenuationDB = 3; return p
-        // Organs
+        default: preconditionFailure("program \(program) is not chromatic percussion program")  // see patch(for:)
+        }
+    }
+
+    /// Programs 16–23: organs.
+    private static func organs(_ program: Int) -> Patch {
+        switch program {
         case 16: return sustained("drawbar")
         case 17: return sustained("percorg")
         case 18: var p = sustained("rockorg"); p.tremoloCB = 30; p.tremoloHz = 6.5; p.cutoff = 5000; return p
@@ -84,7 +118,13 @@ enum GeneralMIDIPatches {
         case 23:
             var p = sustained("accordion", attack: 0.03); p.layers = [(0, 0, 0), (12, 4, 0)]; p.attenuationDB = 3;
             return p
-        // Guitars
+        default: preconditionFailure("program \(program) is not an organ program")  // see patch(for:)
+        }
+    }
+
+    /// Programs 24–31: guitars.
+    private static func guitars(_ program: Int) -> Patch {
+        switch program {
         case 24: return plucked("nylon", decay: 4, cutoff: 2500)
         case 25: return plucked("steel", decay: 5, cutoff: 4000)
         case 26: return plucked("nylon", decay: 4, cutoff: 1500)
@@ -97,7 +137,13 @@ enum GeneralMIDIPatches {
             var p = sustained("overdrive"); p.decay = 8; p.sustainDB = 12; p.cutoff = 6000; p.attenuationDB = 5;
             return p
         case 31: var p = struck("sine", decay: 3); p.layers = [(12, 0, 0)]; return p
-        // Basses
+        default: preconditionFailure("program \(program) is not a guitar program")  // see patch(for:)
+        }
+    }
+
+    /// Programs 32–39: basses.
+    private static func basses(_ program: Int) -> Patch {
+        switch program {
         case 32: return plucked("bass", decay: 3, cutoff: 900)
         case 33: return plucked("bass", decay: 3.5, cutoff: 1400)
         case 34: return plucked("slap", decay: 3, cutoff: 2000)
@@ -111,7 +157,13 @@ enum GeneralMIDIPatches {
         case 39:
             var p = plucked("square", decay: 2, cutoff: 500); p.resonanceDB = 10; p.filterEnvelopeCents = 3600;
             p.sustainDB = 12; return p
-        // Strings
+        default: preconditionFailure("program \(program) is not a bass program")  // see patch(for:)
+        }
+    }
+
+    /// Programs 40–47: strings.
+    private static func strings(_ program: Int) -> Patch {
+        switch program {
         case 40: return bowed("strings", attack: 0.08)
         case 41: var p = bowed("strings", attack: 0.1); p.cutoff = 3800; return p
         case 42: var p = bowed("strings", attack: 0.12); p.cutoff = 3000; return p
@@ -121,7 +173,13 @@ enum GeneralMIDIPatches {
         case 46: var p = plucked("nylon", decay: 5, cutoff: 3000); p.reverb = 400; return p
         case 47:
             var p = struck("drum", decay: 2.5, cutoff: 1200); p.pitchEnvelopeCents = -50; p.modDecay = 0.3; return p
-        // Ensembles
+        default: preconditionFailure("program \(program) is not a string program")  // see patch(for:)
+        }
+    }
+
+    /// Programs 48–55: ensembles.
+    private static func ensembles(_ program: Int) -> Patch {
+        switch program {
         case 48:
             var p = bowed("strings", attack: 0.2); p.layers = [(0, -7, -300), (0, 7, 300)]; p.attenuationDB = 3;
             return p
@@ -136,7 +194,13 @@ enum GeneralMIDIPatches {
         case 55:
             var p = struck("brass", decay: 1.2, cutoff: 5000); p.layers = [(0, 0, 0), (7, 0, -200), (12, 0, 200)];
             p.attenuationDB = 3; return p
-        // Brass
+        default: preconditionFailure("program \(program) is not an ensemble program")  // see patch(for:)
+        }
+    }
+
+    /// Programs 56–63: brass.
+    private static func brass(_ program: Int) -> Patch {
+        switch program {
         case 56: return blown("brass", attack: 0.03, cutoff: 2500, swell: 2400)
         case 57: return blown("brass", attack: 0.05, cutoff: 1500, swell: 2000)
         case 58: return blown("brass", attack: 0.06, cutoff: 800, swell: 1500)
@@ -149,7 +213,13 @@ enum GeneralMIDIPatches {
         case 63:
             var p = blown("pulse", attack: 0.05, cutoff: 1500, swell: 2400); p.vibratoCents = 0; p.chorus = 300;
             return p
-        // Reeds
+        default: preconditionFailure("program \(program) is not a brass program")  // see patch(for:)
+        }
+    }
+
+    /// Programs 64–71: reeds.
+    private static func reeds(_ program: Int) -> Patch {
+        switch program {
         case 64: return blown("sax", cutoff: 5000)
         case 65: return blown("sax", cutoff: 3500)
         case 66: return blown("sax", cutoff: 2500)
@@ -158,7 +228,13 @@ enum GeneralMIDIPatches {
         case 69: return blown("doublereed", cutoff: 3000, swell: 600)
         case 70: return blown("doublereed", cutoff: 1800, swell: 600)
         case 71: return blown("clarinet", cutoff: 3000, swell: 900)
-        // Pipes
+        default: preconditionFailure("program \(program) is not a reed program")  // see patch(for:)
+        }
+    }
+
+    /// Programs 72–79: pipes.
+    private static func pipes(_ program: Int) -> Patch {
+        switch program {
         case 72: var p = blown("flute", cutoff: 8000, swell: 0); p.layers = [(12, 0, 0)]; return p
         case 73: return blown("flute", cutoff: 6000, swell: 0)
         case 74: var p = blown("flute", cutoff: 4000, swell: 0); p.vibratoCents = 4; return p
@@ -167,7 +243,13 @@ enum GeneralMIDIPatches {
         case 77: var p = blown("panflute", attack: 0.08, cutoff: 3500, swell: 0); p.vibratoCents = 25; return p
         case 78: var p = blown("sine", attack: 0.03, swell: 0); p.vibratoCents = 15; p.layers = [(12, 0, 0)]; return p
         case 79: var p = blown("sine", attack: 0.04, swell: 0); p.vibratoCents = 6; return p
-        // Synth leads
+        default: preconditionFailure("program \(program) is not a pipe program")  // see patch(for:)
+        }
+    }
+
+    /// Programs 80–87: synth leads.
+    private static func synthLeads(_ program: Int) -> Patch {
+        switch program {
         case 80: var p = sustained("square", attack: 0.005); p.cutoff = 5000; return p
         case 81: var p = sustained("saw", attack: 0.005); p.cutoff = 5000; return p
         case 82:
@@ -184,7 +266,13 @@ enum GeneralMIDIPatches {
         case 87:
             var p = sustained("saw", attack: 0.005); p.layers = [(0, 0, 0), (-12, 0, 0)]; p.cutoff = 3000;
             p.attenuationDB = 3; return p
-        // Synth pads
+        default: preconditionFailure("program \(program) is not a synth lead program")  // see patch(for:)
+        }
+    }
+
+    /// Programs 88–95: synth pads.
+    private static func synthPads(_ program: Int) -> Patch {
+        switch program {
         case 88: var p = pad("fmpiano", attack: 0.1, cutoff: 5000); p.decay = 4; p.sustainDB = 12; return p
         case 89: return pad("saw", attack: 0.6, cutoff: 1500)
         case 90:
@@ -196,7 +284,13 @@ enum GeneralMIDIPatches {
         case 95:
             var p = pad("saw", attack: 0.5, cutoff: 600); p.filterEnvelopeCents = 3600; p.modAttack = 2; p.modDecay = 2;
             p.resonanceDB = 6; return p
-        // Synth effects
+        default: preconditionFailure("program \(program) is not a synth pad program")  // see patch(for:)
+        }
+    }
+
+    /// Programs 96–103: synth effects.
+    private static func synthEffects(_ program: Int) -> Patch {
+        switch program {
         case 96: var p = pad("celesta", attack: 0.01, cutoff: 6000); p.tremoloCB = 150; p.tremoloHz = 7; return p
         case 97: return pad("metalpad", attack: 0.4, cutoff: 2500)
         case 98: var p = struck("glock", decay: 4); p.reverb = 600; p.chorus = 400; return p
@@ -209,7 +303,13 @@ enum GeneralMIDIPatches {
         case 103:
             var p = pad("square", attack: 0.1, cutoff: 1500); p.filterEnvelopeCents = 3000; p.vibratoCents = 50;
             p.vibratoHz = 8; return p
-        // Ethnic
+        default: preconditionFailure("program \(program) is not a synth effect program")  // see patch(for:)
+        }
+    }
+
+    /// Programs 104–111: ethnic instruments.
+    private static func ethnic(_ program: Int) -> Patch {
+        switch program {
         case 104: return plucked("sitar", decay: 5, cutoff: 5000)
         case 105: return plucked("steel", decay: 1.2, cutoff: 6000)
         case 106: return plucked("sitar", decay: 2.5, cutoff: 4000)
@@ -220,7 +320,13 @@ enum GeneralMIDIPatches {
             return p
         case 110: var p = bowed("strings", attack: 0.04); p.cutoff = 6000; p.vibratoCents = 18; return p
         case 111: var p = blown("doublereed", attack: 0.02, cutoff: 7000, swell: 1200); p.vibratoCents = 25; return p
-        // Percussive
+        default: preconditionFailure("program \(program) is not an ethnic program")  // see patch(for:)
+        }
+    }
+
+    /// Programs 112–119: percussive.
+    private static func percussive(_ program: Int) -> Patch {
+        switch program {
         case 112: var p = struck("glock", decay: 1.5); p.layers = [(24, 0, 0)]; return p
         case 113: var p = struck("wood", decay: 0.6); p.layers = [(12, 0, 0)]; return p
         case 114: return struck("steeldrum", decay: 2)
@@ -232,7 +338,13 @@ enum GeneralMIDIPatches {
             var p = struck("drum", decay: 0.8, cutoff: 2000); p.pitchEnvelopeCents = -300; p.modDecay = 0.3; return p
         case 118: var p = struck("sine", decay: 0.7); p.pitchEnvelopeCents = -1200; p.modDecay = 0.4; return p
         case 119: var p = sustained("noise", attack: 1.5, release: 0.05); p.cutoff = 9000; p.fixedPitch = true; return p
-        // Sound effects
+        default: preconditionFailure("program \(program) is not a percussive program")  // see patch(for:)
+        }
+    }
+
+    /// Programs 120–127: sound effects.
+    private static func soundEffects(_ program: Int) -> Patch {
+        switch program {
         case 120: var p = struck("noise", decay: 0.6, cutoff: 3000); p.hold = 0.1; p.fixedPitch = true; return p
         case 121: var p = sustained("darknoise", attack: 0.08, release: 0.3); p.cutoff = 2000; return p
         case 122:
