@@ -23,8 +23,11 @@ import Synchronization
 public final class AudioFileTap: AudioTap, @unchecked Sendable {
     /// How the file is written.
     public struct Settings: Sendable, Hashable {
-        /// The samples' encoding (16-bit by default; Ogg is always Vorbis).
+        /// The samples' encoding (16-bit by default; Ogg is always Vorbis). 16- and 24-bit samples are
+        /// rounded to the nearest step.
         public var encoding: AudioFile.Encoding = .s16
+        /// Add TPDF dither of ±1 step before rounding to 16 or 24 bits (ignored for floats and Ogg).
+        public var dither = false
         /// Start a new numbered file (`take-001.wav`, `take-002.wav`, …) every this many frames; nil:
         /// one file. The parts follow each other without a gap or an overlap. At least 1 (`init` throws
         /// for less).
@@ -41,7 +44,8 @@ public final class AudioFileTap: AudioTap, @unchecked Sendable {
         /// (libsamplerate, medium-quality sinc); `splitFrames` then counts the file's frames.
         public var fileSampleRate: Double?
 
-        /// Settings with the defaults: 16-bit, one file, no overwrite, a 4-second ring, headers every 0.5 s.
+        /// Settings with the defaults: 16-bit without dither, one file, no overwrite, a 4-second ring,
+        /// headers every 0.5 s.
         public init() {}
     }
 
@@ -67,6 +71,8 @@ public final class AudioFileTap: AudioTap, @unchecked Sendable {
     private var writer: SystemThread?
     // Writer-thread state.
     private var file: OpaquePointer?
+    /// Rounds (and dithers) the samples of the open part (writer thread).
+    private var quantizer: SampleQuantizer?
     private var descriptor: Int32 = -1
     private var framesInFile = 0
     private var fileFrameLimit = Int.max
@@ -171,6 +177,7 @@ public final class AudioFileTap: AudioTap, @unchecked Sendable {
         }
         sf_command(handle, Int32(SFC_SET_CLIPPING), nil, Int32(SF_TRUE))
         file = handle
+        quantizer = SampleQuantizer(format: info.format, channels: channelCount, dither: settings.dither)
         descriptor = fd
         framesInFile = 0
         let bytesPerFrame = (settings.encoding == .s16 ? 2 : settings.encoding == .s24 ? 3 : 4) * channelCount
@@ -323,7 +330,7 @@ public final class AudioFileTap: AudioTap, @unchecked Sendable {
                     return
                 }
             }
-            guard let file else { return }
+            guard let file, let quantizer else { return }
             var frames = count - offset
             if let split = settings.splitFrames { frames = min(frames, split - framesInFile) }
             guard framesInFile + frames <= fileFrameLimit else {
@@ -335,8 +342,10 @@ public final class AudioFileTap: AudioTap, @unchecked Sendable {
                 return
             }
             errno = 0
-            let done = samples.withUnsafeBufferPointer {
-                sf_writef_float(file, $0.baseAddress! + offset * channelCount, sf_count_t(frames))
+            let channels = channelCount
+            let done = samples.withUnsafeBufferPointer { buffer -> sf_count_t in
+                guard let base = buffer.baseAddress else { return 0 }
+                return quantizer.write(file, base + offset * channels, frames: frames, channels: channels)
             }
             if done > 0 {
                 framesInFile += Int(done)

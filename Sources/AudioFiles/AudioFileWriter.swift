@@ -19,6 +19,8 @@ public final class AudioFileWriter {
     /// ones.
     public let channelCount: Int
     private var file: OpaquePointer?
+    /// Rounds (and, asked to, dithers) the samples of a 16- or 24-bit file.
+    private let quantizer: SampleQuantizer
     /// The folder the file is written in (for telling a full disk from other failures).
     private let folder: String
     private var interleaved: [Float] = []
@@ -36,9 +38,13 @@ public final class AudioFileWriter {
     /// (EBU Tech 3306; libsndfile makes it a plain WAV on closing if it stayed smaller). Otherwise a
     /// .wav is a plain RIFF WAVE file, and a write that would take a WAV or AIFF past 4 GiB throws
     /// instead of leaving a file whose sizes wrapped (readers would see it cut short).
+    ///
+    /// A 16- or 24-bit file holds each sample rounded to the nearest step (silence stays 0); with
+    /// `dither`, TPDF dither of ±1 step (the same noise for every file: renders stay reproducible)
+    /// is added first, trading a low noise floor for the rounding's distortion on quiet passages.
     public init(
         path: String, sampleRate: Double, channelCount: Int = 2, encoding: AudioFile.Encoding = .s16,
-        expectedFrameCount: Int? = nil
+        expectedFrameCount: Int? = nil, dither: Bool = false
     ) throws(AudioFileError) {
         var major = try AudioFile.majorFormat(forPath: path)
         let bytesPerFrame = (encoding == .s16 ? 2 : encoding == .s24 ? 3 : 4) * channelCount
@@ -76,6 +82,7 @@ public final class AudioFileWriter {
         frameLimit = major == Int32(SF_FORMAT_WAV) || major == Int32(SF_FORMAT_AIFF) ? sizeLimitedFrames : .max
         self.path = path
         self.channelCount = channelCount
+        quantizer = SampleQuantizer(format: info.format, channels: channelCount, dither: dither)
         file = handle
     }
 
@@ -108,7 +115,12 @@ public final class AudioFileWriter {
             )
         }
         errno = 0
-        let written = samples.withUnsafeBufferPointer { sf_writef_float(file, $0.baseAddress, sf_count_t(frameCount)) }
+        let quantizer = quantizer
+        let channels = channelCount
+        let written = samples.withUnsafeBufferPointer { buffer -> sf_count_t in
+            guard let base = buffer.baseAddress else { return 0 }
+            return quantizer.write(file, base, frames: frameCount, channels: channels)
+        }
         guard written == sf_count_t(frameCount) else {
             if FileSystemSpace.isOutOfSpace(errno: errno, folder: folder) { throw .noSpace(path: path) }
             throw .writeFailed(path: path, reason: String(cString: sf_strerror(file)))
