@@ -54,11 +54,13 @@ public enum AudioFile {
     }
 
     /// Writes `buffer` to `path`, format chosen by extension (through a temporary name, as
-    /// `AudioFileWriter` does).
-    public static func write(_ buffer: Buffer, to path: String, encoding: Encoding = .s16) throws(AudioFileError) {
+    /// `AudioFileWriter` does; 16- and 24-bit samples rounded, with TPDF dither where `dither`).
+    public static func write(
+        _ buffer: Buffer, to path: String, encoding: Encoding = .s16, dither: Bool = false
+    ) throws(AudioFileError) {
         let writer = try AudioFileWriter(
             path: path, sampleRate: buffer.sampleRate, channelCount: buffer.channelCount, encoding: encoding,
-            expectedFrameCount: buffer.frameCount)
+            expectedFrameCount: buffer.frameCount, dither: dither)
         try writer.write(interleaved: buffer.samples)
         try writer.finish()
     }

@@ -35,6 +35,10 @@ struct ProcessCommand: ParsableCommand {
         completion: AudioFile.Encoding.completion, transform: AudioFile.Encoding.parser(for: "--format"))
     var format: AudioFile.Encoding?
 
+    @Flag(
+        help: "Add TPDF dither before rounding to s16 or s24 (without it, each sample is rounded to the nearest step).")
+    var dither = false
+
     @Flag(name: .shortAndLong, help: "Print nothing but errors.")
     var quiet = false
 
@@ -49,7 +53,9 @@ struct ProcessCommand: ParsableCommand {
         let specs = try effectOptions.specs()
         var progress: ProgressReporter?
         defer { progress?.finish() }
-        let result = try AudioFileProcessor(effects: specs).process(input, to: output, encoding: format) {
+        var processor = AudioFileProcessor(effects: specs)
+        processor.dither = dither
+        let result = try processor.process(input, to: output, encoding: format) {
             done, total in
             if !quiet {
                 if progress == nil { progress = ProgressReporter(label: "process", total: total) }

@@ -14,6 +14,10 @@ struct RenderSettings: ParsableArguments {
         completion: AudioFile.Encoding.completion, transform: AudioFile.Encoding.parser(for: "--format"))
     var format: AudioFile.Encoding = .s16
 
+    @Flag(
+        help: "Add TPDF dither before rounding to s16 or s24 (without it, each sample is rounded to the nearest step).")
+    var dither = false
+
     @Option(
         parsing: .unconditional,
         help: ArgumentHelp(
@@ -81,6 +85,7 @@ struct RenderSettings: ParsableArguments {
         var options = RenderOptions()
         options.sampleRate = Double(rate)
         options.encoding = format
+        options.dither = dither
         options.tail = tail
         options.threads = threads
         options.effects = effects

@@ -40,6 +40,9 @@ public struct AudioFileProcessor: Sendable {
     public var songTempo: Double?
     /// Whether the result reports the output's peak, overs and loudness.
     public var measuresOutput = false
+    /// Whether 16- and 24-bit output gets TPDF dither of ±1 step before rounding (without it,
+    /// each sample is rounded to the nearest step).
+    public var dither = false
 
     /// A processor applying `effects`; each `process` builds the chain (and checks the specs) anew.
     public init(effects: [EffectSpec]) { self.effects = effects }
@@ -104,7 +107,7 @@ public struct AudioFileProcessor: Sendable {
                 do {
                     writer = try AudioFileWriter(
                         path: output, sampleRate: rate, channelCount: channels, encoding: encoding,
-                        expectedFrameCount: total - chain.latency)
+                        expectedFrameCount: total - chain.latency, dither: dither)
                 } catch { throw .audio(error) }
                 do {
                     try Self.run(chain, over: current, total: total, progress: report) { buffer, skip, count in

@@ -25,7 +25,7 @@ enum LoudnessNormalizer {
     static let ceilingMargin = 0.3
 
     static func normalize(
-        _ input: String, to output: String, target: LoudnessTarget, encoding: AudioFile.Encoding
+        _ input: String, to output: String, target: LoudnessTarget, encoding: AudioFile.Encoding, dither: Bool = false
     ) throws(RenderError) -> Measured {
         let audio: AudioFile.Buffer
         do { audio = try AudioFile.read(from: input) } catch { throw .audio(error) }
@@ -81,7 +81,7 @@ enum LoudnessNormalizer {
         do {
             try AudioFile.write(
                 AudioFile.Buffer(samples: interleaved, channelCount: 2, sampleRate: audio.sampleRate), to: output,
-                encoding: encoding)
+                encoding: encoding, dither: dither)
         } catch { throw .audio(error) }
         // What was written (after the format's rounding).
         let written: AudioFile.Buffer

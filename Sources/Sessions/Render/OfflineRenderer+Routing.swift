@@ -62,7 +62,7 @@ extension OfflineRenderer {
         do {
             writer = try AudioFileWriter(
                 path: outputPath, sampleRate: rate, channelCount: channels, encoding: options.encoding,
-                expectedFrameCount: options.maximumFrameCount(for: sequence))
+                expectedFrameCount: options.maximumFrameCount(for: sequence), dither: options.dither)
         } catch {
             throw .audio(error)
         }

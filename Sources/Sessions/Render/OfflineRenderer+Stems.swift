@@ -164,13 +164,15 @@ extension OfflineRenderer {
                 files.writers.append(
                     try AudioFileWriter(
                         path: folder + "/" + stem.info.file, sampleRate: options.sampleRate,
-                        encoding: options.encoding, expectedFrameCount: options.maximumFrameCount(for: sequence)))
+                        encoding: options.encoding, expectedFrameCount: options.maximumFrameCount(for: sequence),
+                        dither: options.dither))
             }
             if let multichannel {
                 files.writers.append(
                     try AudioFileWriter(
                         path: multichannel, sampleRate: options.sampleRate, channelCount: 2 * plan.count,
-                        encoding: options.encoding, expectedFrameCount: options.maximumFrameCount(for: sequence)))
+                        encoding: options.encoding, expectedFrameCount: options.maximumFrameCount(for: sequence),
+                        dither: options.dither))
             }
         } catch {
             for writer in files.writers { writer.cancel() }

@@ -213,7 +213,7 @@ public final class OfflineRenderer: Sendable {
         defer { unlink(intermediate) }
         var summary = try produce(intermediate, .f32)
         let measured = try LoudnessNormalizer.normalize(
-            intermediate, to: outputPath, target: target, encoding: options.encoding)
+            intermediate, to: outputPath, target: target, encoding: options.encoding, dither: options.dither)
         summary.outputPath = outputPath
         summary.encoding = options.encoding
         summary.loudness = measured.loudness
@@ -260,7 +260,7 @@ public final class OfflineRenderer: Sendable {
         do {
             writer = try AudioFileWriter(
                 path: outputPath, sampleRate: options.sampleRate, encoding: encoding,
-                expectedFrameCount: options.maximumFrameCount(for: sequence))
+                expectedFrameCount: options.maximumFrameCount(for: sequence), dither: options.dither)
         } catch {
             throw .audio(error)
         }

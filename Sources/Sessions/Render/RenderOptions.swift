@@ -39,6 +39,9 @@ public struct RenderOptions: Sendable, Hashable {
     public var sampleRate = 44_100.0
     /// The output's sample format: 16-bit integer (the default), 24-bit integer or 32-bit float.
     public var encoding: AudioFile.Encoding = .s16
+    /// Whether 16- and 24-bit output gets TPDF dither of ±1 step before rounding (reproducible: the
+    /// same noise every render). Without it, each sample is rounded to the nearest step.
+    public var dither = false
     /// Output gain in dB, applied at the main mixer (FluidSynth's own gain stays at its default).
     public var gainDecibels = 0.0
     /// Whether FluidSynth's built-in reverb is on; `effects` are separate from it.
@@ -145,7 +148,7 @@ public struct RenderOptions: Sendable, Hashable {
         let overrides = programOverrides.map { "\($0.channel):\($0.bank):\($0.program)" }.joined(separator: ",")
         return "reverb=\(isSynthReverbEnabled ? "on" : "off");chorus=\(isSynthChorusEnabled ? "on" : "off");"
             + "timing=\(timing.rawValue);threads=\(threads);truePeak=\(loudness?.truePeakCeiling ?? -1);fx=\(effects);"
-            + "rate=\(sampleRate);format=\(encoding.rawValue);gain=\(gainDecibels);tail=\(tail.text);loudness=\(target);"
+            + "rate=\(sampleRate);format=\(encoding.rawValue);dither=\(dither);gain=\(gainDecibels);tail=\(tail.text);loudness=\(target);"
             + "polyphony=\(polyphony);maximumTail=\(maximumTailSeconds);quantum=\(quantumFrames);"
             + "interpolation=\(interpolation.rawValue);programs=\(overrides);muted=\(mutedChannels.sorted());"
             + "speed=\(speed);transpose=\(transpose);start=\(startSeconds)"
