@@ -279,7 +279,18 @@ public final class JACKServer: @unchecked Sendable {
             process.waitUntilExit()
         }
         folder?.remove()
+        removeClientSemaphores()
         Self.turn.signal()
+    }
+
+    /// jackd stopped while a client is connected (`kill()`) leaves that client's semaphore in
+    /// /dev/shm (`jack_sem.UID_SERVER_CLIENT`); the name is this server's own, so it goes with it.
+    private func removeClientSemaphores() {
+        let prefix = "jack_sem.\(getuid())_\(name)_"
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/dev/shm")) ?? []
+        where entry.hasPrefix(prefix) {
+            unlink("/dev/shm/" + entry)
+        }
     }
 
     /// Runs a JACK tool against the server: its exit status and output, or −1 when it has not
