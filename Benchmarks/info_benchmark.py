@@ -17,9 +17,11 @@ running Python with symusic imported (its parse alone, the harder bar), and as a
 imports it and parses the same files (end to end, like Pianola). Throughput is the files' bytes
 over the time; the ratios are symusic's time over Pianola's (above 1: Pianola is faster).
 """
-import argparse, glob, os, shutil, subprocess, sys, tempfile, time
+import argparse, glob, os, shutil, subprocess, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "Tests", "Python"))
+from temporary_folder import temporary_folder  # noqa: E402
 CORPUS = os.path.join(os.path.dirname(ROOT), "shared", "corpus")
 sys.path.insert(0, os.path.join(ROOT, "Benchmarks"))
 from render_benchmark import ensure, release_binaries  # noqa: E402
@@ -50,8 +52,7 @@ def main():
 
     bin_path = release_binaries("pianola", "parse-benchmark")
     pianola = os.path.join(bin_path, "pianola")
-    work = tempfile.mkdtemp(prefix="pianola-info-bench-")
-    try:
+    with temporary_folder("info-bench") as work:
         large = os.path.join(work, "large.mid")
         subprocess.check_call([os.path.join(bin_path, "parse-benchmark"), "generate", large, "--notes", "400000"],
                               stdout=subprocess.DEVNULL)
@@ -102,8 +103,6 @@ def main():
         theirs_kb = peak_rss_kb([sys.executable, "-c", "import sys, symusic\n"
                                  "symusic.Score.from_midi(open(sys.argv[1], 'rb').read())", large])
         print(f"\npeak RSS on the large file: pianola {ours_kb / 1024:.1f} MB, symusic process {theirs_kb / 1024:.1f} MB")
-    finally:
-        shutil.rmtree(work)
 
 
 if __name__ == "__main__":

@@ -17,11 +17,12 @@ import argparse
 import os
 import subprocess
 import sys
-import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "Benchmarks"))
+sys.path.insert(0, os.path.join(ROOT, "Tests", "Python"))
+from temporary_folder import temporary_folder  # noqa: E402
 
 from playback_benchmark import best_of  # noqa: E402
 
@@ -60,35 +61,35 @@ def main():
     subprocess.run(["swift", "build", "-c", "release", "--product", "pianola"], cwd=ROOT, check=True)
     binaries = subprocess.run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=ROOT, check=True,
                               capture_output=True, text=True).stdout.strip()
-    work = tempfile.mkdtemp(prefix="pianola-jack-benchmark-")
-    pianola = os.path.join(binaries, "pianola")
-    song = os.path.join(work, "dense16.mid")
-    render_benchmark.dense16(song, args.seconds)
+    with temporary_folder("jack-benchmark") as work:
+        pianola = os.path.join(binaries, "pianola")
+        song = os.path.join(work, "dense16.mid")
+        render_benchmark.dense16(song, args.seconds)
 
-    import mido
+        import mido
 
-    audio_seconds = mido.MidiFile(song).length
-    name = f"pianola-benchmark-{os.getpid()}"
-    server = start_server(name)
-    try:
-        fonts = [("FluidR3_GM", "/usr/share/sounds/sf2/FluidR3_GM.sf2"),
-                 ("TimGM6mb", "/usr/share/sounds/sf2/TimGM6mb.sf2"),
-                 ("PianolaGM", os.path.join(ROOT, "SoundFonts", "PianolaGM.sf2"))]
-        print(f"dense16, {audio_seconds:.1f} s of audio, jackd -d dummy at 48 kHz, period 256, best of {args.runs}")
-        print("| font | fluidsynth CPU s per audio s | pianola CPU s per audio s | pianola / fluidsynth |"
-              " xruns (fluidsynth / pianola) |")
-        print("|---|---:|---:|---:|---|")
-        for label, font in fonts:
-            if not os.path.exists(font):
-                print(f"| {label} | (missing: {font}) | | | |")
-                continue
-            best = measure(pianola, font, song, name, args.runs)
-            fs, pn = best["fluidsynth"][0] / audio_seconds, best["pianola"][0] / audio_seconds
-            print(f"| {label} | {fs:.4f} | {pn:.4f} | {pn / fs:.2f}× | {best['fluidsynth'][1]} / {best['pianola'][1]} |",
-                  flush=True)
-    finally:
-        server.terminate()
-        server.wait()
+        audio_seconds = mido.MidiFile(song).length
+        name = f"pianola-benchmark-{os.getpid()}"
+        server = start_server(name)
+        try:
+            fonts = [("FluidR3_GM", "/usr/share/sounds/sf2/FluidR3_GM.sf2"),
+                     ("TimGM6mb", "/usr/share/sounds/sf2/TimGM6mb.sf2"),
+                     ("PianolaGM", os.path.join(ROOT, "SoundFonts", "PianolaGM.sf2"))]
+            print(f"dense16, {audio_seconds:.1f} s of audio, jackd -d dummy at 48 kHz, period 256, best of {args.runs}")
+            print("| font | fluidsynth CPU s per audio s | pianola CPU s per audio s | pianola / fluidsynth |"
+                  " xruns (fluidsynth / pianola) |")
+            print("|---|---:|---:|---:|---|")
+            for label, font in fonts:
+                if not os.path.exists(font):
+                    print(f"| {label} | (missing: {font}) | | | |")
+                    continue
+                best = measure(pianola, font, song, name, args.runs)
+                fs, pn = best["fluidsynth"][0] / audio_seconds, best["pianola"][0] / audio_seconds
+                print(f"| {label} | {fs:.4f} | {pn:.4f} | {pn / fs:.2f}× | {best['fluidsynth'][1]} / {best['pianola'][1]} |",
+                      flush=True)
+        finally:
+            server.terminate()
+            server.wait()
 
 
 if __name__ == "__main__":

@@ -40,12 +40,13 @@ import signal
 import struct
 import subprocess
 import sys
-import tempfile
 import time
 
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "Tests", "Python"))
+from temporary_folder import temporary_folder  # noqa: E402
 RATE = 48000
 LOOP = 22153                        # frames; 22153 mod 1024 = 649, mod 256 = 137, mod 64 = 9
 OFFSETS = [0, 5417, 10979, 16661]   # note starts in the loop (gaps 5417 to 5682 frames)
@@ -353,86 +354,85 @@ def main():
     binaries = subprocess.run(build[:4] + build[6:] + ["--show-bin-path"], cwd=ROOT, check=True,
                               capture_output=True, text=True, timeout=600).stdout.strip()
     pianola = os.path.join(binaries, "pianola")
-    work = tempfile.mkdtemp(prefix="pianola-jack-midi-timing-")
-    periods = [int(value) for value in args.periods.split(",")]
-    if any(period < 128 or period > 4096 for period in periods):
-        raise SystemExit("periods must be 128...4096 frames (a shift is told from pianola's 64-frame spread)")
-    # A SIGTERM ends the run like Ctrl-C: the clients and the server are stopped on the way out.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    notes_per_second = len(OFFSETS) * RATE / LOOP
-    commit = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True,
-                            text=True, timeout=30).stdout.strip()
+    with temporary_folder("jack-midi-timing") as work:
+        periods = [int(value) for value in args.periods.split(",")]
+        if any(period < 128 or period > 4096 for period in periods):
+            raise SystemExit("periods must be 128...4096 frames (a shift is told from pianola's 64-frame spread)")
+        # A SIGTERM ends the run like Ctrl-C: the clients and the server are stopped on the way out.
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+        notes_per_second = len(OFFSETS) * RATE / LOOP
+        commit = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True,
+                                text=True, timeout=30).stdout.strip()
 
-    print("$ python3 " + " ".join([os.path.relpath(os.path.abspath(sys.argv[0]), ROOT)] + sys.argv[1:])
-          + f"  (pianola {commit or '?'}, {os.path.relpath(pianola, ROOT)})")
+        print("$ python3 " + " ".join([os.path.relpath(os.path.abspath(sys.argv[0]), ROOT)] + sys.argv[1:])
+              + f"  (pianola {commit or '?'}, {os.path.relpath(pianola, ROOT)})")
 
-    print(f"jackd -r -d dummy -r {RATE}; jack_midiseq: {len(OFFSETS)} notes per {LOOP}-frame loop at frames"
-          f" {', '.join(map(str, OFFSETS))} ({notes_per_second:.1f} notes/s); {args.seconds} s captured per period;"
-          f" font {os.path.relpath(args.font, ROOT)}, side stick (drum kit, key {KEY}), reverb and chorus off",
-          flush=True)
-    rows, checks = [], []
-    for period in periods:
-        result = run(pianola, args.font, period, args.seconds, work)
-        audio = result["audio"]
-        matched, detail, shift = {}, {}, None
-        for label, channels in (("pianola", audio[:, 0:2]), ("fluidsynth", audio[:, 2:4])):
-            starts, peak = onsets(channels)
-            if len(starts) < 10:
-                raise SystemExit(f"period {period}: only {len(starts)} onsets from {label} (peak {peak:.2e});"
-                                 f" see {result['recording']}")
-            shift, matched[label], duplicates = match(starts, shift)
-            detail[label] = {"stray": duplicates,
-                             "missed": len(expected_events(shift, len(audio), period) - set(matched[label]))}
-        stretch, shifts = longest_stretch(matched["pianola"], matched["fluidsynth"], period)
-        stats = {}
-        for label in matched:
-            kept = [matched[label][event] for event in stretch if event in matched[label]]
-            onset = np.array([frame for frame, _ in kept])
-            stats[label] = describe([error for _, error in kept])
-            detail[label]["phases"] = len(set((onset % period).tolist()))  # onset frames, modulo the period
-            detail[label]["blocks"] = len(set((onset % 64).tolist()))      # ... and modulo FluidSynth's block
-        sent = {(frame - error) % period for frame, error in (matched["pianola"][e] for e in stretch
-                                                              if e in matched["pianola"])}
-        later = [matched["pianola"][e][0] - matched["fluidsynth"][e][0] for e in stretch
-                 if e in matched["pianola"] and e in matched["fluidsynth"]]
-        cycles, late = result["jackd_xruns"]
-        fs, pn = stats["fluidsynth"], stats["pianola"]
-        rows.append(f"| {period} ({ms(period)} ms) | {fs['count']} / {pn['count']} |"
-                    f" {fs['range']} ({ms(fs['range'])} ms) | {pn['range']} ({ms(pn['range'])} ms) |"
-                    f" **{pn['range'] / fs['range']:.2f}×** |"
-                    f" {fs['std']:.1f} ({ms(fs['std'])} ms) | {pn['std']:.1f} ({ms(pn['std'])} ms) |"
-                    f" **{pn['std'] / fs['std']:.2f}×** |")
-        checks.append(
-            f"| {period} | {len(sent)} | {detail['fluidsynth']['phases']} / {detail['pianola']['phases']}"
-            f" ({detail['pianola']['blocks']} modulo 64) |"
-            f" {np.mean(later):.0f} ({min(later)} to {max(later)}) |"
-            f" {detail['fluidsynth']['missed']} / {detail['pianola']['missed']} |"
-            f" {detail['fluidsynth']['stray']} / {detail['pianola']['stray']} |"
-            f" {shifts} ({len(stretch)} of {len(set(matched['pianola']) | set(matched['fluidsynth']))} notes kept) |"
-            f" {cycles}" + (f" (late: {', '.join(f'{c} {n}' for c, n in sorted(late.items()))})" if late else "")
-            + f" / {result['capture_xruns']} / {result['pianola_xruns']} |")
-        if len(stretch) < 0.8 * len(set(matched["pianola"]) | set(matched["fluidsynth"])):
-            print(f"warning: period {period}: {shifts} whole-period shifts, only {len(stretch)} notes counted;"
-                  " the machine was too busy for this period (xruns)", file=sys.stderr)
-        print(f"(period {period} done)", file=sys.stderr, flush=True)
+        print(f"jackd -r -d dummy -r {RATE}; jack_midiseq: {len(OFFSETS)} notes per {LOOP}-frame loop at frames"
+              f" {', '.join(map(str, OFFSETS))} ({notes_per_second:.1f} notes/s); {args.seconds} s captured per period;"
+              f" font {os.path.relpath(args.font, ROOT)}, side stick (drum kit, key {KEY}), reverb and chorus off",
+              flush=True)
+        rows, checks = [], []
+        for period in periods:
+            result = run(pianola, args.font, period, args.seconds, work)
+            audio = result["audio"]
+            matched, detail, shift = {}, {}, None
+            for label, channels in (("pianola", audio[:, 0:2]), ("fluidsynth", audio[:, 2:4])):
+                starts, peak = onsets(channels)
+                if len(starts) < 10:
+                    raise SystemExit(f"period {period}: only {len(starts)} onsets from {label} (peak {peak:.2e});"
+                                     f" see {result['recording']}")
+                shift, matched[label], duplicates = match(starts, shift)
+                detail[label] = {"stray": duplicates,
+                                 "missed": len(expected_events(shift, len(audio), period) - set(matched[label]))}
+            stretch, shifts = longest_stretch(matched["pianola"], matched["fluidsynth"], period)
+            stats = {}
+            for label in matched:
+                kept = [matched[label][event] for event in stretch if event in matched[label]]
+                onset = np.array([frame for frame, _ in kept])
+                stats[label] = describe([error for _, error in kept])
+                detail[label]["phases"] = len(set((onset % period).tolist()))  # onset frames, modulo the period
+                detail[label]["blocks"] = len(set((onset % 64).tolist()))      # ... and modulo FluidSynth's block
+            sent = {(frame - error) % period for frame, error in (matched["pianola"][e] for e in stretch
+                                                                  if e in matched["pianola"])}
+            later = [matched["pianola"][e][0] - matched["fluidsynth"][e][0] for e in stretch
+                     if e in matched["pianola"] and e in matched["fluidsynth"]]
+            cycles, late = result["jackd_xruns"]
+            fs, pn = stats["fluidsynth"], stats["pianola"]
+            rows.append(f"| {period} ({ms(period)} ms) | {fs['count']} / {pn['count']} |"
+                        f" {fs['range']} ({ms(fs['range'])} ms) | {pn['range']} ({ms(pn['range'])} ms) |"
+                        f" **{pn['range'] / fs['range']:.2f}×** |"
+                        f" {fs['std']:.1f} ({ms(fs['std'])} ms) | {pn['std']:.1f} ({ms(pn['std'])} ms) |"
+                        f" **{pn['std'] / fs['std']:.2f}×** |")
+            checks.append(
+                f"| {period} | {len(sent)} | {detail['fluidsynth']['phases']} / {detail['pianola']['phases']}"
+                f" ({detail['pianola']['blocks']} modulo 64) |"
+                f" {np.mean(later):.0f} ({min(later)} to {max(later)}) |"
+                f" {detail['fluidsynth']['missed']} / {detail['pianola']['missed']} |"
+                f" {detail['fluidsynth']['stray']} / {detail['pianola']['stray']} |"
+                f" {shifts} ({len(stretch)} of {len(set(matched['pianola']) | set(matched['fluidsynth']))} notes kept) |"
+                f" {cycles}" + (f" (late: {', '.join(f'{c} {n}' for c, n in sorted(late.items()))})" if late else "")
+                + f" / {result['capture_xruns']} / {result['pianola_xruns']} |")
+            if len(stretch) < 0.8 * len(set(matched["pianola"]) | set(matched["fluidsynth"])):
+                print(f"warning: period {period}: {shifts} whole-period shifts, only {len(stretch)} notes counted;"
+                      " the machine was too busy for this period (xruns)", file=sys.stderr)
+            print(f"(period {period} done)", file=sys.stderr, flush=True)
 
-    print(f"Timing error of each note against the sequencer's frame, up to the constant latency ({RATE} Hz;"
-          " FluidSynth starts notes on its 64-frame block, so 63 frames of max-min, and 18.5 of std for notes"
-          " spread evenly over the block, is the floor for both):")
-    print()
-    print("| period | notes (fluidsynth / pianola) | fluidsynth max-min | pianola max-min | pianola / fluidsynth |"
-          " fluidsynth std | pianola std | pianola / fluidsynth |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
-    for row in rows:
-        print(row)
-    print()
-    print("| period | frames of the period the notes were sent at | frames of the period the onsets fell on"
-          " (fluidsynth / pianola) | pianola later than fluidsynth, frames | notes missed | stray onsets |"
-          " whole-period shifts | xruns during the capture (jackd / jack_capture / pianola's session) |")
-    print("|---|---:|---|---|---|---|---|---|")
-    for row in checks:
-        print(row)
-    print(f"(recordings and logs in {work})")
+        print(f"Timing error of each note against the sequencer's frame, up to the constant latency ({RATE} Hz;"
+              " FluidSynth starts notes on its 64-frame block, so 63 frames of max-min, and 18.5 of std for notes"
+              " spread evenly over the block, is the floor for both):")
+        print()
+        print("| period | notes (fluidsynth / pianola) | fluidsynth max-min | pianola max-min | pianola / fluidsynth |"
+              " fluidsynth std | pianola std | pianola / fluidsynth |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|")
+        for row in rows:
+            print(row)
+        print()
+        print("| period | frames of the period the notes were sent at | frames of the period the onsets fell on"
+              " (fluidsynth / pianola) | pianola later than fluidsynth, frames | notes missed | stray onsets |"
+              " whole-period shifts | xruns during the capture (jackd / jack_capture / pianola's session) |")
+        print("|---|---:|---|---|---|---|---|---|")
+        for row in checks:
+            print(row)
 
 
 if __name__ == "__main__":

@@ -11,11 +11,13 @@ audio each with the bundled SoundFont at 44.1 kHz, raw 16-bit output to a scratc
 the same time (one core each): about 20 minutes on this machine; their times are printed but are
 not a speed comparison (they share the machine).
 """
-import argparse, os, shutil, subprocess, sys, tempfile, time
+import argparse, os, subprocess, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "Benchmarks"))
 from render_benchmark import release_binaries  # noqa: E402
+sys.path.insert(0, os.path.join(ROOT, "Tests", "Python"))
+from temporary_folder import temporary_folder  # noqa: E402
 
 
 def start(command):
@@ -39,8 +41,7 @@ def main():
     bin_path = release_binaries("pianola", "parse-benchmark")
     pianola = os.path.join(bin_path, "pianola")
     font = os.path.join(ROOT, "SoundFonts", "PianolaGM.sf2")
-    work = tempfile.mkdtemp(prefix="pianola-memory-bench-")
-    try:
+    with temporary_folder("memory-bench") as work:
         song = os.path.join(work, "song.mid")
         subprocess.check_call([os.path.join(bin_path, "parse-benchmark"), "generate", song, "--notes",
                                str(args.notes)], stdout=subprocess.DEVNULL)
@@ -74,8 +75,6 @@ def main():
         print(f"\nrender: pianola {memory['pianola render'] / memory['fluidsynth -F']:.2f}× fluidsynth's peak RSS; "
               f"info: {memory['pianola info --json'] / memory['fluidsynth -F']:.2f}× fluidsynth's render, "
               f"{memory['pianola info --json'] / memory['symusic Score.from_midi (Python process)']:.2f}× symusic's")
-    finally:
-        shutil.rmtree(work)
 
 
 if __name__ == "__main__":

@@ -18,9 +18,10 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "Tests", "Python"))
+from temporary_folder import temporary_folder  # noqa: E402
 CONFIGS = [  # (rate, period, periods, delay ms)
     (48000, 256, 2, 1.0), (48000, 256, 2, 10.0), (48000, 512, 2, 5.0), (48000, 1024, 2, 5.0),
 ]
@@ -53,35 +54,34 @@ def main():
     subprocess.run(["swift", "build", "-c", "release", "--product", "test-keyboard"], cwd=ROOT, check=True)
     binaries = subprocess.run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=ROOT, check=True,
                               capture_output=True, text=True).stdout.strip()
-    work = tempfile.mkdtemp(prefix="pianola-latency-")
-    with open(os.path.join(work, "keys.txt"), "w") as file:
-        time = 0
-        for index in range(args.notes):
-            key = 48 + index % 24
-            file.write(f"{time} 90 {key:02x} 64\n{time + 5} 80 {key:02x} 00\n")
-            time += 10 + index * 7 % 20
-    with open(os.path.join(work, "guest.sh"), "w") as file:
-        file.write(GUEST)
-    arguments = [str(value) for config in CONFIGS for value in config]
-    subprocess.run([os.path.join(ROOT, "scripts", "vm"), "--out", work, "--", "sh", os.path.join(work, "guest.sh"),
-                    work, os.path.join(binaries, "pianola"), os.path.join(binaries, "test-keyboard"),
-                    os.path.join(ROOT, "SoundFonts", "PianolaGM.sf2")] + arguments, check=True)
-    print(f"{args.notes} notes per run, snd-dummy in the VM (software emulation)")
-    print("| rate | period × periods | buffer ms | delay ms | p1 | p50 | p99 | max | jitter (p99-p1) | late | underruns |")
-    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for index, (rate, period, periods, delay) in enumerate(CONFIGS):
-        path = os.path.join(work, f"run{index}.json")
-        if not os.path.exists(path):
-            print(f"| {rate} | {period} × {periods} | | {delay} | (no report: {open(os.path.join(work, f'run{index}.err')).read().strip()[-200:]}) |")
-            continue
-        report = json.load(open(path))
-        latency = report["latencyMs"]
-        late = open(os.path.join(work, f"run{index}.err")).read()
-        late_count = late.rsplit(" late", 1)[0].rsplit(", ", 1)[-1] if " late" in late else "?"
-        print(f"| {rate} | {period} × {periods} | {report['bufferMs']:.2f} | {delay} | {latency['p1']:.2f} |"
-              f" {latency['p50']:.2f} | {latency['p99']:.2f} | {latency['max']:.2f} | {report['jitterMs']:.2f} |"
-              f" {late_count} | {report['underruns']} |")
-    print(f"(reports in {work})")
+    with temporary_folder("latency") as work:
+        with open(os.path.join(work, "keys.txt"), "w") as file:
+            time = 0
+            for index in range(args.notes):
+                key = 48 + index % 24
+                file.write(f"{time} 90 {key:02x} 64\n{time + 5} 80 {key:02x} 00\n")
+                time += 10 + index * 7 % 20
+        with open(os.path.join(work, "guest.sh"), "w") as file:
+            file.write(GUEST)
+        arguments = [str(value) for config in CONFIGS for value in config]
+        subprocess.run([os.path.join(ROOT, "scripts", "vm"), "--out", work, "--", "sh", os.path.join(work, "guest.sh"),
+                        work, os.path.join(binaries, "pianola"), os.path.join(binaries, "test-keyboard"),
+                        os.path.join(ROOT, "SoundFonts", "PianolaGM.sf2")] + arguments, check=True)
+        print(f"{args.notes} notes per run, snd-dummy in the VM (software emulation)")
+        print("| rate | period × periods | buffer ms | delay ms | p1 | p50 | p99 | max | jitter (p99-p1) | late | underruns |")
+        print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for index, (rate, period, periods, delay) in enumerate(CONFIGS):
+            path = os.path.join(work, f"run{index}.json")
+            if not os.path.exists(path):
+                print(f"| {rate} | {period} × {periods} | | {delay} | (no report: {open(os.path.join(work, f'run{index}.err')).read().strip()[-200:]}) |")
+                continue
+            report = json.load(open(path))
+            latency = report["latencyMs"]
+            late = open(os.path.join(work, f"run{index}.err")).read()
+            late_count = late.rsplit(" late", 1)[0].rsplit(", ", 1)[-1] if " late" in late else "?"
+            print(f"| {rate} | {period} × {periods} | {report['bufferMs']:.2f} | {delay} | {latency['p1']:.2f} |"
+                  f" {latency['p50']:.2f} | {latency['p99']:.2f} | {latency['max']:.2f} | {report['jitterMs']:.2f} |"
+                  f" {late_count} | {report['underruns']} |")
 
 
 if __name__ == "__main__":

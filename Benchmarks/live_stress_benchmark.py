@@ -22,9 +22,11 @@ import os
 import random
 import re
 import subprocess
-import tempfile
+import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "Tests", "Python"))
+from temporary_folder import temporary_folder  # noqa: E402
 
 GUEST = r"""
 out="$1"; pianola="$2"; keyboard="$3"; font="$4"; idle_seconds="$5"
@@ -86,33 +88,32 @@ def main():
         subprocess.run(["swift", "build", "-c", "release", "--product", product], cwd=ROOT, check=True)
     binaries = subprocess.run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=ROOT, check=True,
                               capture_output=True, text=True).stdout.strip()
-    work = tempfile.mkdtemp(prefix="pianola-stress-")
-    events = script(args.seconds, args.rate)
-    with open(os.path.join(work, "stress.txt"), "w") as file:
-        for ms, data in events:
-            file.write(f"{ms} " + " ".join(f"{byte:02x}" for byte in data) + "\n")
-    with open(os.path.join(work, "guest.sh"), "w") as file:
-        file.write(GUEST)
-    idle = args.idle_seconds or args.seconds
-    subprocess.run([os.path.join(ROOT, "scripts", "vm"), "--timeout", str(3 * args.seconds + idle + 300), "--out", work,
-                    "--", "sh", os.path.join(work, "guest.sh"), work, os.path.join(binaries, "pianola"),
-                    os.path.join(binaries, "test-keyboard"), os.path.join(ROOT, "SoundFonts", "PianolaGM.sf2"),
-                    str(args.idle_seconds or args.seconds)], check=True)
-    sent_path = os.path.join(work, "stress.sent")
-    sent = sum(1 for _ in open(sent_path)) if os.path.exists(sent_path) else 0
-    print(f"snd-dummy in the VM (software emulation), 48 kHz, 256 × 2")
-    print("| run | seconds | events sent | played | late | underruns | underruns per minute | peak voices |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
-    for name, count, seconds in (("idle (no input)", 0, idle),
-                                 (f"stress ({args.rate} events/s, 16 channels)", sent, args.seconds)):
-        found, voices, tail = summary(os.path.join(work, ("idle" if count == 0 else "stress") + ".err"))
-        if not found:
-            print(f"| {name} | {seconds} | {count} | (no summary: {tail}) |")
-            continue
-        played, late, underruns = (int(value) for value in found)
-        print(f"| {name} | {seconds} | {count} | {played} | {late} | {underruns} | {underruns * 60 / seconds:.1f} |"
-              f" {voices} |")
-    print(f"(logs in {work})")
+    with temporary_folder("stress") as work:
+        events = script(args.seconds, args.rate)
+        with open(os.path.join(work, "stress.txt"), "w") as file:
+            for ms, data in events:
+                file.write(f"{ms} " + " ".join(f"{byte:02x}" for byte in data) + "\n")
+        with open(os.path.join(work, "guest.sh"), "w") as file:
+            file.write(GUEST)
+        idle = args.idle_seconds or args.seconds
+        subprocess.run([os.path.join(ROOT, "scripts", "vm"), "--timeout", str(3 * args.seconds + idle + 300), "--out", work,
+                        "--", "sh", os.path.join(work, "guest.sh"), work, os.path.join(binaries, "pianola"),
+                        os.path.join(binaries, "test-keyboard"), os.path.join(ROOT, "SoundFonts", "PianolaGM.sf2"),
+                        str(args.idle_seconds or args.seconds)], check=True)
+        sent_path = os.path.join(work, "stress.sent")
+        sent = sum(1 for _ in open(sent_path)) if os.path.exists(sent_path) else 0
+        print(f"snd-dummy in the VM (software emulation), 48 kHz, 256 × 2")
+        print("| run | seconds | events sent | played | late | underruns | underruns per minute | peak voices |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|")
+        for name, count, seconds in (("idle (no input)", 0, idle),
+                                     (f"stress ({args.rate} events/s, 16 channels)", sent, args.seconds)):
+            found, voices, tail = summary(os.path.join(work, ("idle" if count == 0 else "stress") + ".err"))
+            if not found:
+                print(f"| {name} | {seconds} | {count} | (no summary: {tail}) |")
+                continue
+            played, late, underruns = (int(value) for value in found)
+            print(f"| {name} | {seconds} | {count} | {played} | {late} | {underruns} | {underruns * 60 / seconds:.1f} |"
+                  f" {voices} |")
 
 
 if __name__ == "__main__":

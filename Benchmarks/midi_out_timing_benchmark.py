@@ -25,11 +25,12 @@ import argparse
 import os
 import subprocess
 import sys
-import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "Tests", "Device"))
 from midi_out_checks import match, read_log, write_midi_out_song  # noqa: E402
+sys.path.insert(0, os.path.join(ROOT, "Tests", "Python"))
+from temporary_folder import temporary_folder  # noqa: E402
 
 GUEST = r"""
 out="$1"; pianola="$2"; monitor="$3"; song="$4"; font="$5"; rounds="$6"
@@ -88,41 +89,41 @@ def main():
             subprocess.run(["swift", "build", "--product", product], check=True, stdout=subprocess.DEVNULL)
     bin_path = subprocess.run(["swift", "build", "--show-bin-path"], check=True, stdout=subprocess.PIPE,
                               text=True).stdout.strip()
-    directory = tempfile.mkdtemp(prefix="pianola-midi-out-bench-")
-    song = os.path.join(directory, "song.mid")
-    schedule = write_midi_out_song(song)
-    script = os.path.join(directory, "guest.sh")
-    with open(script, "w") as file:
-        file.write(GUEST)
-    vm = subprocess.run(
-        [os.path.join(ROOT, "scripts", "vm"), "--out", directory, "--", "sh", script, directory,
-         os.path.join(bin_path, "pianola"), os.path.join(bin_path, "midi-monitor"), song,
-         os.path.join(ROOT, "SoundFonts", "PianolaGM.sf2"), str(arguments.rounds)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if vm.returncode != 0:
-        print(vm.stdout[-2000:])
-        return 1
-    pooled = {"pianola": [], "aplaymidi": []}
-    print("| round | player | 95th percentile | worst | max - min | within 1 ms |")
-    print("|---|---|---:|---:|---:|---:|")
-    for round_number in range(1, arguments.rounds + 1):
-        for player in ("pianola", "aplaymidi"):
-            values = errors(schedule, os.path.join(directory, f"{player}-{round_number}.log"))
-            if values is None:
-                print(f"| {round_number} | {player} | events missing | | | |")
-                continue
-            pooled[player] += values
-            f = figures(values)
-            print(f"| {round_number} | {player} | {f['p95']:.3f} ms | {f['worst']:.3f} ms | {f['spread']:.3f} ms"
-                  f" | {f['within']:.1f} % |")
-    if pooled["pianola"] and pooled["aplaymidi"]:
-        ours, theirs = figures(pooled["pianola"]), figures(pooled["aplaymidi"])
-        for name, f in (("pianola", ours), ("aplaymidi", theirs)):
-            print(f"| all | {name} | {f['p95']:.3f} ms | {f['worst']:.3f} ms | {f['spread']:.3f} ms"
-                  f" | {f['within']:.1f} % |")
-        print(f"pianola / aplaymidi: 95th percentile {ours['p95'] / theirs['p95']:.2f}x,"
-              f" max - min {ours['spread'] / theirs['spread']:.2f}x ({ours['count']} and {theirs['count']} events)")
-    return 0
+    with temporary_folder("midi-out-bench") as directory:
+        song = os.path.join(directory, "song.mid")
+        schedule = write_midi_out_song(song)
+        script = os.path.join(directory, "guest.sh")
+        with open(script, "w") as file:
+            file.write(GUEST)
+        vm = subprocess.run(
+            [os.path.join(ROOT, "scripts", "vm"), "--out", directory, "--", "sh", script, directory,
+             os.path.join(bin_path, "pianola"), os.path.join(bin_path, "midi-monitor"), song,
+             os.path.join(ROOT, "SoundFonts", "PianolaGM.sf2"), str(arguments.rounds)],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if vm.returncode != 0:
+            print(vm.stdout[-2000:])
+            return 1
+        pooled = {"pianola": [], "aplaymidi": []}
+        print("| round | player | 95th percentile | worst | max - min | within 1 ms |")
+        print("|---|---|---:|---:|---:|---:|")
+        for round_number in range(1, arguments.rounds + 1):
+            for player in ("pianola", "aplaymidi"):
+                values = errors(schedule, os.path.join(directory, f"{player}-{round_number}.log"))
+                if values is None:
+                    print(f"| {round_number} | {player} | events missing | | | |")
+                    continue
+                pooled[player] += values
+                f = figures(values)
+                print(f"| {round_number} | {player} | {f['p95']:.3f} ms | {f['worst']:.3f} ms | {f['spread']:.3f} ms"
+                      f" | {f['within']:.1f} % |")
+        if pooled["pianola"] and pooled["aplaymidi"]:
+            ours, theirs = figures(pooled["pianola"]), figures(pooled["aplaymidi"])
+            for name, f in (("pianola", ours), ("aplaymidi", theirs)):
+                print(f"| all | {name} | {f['p95']:.3f} ms | {f['worst']:.3f} ms | {f['spread']:.3f} ms"
+                      f" | {f['within']:.1f} % |")
+            print(f"pianola / aplaymidi: 95th percentile {ours['p95'] / theirs['p95']:.2f}x,"
+                  f" max - min {ours['spread'] / theirs['spread']:.2f}x ({ours['count']} and {theirs['count']} events)")
+        return 0
 
 
 if __name__ == "__main__":

@@ -24,10 +24,11 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "Benchmarks"))
+sys.path.insert(0, os.path.join(ROOT, "Tests", "Python"))
+from temporary_folder import temporary_folder  # noqa: E402
 
 
 def cpu_seconds(command):
@@ -85,17 +86,17 @@ def main():
         binaries = subprocess.run(
             ["swift", "build", "-c", "release", "--show-bin-path"], cwd=ROOT, check=True, capture_output=True,
             text=True).stdout.strip()
-        work = tempfile.mkdtemp(prefix="pianola-playback-benchmark-")
-        pianola = os.path.join(binaries, "pianola")
-        song = os.path.join(work, "dense16.mid")
-        seconds = args.seconds or (20 if args.vm else 60)
-        render_benchmark.dense16(song, seconds)
-        if args.vm:
-            os.symlink(pianola, os.path.join(work, "pianola"))
-            command = [os.path.join(ROOT, "scripts", "vm"), "--out", work, "--timeout", "3000", "--",
-                       sys.executable, os.path.abspath(__file__), "--inside", work, "--runs", str(args.runs)]
-            raise SystemExit(subprocess.run(command).returncode)
-        device = "null"
+        with temporary_folder("playback-benchmark") as work:
+            pianola = os.path.join(binaries, "pianola")
+            song = os.path.join(work, "dense16.mid")
+            seconds = args.seconds or (20 if args.vm else 60)
+            render_benchmark.dense16(song, seconds)
+            if args.vm:
+                os.symlink(pianola, os.path.join(work, "pianola"))
+                command = [os.path.join(ROOT, "scripts", "vm"), "--out", work, "--timeout", "3000", "--",
+                           sys.executable, os.path.abspath(__file__), "--inside", work, "--runs", str(args.runs)]
+                raise SystemExit(subprocess.run(command).returncode)
+            device = "null"
 
     import mido
 

@@ -24,9 +24,10 @@ import os
 import resource
 import subprocess
 import sys
-import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "Tests", "Python"))
+from temporary_folder import temporary_folder  # noqa: E402
 DEVICE = "hw:Dummy,0,0"
 SHORT = 5
 
@@ -111,12 +112,12 @@ def main():
     binaries = subprocess.run(
         ["swift", "build", "-c", "release", "--show-bin-path"], cwd=ROOT, check=True, capture_output=True,
         text=True).stdout.strip()
-    work = tempfile.mkdtemp(prefix="pianola-record-benchmark-")
-    os.symlink(os.path.join(binaries, "pianola"), os.path.join(work, "pianola"))
-    command = [os.path.join(ROOT, "scripts", "vm"), "--out", work, "--timeout", str(seconds * 8 + 600), "--",
-               sys.executable, os.path.abspath(__file__), "--inside", work, "--runs", str(args.runs),
-               "--seconds", str(seconds)] + (["--long"] if args.long else [])
-    raise SystemExit(subprocess.run(command).returncode)
+    with temporary_folder("record-benchmark") as work:
+        os.symlink(os.path.join(binaries, "pianola"), os.path.join(work, "pianola"))
+        command = [os.path.join(ROOT, "scripts", "vm"), "--out", work, "--timeout", str(seconds * 8 + 600), "--",
+                   sys.executable, os.path.abspath(__file__), "--inside", work, "--runs", str(args.runs),
+                   "--seconds", str(seconds)] + (["--long"] if args.long else [])
+        raise SystemExit(subprocess.run(command).returncode)
 
 
 if __name__ == "__main__":

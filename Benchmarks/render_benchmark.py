@@ -11,9 +11,11 @@ builds pianola in release mode, and times, best of N runs each, on the same file
   4. time to the first rendered sample (a one-note file: start-up and SoundFont load).
 Fonts: Debian's FluidR3_GM (fluid-soundfont-gm) and Pianola's bundled font.
 """
-import argparse, os, random, shutil, subprocess, sys, tempfile, time
+import argparse, os, random, shutil, subprocess, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "Tests", "Python"))
+from temporary_folder import temporary_folder  # noqa: E402
 
 def ensure(package):
     try:
@@ -100,42 +102,41 @@ def main():
         sys.exit("render_benchmark: install Debian's fluidsynth (apt-get install fluidsynth fluid-soundfont-gm)")
     subprocess.check_call(["swift", "build", "-c", "release", "--product", "pianola"], cwd=ROOT, stdout=subprocess.DEVNULL)
     pianola = os.path.join(subprocess.check_output(["swift", "build", "-c", "release", "--show-bin-path"], cwd=ROOT, text=True).strip(), "pianola")
-    work = tempfile.mkdtemp(prefix="pianola-bench-")
-    dense = os.path.join(work, "dense16.mid"); dense16(dense, 60 if args.quick else 180)
-    note = os.path.join(work, "one-note.mid"); one_note(note)
-    shorts = []
-    for index in range(10 if args.quick else 20):
-        path = os.path.join(work, f"piece{index:02}.mid"); short_piece(path, index); shorts.append(path)
-    fonts = [("FluidR3_GM", "/usr/share/sounds/sf2/FluidR3_GM.sf2"), ("PianolaGM", os.path.join(ROOT, "SoundFonts", "PianolaGM.sf2"))]
-    out = os.path.join(work, "out.wav"); outdir = os.path.join(work, "renders")
-    rows = []
-    for name, font in fonts:
-        if not os.path.exists(font):
-            print(f"skipping {name}: {font} not found"); continue
-        fs = ["fluidsynth", "-ni", "-q", "-F", out, "-r", "44100", font]
-        pn = [pianola, "render", "-q", "--force", "--soundfont", font, "--rate", "44100", "-o", out]
-        t_fs = best(args.runs, fs + [dense]); fs_seconds = wav_seconds(out)
-        t_pn = best(args.runs, pn + [dense]); pn_seconds = wav_seconds(out)
-        rows.append((name, f"dense16, 1 thread (output {fs_seconds:.1f} s vs {pn_seconds:.1f} s)", t_fs, t_pn, fs_seconds / t_fs, pn_seconds / t_pn))
-        t_pn2 = best(args.runs, pn + ["--threads", "2", dense])
-        rows.append((name, "dense16, pianola --threads 2", t_fs, t_pn2, fs_seconds / t_fs, pn_seconds / t_pn2))
-        def serial_fs():
-            for path in shorts:
-                subprocess.run(fs + [path], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        times = []
-        for _ in range(args.runs):
-            start = time.perf_counter(); serial_fs(); times.append(time.perf_counter() - start)
-        t_fs_serial = min(times)
-        t_jobs = best(args.runs, [pianola, "render", "-q", "--force", "--soundfont", font, "--rate", "44100", "--jobs", "2", "-o", outdir] + shorts)
-        rows.append((name, f"{len(shorts)} files, pianola --jobs 2 vs serial fluidsynth", t_fs_serial, t_jobs, None, None))
-        t_fs_first = best(args.runs + 2, fs + [note]); t_pn_first = best(args.runs + 2, pn + ["--tail", "0", note])
-        rows.append((name, "one-note file (start-up + font load)", t_fs_first, t_pn_first, None, None))
-    print("| font | case | fluidsynth s | pianola s | speed-up (wall) | fluidsynth × real time | pianola × real time | speed-up (audio s per s) |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
-    for name, case, a, b, rtf_a, rtf_b in rows:
-        extra = f"{rtf_a:.1f} | {rtf_b:.1f} | {rtf_b / rtf_a:.2f}×" if rtf_a else " | | "
-        print(f"| {name} | {case} | {a:.3f} | {b:.3f} | {a / b:.2f}× | {extra} |")
-    shutil.rmtree(work, ignore_errors=True)
+    with temporary_folder("bench") as work:
+        dense = os.path.join(work, "dense16.mid"); dense16(dense, 60 if args.quick else 180)
+        note = os.path.join(work, "one-note.mid"); one_note(note)
+        shorts = []
+        for index in range(10 if args.quick else 20):
+            path = os.path.join(work, f"piece{index:02}.mid"); short_piece(path, index); shorts.append(path)
+        fonts = [("FluidR3_GM", "/usr/share/sounds/sf2/FluidR3_GM.sf2"), ("PianolaGM", os.path.join(ROOT, "SoundFonts", "PianolaGM.sf2"))]
+        out = os.path.join(work, "out.wav"); outdir = os.path.join(work, "renders")
+        rows = []
+        for name, font in fonts:
+            if not os.path.exists(font):
+                print(f"skipping {name}: {font} not found"); continue
+            fs = ["fluidsynth", "-ni", "-q", "-F", out, "-r", "44100", font]
+            pn = [pianola, "render", "-q", "--force", "--soundfont", font, "--rate", "44100", "-o", out]
+            t_fs = best(args.runs, fs + [dense]); fs_seconds = wav_seconds(out)
+            t_pn = best(args.runs, pn + [dense]); pn_seconds = wav_seconds(out)
+            rows.append((name, f"dense16, 1 thread (output {fs_seconds:.1f} s vs {pn_seconds:.1f} s)", t_fs, t_pn, fs_seconds / t_fs, pn_seconds / t_pn))
+            t_pn2 = best(args.runs, pn + ["--threads", "2", dense])
+            rows.append((name, "dense16, pianola --threads 2", t_fs, t_pn2, fs_seconds / t_fs, pn_seconds / t_pn2))
+            def serial_fs():
+                for path in shorts:
+                    subprocess.run(fs + [path], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            times = []
+            for _ in range(args.runs):
+                start = time.perf_counter(); serial_fs(); times.append(time.perf_counter() - start)
+            t_fs_serial = min(times)
+            t_jobs = best(args.runs, [pianola, "render", "-q", "--force", "--soundfont", font, "--rate", "44100", "--jobs", "2", "-o", outdir] + shorts)
+            rows.append((name, f"{len(shorts)} files, pianola --jobs 2 vs serial fluidsynth", t_fs_serial, t_jobs, None, None))
+            t_fs_first = best(args.runs + 2, fs + [note]); t_pn_first = best(args.runs + 2, pn + ["--tail", "0", note])
+            rows.append((name, "one-note file (start-up + font load)", t_fs_first, t_pn_first, None, None))
+        print("| font | case | fluidsynth s | pianola s | speed-up (wall) | fluidsynth × real time | pianola × real time | speed-up (audio s per s) |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|")
+        for name, case, a, b, rtf_a, rtf_b in rows:
+            extra = f"{rtf_a:.1f} | {rtf_b:.1f} | {rtf_b / rtf_a:.2f}×" if rtf_a else " | | "
+            print(f"| {name} | {case} | {a:.3f} | {b:.3f} | {a / b:.2f}× | {extra} |")
 
 if __name__ == "__main__":
     main()

@@ -13,10 +13,12 @@ For a short song (one program, 60 notes) and a dense one (16 channels, 14 progra
 all at 44.1 kHz with reverb and chorus on, and prints the ratios. Also the process baselines:
 `pianola --help` and `fluidsynth --version` (runtime and libraries, before any work).
 """
-import argparse, os, random, shutil, subprocess, sys, tempfile, time
+import argparse, os, random, shutil, subprocess, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "Benchmarks"))
+sys.path.insert(0, os.path.join(ROOT, "Tests", "Python"))
+from temporary_folder import temporary_folder  # noqa: E402
 
 def run(command):
     """Wall seconds and peak RSS (MB) of one child."""
@@ -42,28 +44,27 @@ def main():
         sys.exit("install Debian's fluidsynth, fluidr3mono-gm-soundfont and fluid-soundfont-gm")
     subprocess.check_call(["swift", "build", "-c", "release", "--product", "pianola"], cwd=ROOT, stdout=subprocess.DEVNULL)
     pianola = os.path.join(subprocess.check_output(["swift", "build", "-c", "release", "--show-bin-path"], cwd=ROOT, text=True).strip(), "pianola")
-    work = tempfile.mkdtemp(prefix="pianola-loading-")
-    songs = {"short": os.path.join(work, "short.mid"), "dense": os.path.join(work, "dense.mid")}
-    helpers.short_piece(songs["short"], 3)
-    helpers.dense16(songs["dense"], 60)
-    fonts = [("FluidR3Mono_GM.sf3", "/usr/share/sounds/sf3/FluidR3Mono_GM.sf3"), ("FluidR3_GM.sf2", "/usr/share/sounds/sf2/FluidR3_GM.sf2")]
-    out = os.path.join(work, "out.wav")
-    print(f"baseline: pianola --help {run([pianola, '--help'])[1]:.1f} MB, fluidsynth --version {run(['fluidsynth', '--version'])[1]:.1f} MB")
-    print("| font | song | pianola --load song | pianola --load all | fluidsynth dynamic | fluidsynth default | time song/dyn, song/default | memory song/dyn, song/default |")
-    print("|---|---|---|---|---|---|---|---|")
-    for name, font in fonts:
-        if not os.path.exists(font):
-            print(f"| {name} | skipped: {font} not found |"); continue
-        for song_name, song in songs.items():
-            fs = ["fluidsynth", "-ni", "-q", "-F", out, "-r", "44100"]
-            song_run = best(args.runs, [pianola, "render", "-q", "--force", "--load", "song", "-s", font, "--rate", "44100", song, "-o", out])
-            all_run = best(args.runs, [pianola, "render", "-q", "--force", "--load", "all", "-s", font, "--rate", "44100", song, "-o", out])
-            dyn = best(args.runs, fs + ["-o", "synth.dynamic-sample-loading=1", font, song])
-            whole = best(args.runs, fs + [font, song])
-            cell = lambda r: f"{r[0]:.2f} s, {r[1]:.0f} MB"
-            print(f"| {name} | {song_name} | {cell(song_run)} | {cell(all_run)} | {cell(dyn)} | {cell(whole)} | "
-                  f"{song_run[0] / dyn[0]:.2f}×, {song_run[0] / whole[0]:.2f}× | {song_run[1] / dyn[1]:.2f}×, {song_run[1] / whole[1]:.2f}× |")
-    shutil.rmtree(work)
+    with temporary_folder("loading") as work:
+        songs = {"short": os.path.join(work, "short.mid"), "dense": os.path.join(work, "dense.mid")}
+        helpers.short_piece(songs["short"], 3)
+        helpers.dense16(songs["dense"], 60)
+        fonts = [("FluidR3Mono_GM.sf3", "/usr/share/sounds/sf3/FluidR3Mono_GM.sf3"), ("FluidR3_GM.sf2", "/usr/share/sounds/sf2/FluidR3_GM.sf2")]
+        out = os.path.join(work, "out.wav")
+        print(f"baseline: pianola --help {run([pianola, '--help'])[1]:.1f} MB, fluidsynth --version {run(['fluidsynth', '--version'])[1]:.1f} MB")
+        print("| font | song | pianola --load song | pianola --load all | fluidsynth dynamic | fluidsynth default | time song/dyn, song/default | memory song/dyn, song/default |")
+        print("|---|---|---|---|---|---|---|---|")
+        for name, font in fonts:
+            if not os.path.exists(font):
+                print(f"| {name} | skipped: {font} not found |"); continue
+            for song_name, song in songs.items():
+                fs = ["fluidsynth", "-ni", "-q", "-F", out, "-r", "44100"]
+                song_run = best(args.runs, [pianola, "render", "-q", "--force", "--load", "song", "-s", font, "--rate", "44100", song, "-o", out])
+                all_run = best(args.runs, [pianola, "render", "-q", "--force", "--load", "all", "-s", font, "--rate", "44100", song, "-o", out])
+                dyn = best(args.runs, fs + ["-o", "synth.dynamic-sample-loading=1", font, song])
+                whole = best(args.runs, fs + [font, song])
+                cell = lambda r: f"{r[0]:.2f} s, {r[1]:.0f} MB"
+                print(f"| {name} | {song_name} | {cell(song_run)} | {cell(all_run)} | {cell(dyn)} | {cell(whole)} | "
+                      f"{song_run[0] / dyn[0]:.2f}×, {song_run[0] / whole[0]:.2f}× | {song_run[1] / dyn[1]:.2f}×, {song_run[1] / whole[1]:.2f}× |")
 
 if __name__ == "__main__":
     main()

@@ -15,10 +15,12 @@ With an SF3 font the two agree bit for bit; with an SF2 font, FluidSynth keeps e
 on demand in its own buffer, which changes the last bits of interpolation at sample edges (about
 -95 dB and below), so differences there are expected and shown.
 """
-import argparse, os, struct, subprocess, sys, tempfile
+import argparse, os, struct, subprocess, sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "Benchmarks"))
+sys.path.insert(0, os.path.join(ROOT, "Tests", "Python"))
+from temporary_folder import temporary_folder  # noqa: E402
 
 
 def data(path):
@@ -49,34 +51,34 @@ def main():
         os.path.join(folder, name)
         for folder, _, names in os.walk(corpus) if "Invalid" not in folder
         for name in names if name.lower().endswith((".mid", ".kar", ".rmi")))[::args.every]
-    work = tempfile.mkdtemp(prefix="pianola-zones-")
-    identical, differ, refused, worst = 0, 0, 0, None
-    for path in files:
-        outputs = []
-        for load in ("song", "all"):
-            output = os.path.join(work, f"{load}.wav")
-            command = [pianola, "render", "-q", "--force", "--format", "f32", "--max-length", args.max_length,
-                       "--load", load, "-s", args.font, path, "-o", output]
-            if subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode != 0:
-                break
-            outputs.append(data(output))
-        if len(outputs) < 2:
-            refused += 1
-            continue
-        song, whole = outputs
-        if len(song) == len(whole) and numpy.array_equal(song, whole):
-            identical += 1
-            continue
-        differ += 1
-        count = min(len(song), len(whole))
-        difference = float(numpy.abs(song[:count] - whole[:count]).max())
-        peak = float(numpy.abs(whole).max()) or 1.0
-        decibels = 20 * numpy.log10(difference / peak) if difference > 0 else float("-inf")
-        worst = decibels if worst is None else max(worst, decibels)
-        print(f"differs: {os.path.relpath(path, corpus)}: {len(song)} vs {len(whole)} samples, "
-              f"largest difference {decibels:.1f} dB")
-    print(f"{os.path.basename(args.font)}: {len(files)} files, {identical} identical, {differ} differ"
-          + (f" (at most {worst:.1f} dB)" if worst is not None else "") + f", {refused} refused")
+    with temporary_folder("zones") as work:
+        identical, differ, refused, worst = 0, 0, 0, None
+        for path in files:
+            outputs = []
+            for load in ("song", "all"):
+                output = os.path.join(work, f"{load}.wav")
+                command = [pianola, "render", "-q", "--force", "--format", "f32", "--max-length", args.max_length,
+                           "--load", load, "-s", args.font, path, "-o", output]
+                if subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode != 0:
+                    break
+                outputs.append(data(output))
+            if len(outputs) < 2:
+                refused += 1
+                continue
+            song, whole = outputs
+            if len(song) == len(whole) and numpy.array_equal(song, whole):
+                identical += 1
+                continue
+            differ += 1
+            count = min(len(song), len(whole))
+            difference = float(numpy.abs(song[:count] - whole[:count]).max())
+            peak = float(numpy.abs(whole).max()) or 1.0
+            decibels = 20 * numpy.log10(difference / peak) if difference > 0 else float("-inf")
+            worst = decibels if worst is None else max(worst, decibels)
+            print(f"differs: {os.path.relpath(path, corpus)}: {len(song)} vs {len(whole)} samples, "
+                  f"largest difference {decibels:.1f} dB")
+        print(f"{os.path.basename(args.font)}: {len(files)} files, {identical} identical, {differ} differ"
+              + (f" (at most {worst:.1f} dB)" if worst is not None else "") + f", {refused} refused")
 
 
 if __name__ == "__main__":

@@ -29,6 +29,8 @@ nonisolated(unsafe) private let synth = try! FluidSynth(sampleRate: 44_100, poly
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     guard let file = fopen(fontPath, "wb") else { return 0 }
+    // (Removed after each input: a run ends by exiting, and would leave the last one behind.)
+    defer { unlink(fontPath) }
     fwrite(data, 1, size, file)
     fclose(file)
     do throws(SoundFontError) {

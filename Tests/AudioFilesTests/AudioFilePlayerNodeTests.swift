@@ -152,50 +152,54 @@ struct AudioFilePlayerNodeTests {
             let value = Float(0.4 * sin(2 * Double.pi * 440 * Double(frame) / Double(rate)))
             interleaved += [value, value * 0.5]
         }
-        let path = makeTemporaryDirectory() + "/clip." + ext
-        try AudioFile.write(AudioFile.Buffer(samples: interleaved, channelCount: 2, sampleRate: Double(rate)), to: path)
-        let player = AudioFilePlayerNode()
-        try player.prepare(format: .stereo(sampleRate: 48_000), maximumFrameCount: 512)
-        let clip = try await player.scheduleFile(path)
-        #expect(clip.channelCount == 2)
-        #expect(abs(clip.frameCount - rate) <= (ext == "ogg" ? 2_048 : 0))
-        player.play()
-        let output = try renderSource(player, frames: 24_000, quantum: 512, prepare: false)
-        var dot = 0.0
-        var energy = (0.0, 0.0)
-        for frame in 1_000..<24_000 {
-            let expected = Double(interleaved[frame * 2 + 1])
-            dot += Double(output.right[frame]) * expected
-            energy.0 += Double(output.right[frame]) * Double(output.right[frame])
-            energy.1 += expected * expected
+        try await withTemporaryFolder("audio-file-player") { folder in
+            let path = folder + "/clip." + ext
+            try AudioFile.write(
+                AudioFile.Buffer(samples: interleaved, channelCount: 2, sampleRate: Double(rate)), to: path)
+            let player = AudioFilePlayerNode()
+            try player.prepare(format: .stereo(sampleRate: 48_000), maximumFrameCount: 512)
+            let clip = try await player.scheduleFile(path)
+            #expect(clip.channelCount == 2)
+            #expect(abs(clip.frameCount - rate) <= (ext == "ogg" ? 2_048 : 0))
+            player.play()
+            let output = try renderSource(player, frames: 24_000, quantum: 512, prepare: false)
+            var dot = 0.0
+            var energy = (0.0, 0.0)
+            for frame in 1_000..<24_000 {
+                let expected = Double(interleaved[frame * 2 + 1])
+                dot += Double(output.right[frame]) * expected
+                energy.0 += Double(output.right[frame]) * Double(output.right[frame])
+                energy.1 += expected * expected
+            }
+            let correlation = dot / (energy.0 * energy.1).squareRoot()
+            #expect(correlation > 0.99, "\(ext): correlation \(correlation)")
         }
-        let correlation = dot / (energy.0 * energy.1).squareRoot()
-        #expect(correlation > 0.99, "\(ext): correlation \(correlation)")
     }
 
     @Test("bad input is a typed error naming the file: missing, not audio, too many channels, frames outside the clip")
     func errors() async throws {
-        let directory = makeTemporaryDirectory()
-        await #expect(throws: AudioFileError.self) { try await AudioClip(contentsOf: directory + "/missing.wav") }
-        let text = directory + "/notes.wav"
-        try "not audio".write(toFile: text, atomically: false, encoding: .utf8)
-        do {
-            _ = try await AudioClip(contentsOf: text)
-            Issue.record("a text file loaded as audio")
-        } catch {
-            #expect(error.description.hasPrefix(text))
+        try await withTemporaryFolder("audio-file-player") { directory in
+            await #expect(throws: AudioFileError.self) { try await AudioClip(contentsOf: directory + "/missing.wav") }
+            let text = directory + "/notes.wav"
+            try "not audio".write(toFile: text, atomically: false, encoding: .utf8)
+            do {
+                _ = try await AudioClip(contentsOf: text)
+                Issue.record("a text file loaded as audio")
+            } catch {
+                #expect("\(error)".hasPrefix(text))
+            }
+            let surround = directory + "/six.wav"
+            try AudioFile.write(
+                AudioFile.Buffer(samples: [Float](repeating: 0, count: 600), channelCount: 6, sampleRate: 48_000),
+                to: surround)
+            do {
+                _ = try await AudioClip(contentsOf: surround)
+                Issue.record("a 6-channel file loaded")
+            } catch {
+                #expect("\(error)".contains("6 channels"))
+            }
+            let player = AudioFilePlayerNode()
+            #expect(throws: AudioFileError.self) { try player.schedule(rampClip(frames: 100), frames: 50..<200) }
         }
-        let surround = directory + "/six.wav"
-        try AudioFile.write(
-            AudioFile.Buffer(samples: [Float](repeating: 0, count: 600), channelCount: 6, sampleRate: 48_000),
-            to: surround)
-        do {
-            _ = try await AudioClip(contentsOf: surround)
-            Issue.record("a 6-channel file loaded")
-        } catch {
-            #expect(error.description.contains("6 channels"))
-        }
-        let player = AudioFilePlayerNode()
-        #expect(throws: AudioFileError.self) { try player.schedule(rampClip(frames: 100), frames: 50..<200) }
     }
 }

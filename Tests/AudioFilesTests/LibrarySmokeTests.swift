@@ -8,8 +8,6 @@ import Testing
     import Glibc
 #endif
 
-func temporaryPath(_ name: String) -> String { makeTemporaryDirectory() + "/" + name }
-
 @Suite("libsndfile link smoke tests")
 struct LibrarySmokeTests {
     @Test(
@@ -21,23 +19,27 @@ struct LibrarySmokeTests {
             let value = Float(sin(2 * Double.pi * 440 * Double(index) / 48_000)) * 0.5
             samples += [value, -value]
         }
-        let path = temporaryPath("roundtrip.wav")
-        try AudioFile.write(
-            AudioFile.Buffer(samples: samples, channelCount: 2, sampleRate: 48_000), to: path, encoding: encoding)
-        let read = try AudioFile.read(from: path)
-        #expect(read.channelCount == 2)
-        #expect(read.sampleRate == 48_000)
-        #expect(read.frameCount == frames)
-        let tolerance: Float = encoding == .f32 ? 0 : 1.0 / 32_768
-        let maxError = zip(read.samples, samples).map { abs($0 - $1) }.max() ?? 1
-        #expect(maxError <= tolerance)
+        try withTemporaryFolder("library-smoke") { folder in
+            let path = folder + "/roundtrip.wav"
+            try AudioFile.write(
+                AudioFile.Buffer(samples: samples, channelCount: 2, sampleRate: 48_000), to: path, encoding: encoding)
+            let read = try AudioFile.read(from: path)
+            #expect(read.channelCount == 2)
+            #expect(read.sampleRate == 48_000)
+            #expect(read.frameCount == frames)
+            let tolerance: Float = encoding == .f32 ? 0 : 1.0 / 32_768
+            let maxError = zip(read.samples, samples).map { abs($0 - $1) }.max() ?? 1
+            #expect(maxError <= tolerance)
+        }
     }
 
     @Test("an unknown extension is rejected with a clear error")
-    func unknownExtension() {
-        #expect(throws: AudioFileError.self) {
-            try AudioFile.write(
-                AudioFile.Buffer(samples: [0, 0], channelCount: 2, sampleRate: 44_100), to: temporaryPath("x.mp9"))
+    func unknownExtension() throws {
+        try withTemporaryFolder("library-smoke") { folder in
+            #expect(throws: AudioFileError.self) {
+                try AudioFile.write(
+                    AudioFile.Buffer(samples: [0, 0], channelCount: 2, sampleRate: 44_100), to: folder + "/x.mp9")
+            }
         }
     }
 }

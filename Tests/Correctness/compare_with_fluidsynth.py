@@ -21,9 +21,12 @@ every sample of their common length (FluidSynth's render goes on 2 s longer: its
 
 Usage: compare_with_fluidsynth.py PIANOLA SOUNDFONT FILE.mid...   (exit status 1 on any failure)
 """
-import os, random, shutil, struct, subprocess, sys, tempfile
+import os, random, struct, subprocess, sys
 import numpy as np
 import pyloudnorm
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Python"))
+from temporary_folder import temporary_folder  # noqa: E402
 
 RATE = 44100
 
@@ -121,35 +124,34 @@ def bit_identical(pianola, font, work):
 
 def main():
     pianola, font, files = sys.argv[1], sys.argv[2], sys.argv[3:]
-    work = tempfile.mkdtemp(prefix="pianola-compare-")
-    failures = passes = 0
-    print(f"{'file':34} {'timing':10} {'corr 10 ms':>10} {'LUFS fs':>8} {'LUFS pn':>8} {'ΔLU':>6}  result  self+64")
-    for path in files:
-        name = os.path.basename(path)
-        reference_path = os.path.join(work, "fluidsynth.wav")
-        subprocess.run(["fluidsynth", "-ni", "-q", "-F", reference_path, "-R", "0", "-C", "0", "-r", str(RATE), font, path],
-                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        reference = read_wav(reference_path)
-        for timing in ("fluidsynth", "exact"):
-            out = os.path.join(work, f"pianola-{timing}.wav")
-            subprocess.run([pianola, "render", "-q", path, "-o", out, "--soundfont", font, "--rate", str(RATE),
-                            "--synth-reverb", "off", "--synth-chorus", "off", "--timing", timing, "--force"], check=True)
-            rendered = read_wav(out)
-            correlation, lufs_fs, lufs_pn = compare(reference, rendered)
-            delayed = np.concatenate([np.zeros((64, rendered.shape[1])), rendered])[: len(rendered)]
-            self_shift = compare(rendered, delayed)[0] if timing == "exact" else float("nan")
-            delta = lufs_pn - lufs_fs
-            ok = abs(delta) <= 0.5 and (timing == "exact" or correlation >= 0.99)
-            passes += ok
-            failures += not ok
-            print(f"{name[:34]:34} {timing:10} {correlation:10.5f} {lufs_fs:8.2f} {lufs_pn:8.2f} {delta:6.2f}  {'ok' if ok else 'FAIL':6}  {self_shift:7.5f}")
-    long_failures = bit_identical(pianola, font, work)
-    failures += long_failures
-    passes += 2 - long_failures
-    print(f"fluidsynth comparison: {passes} passed, {failures} failed" + (f" (files kept in {work})" if failures else ""))
-    if not failures:
-        shutil.rmtree(work, ignore_errors=True)
-    return 1 if failures else 0
+    with temporary_folder("compare") as work:
+        failures = passes = 0
+        print(f"{'file':34} {'timing':10} {'corr 10 ms':>10} {'LUFS fs':>8} {'LUFS pn':>8} {'ΔLU':>6}  result  self+64")
+        for path in files:
+            name = os.path.basename(path)
+            reference_path = os.path.join(work, "fluidsynth.wav")
+            subprocess.run(["fluidsynth", "-ni", "-q", "-F", reference_path, "-R", "0", "-C", "0", "-r", str(RATE), font, path],
+                           check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            reference = read_wav(reference_path)
+            for timing in ("fluidsynth", "exact"):
+                out = os.path.join(work, f"pianola-{timing}.wav")
+                subprocess.run([pianola, "render", "-q", path, "-o", out, "--soundfont", font, "--rate", str(RATE),
+                                "--synth-reverb", "off", "--synth-chorus", "off", "--timing", timing, "--force"], check=True)
+                rendered = read_wav(out)
+                correlation, lufs_fs, lufs_pn = compare(reference, rendered)
+                delayed = np.concatenate([np.zeros((64, rendered.shape[1])), rendered])[: len(rendered)]
+                self_shift = compare(rendered, delayed)[0] if timing == "exact" else float("nan")
+                delta = lufs_pn - lufs_fs
+                ok = abs(delta) <= 0.5 and (timing == "exact" or correlation >= 0.99)
+                passes += ok
+                failures += not ok
+                print(f"{name[:34]:34} {timing:10} {correlation:10.5f} {lufs_fs:8.2f} {lufs_pn:8.2f} {delta:6.2f}  {'ok' if ok else 'FAIL':6}  {self_shift:7.5f}")
+        long_failures = bit_identical(pianola, font, work)
+        failures += long_failures
+        passes += 2 - long_failures
+        print(f"fluidsynth comparison: {passes} passed, {failures} failed"
+              + (" (PIANOLA_KEEP_TEST_FILES=1 keeps the files)" if failures else ""))
+        return 1 if failures else 0
 
 if __name__ == "__main__":
     sys.exit(main())

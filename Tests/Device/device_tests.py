@@ -36,20 +36,22 @@ Prints one line per check and exits non-zero if any failed.
 """
 
 import argparse
+import contextlib
 import json
 import os
 import re
-import shutil
 import struct
 import subprocess
 import sys
-import tempfile
 
 import numpy as np
 
 from midi_files import read_smf_messages, variable_length
 from midi_out_checks import check_midi_out, write_midi_out_song
 from record_checks import check_record, write_sources
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Python"))
+from temporary_folder import temporary_folder  # noqa: E402
 
 RATE = 44100
 NOTE_INTERVAL = 0.5
@@ -332,161 +334,161 @@ def main():
     probe = os.path.abspath(arguments.probe)
     monitor = os.path.abspath(arguments.monitor)
 
-    directory = arguments.keep or tempfile.mkdtemp(prefix="pianola-device-")
-    os.makedirs(directory, exist_ok=True)
-    directory = os.path.abspath(directory)
-    song = os.path.join(directory, "notes.mid")
-    write_test_song(song)
-    with open(os.path.join(directory, "keys.txt"), "w") as file:
-        file.writelines(f"{time} {data}\n" for time, data in KEYS)
-    with open(os.path.join(directory, "latency-keys.txt"), "w") as file:
-        # 200 short notes at uneven intervals (10 to 29 ms), so arrivals fall everywhere in a period.
-        time = 0
-        for index in range(LATENCY_NOTES):
-            key = 48 + index % 24
-            file.write(f"{time} 90 {key:02x} 64\n{time + 5} 80 {key:02x} 00\n")
-            time += 10 + index * 7 % 20
-    write_sources(directory)
-    midi_out_schedule = write_midi_out_song(os.path.join(directory, "midi-out.mid"))
-    reference_path = os.path.join(directory, "notes.wav")
-    subprocess.run(
-        [pianola, "render", "-q", song, "-o", reference_path, "-s", font, "--format", "f32", "--rate", str(RATE)],
-        check=True,
-    )
-    reference = read_float_wav(reference_path)
-    quad_path = os.path.join(directory, "quad.wav")
-    subprocess.run(
-        [pianola, "render", "-q", song, "-o", quad_path, "-s", font, "--format", "f32", "--rate", str(RATE),
-         "--channel-map", "1:3-4"],
-        check=True,
-    )
-    quad_reference = read_float_wav(quad_path, channels=4)
-    duration = len(reference) / RATE
+    keep = arguments.keep and os.path.abspath(arguments.keep)
+    if keep:
+        os.makedirs(keep, exist_ok=True)
+    with contextlib.nullcontext(keep) if keep else temporary_folder("device") as directory:
+        song = os.path.join(directory, "notes.mid")
+        write_test_song(song)
+        with open(os.path.join(directory, "keys.txt"), "w") as file:
+            file.writelines(f"{time} {data}\n" for time, data in KEYS)
+        with open(os.path.join(directory, "latency-keys.txt"), "w") as file:
+            # 200 short notes at uneven intervals (10 to 29 ms), so arrivals fall everywhere in a period.
+            time = 0
+            for index in range(LATENCY_NOTES):
+                key = 48 + index % 24
+                file.write(f"{time} 90 {key:02x} 64\n{time + 5} 80 {key:02x} 00\n")
+                time += 10 + index * 7 % 20
+        write_sources(directory)
+        midi_out_schedule = write_midi_out_song(os.path.join(directory, "midi-out.mid"))
+        reference_path = os.path.join(directory, "notes.wav")
+        subprocess.run(
+            [pianola, "render", "-q", song, "-o", reference_path, "-s", font, "--format", "f32", "--rate", str(RATE)],
+            check=True,
+        )
+        reference = read_float_wav(reference_path)
+        quad_path = os.path.join(directory, "quad.wav")
+        subprocess.run(
+            [pianola, "render", "-q", song, "-o", quad_path, "-s", font, "--format", "f32", "--rate", str(RATE),
+             "--channel-map", "1:3-4"],
+            check=True,
+        )
+        quad_reference = read_float_wav(quad_path, channels=4)
+        duration = len(reference) / RATE
 
-    vm = subprocess.run(
-        [os.path.join(ROOT, "scripts", "vm"), "--out", directory, "--",
-         "sh", os.path.join(ROOT, "Tests", "Device", "guest-tests.sh"), directory, pianola, song, font,
-         keyboard, example, probe, monitor],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )
-    if vm.returncode != 0:
-        print(vm.stdout)
-        check("vm", False, f"scripts/vm exited with {vm.returncode}")
-        return 1
+        vm = subprocess.run(
+            [os.path.join(ROOT, "scripts", "vm"), "--out", directory, "--",
+             "sh", os.path.join(ROOT, "Tests", "Device", "guest-tests.sh"), directory, pianola, song, font,
+             keyboard, example, probe, monitor],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        )
+        if vm.returncode != 0:
+            print(vm.stdout)
+            check("vm", False, f"scripts/vm exited with {vm.returncode}")
+            return 1
 
-    # What the player plays: the song up to its end (the render goes on into the release tail).
-    compared = int(SONG_SECONDS * RATE)
+        # What the player plays: the song up to its end (the render goes on into the release tail).
+        compared = int(SONG_SECONDS * RATE)
 
-    # 1. The stream through the loopback.
-    status, output, elapsed = result(directory, "stream")
-    check("stream: exit", status == 0, f"status {status}: {last_line(output)}")
-    count = underruns(output)
-    captured = read_raw(os.path.join(directory, "stream.raw"))
-    reference_start = sounding(reference)[0]
-    capture_sound = sounding(captured)
-    if len(capture_sound) == 0:
-        check("stream: sound", False, "the capture is silent")
-    else:
-        start = capture_sound[0] - reference_start
-        segment = captured[start : start + compared] if start >= 0 else captured[:0]
-        differing = int(np.count_nonzero(segment != reference[: len(segment)]))
+        # 1. The stream through the loopback.
+        status, output, elapsed = result(directory, "stream")
+        check("stream: exit", status == 0, f"status {status}: {last_line(output)}")
+        count = underruns(output)
+        captured = read_raw(os.path.join(directory, "stream.raw"))
+        reference_start = sounding(reference)[0]
+        capture_sound = sounding(captured)
+        if len(capture_sound) == 0:
+            check("stream: sound", False, "the capture is silent")
+        else:
+            start = capture_sound[0] - reference_start
+            segment = captured[start : start + compared] if start >= 0 else captured[:0]
+            differing = int(np.count_nonzero(segment != reference[: len(segment)]))
+            check(
+                "stream: capture equals the offline render",
+                len(segment) == compared and differing == 0 and count == 0,
+                f"{len(segment)} of {compared} frames compared, {differing} samples differ, {count} underruns",
+            )
+            played = onsets(segment)
+            steps = np.diff(played) if len(played) > 1 else np.array([])
+            check(
+                "stream: notes every 0.5 s, within one FluidSynth block",
+                len(played) == NOTE_COUNT and np.abs(steps - NOTE_INTERVAL * RATE).max() <= 64,
+                f"{len(played)} onsets, intervals {sorted(set(steps.tolist()))} frames (0.5 s = 22050;"
+                " FluidSynth starts a note at its next 64-frame block)",
+            )
         check(
-            "stream: capture equals the offline render",
-            len(segment) == compared and differing == 0 and count == 0,
-            f"{len(segment)} of {compared} frames compared, {differing} samples differ, {count} underruns",
+            "stream: paced in real time",
+            elapsed is not None and elapsed >= SONG_SECONDS,
+            f"playing took {elapsed} s for a {SONG_SECONDS} s song",
         )
-        played = onsets(segment)
-        steps = np.diff(played) if len(played) > 1 else np.array([])
+
+        # 1b. Four channels through the loopback (--channel-map 1:3-4).
+        status, output, elapsed = result(directory, "quad")
+        check("quad: exit", status == 0, f"status {status}: {last_line(output)}")
+        count = underruns(output)
+        captured = read_raw(os.path.join(directory, "quad.raw"), channels=4)
+        capture_sound = sounding(captured)
+        if len(capture_sound) == 0:
+            check("quad: sound", False, "the four-channel capture is silent")
+        else:
+            start = capture_sound[0] - sounding(quad_reference)[0]
+            segment = captured[start : start + compared] if start >= 0 else captured[:0]
+            differing = int(np.count_nonzero(segment != quad_reference[: len(segment)]))
+            silent = float(np.abs(segment[:, 0:2]).max()) if len(segment) else None
+            # Outputs 1-2 carry the mix part, which plays no note: its synthesizer's reverb still adds
+            # FluidSynth's anti-denormal offset (about -150 dBFS), so "silent" is below -120 dBFS.
+            check(
+                "quad: a four-channel stream captured equals render --channel-map, outputs 1-2 below -120 dBFS",
+                len(segment) == compared and differing == 0 and silent is not None and silent < 1e-6 and count == 0,
+                f"{len(segment)} of {compared} frames compared, {differing} samples differ, outputs 1-2 peak {silent},"
+                f" {count} underruns",
+            )
+
+        # 2. Paced by a high-resolution timer at 256 x 2: the wall clock, and underruns as a figure.
+        status, output, elapsed = result(directory, "paced")
+        count = underruns(output)
         check(
-            "stream: notes every 0.5 s, within one FluidSynth block",
-            len(played) == NOTE_COUNT and np.abs(steps - NOTE_INTERVAL * RATE).max() <= 64,
-            f"{len(played)} onsets, intervals {sorted(set(steps.tolist()))} frames (0.5 s = 22050;"
-            " FluidSynth starts a note at its next 64-frame block)",
-        )
-    check(
-        "stream: paced in real time",
-        elapsed is not None and elapsed >= SONG_SECONDS,
-        f"playing took {elapsed} s for a {SONG_SECONDS} s song",
-    )
-
-    # 1b. Four channels through the loopback (--channel-map 1:3-4).
-    status, output, elapsed = result(directory, "quad")
-    check("quad: exit", status == 0, f"status {status}: {last_line(output)}")
-    count = underruns(output)
-    captured = read_raw(os.path.join(directory, "quad.raw"), channels=4)
-    capture_sound = sounding(captured)
-    if len(capture_sound) == 0:
-        check("quad: sound", False, "the four-channel capture is silent")
-    else:
-        start = capture_sound[0] - sounding(quad_reference)[0]
-        segment = captured[start : start + compared] if start >= 0 else captured[:0]
-        differing = int(np.count_nonzero(segment != quad_reference[: len(segment)]))
-        silent = float(np.abs(segment[:, 0:2]).max()) if len(segment) else None
-        # Outputs 1-2 carry the mix part, which plays no note: its synthesizer's reverb still adds
-        # FluidSynth's anti-denormal offset (about -150 dBFS), so "silent" is below -120 dBFS.
-        check(
-            "quad: a four-channel stream captured equals render --channel-map, outputs 1-2 below -120 dBFS",
-            len(segment) == compared and differing == 0 and silent is not None and silent < 1e-6 and count == 0,
-            f"{len(segment)} of {compared} frames compared, {differing} samples differ, outputs 1-2 peak {silent},"
-            f" {count} underruns",
+            "paced 256 x 2: plays in real time",
+            status == 0 and elapsed is not None and elapsed >= SONG_SECONDS,
+            f"status {status}, {elapsed} s for a {SONG_SECONDS} s song, {count} underruns (software emulation)",
         )
 
-    # 2. Paced by a high-resolution timer at 256 x 2: the wall clock, and underruns as a figure.
-    status, output, elapsed = result(directory, "paced")
-    count = underruns(output)
-    check(
-        "paced 256 x 2: plays in real time",
-        status == 0 and elapsed is not None and elapsed >= SONG_SECONDS,
-        f"status {status}, {elapsed} s for a {SONG_SECONDS} s song, {count} underruns (software emulation)",
-    )
+        # 3. An underrun, recovered.
+        status, output, elapsed = result(directory, "xrun")
+        count = underruns(output)
+        check("xrun: exit", status == 0, f"status {status}: {last_line(output)}")
+        check("xrun: underrun counted and shown", count is not None and count >= 1, f"{count} underruns reported")
+        captured = read_raw(os.path.join(directory, "xrun.raw"))
+        played, expected = onsets(captured), onsets(reference)
+        # A note cut by the pause shows as one more onset when the sound resumes.
+        if len(played) >= NOTE_COUNT and len(expected) == NOTE_COUNT:
+            # The last note, after the pause, must be the render's last note, sample for sample.
+            length = int(0.3 * RATE)
+            same = np.array_equal(
+                captured[played[-1] : played[-1] + length], reference[expected[-1] : expected[-1] + length]
+            )
+            pause = (played[-1] - played[0]) - (expected[-1] - expected[0])
+            check(
+                "xrun: the stream resumes where it stopped",
+                same and pause > 0,
+                f"last note identical to the render: {same}; the notes span {pause / RATE:.3f} s more (the pause)",
+            )
+        else:
+            check("xrun: every note played", False, f"{len(played)} onsets in the capture, {len(expected)} rendered")
 
-    # 3. An underrun, recovered.
-    status, output, elapsed = result(directory, "xrun")
-    count = underruns(output)
-    check("xrun: exit", status == 0, f"status {status}: {last_line(output)}")
-    check("xrun: underrun counted and shown", count is not None and count >= 1, f"{count} underruns reported")
-    captured = read_raw(os.path.join(directory, "xrun.raw"))
-    played, expected = onsets(captured), onsets(reference)
-    # A note cut by the pause shows as one more onset when the sound resumes.
-    if len(played) >= NOTE_COUNT and len(expected) == NOTE_COUNT:
-        # The last note, after the pause, must be the render's last note, sample for sample.
-        length = int(0.3 * RATE)
-        same = np.array_equal(
-            captured[played[-1] : played[-1] + length], reference[expected[-1] : expected[-1] + length]
-        )
-        pause = (played[-1] - played[0]) - (expected[-1] - expected[0])
-        check(
-            "xrun: the stream resumes where it stopped",
-            same and pause > 0,
-            f"last note identical to the render: {same}; the notes span {pause / RATE:.3f} s more (the pause)",
-        )
-    else:
-        check("xrun: every note played", False, f"{len(played)} onsets in the capture, {len(expected)} rendered")
+        # Errors: one line, non-zero, promptly.
+        for name, words in (
+            ("busy", ["hw:Loopback,0,0", "busy"]), ("rate", ["48000"]), ("lost", ["hw:Dummy,0,0", "disconnected"])
+        ):
+            status, output, elapsed = result(directory, name)
+            # Progress lines come before the error when the device is lost while playing.
+            lines = [line for line in output.strip().splitlines() if line.startswith("pianola:")]
+            check(
+                f"{name}: one clear line, non-zero exit",
+                status not in (None, 0, 124) and len(lines) == 1 and all(word in lines[0] for word in words),
+                f"status {status} after {elapsed} s: {output.strip()!r}",
+            )
 
-    # Errors: one line, non-zero, promptly.
-    for name, words in (
-        ("busy", ["hw:Loopback,0,0", "busy"]), ("rate", ["48000"]), ("lost", ["hw:Dummy,0,0", "disconnected"])
-    ):
-        status, output, elapsed = result(directory, name)
-        # Progress lines come before the error when the device is lost while playing.
-        lines = [line for line in output.strip().splitlines() if line.startswith("pianola:")]
-        check(
-            f"{name}: one clear line, non-zero exit",
-            status not in (None, 0, 124) and len(lines) == 1 and all(word in lines[0] for word in words),
-            f"status {status} after {elapsed} s: {output.strip()!r}",
-        )
+        check_live(directory)
+        check_record(directory, check, pianola)
+        check_midi_out(directory, check, midi_out_schedule)
 
-    check_live(directory)
-    check_record(directory, check, pianola)
-    check_midi_out(directory, check, midi_out_schedule)
-
-    if failures:
-        print(f"device tests: FAILED: {', '.join(failures)} (results kept in {directory})")
-        return 1
-    if not arguments.keep:
-        shutil.rmtree(directory, ignore_errors=True)
-    print("device tests: all passed" + (f" (results in {directory})" if arguments.keep else ""))
-    return 0
+        if failures:
+            print(f"device tests: FAILED: {', '.join(failures)}"
+                  + (f" (results in {keep})" if keep else " (--keep DIR keeps the results)"))
+            return 1
+        print("device tests: all passed" + (f" (results in {keep})" if keep else ""))
+        return 0
 
 
 if __name__ == "__main__":

@@ -99,7 +99,8 @@ kill "$filler"
 wait "$filler" 2>/dev/null
 
 # 4. A full disk: a 300 KB tmpfs fills after about a second of 48 kHz stereo 16-bit.
-small="$(mktemp -d)"
+small="$(mktemp -d --tmpdir pianola-full-disk-XXXXXX)"
+trap 'umount "$small" 2>/dev/null; rm -rf "$small"' EXIT
 mount -t tmpfs -o size=300k tmpfs "$small"
 aplay -q -D "$source_end" -t raw -f FLOAT_LE -c 2 -r 48000 /dev/zero 2>/dev/null &
 filler=$!

@@ -16,7 +16,8 @@ capture=hw:Loopback,1,0
 paced=hw:Dummy,0,0
 
 now() { date +%s.%N; }
-scratch="$(mktemp -d)"  # the guest's own temporary directory
+scratch="$(mktemp -d --tmpdir pianola-guest-XXXXXX)"  # in the guest's own temporary directory
+trap 'rm -rf "$scratch"' EXIT
 
 # start_capture NAME [CHANNELS]: records the loopback's other end (stereo unless CHANNELS).
 start_capture() {

@@ -13,13 +13,14 @@ checks that the output is the input delayed by nothing (the latency is compensat
 limiter does not act. Prints one line per stimulus; exits non-zero if any gate fails.
 """
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 
 import numpy as np
 import pyebur128
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Python"))
+from temporary_folder import temporary_folder  # noqa: E402
 
 RATE = 48000
 CEILING = -1.0
@@ -79,44 +80,42 @@ def stimuli():
 
 def main():
     pianola = sys.argv[1]
-    work = tempfile.mkdtemp(prefix="pianola-limiter-")
-    failures = []
-    for index, (name, mono, pre_gain, gated) in enumerate(stimuli()):
-        stereo = np.stack([mono, np.roll(mono, 7)], axis=1).astype(np.float32)
-        source, target = os.path.join(work, f"in{index}.wav"), os.path.join(work, f"out{index}.wav")
-        write_wav(source, stereo)
-        result = subprocess.run(
-            [pianola, "process", source, "-o", target, "--format", "f32", "-q", "--fx",
-             f"limiter:ceiling={CEILING},truePeak=on,preGain={pre_gain},attack=5,release=100"],
-            capture_output=True, text=True)
-        if result.returncode != 0:
-            failures.append(name)
-            print(f"FAIL {name}: pianola exited {result.returncode}: {result.stderr.strip()}")
-            continue
-        output = read_wav(target)
-        sample_peak, true_peak = meter(output)
-        ok = len(output) == len(stereo) and sample_peak <= CEILING + 1e-4 and (not gated or true_peak <= CEILING + 0.1)
-        if not ok:
-            failures.append(name)
-        _, input_true_peak = meter(stereo * 10 ** (pre_gain / 20))
-        print(f"{'PASS' if ok else 'FAIL'} {name}: in {input_true_peak:+.2f} dBTP -> out sample peak {sample_peak:+.2f} dBFS,"
-              f" true peak {true_peak:+.2f} dBTP{'' if gated else ' (not gated)'}")
-    # Latency compensated: a quiet signal comes out unchanged and in place.
-    quiet = (np.random.default_rng(3).uniform(-0.05, 0.05, (RATE, 2))).astype(np.float32)
-    source, target = os.path.join(work, "quiet.wav"), os.path.join(work, "quiet-out.wav")
-    write_wav(source, quiet)
-    subprocess.run([pianola, "process", source, "-o", target, "--format", "f32", "-q", "--fx", "limiter:truePeak=on"],
-                   check=True)
-    difference = np.abs(read_wav(target) - quiet).max()
-    aligned = difference < 1e-6
-    print(f"{'PASS' if aligned else 'FAIL'} below the ceiling the output is the input, in place: largest difference {difference:.2e}")
-    if not aligned:
-        failures.append("alignment")
-    print(f"limiter true-peak tests: {'all passed' if not failures else 'FAILED: ' + ', '.join(failures)}"
-          + (f" (files kept in {work})" if failures else ""))
-    if not failures:
-        shutil.rmtree(work, ignore_errors=True)
-    return 1 if failures else 0
+    with temporary_folder("limiter") as work:
+        failures = []
+        for index, (name, mono, pre_gain, gated) in enumerate(stimuli()):
+            stereo = np.stack([mono, np.roll(mono, 7)], axis=1).astype(np.float32)
+            source, target = os.path.join(work, f"in{index}.wav"), os.path.join(work, f"out{index}.wav")
+            write_wav(source, stereo)
+            result = subprocess.run(
+                [pianola, "process", source, "-o", target, "--format", "f32", "-q", "--fx",
+                 f"limiter:ceiling={CEILING},truePeak=on,preGain={pre_gain},attack=5,release=100"],
+                capture_output=True, text=True)
+            if result.returncode != 0:
+                failures.append(name)
+                print(f"FAIL {name}: pianola exited {result.returncode}: {result.stderr.strip()}")
+                continue
+            output = read_wav(target)
+            sample_peak, true_peak = meter(output)
+            ok = len(output) == len(stereo) and sample_peak <= CEILING + 1e-4 and (not gated or true_peak <= CEILING + 0.1)
+            if not ok:
+                failures.append(name)
+            _, input_true_peak = meter(stereo * 10 ** (pre_gain / 20))
+            print(f"{'PASS' if ok else 'FAIL'} {name}: in {input_true_peak:+.2f} dBTP -> out sample peak {sample_peak:+.2f} dBFS,"
+                  f" true peak {true_peak:+.2f} dBTP{'' if gated else ' (not gated)'}")
+        # Latency compensated: a quiet signal comes out unchanged and in place.
+        quiet = (np.random.default_rng(3).uniform(-0.05, 0.05, (RATE, 2))).astype(np.float32)
+        source, target = os.path.join(work, "quiet.wav"), os.path.join(work, "quiet-out.wav")
+        write_wav(source, quiet)
+        subprocess.run([pianola, "process", source, "-o", target, "--format", "f32", "-q", "--fx", "limiter:truePeak=on"],
+                       check=True)
+        difference = np.abs(read_wav(target) - quiet).max()
+        aligned = difference < 1e-6
+        print(f"{'PASS' if aligned else 'FAIL'} below the ceiling the output is the input, in place: largest difference {difference:.2e}")
+        if not aligned:
+            failures.append("alignment")
+        print(f"limiter true-peak tests: {'all passed' if not failures else 'FAILED: ' + ', '.join(failures)}"
+              + (" (PIANOLA_KEEP_TEST_FILES=1 keeps the files)" if failures else ""))
+        return 1 if failures else 0
 
 
 if __name__ == "__main__":

@@ -11,14 +11,15 @@ the target, true peak at most the ceiling. Also renders -8 LUFS, out of reach un
 the demo: pianola must say so, exit 0 and keep the ceiling. Exits non-zero if a gate fails.
 """
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 
 import numpy as np
 import pyebur128
 import pyloudnorm
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Python"))
+from temporary_folder import temporary_folder  # noqa: E402
 
 CEILING = -1.0
 
@@ -59,28 +60,27 @@ def main():
         songs += [path for _, path in pop[:2]]
     else:
         print("real-world songs skipped: the shared corpus is not there (only the demo song)")
-    work = tempfile.mkdtemp(prefix="pianola-loudness-")
-    failures = 0
-    for song in songs:
-        for target in (-14.0, -23.0):
-            out = os.path.join(work, f"{os.path.basename(song)}.{int(-target)}.wav")
-            subprocess.run([pianola, "render", "-q", song, "-o", out, "-s", font, "--format", "f32",
-                            "--loudness", str(target), "--true-peak", str(CEILING)], check=True)
-            loudness, peak = measure(out)
-            ok = abs(loudness - target) <= 0.5 and peak <= CEILING
-            failures += not ok
-            print(f"{'PASS' if ok else 'FAIL'} {os.path.basename(song)} at {target:.0f} LUFS: "
-                  f"{loudness:.2f} LUFS (pyloudnorm), {peak:.2f} dBTP (libebur128)", flush=True)
-    out = os.path.join(work, "demo.-8.wav")
-    result = subprocess.run([pianola, "render", songs[0], "-o", out, "-s", font, "--format", "f32",
-                             "--loudness", "-8"], capture_output=True, text=True)
-    loudness, peak = measure(out)
-    ok = result.returncode == 0 and "out of reach" in result.stderr and peak <= CEILING
-    failures += not ok
-    print(f"{'PASS' if ok else 'FAIL'} demo at -8 LUFS (out of reach): said so, {loudness:.2f} LUFS, {peak:.2f} dBTP")
-    shutil.rmtree(work, ignore_errors=True)
-    print("loudness tests: " + ("all passed" if failures == 0 else f"{failures} failed"))
-    sys.exit(1 if failures else 0)
+    with temporary_folder("loudness") as work:
+        failures = 0
+        for song in songs:
+            for target in (-14.0, -23.0):
+                out = os.path.join(work, f"{os.path.basename(song)}.{int(-target)}.wav")
+                subprocess.run([pianola, "render", "-q", song, "-o", out, "-s", font, "--format", "f32",
+                                "--loudness", str(target), "--true-peak", str(CEILING)], check=True)
+                loudness, peak = measure(out)
+                ok = abs(loudness - target) <= 0.5 and peak <= CEILING
+                failures += not ok
+                print(f"{'PASS' if ok else 'FAIL'} {os.path.basename(song)} at {target:.0f} LUFS: "
+                      f"{loudness:.2f} LUFS (pyloudnorm), {peak:.2f} dBTP (libebur128)", flush=True)
+        out = os.path.join(work, "demo.-8.wav")
+        result = subprocess.run([pianola, "render", songs[0], "-o", out, "-s", font, "--format", "f32",
+                                 "--loudness", "-8"], capture_output=True, text=True)
+        loudness, peak = measure(out)
+        ok = result.returncode == 0 and "out of reach" in result.stderr and peak <= CEILING
+        failures += not ok
+        print(f"{'PASS' if ok else 'FAIL'} demo at -8 LUFS (out of reach): said so, {loudness:.2f} LUFS, {peak:.2f} dBTP")
+        print("loudness tests: " + ("all passed" if failures == 0 else f"{failures} failed"))
+        sys.exit(1 if failures else 0)
 
 
 if __name__ == "__main__":

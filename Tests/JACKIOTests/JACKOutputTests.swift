@@ -49,27 +49,29 @@ struct JACKOutputTests {
         #expect(output.portNames == ["pianola:out_1", "pianola:out_2"])
         #expect(server.connections(of: "pianola:out_1") == ["system:playback_1"])
         #expect(server.connections(of: "pianola:out_2") == ["system:playback_2"])
-        let path = makeTemporaryDirectory("pianola-jack") + "/capture.wav"
-        #expect(server.capture(output.portNames, seconds: 1, to: path) == 0)
-        output.close()
-        #expect(!server.ports().contains("pianola:out_1"), "the ports left the graph")
-        let samples = try readFloatWAVSamples(path)
-        let frames = (0..<(samples.count / 2)).map { (samples[2 * $0], samples[2 * $0 + 1]) }
-        #expect(frames.count >= 44_000, "\(frames.count) frames recorded")
-        // Every frame the one after the frame before (mod 2¹⁶), the right channel −½ the left, exactly.
-        let steps = frames.map { (Int($0.0 * 65_536), Int($0.1 * 131_072)) }
-        let breaks = (1..<steps.count).filter { steps[$0].0 != (steps[$0 - 1].0 + 1) & 0xFFFF }
-        let wrong = frames.indices.filter { frames[$0].1 != -frames[$0].0 / 2 }
-        // An xrun (the server's cycle late: the machine busy with other tests) loses a period of
-        // what the recorder takes; without one, not a frame may be lost.
-        let xruns = output.xrunCount
-        if breaks.count > 2 * xruns || !wrong.isEmpty, let first = breaks.first ?? wrong.first {
-            let around = steps[max(0, first - 2)..<min(steps.count, first + 3)].map { "\($0)" }
-            Issue.record(
-                "\(breaks.count) discontinuities (\(xruns) xruns), \(wrong.count) wrong right-channel frames; at \(first): \(around)"
-            )
+        try withTemporaryFolder("jack") { folder in
+            let path = folder + "/capture.wav"
+            #expect(server.capture(output.portNames, seconds: 1, to: path) == 0)
+            output.close()
+            #expect(!server.ports().contains("pianola:out_1"), "the ports left the graph")
+            let samples = try readFloatWAVSamples(path)
+            let frames = (0..<(samples.count / 2)).map { (samples[2 * $0], samples[2 * $0 + 1]) }
+            #expect(frames.count >= 44_000, "\(frames.count) frames recorded")
+            // Every frame the one after the frame before (mod 2¹⁶), the right channel −½ the left, exactly.
+            let steps = frames.map { (Int($0.0 * 65_536), Int($0.1 * 131_072)) }
+            let breaks = (1..<steps.count).filter { steps[$0].0 != (steps[$0 - 1].0 + 1) & 0xFFFF }
+            let wrong = frames.indices.filter { frames[$0].1 != -frames[$0].0 / 2 }
+            // An xrun (the server's cycle late: the machine busy with other tests) loses a period of
+            // what the recorder takes; without one, not a frame may be lost.
+            let xruns = output.xrunCount
+            if breaks.count > 2 * xruns || !wrong.isEmpty, let first = breaks.first ?? wrong.first {
+                let around = steps[max(0, first - 2)..<min(steps.count, first + 3)].map { "\($0)" }
+                Issue.record(
+                    "\(breaks.count) discontinuities (\(xruns) xruns), \(wrong.count) wrong right-channel frames; at \(first): \(around)"
+                )
+            }
+            #expect(frames.contains { $0.0 != 0 }, "silence recorded")
         }
-        #expect(frames.contains { $0.0 != 0 }, "silence recorded")
     }
 
     @Test("the period raised while playing (jack_bufsize 4096, twice what the engine was prepared for) loses no frame")
@@ -80,14 +82,16 @@ struct JACKOutputTests {
         usleep(100_000)
         #expect(server.setPeriod(4_096))
         #expect(output.periodFrames == 4_096 && output.isRunning)
-        let path = makeTemporaryDirectory("pianola-jack") + "/bigger.wav"
-        #expect(server.capture(output.portNames, seconds: 1, to: path) == 0)
-        let samples = try readFloatWAVSamples(path)
-        let steps = (0..<(samples.count / 2)).map { Int(samples[2 * $0] * 65_536) }
-        let breaks = (1..<steps.count).filter { steps[$0] != (steps[$0 - 1] + 1) & 0xFFFF }.count
-        #expect(steps.count >= 40_000 && steps.contains { $0 != 0 }, "\(steps.count) frames recorded")
-        #expect(breaks <= 2 * output.xrunCount, "\(breaks) discontinuities, \(output.xrunCount) xruns")
-        server.setPeriod(server.periodFrames)
+        try withTemporaryFolder("jack") { folder in
+            let path = folder + "/bigger.wav"
+            #expect(server.capture(output.portNames, seconds: 1, to: path) == 0)
+            let samples = try readFloatWAVSamples(path)
+            let steps = (0..<(samples.count / 2)).map { Int(samples[2 * $0] * 65_536) }
+            let breaks = (1..<steps.count).filter { steps[$0] != (steps[$0 - 1] + 1) & 0xFFFF }.count
+            #expect(steps.count >= 40_000 && steps.contains { $0 != 0 }, "\(steps.count) frames recorded")
+            #expect(breaks <= 2 * output.xrunCount, "\(breaks) discontinuities, \(output.xrunCount) xruns")
+            server.setPeriod(server.periodFrames)
+        }
     }
 
     @Test("in freewheel mode the engine renders as fast as it can, then plays on paced again")

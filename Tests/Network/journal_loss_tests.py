@@ -29,14 +29,16 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Device"))
+TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(TESTS, "Device"))
+sys.path.insert(0, os.path.join(TESTS, "Python"))
 from journal_song import STEPS, State, dumped_state, expected_states, song_end_state, write_song  # noqa: E402
 from midi_files import read_smf_messages  # noqa: E402
 from rtpmidi_tests import free_port_pair  # noqa: E402
+from temporary_folder import temporary_folder  # noqa: E402
 
 failures = []
 STEP = 0.25  # seconds per song step (120 BPM, 480 ticks a beat: 240 ticks)
@@ -378,50 +380,50 @@ JACK_NAME = ""
 def main():
     global JACK_NAME
     pianola, font = sys.argv[1], sys.argv[2]
-    work = tempfile.mkdtemp(prefix="pianola-journal-")
-    song = os.path.join(work, "steps.mid")
-    write_song(song)
-    server, JACK_NAME = start_jack()
-    try:
-        patterns = [("a note-on lost", [6]), ("a burst of 5", [3, 4, 5, 6, 7]), ("the note-off's packet", [10]),
-                    ("the pedal release's packet", [8]), ("the program change's packet", [7]),
-                    ("the RPN's packet (bend range: chapter M)", [17]),
-                    ("a Data Entry to the selected RPN", [19]),
-                    ("the SysEx's packet (master volume: chapter X)", [22])]
-        capture_path = os.path.join(work, "burst.pcap")
-        for name, drops in patterns:
-            # The burst's run is captured live (tshark on the loopback interface) and decoded.
-            path = capture_path if len(drops) > 1 else None
-            messages, dropped, report = run_through_relay(pianola, font, work, song, name.replace(" ", "-"),
-                                                          drops, capture_path=path)
-            if path:
-                check_capture(path)
-            check(f"{name}: the relay dropped it", sorted(dropped) == sorted(drops), f"dropped steps {dropped}")
+    with temporary_folder("journal") as work:
+        song = os.path.join(work, "steps.mid")
+        write_song(song)
+        server, JACK_NAME = start_jack()
+        try:
+            patterns = [("a note-on lost", [6]), ("a burst of 5", [3, 4, 5, 6, 7]), ("the note-off's packet", [10]),
+                        ("the pedal release's packet", [8]), ("the program change's packet", [7]),
+                        ("the RPN's packet (bend range: chapter M)", [17]),
+                        ("a Data Entry to the selected RPN", [19]),
+                        ("the SysEx's packet (master volume: chapter X)", [22])]
+            capture_path = os.path.join(work, "burst.pcap")
+            for name, drops in patterns:
+                # The burst's run is captured live (tshark on the loopback interface) and decoded.
+                path = capture_path if len(drops) > 1 else None
+                messages, dropped, report = run_through_relay(pianola, font, work, song, name.replace(" ", "-"),
+                                                              drops, capture_path=path)
+                if path:
+                    check_capture(path)
+                check(f"{name}: the relay dropped it", sorted(dropped) == sorted(drops), f"dropped steps {dropped}")
+                wrong, compared = compare(messages, set(dropped))
+                check(f"{name}: the receiver is in the song's state in every step that arrived",
+                      wrong == [] and compared >= len(STEPS) - 1 - len(drops),
+                      f"{compared} steps compared, wrong in {wrong}")
+                dumped = dumped_state(report)
+                check(f"{name}: the receiver's state dump at the session's end is the song's",
+                      dumped == song_end_state() and report["sessions"][0]["repairedGaps"] >= 1,
+                      f"dumped {dumped}, repaired gaps {report and report['sessions'] and report['sessions'][0]['repairedGaps']}")
+            pymidi_receiver_test(pianola, font, song)
+            # Without journals (the relay strips them) the same single loss leaves the receiver wrong.
+            messages, dropped, _ = run_through_relay(pianola, font, work, song, "stripped", [6], strip=True)
             wrong, compared = compare(messages, set(dropped))
-            check(f"{name}: the receiver is in the song's state in every step that arrived",
-                  wrong == [] and compared >= len(STEPS) - 1 - len(drops),
+            check("without the journal, releasing everything on the gap is wrong", wrong not in (None, []),
                   f"{compared} steps compared, wrong in {wrong}")
-            dumped = dumped_state(report)
-            check(f"{name}: the receiver's state dump at the session's end is the song's",
-                  dumped == song_end_state() and report["sessions"][0]["repairedGaps"] >= 1,
-                  f"dumped {dumped}, repaired gaps {report and report['sessions'] and report['sessions'][0]['repairedGaps']}")
-        pymidi_receiver_test(pianola, font, song)
-        # Without journals (the relay strips them) the same single loss leaves the receiver wrong.
-        messages, dropped, _ = run_through_relay(pianola, font, work, song, "stripped", [6], strip=True)
-        wrong, compared = compare(messages, set(dropped))
-        check("without the journal, releasing everything on the gap is wrong", wrong not in (None, []),
-              f"{compared} steps compared, wrong in {wrong}")
-        messages, dropped, report = run_through_relay(pianola, font, work, song, "stripped-rpn", [19], strip=True)
-        wrong, compared = compare(messages, set(dropped))
-        check("without the journal, a lost Data Entry leaves the bend range wrong", wrong not in (None, []),
-              f"{compared} steps compared, wrong in {wrong}")
-        check("without the journal, the state dump at the end is not the song's (the bend range)",
-              dumped_state(report) not in (None, song_end_state()), f"dumped {dumped_state(report)}")
-    finally:
-        server.terminate()
-        server.wait(timeout=20)
-    print(f"{len(failures) == 0 and 'journal loss tests: all passed' or f'journal loss tests: {len(failures)} failed'}")
-    sys.exit(1 if failures else 0)
+            messages, dropped, report = run_through_relay(pianola, font, work, song, "stripped-rpn", [19], strip=True)
+            wrong, compared = compare(messages, set(dropped))
+            check("without the journal, a lost Data Entry leaves the bend range wrong", wrong not in (None, []),
+                  f"{compared} steps compared, wrong in {wrong}")
+            check("without the journal, the state dump at the end is not the song's (the bend range)",
+                  dumped_state(report) not in (None, song_end_state()), f"dumped {dumped_state(report)}")
+        finally:
+            server.terminate()
+            server.wait(timeout=20)
+        print(f"{len(failures) == 0 and 'journal loss tests: all passed' or f'journal loss tests: {len(failures)} failed'}")
+        sys.exit(1 if failures else 0)
 
 
 if __name__ == "__main__":

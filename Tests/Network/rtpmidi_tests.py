@@ -24,13 +24,15 @@ import socket
 import struct
 import subprocess
 import sys
-import tempfile
 import time
 
 from pymidi import packets
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Device"))
+TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(TESTS, "Device"))
+sys.path.insert(0, os.path.join(TESTS, "Python"))
 from device_tests import read_smf_messages  # noqa: E402
+from temporary_folder import temporary_folder  # noqa: E402
 
 failures = []
 
@@ -138,105 +140,104 @@ def wait_for(pattern, stream, timeout=20):
 
 def main():
     pianola, font = sys.argv[1], sys.argv[2]
-    work = tempfile.mkdtemp(prefix="pianola-rtpmidi-")
-    recording = os.path.join(work, "network.mid")
-    port = free_port_pair()
-    log_path = os.path.join(work, "live.err")
-    log = open(log_path, "w")
-    process = subprocess.Popen(
-        [pianola, "live", "-d", "null", "-s", font, "--rtpmidi", f"127.0.0.1:{port}", "--no-mdns", "--rtpmidi-timeout", "2",
-         "--record", recording], stdout=subprocess.DEVNULL, stderr=log)
-    reader = open(log_path)
-    ready = wait_for(r"network sessions on", reader)
-    check("listening", "network sessions on 127.0.0.1:" in ready, ready.strip().splitlines()[-1:] or "no output")
+    with temporary_folder("rtpmidi") as work:
+        recording = os.path.join(work, "network.mid")
+        port = free_port_pair()
+        log_path = os.path.join(work, "live.err")
+        log = open(log_path, "w")
+        process = subprocess.Popen(
+            [pianola, "live", "-d", "null", "-s", font, "--rtpmidi", f"127.0.0.1:{port}", "--no-mdns", "--rtpmidi-timeout", "2",
+             "--record", recording], stdout=subprocess.DEVNULL, stderr=log)
+        reader = open(log_path)
+        ready = wait_for(r"network sessions on", reader)
+        check("listening", "network sessions on 127.0.0.1:" in ready, ready.strip().splitlines()[-1:] or "no output")
 
-    expected = []  # (description, bytes) in the order the recording must hold them
+        expected = []  # (description, bytes) in the order the recording must hold them
 
-    # A session: invitations on both ports, then clock sync.
-    peer = Peer(port, "pytest session", random.getrandbits(32))
-    replies = peer.invite()
-    check("invitation accepted on both ports",
-          all(r.command == b"OK" and r.initiator_token == peer.token for r in replies),
-          f"{[(r.command, r.name) for r in replies]}")
-    t1, reply = peer.sync()
-    check("clock sync answered", reply.command == b"CK" and reply.count == 1 and reply.timestamp_1 == t1
-          and reply.timestamp_2 > 0, f"count {reply.count}, t1 echoed {reply.timestamp_1 == t1}")
+        # A session: invitations on both ports, then clock sync.
+        peer = Peer(port, "pytest session", random.getrandbits(32))
+        replies = peer.invite()
+        check("invitation accepted on both ports",
+              all(r.command == b"OK" and r.initiator_token == peer.token for r in replies),
+              f"{[(r.command, r.name) for r in replies]}")
+        t1, reply = peer.sync()
+        check("clock sync answered", reply.command == b"CK" and reply.count == 1 and reply.timestamp_1 == t1
+              and reply.timestamp_2 > 0, f"count {reply.count}, t1 echoed {reply.timestamp_1 == t1}")
 
-    # What a peer plays reaches the recording through the sockets (the protocol's details —
-    # running status, delta times, SysEx segments, losses, duplicates, receiver feedback,
-    # timeouts, BY with a note held, macOS's captured packets, fuzzing — are checked on the
-    # session state machine itself: Tests/MIDIIOTests/RTPMIDISession*Tests.swift).
-    peer.send(bytes([0x90, 60, 100]))
-    expected.append(bytes([0x90, 60, 100]))
-    peer.send(bytes([0x90, 62, 49, 0x0A, 64, 59]))  # NoteOn 62, delta 1 ms, running status NoteOn 64
-    expected += [bytes([0x90, 62, 49]), bytes([0x90, 64, 59])]
-    peer.send(bytes([0xC1, 0x30, 0x00, 0xE1, 0x00, 0x50, 0x00, 0xB1, 0x07, 0x64]))
-    expected += [bytes([0xC1, 0x30]), bytes([0xE1, 0x00, 0x50]), bytes([0xB1, 0x07, 0x64])]
-    peer.send(bytes([0xF0, 0x7E, 0x7F, 0x09, 0x01, 0xF7]))
-    expected.append(bytes([0xF0, 0x7E, 0x7F, 0x09, 0x01, 0xF7]))
-    peer.send(bytes([0x80, 60, 0, 0x00, 0x90, 62, 0, 0x00, 64, 0]))
-    expected += [bytes([0x80, 60, 0]), bytes([0x90, 62, 0]), bytes([0x90, 64, 0])]
-    time.sleep(0.2)
-    peer.bye()
-    peer.close()
-    seen = wait_for(r"ended: pytest session", reader, timeout=5)
-    check("BY ends the session", "ended: pytest session" in seen, seen.strip().splitlines()[-1:] or "nothing")
+        # What a peer plays reaches the recording through the sockets (the protocol's details —
+        # running status, delta times, SysEx segments, losses, duplicates, receiver feedback,
+        # timeouts, BY with a note held, macOS's captured packets, fuzzing — are checked on the
+        # session state machine itself: Tests/MIDIIOTests/RTPMIDISession*Tests.swift).
+        peer.send(bytes([0x90, 60, 100]))
+        expected.append(bytes([0x90, 60, 100]))
+        peer.send(bytes([0x90, 62, 49, 0x0A, 64, 59]))  # NoteOn 62, delta 1 ms, running status NoteOn 64
+        expected += [bytes([0x90, 62, 49]), bytes([0x90, 64, 59])]
+        peer.send(bytes([0xC1, 0x30, 0x00, 0xE1, 0x00, 0x50, 0x00, 0xB1, 0x07, 0x64]))
+        expected += [bytes([0xC1, 0x30]), bytes([0xE1, 0x00, 0x50]), bytes([0xB1, 0x07, 0x64])]
+        peer.send(bytes([0xF0, 0x7E, 0x7F, 0x09, 0x01, 0xF7]))
+        expected.append(bytes([0xF0, 0x7E, 0x7F, 0x09, 0x01, 0xF7]))
+        peer.send(bytes([0x80, 60, 0, 0x00, 0x90, 62, 0, 0x00, 64, 0]))
+        expected += [bytes([0x80, 60, 0]), bytes([0x90, 62, 0]), bytes([0x90, 64, 0])]
+        time.sleep(0.2)
+        peer.bye()
+        peer.close()
+        seen = wait_for(r"ended: pytest session", reader, timeout=5)
+        check("BY ends the session", "ended: pytest session" in seen, seen.strip().splitlines()[-1:] or "nothing")
 
-    # Junk on both ports through the real sockets (empty and truncated datagrams, an RTP packet on
-    # the control port, a broken session command): dropped and counted, nothing crashes.
-    junk = Peer(port, "junk", random.getrandbits(32))
-    junk.invite()
-    valid = rtp_midi_packet(1, junk.ssrc, bytes([0x90, 61, 1]))
-    for data, target in ((b"", port), (b"", port + 1), (valid, port), (valid[:9], port + 1),
-                         (b"\xff\xffIN\x00", port), (b"\xff\xffCK" + bytes(5), port + 1)):
-        junk.data.sendto(data, ("127.0.0.1", target))
-    time.sleep(0.3)
-    junk.bye()
-    junk.close()
-    alive = process.poll() is None
-    check("malformed datagrams: still running", alive, f"exit status {process.poll()}")
+        # Junk on both ports through the real sockets (empty and truncated datagrams, an RTP packet on
+        # the control port, a broken session command): dropped and counted, nothing crashes.
+        junk = Peer(port, "junk", random.getrandbits(32))
+        junk.invite()
+        valid = rtp_midi_packet(1, junk.ssrc, bytes([0x90, 61, 1]))
+        for data, target in ((b"", port), (b"", port + 1), (valid, port), (valid[:9], port + 1),
+                             (b"\xff\xffIN\x00", port), (b"\xff\xffCK" + bytes(5), port + 1)):
+            junk.data.sendto(data, ("127.0.0.1", target))
+        time.sleep(0.3)
+        junk.bye()
+        junk.close()
+        alive = process.poll() is None
+        check("malformed datagrams: still running", alive, f"exit status {process.poll()}")
 
-    # A new session after them works.
-    after = Peer(port, "after the junk", random.getrandbits(32))
-    replies = after.invite()
-    check("a new session after the junk", all(r.command == b"OK" for r in replies), "")
-    after.send(bytes([0x90, 75, 70, 0x00, 0x80, 75, 0]))
-    expected += [bytes([0x90, 75, 70]), bytes([0x80, 75, 0])]
-    time.sleep(0.2)
-    after.bye()
-    after.close()
-    time.sleep(0.2)
+        # A new session after them works.
+        after = Peer(port, "after the junk", random.getrandbits(32))
+        replies = after.invite()
+        check("a new session after the junk", all(r.command == b"OK" for r in replies), "")
+        after.send(bytes([0x90, 75, 70, 0x00, 0x80, 75, 0]))
+        expected += [bytes([0x90, 75, 70]), bytes([0x80, 75, 0])]
+        time.sleep(0.2)
+        after.bye()
+        after.close()
+        time.sleep(0.2)
 
-    process.terminate()
-    status = process.wait(timeout=20)
-    log.close()
-    output = open(log_path).read()
-    check("stops cleanly on SIGTERM", status == 0, f"status {status}: {output.strip().splitlines()[-1:]}")
-    malformed = re.findall(r"(\d+) network packets dropped \(malformed", output)
-    check("malformed packets counted", bool(malformed) and int(malformed[-1]) > 0, f"{malformed}")
+        process.terminate()
+        status = process.wait(timeout=20)
+        log.close()
+        output = open(log_path).read()
+        check("stops cleanly on SIGTERM", status == 0, f"status {status}: {output.strip().splitlines()[-1:]}")
+        malformed = re.findall(r"(\d+) network packets dropped \(malformed", output)
+        check("malformed packets counted", bool(malformed) and int(malformed[-1]) > 0, f"{malformed}")
 
-    recorded = [message for _, message in read_smf_messages(recording)] if os.path.exists(recording) else []
-    check("the recording holds what was played, in order", recorded == expected,
-          f"{len(recorded)} recorded, {len(expected)} expected"
-          + ("" if recorded == expected else f"; first difference at {next((i for i, (a, b) in enumerate(zip(recorded, expected)) if a != b), min(len(recorded), len(expected)))}: {[m.hex() for m in recorded[:40]]}"))
-    sounding = set()
-    for message in recorded:
-        key = (message[0] & 0x0F, message[1]) if len(message) > 1 else None
-        if message[0] & 0xF0 == 0x90 and message[2] > 0:
-            sounding.add(key)
-        elif message[0] & 0xF0 in (0x80, 0x90):
-            sounding.discard(key)
-    check("no note left sounding", not sounding, f"sounding at the end: {sorted(sounding)}")
+        recorded = [message for _, message in read_smf_messages(recording)] if os.path.exists(recording) else []
+        check("the recording holds what was played, in order", recorded == expected,
+              f"{len(recorded)} recorded, {len(expected)} expected"
+              + ("" if recorded == expected else f"; first difference at {next((i for i, (a, b) in enumerate(zip(recorded, expected)) if a != b), min(len(recorded), len(expected)))}: {[m.hex() for m in recorded[:40]]}"))
+        sounding = set()
+        for message in recorded:
+            key = (message[0] & 0x0F, message[1]) if len(message) > 1 else None
+            if message[0] & 0xF0 == 0x90 and message[2] > 0:
+                sounding.add(key)
+            elif message[0] & 0xF0 in (0x80, 0x90):
+                sounding.discard(key)
+        check("no note left sounding", not sounding, f"sounding at the end: {sorted(sounding)}")
 
-    initiator_tests(pianola, font, work)
-    mdns_tests(pianola, font, work)
+        initiator_tests(pianola, font, work)
+        mdns_tests(pianola, font, work)
 
-    if failures:
-        print(f"network tests: FAILED: {', '.join(failures)} (files kept in {work})")
-        return 1
-    shutil.rmtree(work, ignore_errors=True)
-    print("network tests: all passed")
-    return 0
+        if failures:
+            print(f"network tests: FAILED: {', '.join(failures)} (PIANOLA_KEEP_TEST_FILES=1 keeps the files)")
+            return 1
+        print("network tests: all passed")
+        return 0
 
 
 def mdns_tests(pianola, font, work):

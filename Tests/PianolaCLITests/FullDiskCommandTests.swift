@@ -13,27 +13,28 @@ struct FullDiskCommandTests {
             if case .failure(let reason) = mounted { print("skipped: \(reason.text)") }
             return
         }
-        let outputs = try scratchDirectory()
-        defer { try? FileManager.default.removeItem(atPath: outputs) }
-        // The manifest sits on the full disk, so its ledger and failure log go there too.
-        let manifest = disk.path + "/jobs.jsonl"
-        let lines = [
-            #"{"input": "\#(demoSong)", "output": "\#(outputs)/good.wav", "tail": 0.5}"#,
-            #"{"input": "\#(outputs)/missing.mid", "output": "\#(outputs)/bad.wav"}"#,
-        ]
-        try Data(lines.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: manifest))
-        disk.fill()
-        let result = try runPianola(["render", "--manifest", manifest, "-s", bundledFontPath])
-        #expect(result.status == 1)
-        #expect(
-            result.stderr.contains(
-                "good.wav: rendered, but not recorded in the ledger (the next run renders it again): "
-                    + "no space left on device (\(disk.path)/jobs.done.jsonl)"), "\(result.stderr)")
-        #expect(result.stderr.contains("the failure log: no space left on device (\(disk.path)/jobs.failures.jsonl)"))
-        #expect(result.stderr.contains("1 rendered, 0 already done, 1 failed (2 jobs)"))
-        #expect(result.stderr.contains("the failure log \(disk.path)/jobs.failures.jsonl could not be written"))
-        #expect(try wavStats(outputs + "/good.wav").peak > 0.01)
-        #expect(disk.files == ["jobs.jsonl"])
+        try withTemporaryFolder("full-disk") { outputs in
+            // The manifest sits on the full disk, so its ledger and failure log go there too.
+            let manifest = disk.path + "/jobs.jsonl"
+            let lines = [
+                #"{"input": "\#(demoSong)", "output": "\#(outputs)/good.wav", "tail": 0.5}"#,
+                #"{"input": "\#(outputs)/missing.mid", "output": "\#(outputs)/bad.wav"}"#,
+            ]
+            try Data(lines.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: manifest))
+            disk.fill()
+            let result = try runPianola(["render", "--manifest", manifest, "-s", bundledFontPath])
+            #expect(result.status == 1)
+            #expect(
+                result.stderr.contains(
+                    "good.wav: rendered, but not recorded in the ledger (the next run renders it again): "
+                        + "no space left on device (\(disk.path)/jobs.done.jsonl)"), "\(result.stderr)")
+            #expect(
+                result.stderr.contains("the failure log: no space left on device (\(disk.path)/jobs.failures.jsonl)"))
+            #expect(result.stderr.contains("1 rendered, 0 already done, 1 failed (2 jobs)"))
+            #expect(result.stderr.contains("the failure log \(disk.path)/jobs.failures.jsonl could not be written"))
+            #expect(try wavStats(outputs + "/good.wav").peak > 0.01)
+            #expect(disk.files == ["jobs.jsonl"])
+        }
     }
 
     @Test("an output on a full disk: one line, 'no space left on device (PATH)', and nothing left behind")

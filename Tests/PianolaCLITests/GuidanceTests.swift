@@ -47,15 +47,16 @@ struct GuidanceTests {
         let missing = ["PIANOLA_FLUIDSYNTH_LIBRARY": "libpianola-no-such-fluidsynth.so"]
         #expect(try runPianola(["info", demoSong], environment: missing).status == 0)
         #expect(try runPianola(["--version"], environment: missing).stdout.contains("FluidSynth unavailable"))
-        let directory = makeTemporaryDirectory("pianola-no-fluidsynth")
-        let render = try runPianola(
-            ["render", demoSong, "-o", directory + "/out.wav", "-s", bundledFontPath], environment: missing)
-        let lines = render.stderr.split(separator: "\n").filter { $0.hasPrefix("pianola:") }
-        #expect(render.status == 1 && lines.count == 1, "\(render.stderr)")
-        #expect(
-            lines.first?.contains("FluidSynth could not be loaded (libpianola-no-such-fluidsynth.so") == true,
-            "\(render.stderr)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty)
+        try withTemporaryFolder("no-fluidsynth") { directory in
+            let render = try runPianola(
+                ["render", demoSong, "-o", directory + "/out.wav", "-s", bundledFontPath], environment: missing)
+            let lines = render.stderr.split(separator: "\n").filter { $0.hasPrefix("pianola:") }
+            #expect(render.status == 1 && lines.count == 1, "\(render.stderr)")
+            #expect(
+                lines.first?.contains("FluidSynth could not be loaded (libpianola-no-such-fluidsynth.so") == true,
+                "\(render.stderr)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty)
+        }
     }
 
     @Test(
@@ -87,11 +88,13 @@ struct GuidanceTests {
 
     @Test("render of several files or a folder into a file name is an error, not a folder called out.wav")
     func manyIntoOneFile() throws {
-        let directory = makeTemporaryDirectory("pianola-guidance")
-        for arguments in [[demoSong, demoSong], [checkout + "/Examples"]] {
-            let result = try runPianola(["render"] + arguments + ["-o", directory + "/out.wav", "-s", bundledFontPath])
-            #expect(result.status == 64 && result.stderr.contains("names a file"), "\(result.stderr)")
-            #expect(!FileManager.default.fileExists(atPath: directory + "/out.wav"))
+        try withTemporaryFolder("guidance") { directory in
+            for arguments in [[demoSong, demoSong], [checkout + "/Examples"]] {
+                let result = try runPianola(
+                    ["render"] + arguments + ["-o", directory + "/out.wav", "-s", bundledFontPath])
+                #expect(result.status == 64 && result.stderr.contains("names a file"), "\(result.stderr)")
+                #expect(!FileManager.default.fileExists(atPath: directory + "/out.wav"))
+            }
         }
     }
 

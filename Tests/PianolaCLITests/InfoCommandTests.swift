@@ -9,8 +9,9 @@ let sharedCorpus: String = {
     return checkout.deletingLastPathComponent().appendingPathComponent("shared/corpus").path
 }()
 
-func writeTemporary(_ bytes: [UInt8], name: String) throws -> String {
-    let url = URL(fileURLWithPath: makeTemporaryDirectory("pianola-info")).appendingPathComponent(name)
+/// Writes `bytes` to `name` in `folder`; returns the path.
+func writeFile(_ bytes: [UInt8], name: String, in folder: String) throws -> String {
+    let url = URL(fileURLWithPath: folder).appendingPathComponent(name)
     try Data(bytes).write(to: url)
     return url.path
 }
@@ -34,14 +35,16 @@ let infoFixture: [UInt8] = {
 struct InfoCommandTests {
     @Test("text output names format, tempo, meter, tracks, notes and says there are no defects")
     func text() throws {
-        let path = try writeTemporary(infoFixture, name: "scale.mid")
-        let result = try runPianola(["info", path])
-        #expect(result.status == 0)
-        #expect(result.stdout.contains("format 1, 96 ticks per quarter note, 1 tracks"))
-        #expect(result.stdout.contains("8 notes"))
-        #expect(result.stdout.contains("tempo 100 BPM, time 3/4"))
-        #expect(result.stdout.contains("\"Lead\"  ch 1  prog 5 (Electric Piano 2)  8 notes"), "\(result.stdout)")
-        #expect(result.stdout.contains("no defects"))
+        try withTemporaryFolder("info") { folder in
+            let path = try writeFile(infoFixture, name: "scale.mid", in: folder)
+            let result = try runPianola(["info", path])
+            #expect(result.status == 0)
+            #expect(result.stdout.contains("format 1, 96 ticks per quarter note, 1 tracks"))
+            #expect(result.stdout.contains("8 notes"))
+            #expect(result.stdout.contains("tempo 100 BPM, time 3/4"))
+            #expect(result.stdout.contains("\"Lead\"  ch 1  prog 5 (Electric Piano 2)  8 notes"), "\(result.stdout)")
+            #expect(result.stdout.contains("no defects"))
+        }
     }
 
     @Test("an SMPTE-timed file has no tempo: info says so instead of printing 120 BPM (text and JSON)")
@@ -50,39 +53,46 @@ struct InfoCommandTests {
         var bytes = infoFixture
         bytes[12] = 0xE7  // −25
         bytes[13] = 40
-        let path = try writeTemporary(bytes, name: "smpte.mid")
-        let text = try runPianola(["info", path])
-        #expect(text.status == 0)
-        #expect(text.stdout.contains("25 fps"), "\(text.stdout)")
-        #expect(!text.stdout.contains("BPM"), "\(text.stdout)")
-        #expect(text.stdout.contains("tempo none (SMPTE time"), "\(text.stdout)")
-        let json = try runPianola(["info", "--json", path])
-        let objects = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
-        #expect((objects.first?["tempoChanges"] as? [Any])?.isEmpty == true)
+        try withTemporaryFolder("info") { folder in
+            let path = try writeFile(bytes, name: "smpte.mid", in: folder)
+            let text = try runPianola(["info", path])
+            #expect(text.status == 0)
+            #expect(text.stdout.contains("25 fps"), "\(text.stdout)")
+            #expect(!text.stdout.contains("BPM"), "\(text.stdout)")
+            #expect(text.stdout.contains("tempo none (SMPTE time"), "\(text.stdout)")
+            let json = try runPianola(["info", "--json", path])
+            let objects = try #require(
+                try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
+            #expect((objects.first?["tempoChanges"] as? [Any])?.isEmpty == true)
+        }
     }
 
     @Test("--json has the documented keys; a damaged file has diagnostics; a rejected file has an error and exit 1")
     func json() throws {
-        let good = try writeTemporary(infoFixture, name: "good.mid")
-        let damaged = try writeTemporary(infoFixture + [0x00], name: "damaged.mid")
-        let rejected = try writeTemporary(Array("hello".utf8), name: "notes.txt")
-        let result = try runPianola(["info", "--json", good, damaged, rejected])
-        #expect(result.status == 1)
-        let objects = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]])
-        #expect(objects.count == 3)
-        for key in [
-            "path", "format", "division", "trackCount", "noteCount", "durationSeconds", "tempoChanges", "diagnostics",
-            "error",
-        ] {
-            #expect(objects.allSatisfy { $0.keys.contains(key) }, "missing \(key)")
+        try withTemporaryFolder("info") { folder in
+            let good = try writeFile(infoFixture, name: "good.mid", in: folder)
+            let damaged = try writeFile(infoFixture + [0x00], name: "damaged.mid", in: folder)
+            let rejected = try writeFile(Array("hello".utf8), name: "notes.txt", in: folder)
+            let result = try runPianola(["info", "--json", good, damaged, rejected])
+            #expect(result.status == 1)
+            let objects = try #require(
+                try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]])
+            #expect(objects.count == 3)
+            for key in [
+                "path", "format", "division", "trackCount", "noteCount", "durationSeconds", "tempoChanges",
+                "diagnostics",
+                "error",
+            ] {
+                #expect(objects.allSatisfy { $0.keys.contains(key) }, "missing \(key)")
+            }
+            #expect(objects[0]["noteCount"] as? Int == 8)
+            #expect(objects[0]["error"] is NSNull)
+            #expect((objects[0]["durationSeconds"] as? Double).map { abs($0 - 4.8) < 0.001 } == true)
+            let diagnostics = try #require(objects[1]["diagnostics"] as? [[String: Any]])
+            #expect(diagnostics.first?["kind"] as? String == "extraBytesAtEnd")
+            #expect(diagnostics.first?["offset"] as? Int == infoFixture.count)
+            #expect((objects[2]["error"] as? String)?.contains("not a MIDI file: a text file") == true)
         }
-        #expect(objects[0]["noteCount"] as? Int == 8)
-        #expect(objects[0]["error"] is NSNull)
-        #expect((objects[0]["durationSeconds"] as? Double).map { abs($0 - 4.8) < 0.001 } == true)
-        let diagnostics = try #require(objects[1]["diagnostics"] as? [[String: Any]])
-        #expect(diagnostics.first?["kind"] as? String == "extraBytesAtEnd")
-        #expect(diagnostics.first?["offset"] as? Int == infoFixture.count)
-        #expect((objects[2]["error"] as? String)?.contains("not a MIDI file: a text file") == true)
     }
 
     @Test("a missing file is one clear line and exit status 1")
@@ -95,27 +105,29 @@ struct InfoCommandTests {
 
     @Test("thousands of files, options among them and a file after --: every one reported, in order")
     func manyFilesAndOptions() throws {
-        let song = try writeTemporary(infoFixture, name: "song.mid")
-        let odd = try writeTemporary(infoFixture, name: "-odd.mid")
-        let missing = (0..<6_000).map { "/no/such/\($0).mid" }
-        let result = try runPianola(
-            ["info", song, "--jobs", "2"] + missing + ["--json", song, "--", odd, "--strict"])
-        #expect(result.status == 1)
-        // --json, given among the files, applies: one object a line, errors inside them.
-        let objects = result.stdout.split(separator: "\n").filter { $0.hasPrefix("{") }
-        #expect(objects.count == 6_004 && result.stderr.isEmpty, "\(result.stderr.prefix(300))")
-        func path(_ index: Int) -> String {
-            // Each object's line ends with the array's comma, but the last.
-            let line = objects[index].hasSuffix(",") ? objects[index].dropLast() : objects[index]
-            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
-            else { return "" }
-            return object["path"] as? String ?? ""
+        try withTemporaryFolder("info") { folder in
+            let song = try writeFile(infoFixture, name: "song.mid", in: folder)
+            let odd = try writeFile(infoFixture, name: "-odd.mid", in: folder)
+            let missing = (0..<6_000).map { "/no/such/\($0).mid" }
+            let result = try runPianola(
+                ["info", song, "--jobs", "2"] + missing + ["--json", song, "--", odd, "--strict"])
+            #expect(result.status == 1)
+            // --json, given among the files, applies: one object a line, errors inside them.
+            let objects = result.stdout.split(separator: "\n").filter { $0.hasPrefix("{") }
+            #expect(objects.count == 6_004 && result.stderr.isEmpty, "\(result.stderr.prefix(300))")
+            func path(_ index: Int) -> String {
+                // Each object's line ends with the array's comma, but the last.
+                let line = objects[index].hasSuffix(",") ? objects[index].dropLast() : objects[index]
+                guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+                else { return "" }
+                return object["path"] as? String ?? ""
+            }
+            #expect(path(0) == song && path(1) == "/no/such/0.mid" && path(6_000) == "/no/such/5999.mid")
+            #expect(path(6_001) == song && path(6_002) == odd)
+            // "--strict" after "--" is a file name, as the argument parser reads it.
+            #expect(path(6_003) == "--strict")
+            #expect(objects.filter { $0.contains("\"error\":null") }.count == 3)
         }
-        #expect(path(0) == song && path(1) == "/no/such/0.mid" && path(6_000) == "/no/such/5999.mid")
-        #expect(path(6_001) == song && path(6_002) == odd)
-        // "--strict" after "--" is a file name, as the argument parser reads it.
-        #expect(path(6_003) == "--strict")
-        #expect(objects.filter { $0.contains("\"error\":null") }.count == 3)
     }
 
     @Test("--json escapes quotes, backslashes and control characters and keeps other UTF-8 as it is")
@@ -126,11 +138,14 @@ struct InfoCommandTests {
         let bytes =
             Array("MThd".utf8) + [0, 0, 0, 6, 0, 1, 0, 1, 0, 0x60] + Array("MTrk".utf8)
             + [0, 0, 0, UInt8(track.count)] + track
-        let result = try runPianola(["info", "--json", try writeTemporary(bytes, name: "quoted.mid")])
-        #expect(result.stdout.contains(#""name":"Say \"hi\" \\ tab\there\u0001 é ♪""#), "\(result.stdout)")
-        let files = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]])
-        let tracks = try #require(files.first?["tracks"] as? [[String: Any]])
-        #expect(tracks.first?["name"] as? String == name)
+        try withTemporaryFolder("info") { folder in
+            let result = try runPianola(["info", "--json", try writeFile(bytes, name: "quoted.mid", in: folder)])
+            #expect(result.stdout.contains(#""name":"Say \"hi\" \\ tab\there\u0001 é ♪""#), "\(result.stdout)")
+            let files = try #require(
+                try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]])
+            let tracks = try #require(files.first?["tracks"] as? [[String: Any]])
+            #expect(tracks.first?["name"] as? String == name)
+        }
     }
 
     @Test(
@@ -156,29 +171,32 @@ struct InfoCommandTests {
         var damaged = infoFixture
         damaged[damaged.count - 5] = 0xF4
         // 150 files: with --jobs 4 they are claimed in batches of four (see forEachInOrder).
-        let paths = try (0..<150).map { index in
-            switch index % 3 {
-            case 0: return try writeTemporary(infoFixture, name: "song\(index).mid")
-            case 1: return try writeTemporary(damaged, name: "damaged\(index).mid")
-            default: return try writeTemporary(Array("not midi \(index)".utf8), name: "text\(index).mid")
+        try withTemporaryFolder("info") { folder in
+            let paths = try (0..<150).map { index in
+                switch index % 3 {
+                case 0: return try writeFile(infoFixture, name: "song\(index).mid", in: folder)
+                case 1: return try writeFile(damaged, name: "damaged\(index).mid", in: folder)
+                default: return try writeFile(Array("not midi \(index)".utf8), name: "text\(index).mid", in: folder)
+                }
             }
+            for format in [["--json"], []] {
+                let one = try runPianola(["info", "--jobs", "1"] + format + paths)
+                let four = try runPianola(["info", "--jobs", "4"] + format + paths)
+                #expect(one.status == 1 && four.status == 1)
+                #expect(one.stdout == four.stdout)
+                #expect(one.stderr == four.stderr)
+                // Text reports name each rejected file on standard error too; JSON carries it in "error".
+                #expect(four.stderr.split(separator: "\n").count == (format.isEmpty ? 50 : 0), "\(four.stderr)")
+            }
+            let json = try runPianola(["info", "--json"] + paths)
+            let lines = json.stdout.split(separator: "\n")
+            #expect(lines.count == 152 && lines.first == "[" && lines.last == "]", "\(json.stdout.prefix(300))")
+            for (index, line) in lines.dropFirst().dropLast().enumerated() {
+                #expect(line.hasPrefix("{") && line.contains("\"path\":\"\(paths[index])\""))
+            }
+            let objects = try #require(
+                try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
+            #expect(objects.map { $0["path"] as? String } == paths)
         }
-        for format in [["--json"], []] {
-            let one = try runPianola(["info", "--jobs", "1"] + format + paths)
-            let four = try runPianola(["info", "--jobs", "4"] + format + paths)
-            #expect(one.status == 1 && four.status == 1)
-            #expect(one.stdout == four.stdout)
-            #expect(one.stderr == four.stderr)
-            // Text reports name each rejected file on standard error too; JSON carries it in "error".
-            #expect(four.stderr.split(separator: "\n").count == (format.isEmpty ? 50 : 0), "\(four.stderr)")
-        }
-        let json = try runPianola(["info", "--json"] + paths)
-        let lines = json.stdout.split(separator: "\n")
-        #expect(lines.count == 152 && lines.first == "[" && lines.last == "]", "\(json.stdout.prefix(300))")
-        for (index, line) in lines.dropFirst().dropLast().enumerated() {
-            #expect(line.hasPrefix("{") && line.contains("\"path\":\"\(paths[index])\""))
-        }
-        let objects = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]])
-        #expect(objects.map { $0["path"] as? String } == paths)
     }
 }

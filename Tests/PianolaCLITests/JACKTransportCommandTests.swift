@@ -80,11 +80,12 @@ struct JACKTransportCommandTests {
     @Test("follow: silent while the transport stands; from bar 9 when located and started; silent after the stop")
     func followsTheTransport() throws {
         let server = try jackServer()
-        let directory = try scratchDirectory()
-        let song = directory + "/bars.mid"
-        try writeTransportSong(to: song)
-        let reference = try rendered(song, from: 16, in: directory)
-        try threeTries { try followOnce(server: server, song: song, reference: reference) }
+        try withTemporaryFolder("jack-transport") { directory in
+            let song = directory + "/bars.mid"
+            try writeTransportSong(to: song)
+            let reference = try rendered(song, from: 16, in: directory)
+            try threeTries { try followOnce(server: server, song: song, reference: reference) }
+        }
     }
 
     func followOnce(server: JACKServer, song: String, reference: [Float]) throws -> Problems {
@@ -147,11 +148,12 @@ struct JACKTransportCommandTests {
     @Test("master: starts the transport from --start, publishes bars and tempo, stops it at the song's end")
     func mastersTheTransport() throws {
         let server = try jackServer()
-        let directory = try scratchDirectory()
-        let song = directory + "/short.mid"
-        try writeShortSong(to: song)
-        let reference = try rendered(song, in: directory)
-        try threeTries { try masterOnce(server: server, song: song, reference: reference) }
+        try withTemporaryFolder("jack-transport") { directory in
+            let song = directory + "/short.mid"
+            try writeShortSong(to: song)
+            let reference = try rendered(song, in: directory)
+            try threeTries { try masterOnce(server: server, song: song, reference: reference) }
+        }
     }
 
     func masterOnce(server: JACKServer, song: String, reference: [Float]) throws -> Problems {
@@ -207,23 +209,27 @@ struct JACKTransportCommandTests {
 
     @Test("--transport without JACK, with several files, --loop or --speed: one line each")
     func refusals() throws {
-        let directory = try scratchDirectory()
-        let song = directory + "/short.mid"
-        try writeShortSong(to: song)
-        let cases: [([String], String)] = [
-            ([song, "--transport", "follow"], "add --driver jack"),
-            ([song, song, "--transport", "follow", "--driver", "jack"], "plays one file"),
-            ([song, "--transport", "master", "--driver", "jack", "--loop"], "leave out --loop and --speed"),
-            ([song, "--transport", "follow", "--driver", "jack", "--start", "3"], "use --transport master --start"),
-            ([song, "--transport", "sideways", "--driver", "jack"], "--transport"),
-        ]
-        for (arguments, words) in cases {
-            let result = try runPianola(["play"] + arguments)
-            #expect(result.status != 0)
-            let lines = result.stderr.split(separator: "\n").filter {
-                $0.hasPrefix("Error:") || $0.hasPrefix("pianola:")
+        try withTemporaryFolder("jack-transport") { directory in
+            let song = directory + "/short.mid"
+            try writeShortSong(to: song)
+            let cases: [([String], String)] = [
+                ([song, "--transport", "follow"], "add --driver jack"),
+                ([song, song, "--transport", "follow", "--driver", "jack"], "plays one file"),
+                ([song, "--transport", "master", "--driver", "jack", "--loop"], "leave out --loop and --speed"),
+                (
+                    [song, "--transport", "follow", "--driver", "jack", "--start", "3"],
+                    "use --transport master --start"
+                ),
+                ([song, "--transport", "sideways", "--driver", "jack"], "--transport"),
+            ]
+            for (arguments, words) in cases {
+                let result = try runPianola(["play"] + arguments)
+                #expect(result.status != 0)
+                let lines = result.stderr.split(separator: "\n").filter {
+                    $0.hasPrefix("Error:") || $0.hasPrefix("pianola:")
+                }
+                #expect(lines.count == 1 && lines[0].contains(words), "\(arguments): \(result.stderr)")
             }
-            #expect(lines.count == 1 && lines[0].contains(words), "\(arguments): \(result.stderr)")
         }
     }
 }

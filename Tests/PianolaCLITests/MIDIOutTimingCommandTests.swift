@@ -32,10 +32,10 @@ struct MIDIOutTimingCommandTests {
         var noteOffs: [(key: UInt8, time: Double)]
     }
 
-    /// Writes the song: at 120 BPM (960 ticks a second), a note (keys 60, 61, …) at each of
-    /// `onsets`, 0.1 s long, the last one lasting to `length`.
-    func song() throws -> String {
-        let path = try scratchDirectory() + "/timing.mid"
+    /// Writes the song into `folder`: at 120 BPM (960 ticks a second), a note (keys 60, 61, …) at
+    /// each of `onsets`, 0.1 s long, the last one lasting to `length`.
+    func song(in folder: String) throws -> String {
+        let path = folder + "/timing.mid"
         var events: [(Int, MIDIMessage)] = []
         for (index, onset) in Self.onsets.enumerated() {
             let key = UInt8(60 + index)
@@ -55,31 +55,34 @@ struct MIDIOutTimingCommandTests {
         peer.messageHandler = { message, time in arrivals.messages.withLock { $0.append((message, time)) } }
         try peer.start()
         defer { peer.stop() }
-        let path = try song()
-        let started = Date()
-        let result = try runPianola(
-            [
-                "play", path, "-s", bundledFontPath, "--rtpmidi-connect", "127.0.0.1:\(peer.port)", "--period", "1024",
-                "--periods", "3",
-            ] + arguments)
-        let seconds = Date().timeIntervalSince(started)
-        let messages = arrivals.messages.withLock { $0 }
-        var ons: [(key: UInt8, time: UInt64)] = []
-        var offs: [(key: UInt8, time: UInt64)] = []
-        for (message, time) in messages {
-            switch message {
-            case .noteOn(_, let key, let velocity) where velocity > 0: ons.append((key, time))
-            case .noteOn(_, let key, _), .noteOff(_, let key, _): offs.append((key, time))
-            default: break
+        return try withTemporaryFolder("midi-out-timing") { folder in
+            let path = try song(in: folder)
+            let started = Date()
+            let result = try runPianola(
+                [
+                    "play", path, "-s", bundledFontPath, "--rtpmidi-connect", "127.0.0.1:\(peer.port)", "--period",
+                    "1024",
+                    "--periods", "3",
+                ] + arguments)
+            let seconds = Date().timeIntervalSince(started)
+            let messages = arrivals.messages.withLock { $0 }
+            var ons: [(key: UInt8, time: UInt64)] = []
+            var offs: [(key: UInt8, time: UInt64)] = []
+            for (message, time) in messages {
+                switch message {
+                case .noteOn(_, let key, let velocity) where velocity > 0: ons.append((key, time))
+                case .noteOn(_, let key, _), .noteOff(_, let key, _): offs.append((key, time))
+                default: break
+                }
             }
+            let first = ons.first?.time ?? 0
+            func relative(_ notes: [(key: UInt8, time: UInt64)]) -> [(key: UInt8, time: Double)] {
+                notes.map { ($0.key, Double(Int64($0.time) - Int64(first)) / 1e9) }
+            }
+            return Run(
+                status: result.status, stderr: result.stderr, seconds: seconds, noteOns: relative(ons),
+                noteOffs: relative(offs))
         }
-        let first = ons.first?.time ?? 0
-        func relative(_ notes: [(key: UInt8, time: UInt64)]) -> [(key: UInt8, time: Double)] {
-            notes.map { ($0.key, Double(Int64($0.time) - Int64(first)) / 1e9) }
-        }
-        return Run(
-            status: result.status, stderr: result.stderr, seconds: seconds, noteOns: relative(ons),
-            noteOffs: relative(offs))
     }
 
     /// Checks that the peer got every note when the song plays it: the onsets and the last note's

@@ -20,30 +20,32 @@ struct NetworkCommandTests {
         peer: (control: LoopbackUDPSocket, data: LoopbackUDPSocket)
     ) throws -> (status: Int32, stderr: String, port: Int, answers: [AppleMIDICommand?]) {
         let port = try LoopbackUDPSocket.pair().control.port  // (free a moment ago; closed again)
-        let log = try scratchDirectory() + "/live.err"
-        #expect(FileManager.default.createFile(atPath: log, contents: nil))
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: pianolaBinaryDirectory() + "/pianola")
-        process.arguments =
-            ["live", "-d", "null", "-s", bundledFontPath, "--rtpmidi", "\(host):\(port)", "--no-mdns"] + arguments
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-        process.standardOutput = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        func said() -> String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
-        let deadline = Date().addingTimeInterval(30)
-        while !said().contains("network sessions") && process.isRunning && Date() < deadline { usleep(20_000) }
-        let invitation = AppleMIDICommand.invitation(token: 0x4141, ssrc: 0x4242, name: Self.hostile).bytes
-        var answers: [AppleMIDICommand?] = []
-        for (socket, target) in [(peer.control, port), (peer.data, port + 1)] {
-            socket.send(invitation, to: target)
-            answers.append(socket.receive(within: 5).flatMap { try? AppleMIDICommand(parsing: $0) })
+        return try withTemporaryFolder("network") { folder in
+            let log = folder + "/live.err"
+            #expect(FileManager.default.createFile(atPath: log, contents: nil))
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: pianolaBinaryDirectory() + "/pianola")
+            process.arguments =
+                ["live", "-d", "null", "-s", bundledFontPath, "--rtpmidi", "\(host):\(port)", "--no-mdns"] + arguments
+            process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+            process.standardOutput = FileHandle.nullDevice
+            process.standardInput = FileHandle.nullDevice
+            try process.run()
+            func said() -> String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
+            let deadline = Date().addingTimeInterval(30)
+            while !said().contains("network sessions") && process.isRunning && Date() < deadline { usleep(20_000) }
+            let invitation = AppleMIDICommand.invitation(token: 0x4141, ssrc: 0x4242, name: Self.hostile).bytes
+            var answers: [AppleMIDICommand?] = []
+            for (socket, target) in [(peer.control, port), (peer.data, port + 1)] {
+                socket.send(invitation, to: target)
+                answers.append(socket.receive(within: 5).flatMap { try? AppleMIDICommand(parsing: $0) })
+            }
+            peer.control.send(AppleMIDICommand.end(token: 0x4141, ssrc: 0x4242).bytes, to: port)
+            usleep(500_000)
+            process.terminate()
+            process.waitUntilExit()
+            return (process.terminationStatus, said(), port, answers)
         }
-        peer.control.send(AppleMIDICommand.end(token: 0x4141, ssrc: 0x4242).bytes, to: port)
-        usleep(500_000)
-        process.terminate()
-        process.waitUntilExit()
-        return (process.terminationStatus, said(), port, answers)
     }
 
     @Test("live --rtpmidi says where it listens and that anyone may join; a peer's name is printed escaped")

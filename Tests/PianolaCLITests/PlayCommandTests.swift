@@ -7,92 +7,97 @@ import Testing
 struct PlayCommandTests {
     @Test("play on a device (the ALSA file plugin) sends exactly the samples `render` writes")
     func playEqualsRender() throws {
-        let directory = try scratchDirectory()
-        let raw = directory + "/played.raw"
-        var result = try runPianola([
-            "play", demoSong, "-d", "file:FILE=\(raw),FORMAT=raw", "-s", bundledFontPath, "--period", "512",
-            "--periods", "3",
-        ])
-        #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stderr.contains("float32, 512 × 3 frames"))
-        result = try runPianola([
-            "render", "-q", demoSong, "-o", directory + "/rendered.wav", "-s", bundledFontPath, "--format", "f32",
-        ])
-        #expect(result.status == 0)
-        let played = try Data(contentsOf: URL(fileURLWithPath: raw)).withUnsafeBytes {
-            Array($0.bindMemory(to: Float.self))
-        }
-        let wav = try Data(contentsOf: URL(fileURLWithPath: directory + "/rendered.wav"))
-        // libsndfile's float WAV: find the data chunk.
-        var offset = 12
-        var rendered: [Float] = []
-        while offset + 8 <= wav.count {
-            let id = String(decoding: wav[offset..<offset + 4], as: UTF8.self)
-            let size =
-                Int(wav[offset + 4]) | Int(wav[offset + 5]) << 8 | Int(wav[offset + 6]) << 16 | Int(wav[offset + 7])
-                << 24
-            if id == "data" {
-                rendered = wav[(offset + 8)..<(offset + 8 + size)].withUnsafeBytes {
-                    Array($0.bindMemory(to: Float.self))
-                }
-                break
+        try withTemporaryFolder("play") { directory in
+            let raw = directory + "/played.raw"
+            var result = try runPianola([
+                "play", demoSong, "-d", "file:FILE=\(raw),FORMAT=raw", "-s", bundledFontPath, "--period", "512",
+                "--periods", "3",
+            ])
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stderr.contains("float32, 512 × 3 frames"))
+            result = try runPianola([
+                "render", "-q", demoSong, "-o", directory + "/rendered.wav", "-s", bundledFontPath, "--format", "f32",
+            ])
+            #expect(result.status == 0)
+            let played = try Data(contentsOf: URL(fileURLWithPath: raw)).withUnsafeBytes {
+                Array($0.bindMemory(to: Float.self))
             }
-            offset += 8 + size + (size & 1)
+            let wav = try Data(contentsOf: URL(fileURLWithPath: directory + "/rendered.wav"))
+            // libsndfile's float WAV: find the data chunk.
+            var offset = 12
+            var rendered: [Float] = []
+            while offset + 8 <= wav.count {
+                let id = String(decoding: wav[offset..<offset + 4], as: UTF8.self)
+                let size =
+                    Int(wav[offset + 4]) | Int(wav[offset + 5]) << 8 | Int(wav[offset + 6]) << 16 | Int(wav[offset + 7])
+                    << 24
+                if id == "data" {
+                    rendered = wav[(offset + 8)..<(offset + 8 + size)].withUnsafeBytes {
+                        Array($0.bindMemory(to: Float.self))
+                    }
+                    break
+                }
+                offset += 8 + size + (size & 1)
+            }
+            let music = 44_100 * 15 * 2
+            #expect(played.count >= music && rendered.count >= music)
+            let mismatches = zip(played.prefix(music), rendered.prefix(music)).filter { $0 != $1 }.count
+            #expect(mismatches == 0, "\(mismatches) samples differ")
         }
-        let music = 44_100 * 15 * 2
-        #expect(played.count >= music && rendered.count >= music)
-        let mismatches = zip(played.prefix(music), rendered.prefix(music)).filter { $0 != $1 }.count
-        #expect(mismatches == 0, "\(mismatches) samples differ")
     }
 
     @Test("play --fx varispeed:rate=2 plays the song twice as fast: its envelope is the render's through the same")
     func playVarispeed() throws {
-        let directory = try scratchDirectory()
-        let raw = directory + "/played.raw"
-        var result = try runPianola([
-            "play", demoSong, "-d", "file:FILE=\(raw),FORMAT=raw", "-s", bundledFontPath, "--fx", "varispeed:rate=2",
-        ])
-        #expect(result.status == 0, "\(result.stderr)")
-        result = try runPianola([
-            "render", "-q", demoSong, "-o", directory + "/rendered.wav", "-s", bundledFontPath, "--format", "f32",
-            "--fx", "varispeed:rate=2",
-        ])
-        #expect(result.status == 0, "\(result.stderr)")
-        let played = try Data(contentsOf: URL(fileURLWithPath: raw)).withUnsafeBytes {
-            Array($0.bindMemory(to: Float.self))
+        try withTemporaryFolder("play") { directory in
+            let raw = directory + "/played.raw"
+            var result = try runPianola([
+                "play", demoSong, "-d", "file:FILE=\(raw),FORMAT=raw", "-s", bundledFontPath, "--fx",
+                "varispeed:rate=2",
+            ])
+            #expect(result.status == 0, "\(result.stderr)")
+            result = try runPianola([
+                "render", "-q", demoSong, "-o", directory + "/rendered.wav", "-s", bundledFontPath, "--format", "f32",
+                "--fx", "varispeed:rate=2",
+            ])
+            #expect(result.status == 0, "\(result.stderr)")
+            let played = try Data(contentsOf: URL(fileURLWithPath: raw)).withUnsafeBytes {
+                Array($0.bindMemory(to: Float.self))
+            }
+            let rendered = try readFloatWAV(directory + "/rendered.wav")
+            #expect(played.count >= 44_100 * 15 && rendered.count >= 44_100 * 15)
+            let (correlation, levels) = envelopeMatch(played, rendered, frames: 44_100 * 15 / 2)
+            #expect(correlation > 0.97, "the envelopes correlate \(correlation)")
+            #expect(abs(levels - 1) < 0.05, "levels in the ratio \(levels)")
+            // The song ends at 7.5 s: what is played after that is its release tail, not more song.
+            let after = played.dropFirst(44_100 * 2 * 9).prefix(44_100 * 2).map { abs($0) }.max() ?? 0
+            #expect(after < 0.05, "after the song's end the level is \(after)")
         }
-        let rendered = try readFloatWAV(directory + "/rendered.wav")
-        #expect(played.count >= 44_100 * 15 && rendered.count >= 44_100 * 15)
-        let (correlation, levels) = envelopeMatch(played, rendered, frames: 44_100 * 15 / 2)
-        #expect(correlation > 0.97, "the envelopes correlate \(correlation)")
-        #expect(abs(levels - 1) < 0.05, "levels in the ratio \(levels)")
-        // The song ends at 7.5 s: what is played after that is its release tail, not more song.
-        let after = played.dropFirst(44_100 * 2 * 9).prefix(44_100 * 2).map { abs($0) }.max() ?? 0
-        #expect(after < 0.05, "after the song's end the level is \(after)")
     }
 
     @Test("play --record-audio writes what is heard: the samples `render` writes, from the first frame")
     func playRecordsAudio() throws {
-        let directory = try scratchDirectory()
-        // A device paced at 8 × real time (a FIFO drained at that rate), as a sound card paces it.
-        let drain = PacedDrain(folder: directory, bytesPerSecond: 44_100 * 8 * 8)
-        let played = try runPianola([
-            "play", demoSong, "-d", drain.device, "-s", bundledFontPath, "--record-audio", directory + "/heard.flac",
-            "--record-format", "s24",
-        ])
-        #expect(played.status == 0, "\(played.stderr)")
-        #expect(played.stderr.contains("Recorded audio: "), "\(played.stderr)")
-        #expect(!played.stderr.contains("frames lost"), "\(played.stderr)")
-        let rendered = try runPianola([
-            "render", "-q", demoSong, "-o", directory + "/rendered.flac", "-s", bundledFontPath, "--format", "s24",
-        ])
-        #expect(rendered.status == 0)
-        let heard = try AudioFile.read(from: directory + "/heard.flac").samples
-        let reference = try AudioFile.read(from: directory + "/rendered.flac").samples
-        let music = 44_100 * 15 * 2
-        #expect(heard.count >= music && reference.count >= music)
-        let differing = zip(heard.prefix(music), reference.prefix(music)).filter { $0 != $1 }.count
-        #expect(differing == 0, "\(differing) samples differ")
+        try withTemporaryFolder("play") { directory in
+            // A device paced at 8 × real time (a FIFO drained at that rate), as a sound card paces it.
+            let drain = PacedDrain(folder: directory, bytesPerSecond: 44_100 * 8 * 8)
+            let played = try runPianola([
+                "play", demoSong, "-d", drain.device, "-s", bundledFontPath, "--record-audio",
+                directory + "/heard.flac",
+                "--record-format", "s24",
+            ])
+            #expect(played.status == 0, "\(played.stderr)")
+            #expect(played.stderr.contains("Recorded audio: "), "\(played.stderr)")
+            #expect(!played.stderr.contains("frames lost"), "\(played.stderr)")
+            let rendered = try runPianola([
+                "render", "-q", demoSong, "-o", directory + "/rendered.flac", "-s", bundledFontPath, "--format", "s24",
+            ])
+            #expect(rendered.status == 0)
+            let heard = try AudioFile.read(from: directory + "/heard.flac").samples
+            let reference = try AudioFile.read(from: directory + "/rendered.flac").samples
+            let music = 44_100 * 15 * 2
+            #expect(heard.count >= music && reference.count >= music)
+            let differing = zip(heard.prefix(music), reference.prefix(music)).filter { $0 != $1 }.count
+            #expect(differing == 0, "\(differing) samples differ")
+        }
     }
 
     @Test("bad device, bad period: one clear line and a non-zero exit")
@@ -126,35 +131,36 @@ struct PlayCommandTests {
     @Test("live on the null device plays in real time: --record-audio holds as long as the session ran, nothing lost")
     func liveOnNullKeepsTime() throws {
         // Unpaced, three seconds of a session wrote two minutes of audio, 9.6 million frames lost.
-        let directory = try scratchDirectory()
-        let take = directory + "/take.wav"
-        let log = directory + "/live.err"
-        #expect(FileManager.default.createFile(atPath: log, contents: nil))
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: pianolaBinaryDirectory() + "/pianola")
-        process.arguments = [
-            "live", "-d", "null", "-s", bundledFontPath, "--rtpmidi-connect", "127.0.0.1:9", "--record-audio", take,
-        ]
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-        process.standardOutput = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        let launched = Date()
-        try process.run()
-        func said() -> String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
-        // Running (the device started, signals handled) once it says what it invites.
-        let deadline = Date().addingTimeInterval(30)
-        while !said().contains("MIDI input: inviting") && process.isRunning && Date() < deadline { usleep(20_000) }
-        #expect(said().contains("MIDI input: inviting"), "\(said())")
-        sleep(2)
-        process.terminate()
-        process.waitUntilExit()
-        let ran = Date().timeIntervalSince(launched)
-        #expect(process.terminationStatus == 0, "\(said())")
-        #expect(!said().contains("lost"), "\(said())")
-        let seconds = Double(try AudioFile.read(from: take).frameCount) / 44_100
-        // At most the whole time the process ran; most of the two seconds after that line (less
-        // what underruns cost, should a busy machine keep the thread from its periods).
-        #expect(seconds > 1 && seconds <= ran + 0.1, "\(seconds) s recorded in a session of \(ran) s")
+        try withTemporaryFolder("play") { directory in
+            let take = directory + "/take.wav"
+            let log = directory + "/live.err"
+            #expect(FileManager.default.createFile(atPath: log, contents: nil))
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: pianolaBinaryDirectory() + "/pianola")
+            process.arguments = [
+                "live", "-d", "null", "-s", bundledFontPath, "--rtpmidi-connect", "127.0.0.1:9", "--record-audio", take,
+            ]
+            process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+            process.standardOutput = FileHandle.nullDevice
+            process.standardInput = FileHandle.nullDevice
+            let launched = Date()
+            try process.run()
+            func said() -> String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
+            // Running (the device started, signals handled) once it says what it invites.
+            let deadline = Date().addingTimeInterval(30)
+            while !said().contains("MIDI input: inviting") && process.isRunning && Date() < deadline { usleep(20_000) }
+            #expect(said().contains("MIDI input: inviting"), "\(said())")
+            sleep(2)
+            process.terminate()
+            process.waitUntilExit()
+            let ran = Date().timeIntervalSince(launched)
+            #expect(process.terminationStatus == 0, "\(said())")
+            #expect(!said().contains("lost"), "\(said())")
+            let seconds = Double(try AudioFile.read(from: take).frameCount) / 44_100
+            // At most the whole time the process ran; most of the two seconds after that line (less
+            // what underruns cost, should a busy machine keep the thread from its periods).
+            #expect(seconds > 1 && seconds <= ran + 0.1, "\(seconds) s recorded in a session of \(ran) s")
+        }
     }
 
     @Test("live without an ALSA sequencer: one clear line, non-zero exit")

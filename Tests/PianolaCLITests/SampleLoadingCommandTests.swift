@@ -21,37 +21,38 @@ struct SampleLoadingCommandTests {
             if: FileManager.default.fileExists(atPath: sf3Font),
             "Debian's fluidr3mono-gm-soundfont is not installed: skipped"))
     func songLoadsLess() throws {
-        let folder = try scratchDirectory()
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let song = folder + "/flute.mid"
-        var events = [MIDIFile.Event(tick: 0, .channel(.programChange(channel: 0, program: 73)))]
-        for index in 0..<8 {
-            events.append(
-                MIDIFile.Event(tick: index * 240, .channel(.noteOn(channel: 0, note: UInt8(60 + index), velocity: 90))))
-            events.append(
-                MIDIFile.Event(
-                    tick: index * 240 + 200, .channel(.noteOff(channel: 0, note: UInt8(60 + index), velocity: 0))))
+        try withTemporaryFolder("sample-loading") { folder in
+            let song = folder + "/flute.mid"
+            var events = [MIDIFile.Event(tick: 0, .channel(.programChange(channel: 0, program: 73)))]
+            for index in 0..<8 {
+                events.append(
+                    MIDIFile.Event(
+                        tick: index * 240, .channel(.noteOn(channel: 0, note: UInt8(60 + index), velocity: 90))))
+                events.append(
+                    MIDIFile.Event(
+                        tick: index * 240 + 200, .channel(.noteOff(channel: 0, note: UInt8(60 + index), velocity: 0))))
+            }
+            events.append(MIDIFile.Event(tick: 2_000, .meta(.endOfTrack)))
+            let file = MIDIFile(
+                format: .singleTrack, division: .ticksPerQuarterNote(480), tracks: [MIDIFile.Track(events: events)])
+            try Data(file.serialized()).write(to: URL(fileURLWithPath: song))
+            var peaks: [String: Double] = [:]
+            for load in ["song", "all"] {
+                let result = try runPianola([
+                    "render", "--json", "--load", load, "-s", sf3Font, song, "-o", folder + "/\(load).wav",
+                ])
+                #expect(result.status == 0, "\(result.stderr)")
+                peaks[load] = peakMemory(result.stdout)
+            }
+            // The memory comparison is asserted by RenderCommandTests.jobsShareTheSoundFont (a Python
+            // parent's ru_maxrss); this field's figures are shown here. (Run with other suites, one
+            // run of this test once read 3.4 MB apart where alone it reads over 100: not yet explained.)
+            print("peak memory: --load song \(peaks["song"] ?? -1) MB, --load all \(peaks["all"] ?? -1) MB")
+            #expect(peaks["song"] != nil && peaks["all"] != nil)
+            let a = try wavStats(folder + "/song.wav")
+            let b = try wavStats(folder + "/all.wav")
+            #expect(a.frames == b.frames && a.peak > 0.01 && abs(a.peak - b.peak) < 0.001)
         }
-        events.append(MIDIFile.Event(tick: 2_000, .meta(.endOfTrack)))
-        let file = MIDIFile(
-            format: .singleTrack, division: .ticksPerQuarterNote(480), tracks: [MIDIFile.Track(events: events)])
-        try Data(file.serialized()).write(to: URL(fileURLWithPath: song))
-        var peaks: [String: Double] = [:]
-        for load in ["song", "all"] {
-            let result = try runPianola([
-                "render", "--json", "--load", load, "-s", sf3Font, song, "-o", folder + "/\(load).wav",
-            ])
-            #expect(result.status == 0, "\(result.stderr)")
-            peaks[load] = peakMemory(result.stdout)
-        }
-        // The memory comparison is asserted by RenderCommandTests.jobsShareTheSoundFont (a Python
-        // parent's ru_maxrss); this field's figures are shown here. (Run with other suites, one
-        // run of this test once read 3.4 MB apart where alone it reads over 100: not yet explained.)
-        print("peak memory: --load song \(peaks["song"] ?? -1) MB, --load all \(peaks["all"] ?? -1) MB")
-        #expect(peaks["song"] != nil && peaks["all"] != nil)
-        let a = try wavStats(folder + "/song.wav")
-        let b = try wavStats(folder + "/all.wav")
-        #expect(a.frames == b.frames && a.peak > 0.01 && abs(a.peak - b.peak) < 0.001)
     }
 
     @Test("--load says where each choice applies: one line, exit 64")
@@ -89,27 +90,29 @@ struct SampleLoadingCommandTests {
                 index += 1
             }
         }
-        let folder = makeTemporaryDirectory("pianola-damaged-sf3")
-        let font = folder + "/damaged.sf3"
-        try Data(bytes).write(to: URL(fileURLWithPath: font))
-        let result = try runPianola(["render", demoSong, "-o", folder + "/out.wav", "-s", font, "-q", "--json"])
-        #expect(result.status == 0, "\(result.stderr)")
-        let warnings = result.stderr.split(separator: "\n").filter { $0.hasPrefix("warning: \(font): bank ") }
-        #expect(!warnings.isEmpty, "\(result.stderr)")
-        #expect(
-            warnings.allSatisfy { $0.contains(" cannot be read or decoded and play silence") && $0.contains("(") },
-            "\(warnings)")
-        #expect(result.stdout.contains(#""warnings":["#), "\(result.stdout)")
-        // Playing says it too (ALSA's null device, from near the end), and so do stems and a channel map.
-        let played = try runPianola(["play", demoSong, "-d", "null", "-s", font, "--start", "15"])
-        #expect(played.status == 0, "\(played.stderr)")
-        #expect(played.stderr.contains("warning: \(font): bank "), "\(played.stderr)")
-        for extra in [
-            ["--stems", "channel", "-o", folder + "/stems"], ["--channel-map", "10:3-4", "-o", folder + "/map.wav"],
-        ] {
-            let other = try runPianola(["render", demoSong, "-s", font, "-q"] + extra)
-            #expect(other.status == 0, "\(extra[0]): \(other.stderr)")
-            #expect(other.stderr.contains("warning: \(font): bank "), "\(extra[0]): \(other.stderr)")
+        try withTemporaryFolder("damaged-sf3") { folder in
+            let font = folder + "/damaged.sf3"
+            try Data(bytes).write(to: URL(fileURLWithPath: font))
+            let result = try runPianola(["render", demoSong, "-o", folder + "/out.wav", "-s", font, "-q", "--json"])
+            #expect(result.status == 0, "\(result.stderr)")
+            let warnings = result.stderr.split(separator: "\n").filter { $0.hasPrefix("warning: \(font): bank ") }
+            #expect(!warnings.isEmpty, "\(result.stderr)")
+            #expect(
+                warnings.allSatisfy { $0.contains(" cannot be read or decoded and play silence") && $0.contains("(") },
+                "\(warnings)")
+            #expect(result.stdout.contains(#""warnings":["#), "\(result.stdout)")
+            // Playing says it too (ALSA's null device, from near the end), and so do stems and a channel map.
+            let played = try runPianola(["play", demoSong, "-d", "null", "-s", font, "--start", "15"])
+            #expect(played.status == 0, "\(played.stderr)")
+            #expect(played.stderr.contains("warning: \(font): bank "), "\(played.stderr)")
+            for extra in [
+                ["--stems", "channel", "-o", folder + "/stems"],
+                ["--channel-map", "10:3-4", "-o", folder + "/map.wav"],
+            ] {
+                let other = try runPianola(["render", demoSong, "-s", font, "-q"] + extra)
+                #expect(other.status == 0, "\(extra[0]): \(other.stderr)")
+                #expect(other.stderr.contains("warning: \(font): bank "), "\(extra[0]): \(other.stderr)")
+            }
         }
     }
 }

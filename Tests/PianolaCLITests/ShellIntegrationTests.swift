@@ -24,18 +24,19 @@ struct ShellIntegrationTests {
         try #require(
             FileManager.default.isExecutableFile(atPath: generator),
             "build it first: swift build --product generate-manual (scripts/test does)")
-        let directory = makeTemporaryDirectory("pianola-man")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: generator)
-        process.arguments = [pianolaBinaryDirectory() + "/pianola", "--output-directory", directory]
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-        let page = try String(contentsOfFile: directory + "/pianola.1", encoding: .utf8)
-        for text in [
-            ".Dt PIANOLA 1", ".It Em play", ".It Em render", ".It Em live", "-soundfont", "pianola render song.mid",
-        ] {
-            #expect(page.contains(text), "the man page lacks \(text)")
+        try withTemporaryFolder("man") { directory in
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: generator)
+            process.arguments = [pianolaBinaryDirectory() + "/pianola", "--output-directory", directory]
+            try process.run()
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0)
+            let page = try String(contentsOfFile: directory + "/pianola.1", encoding: .utf8)
+            for text in [
+                ".Dt PIANOLA 1", ".It Em play", ".It Em render", ".It Em live", "-soundfont", "pianola render song.mid",
+            ] {
+                #expect(page.contains(text), "the man page lacks \(text)")
+            }
         }
     }
 }

@@ -30,40 +30,42 @@ private func redraws(_ output: String) -> [String] {
 struct TerminalDisplayTests {
     @Test("render's progress never passes the total in the tail, fits the terminal, redraws ≤ 10 times a second")
     func renderProgress() throws {
-        let directory = makeTemporaryDirectory("pianola-terminal")
-        let (output, seconds) = try runOnTerminal(
-            ["render", demoSong, "-o", directory + "/out.wav", "--tail", "30", "-s", bundledFontPath], columns: 60)
-        let bars = redraws(output).filter { $0.contains("%") && $0.hasPrefix("demo-song.mid") }
-        #expect(!bars.isEmpty, "\(output)")
-        #expect(Double(bars.count) <= seconds * 10 + 2, "\(bars.count) redraws in \(seconds) s")
-        let clock = /(\d+):(\d+\.\d)\/(\d+):(\d+\.\d)/
-        for bar in bars {
-            #expect(bar.count <= 59, "\(bar.count) columns: \(bar)")
-            guard let match = bar.firstMatch(of: clock) else { continue }
-            let position = Double(match.1)! * 60 + Double(match.2)!
-            let total = Double(match.3)! * 60 + Double(match.4)!
-            #expect(position <= total, "\(bar)")
+        try withTemporaryFolder("terminal") { directory in
+            let (output, seconds) = try runOnTerminal(
+                ["render", demoSong, "-o", directory + "/out.wav", "--tail", "30", "-s", bundledFontPath], columns: 60)
+            let bars = redraws(output).filter { $0.contains("%") && $0.hasPrefix("demo-song.mid") }
+            #expect(!bars.isEmpty, "\(output)")
+            #expect(Double(bars.count) <= seconds * 10 + 2, "\(bars.count) redraws in \(seconds) s")
+            let clock = /(\d+):(\d+\.\d)\/(\d+):(\d+\.\d)/
+            for bar in bars {
+                #expect(bar.count <= 59, "\(bar.count) columns: \(bar)")
+                guard let match = bar.firstMatch(of: clock) else { continue }
+                let position = Double(match.1)! * 60 + Double(match.2)!
+                let total = Double(match.3)! * 60 + Double(match.4)!
+                #expect(position <= total, "\(bar)")
+            }
+            #expect(bars.contains { $0.contains("+ tail") })
         }
-        #expect(bars.contains { $0.contains("+ tail") })
     }
 
     @Test("play's status line fits the terminal: a long lyric line scrolls instead of growing")
     func playStatusFits() throws {
-        let directory = makeTemporaryDirectory("pianola-terminal")
-        var events: [MIDIFile.Event] = []
-        for index in 0..<120 {
-            let tick = index * 480
-            events.append(MIDIFile.Event(tick: tick, .meta(.text(.lyric, Array("la\(index)".utf8)))))
-            events.append(MIDIFile.Event(tick: tick, .channel(.noteOn(channel: 0, note: 60, velocity: 90))))
-            events.append(MIDIFile.Event(tick: tick + 400, .channel(.noteOff(channel: 0, note: 60, velocity: 0))))
+        try withTemporaryFolder("terminal") { directory in
+            var events: [MIDIFile.Event] = []
+            for index in 0..<120 {
+                let tick = index * 480
+                events.append(MIDIFile.Event(tick: tick, .meta(.text(.lyric, Array("la\(index)".utf8)))))
+                events.append(MIDIFile.Event(tick: tick, .channel(.noteOn(channel: 0, note: 60, velocity: 90))))
+                events.append(MIDIFile.Event(tick: tick + 400, .channel(.noteOff(channel: 0, note: 60, velocity: 0))))
+            }
+            events.append(MIDIFile.Event(tick: 120 * 480, .meta(.endOfTrack)))
+            let song = directory + "/lyrics.mid"
+            try MIDIFile(format: .singleTrack, tracks: [MIDIFile.Track(events: events)]).write(to: song)
+            let (output, _) = try runOnTerminal(["play", song, "-d", "null", "-s", bundledFontPath], columns: 100)
+            let lines = redraws(output).filter { $0.hasPrefix("▶") || $0.hasPrefix("⏸") }
+            #expect(!lines.isEmpty, "\(output)")
+            for line in lines { #expect(line.count <= 99, "\(line.count) columns: \(line)") }
+            #expect(lines.contains { $0.contains("…") && $0.contains("la") }, "no scrolled lyric: \(lines.last ?? "")")
         }
-        events.append(MIDIFile.Event(tick: 120 * 480, .meta(.endOfTrack)))
-        let song = directory + "/lyrics.mid"
-        try MIDIFile(format: .singleTrack, tracks: [MIDIFile.Track(events: events)]).write(to: song)
-        let (output, _) = try runOnTerminal(["play", song, "-d", "null", "-s", bundledFontPath], columns: 100)
-        let lines = redraws(output).filter { $0.hasPrefix("▶") || $0.hasPrefix("⏸") }
-        #expect(!lines.isEmpty, "\(output)")
-        for line in lines { #expect(line.count <= 99, "\(line.count) columns: \(line)") }
-        #expect(lines.contains { $0.contains("…") && $0.contains("la") }, "no scrolled lyric: \(lines.last ?? "")")
     }
 }

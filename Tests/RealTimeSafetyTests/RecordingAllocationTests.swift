@@ -13,74 +13,74 @@ import Testing
 struct RecordingAllocationTests {
     @Test("capture, effects, meters and the file tap make no heap allocation on the render thread")
     func renderPathAllocatesNothing() throws {
-        let folder = makeTemporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let device = try FileCaptureDevice.make(samples: numberedFrames(48_000 * 4), in: folder)
-        let input = try AudioInputNode(
-            configuration: .init(
-                device: device.name, sampleRate: 48_000, channelCount: 2, periodFrames: 256, periodCount: 3,
-                definitions: device.definitions))
-        let engine = AudioEngine()
-        let eq = EQNode(numberOfBands: 2)
-        try engine.attach(input)
-        try engine.attach(eq)
-        try engine.connect(input, to: eq)
-        try engine.connect(eq, to: engine.mainMixerNode)
-        let meter = PowerMeter(channelCount: 2, sampleRate: 48_000, windowFrames: 1_000)
-        let tap = try AudioFileTap(path: folder + "/take.wav", channelCount: 2, sampleRate: 48_000)
-        try engine.installTap(on: eq, meter)
-        try engine.installTap(on: eq, tap)
-        try engine.enableManualRenderingMode(format: .stereo(sampleRate: 48_000), maximumFrameCount: 256)
-        let buffer = AudioBuffer(channelCount: 2, frameCapacity: 256)
-        tap.record()
-        for _ in 0..<20 { engine.render(frameCount: 256, into: buffer) }
-        var allocations = 0
-        for quantum in 0..<500 {
-            if quantum == 200 { tap.pause() }
-            if quantum == 300 { tap.record() }
-            pianola_allocations_start()
-            engine.render(frameCount: 256, into: buffer)
-            allocations += pianola_allocations_stop()
+        try withTemporaryFolder("recording-allocation") { folder in
+            let device = try FileCaptureDevice.make(samples: numberedFrames(48_000 * 4), in: folder)
+            let input = try AudioInputNode(
+                configuration: .init(
+                    device: device.name, sampleRate: 48_000, channelCount: 2, periodFrames: 256, periodCount: 3,
+                    definitions: device.definitions))
+            let engine = AudioEngine()
+            let eq = EQNode(numberOfBands: 2)
+            try engine.attach(input)
+            try engine.attach(eq)
+            try engine.connect(input, to: eq)
+            try engine.connect(eq, to: engine.mainMixerNode)
+            let meter = PowerMeter(channelCount: 2, sampleRate: 48_000, windowFrames: 1_000)
+            let tap = try AudioFileTap(path: folder + "/take.wav", channelCount: 2, sampleRate: 48_000)
+            try engine.installTap(on: eq, meter)
+            try engine.installTap(on: eq, tap)
+            try engine.enableManualRenderingMode(format: .stereo(sampleRate: 48_000), maximumFrameCount: 256)
+            let buffer = AudioBuffer(channelCount: 2, frameCapacity: 256)
+            tap.record()
+            for _ in 0..<20 { engine.render(frameCount: 256, into: buffer) }
+            var allocations = 0
+            for quantum in 0..<500 {
+                if quantum == 200 { tap.pause() }
+                if quantum == 300 { tap.record() }
+                pianola_allocations_start()
+                engine.render(frameCount: 256, into: buffer)
+                allocations += pianola_allocations_stop()
+            }
+            try tap.finish()
+            input.close()
+            #expect(allocations == 0, "\(allocations) allocations in 500 quanta")
+            #expect(tap.writtenFrameCount == 420 * 256)
+            #expect(meter.reading().averagePower[0] > -60, "the meter measured the input")
         }
-        try tap.finish()
-        input.close()
-        #expect(allocations == 0, "\(allocations) allocations in 500 quanta")
-        #expect(tap.writtenFrameCount == 420 * 256)
-        #expect(meter.reading().averagePower[0] > -60, "the meter measured the input")
     }
 
     @Test("a recorder's audio threads (capture clock; full duplex with a monitor) allocate nothing after warm-up")
     func recorderThreadsAllocateNothing() throws {
         for monitoring in [false, true] {
-            let folder = makeTemporaryDirectory()
-            defer { try? FileManager.default.removeItem(atPath: folder) }
-            let feeder = PacedFeeder(
-                folder: folder, samples: numberedFrames(48_000 * 6), rate: 48_000, channels: 2, speed: 2)
-            var configuration = AudioRecorder.Configuration(
-                input: .init(
-                    device: feeder.device.name, sampleRate: 48_000, channelCount: 2, periodFrames: 256,
-                    periodCount: 3, definitions: feeder.device.definitions),
-                effects: [try EffectSpec.parse("eq:type=highShelf,freq=8000,gain=-6")])
-            if monitoring {
-                configuration.monitor = ALSAOutput.Configuration(
-                    device: "null", sampleRate: 48_000, periodFrames: 256, periodCount: 2)
+            try withTemporaryFolder("recording-allocation") { folder in
+                let feeder = PacedFeeder(
+                    folder: folder, samples: numberedFrames(48_000 * 6), rate: 48_000, channels: 2, speed: 2)
+                var configuration = AudioRecorder.Configuration(
+                    input: .init(
+                        device: feeder.device.name, sampleRate: 48_000, channelCount: 2, periodFrames: 256,
+                        periodCount: 3, definitions: feeder.device.definitions),
+                    effects: [try EffectSpec.parse("eq:type=highShelf,freq=8000,gain=-6")])
+                if monitoring {
+                    configuration.monitor = ALSAOutput.Configuration(
+                        device: "null", sampleRate: 48_000, periodFrames: 256, periodCount: 2)
+                }
+                let recorder = try AudioRecorder(path: folder + "/take.wav", configuration: configuration)
+                try recorder.record()
+                usleep(500_000)
+                let thread =
+                    monitoring
+                    ? recorder.monitorOutput?.audioThreadID
+                    : (recorder.engine.outputDevice as? AudioInputClock)?.audioThreadID
+                let audioThread = try #require(thread, "the audio thread reports its id")
+                // Only that thread is watched: other suites' audio threads run in parallel.
+                pianola_allocations_watch_thread(audioThread)
+                usleep(700_000)
+                _ = recorder.meterReading()
+                let allocations = pianola_allocations_stop_watching_thread()
+                try recorder.stop()
+                #expect(allocations == 0, "\(allocations) allocations (monitoring: \(monitoring))")
+                #expect(recorder.currentTime > 0.5)
             }
-            let recorder = try AudioRecorder(path: folder + "/take.wav", configuration: configuration)
-            try recorder.record()
-            usleep(500_000)
-            let thread =
-                monitoring
-                ? recorder.monitorOutput?.audioThreadID
-                : (recorder.engine.outputDevice as? AudioInputClock)?.audioThreadID
-            let audioThread = try #require(thread, "the audio thread reports its id")
-            // Only that thread is watched: other suites' audio threads run in parallel.
-            pianola_allocations_watch_thread(audioThread)
-            usleep(700_000)
-            _ = recorder.meterReading()
-            let allocations = pianola_allocations_stop_watching_thread()
-            try recorder.stop()
-            #expect(allocations == 0, "\(allocations) allocations (monitoring: \(monitoring))")
-            #expect(recorder.currentTime > 0.5)
         }
     }
 

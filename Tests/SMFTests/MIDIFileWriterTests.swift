@@ -66,11 +66,13 @@ struct MIDIFileWriterTests {
     @Test("writing to a path goes through a temporary name and leaves nothing else behind")
     func writeToPath() throws {
         let file = try MIDIFile.read(bytes: smf(tracks: [scaleTrack])).file
-        let path = makeTemporaryDirectory() + "/written.mid"
-        try file.write(to: path)
-        #expect(try MIDIFile.read(path: path).file == file)
-        unlink(path)
-        #expect(throws: MIDIFileError.self) { try file.write(to: "/nonexistent-dir/x.mid") }
+        try withTemporaryFolder("midi-file-writer") { folder in
+            let path = folder + "/written.mid"
+            try file.write(to: path)
+            #expect(try MIDIFile.read(path: path).file == file)
+            unlink(path)
+            #expect(throws: MIDIFileError.self) { try file.write(to: "/nonexistent-dir/x.mid") }
+        }
     }
 }
 

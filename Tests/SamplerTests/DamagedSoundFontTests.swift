@@ -7,17 +7,20 @@ import Testing
 @Suite("Damaged SoundFonts: one line naming the first real problem, warnings for silent samples")
 struct DamagedSoundFontTests {
     func refusal(_ font: DamagedSoundFont, _ name: String) throws -> String {
-        let path = try font.write(name)
-        do {
-            try SamplerNode().loadSoundFont(at: path)
-            Issue.record("\(name) loaded")
-            return ""
-        } catch {
-            let text = error.description
-            #expect(text.hasPrefix(path), "\(text)")
-            #expect(!text.contains("\n") && !text.contains("DLS") && text.count < 300, "\(text)")
-            #expect(!text.unicodeScalars.contains { $0.value < 32 }, "no raw control bytes: \(text.debugDescription)")
-            return text
+        try withTemporaryFolder("damaged-font") { folder in
+            let path = try font.write(name, in: folder)
+            do {
+                try SamplerNode().loadSoundFont(at: path)
+                Issue.record("\(name) loaded")
+                return ""
+            } catch {
+                let text = "\(error)"
+                #expect(text.hasPrefix(path), "\(text)")
+                #expect(!text.contains("\n") && !text.contains("DLS") && text.count < 300, "\(text)")
+                #expect(
+                    !text.unicodeScalars.contains { $0.value < 32 }, "no raw control bytes: \(text.debugDescription)")
+                return text
+            }
         }
     }
 
@@ -59,22 +62,27 @@ struct DamagedSoundFontTests {
         font.put32(kept, at: smpl.offset + 4)
         font.put32(sdta.size - (smpl.size - kept), at: sdta.offset + 4)
         font.put32(font.bytes.count - 8, at: 4)
-        let path = try font.write("half.sf2")
-        let warnings = try SoundFontInfo.inspect(path: path)
-        #expect(warnings.count == 1 && warnings[0].contains("cut short") && warnings[0].contains("play silence"))
-        #expect(try SoundFontInfo.inspect(path: bundledFont).isEmpty)
-        try SamplerNode().loadSoundFont(at: path)
+        try withTemporaryFolder("damaged-font") { folder in
+            let path = try font.write("half.sf2", in: folder)
+            let warnings = try SoundFontInfo.inspect(path: path)
+            #expect(warnings.count == 1 && warnings[0].contains("cut short") && warnings[0].contains("play silence"))
+            #expect(try SoundFontInfo.inspect(path: bundledFont).isEmpty)
+            try SamplerNode().loadSoundFont(at: path)
+        }
     }
 
     @Test("a font whose odd-sized sample data has no pad byte (MuseScore_General_Lite.sf3's shape) loads and plays")
     func unpaddedSampleData() throws {
         var font = DamagedSoundFont(contentsOf: bundledFont)
         font.dropPadByteAfterSampleData()
-        let path = try font.write("unpadded.sf2")
-        #expect(try SoundFontInfo.inspect(path: path).isEmpty)
-        #expect(try SoundFontInfo.load(path: path).presets.count == SoundFontInfo.load(path: bundledFont).presets.count)
-        let played = try renderedNote(font: path)
-        #expect(played.contains { abs($0) > 0.01 })
-        #expect(played == (try renderedNote(font: bundledFont)), "the same samples as the font it was made from")
+        try withTemporaryFolder("damaged-font") { folder in
+            let path = try font.write("unpadded.sf2", in: folder)
+            #expect(try SoundFontInfo.inspect(path: path).isEmpty)
+            #expect(
+                try SoundFontInfo.load(path: path).presets.count == SoundFontInfo.load(path: bundledFont).presets.count)
+            let played = try renderedNote(font: path)
+            #expect(played.contains { abs($0) > 0.01 })
+            #expect(played == (try renderedNote(font: bundledFont)), "the same samples as the font it was made from")
+        }
     }
 }

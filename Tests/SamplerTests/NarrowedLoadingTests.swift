@@ -140,29 +140,31 @@ struct NarrowedLoadingTests {
         notes.insert(key: 60, velocity: 100)
         let piano = [SoundFontSubset.PresetKey(bank: 0, program: 0): notes]
         let original = DamagedSoundFont(contentsOf: bundledFont)
-        #expect(SoundFontSubset(path: try original.write("whole.sf2"), notes: piano) != nil)
-        let chunks = original.chunks(inList: "pdta")
-        let igen = try #require(chunks["igen"])
-        let ibag = try #require(chunks["ibag"])
-        // A zone naming a sample past the last one.
-        var badSample = original
-        let records = igen.size / 4
-        let sampleGenerator = try #require(
-            (0..<records).first { original.bytes[igen.offset + 8 + $0 * 4] == 53 })
-        badSample.bytes[igen.offset + 8 + sampleGenerator * 4 + 2] = 0xFF
-        badSample.bytes[igen.offset + 8 + sampleGenerator * 4 + 3] = 0x7F
-        #expect(SoundFontSubset(path: try badSample.write("sample.sf2"), notes: piano) == nil)
-        #expect(throws: SoundFontError.self) {
-            try onDemandSampler(try badSample.write("sample2.sf2"))
+        try withTemporaryFolder("damaged-font") { folder in
+            #expect(SoundFontSubset(path: try original.write("whole.sf2", in: folder), notes: piano) != nil)
+            let chunks = original.chunks(inList: "pdta")
+            let igen = try #require(chunks["igen"])
+            let ibag = try #require(chunks["ibag"])
+            // A zone naming a sample past the last one.
+            var badSample = original
+            let records = igen.size / 4
+            let sampleGenerator = try #require(
+                (0..<records).first { original.bytes[igen.offset + 8 + $0 * 4] == 53 })
+            badSample.bytes[igen.offset + 8 + sampleGenerator * 4 + 2] = 0xFF
+            badSample.bytes[igen.offset + 8 + sampleGenerator * 4 + 3] = 0x7F
+            #expect(SoundFontSubset(path: try badSample.write("sample.sf2", in: folder), notes: piano) == nil)
+            #expect(throws: SoundFontError.self) {
+                try onDemandSampler(try badSample.write("sample2.sf2", in: folder))
+            }
+            // Generator indices starting at 1: FluidSynth counts differences, not positions.
+            var shifted = original
+            shifted.bytes[ibag.offset + 8] = 1
+            #expect(SoundFontSubset(path: try shifted.write("shifted.sf2", in: folder), notes: piano) == nil)
+            // Preset bag indices going down.
+            var scrambled = original
+            scrambled.scrambleBagIndices()
+            #expect(SoundFontSubset(path: try scrambled.write("scrambled.sf2", in: folder), notes: piano) == nil)
         }
-        // Generator indices starting at 1: FluidSynth counts differences, not positions.
-        var shifted = original
-        shifted.bytes[ibag.offset + 8] = 1
-        #expect(SoundFontSubset(path: try shifted.write("shifted.sf2"), notes: piano) == nil)
-        // Preset bag indices going down.
-        var scrambled = original
-        scrambled.scrambleBagIndices()
-        #expect(SoundFontSubset(path: try scrambled.write("scrambled.sf2"), notes: piano) == nil)
     }
 
     @Test("the subset keeps the zones the notes reach: more notes, more zones; not a SoundFont, no subset")
@@ -180,10 +182,11 @@ struct NarrowedLoadingTests {
         #expect(small.size < large.size)
         // The real bytes up to the preset data stay where they were.
         #expect(small.preservedLength == large.preservedLength && small.preservedLength > 1_000_000)
-        let folder = makeTemporaryDirectory()
-        #expect(FileManager.default.createFile(atPath: folder + "/x.sf2", contents: Data("RIFF not a font".utf8)))
-        #expect(SoundFontSubset(path: folder + "/x.sf2", notes: [piano: one]) == nil)
-        #expect(SoundFontSubset(path: folder + "/missing.sf2", notes: [piano: one]) == nil)
+        try withTemporaryFolder("narrowed-loading") { folder in
+            #expect(FileManager.default.createFile(atPath: folder + "/x.sf2", contents: Data("RIFF not a font".utf8)))
+            #expect(SoundFontSubset(path: folder + "/x.sf2", notes: [piano: one]) == nil)
+            #expect(SoundFontSubset(path: folder + "/missing.sf2", notes: [piano: one]) == nil)
+        }
     }
 
     @Test("a narrowed sampler plays the song's notes bit for bit, others of its presets not; a later load reads whole")

@@ -61,27 +61,28 @@ struct SampleLoadingTests {
 
     @Test("a sampler loading on demand selects nothing until the song's samples are read, then plays them from memory")
     func songsSamplesInMemory() throws {
-        let folder = makeTemporaryDirectory()
-        let copy = folder + "/font.sf2"
-        try FileManager.default.copyItem(atPath: bundledFont, toPath: copy)
-        var settings = dryLeadSettings()
-        settings.sampleLoading = .onDemand
-        let sampler = try SamplerNode(settings: settings)
-        try sampler.loadSoundFont(at: copy)
-        // Nothing is selected (nor read) before the samples are loaded.
-        #expect(peak(sampler, after: [on(60)]) == 0)
-        let song = MusicSequence(
-            file: makeFile(tracks: [[(0, .programChange(channel: 0, program: 24)), (0, on(60)), (480, off(60))]]))
-        try sampler.loadSamples(for: try sampler.presetUsage(of: song))
-        #expect(sampler.program(onChannel: 0).map { $0.program } == 24)
-        // With the file gone, the song's preset still plays: its samples are in memory. (How
-        // little else is in memory is measured on a large font by the CLI's tests.)
-        try FileManager.default.removeItem(atPath: copy)
-        #expect(peak(sampler, after: [on(60)]) > 0.01)
-        // Once reading failed, the sampler says so rather than play presets half read.
-        let other = try sampler.presetUsage(of: [.programChange(channel: 1, program: 0)])
-        #expect(throws: SoundFontError.self) { try sampler.loadSamples(for: other) }
-        #expect(throws: SoundFontError.self) { try sampler.loadSamples(for: other) }
+        try withTemporaryFolder("sample-loading") { folder in
+            let copy = folder + "/font.sf2"
+            try FileManager.default.copyItem(atPath: bundledFont, toPath: copy)
+            var settings = dryLeadSettings()
+            settings.sampleLoading = .onDemand
+            let sampler = try SamplerNode(settings: settings)
+            try sampler.loadSoundFont(at: copy)
+            // Nothing is selected (nor read) before the samples are loaded.
+            #expect(peak(sampler, after: [on(60)]) == 0)
+            let song = MusicSequence(
+                file: makeFile(tracks: [[(0, .programChange(channel: 0, program: 24)), (0, on(60)), (480, off(60))]]))
+            try sampler.loadSamples(for: try sampler.presetUsage(of: song))
+            #expect(sampler.program(onChannel: 0).map { $0.program } == 24)
+            // With the file gone, the song's preset still plays: its samples are in memory. (How
+            // little else is in memory is measured on a large font by the CLI's tests.)
+            try FileManager.default.removeItem(atPath: copy)
+            #expect(peak(sampler, after: [on(60)]) > 0.01)
+            // Once reading failed, the sampler says so rather than play presets half read.
+            let other = try sampler.presetUsage(of: [.programChange(channel: 1, program: 0)])
+            #expect(throws: SoundFontError.self) { try sampler.loadSamples(for: other) }
+            #expect(throws: SoundFontError.self) { try sampler.loadSamples(for: other) }
+        }
     }
 
     @Test("fixed presets: program changes, bank selects and resets leave the loaded presets in place")

@@ -93,42 +93,42 @@ struct ChannelSplitTests {
 
     @Test("--threads 2 renders the same music as one thread (reverb and chorus on)")
     func splitRenderMatches() throws {
-        let directory = makeTemporaryDirectory("pianola-split")
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        var counts: [Int: Int] = [:]
-        for channel in 0..<12 { counts[channel] = 24 + channel * 3 }
-        let file = busyFile(notes: counts)
-        var options = RenderOptions()
-        options.encoding = .f32
-        let one = try OfflineRenderer(soundFont: bundledFontPath, options: options).render(
-            file, to: directory + "/one.wav")
-        options.threads = 2
-        let two = try OfflineRenderer(soundFont: bundledFontPath, options: options)
-        #expect(ChannelSplit.plan(for: MusicSequence(file: file), parts: 2, voices: oneVoice) != nil)
-        let summary = try two.render(file, to: directory + "/two.wav")
-        #expect(summary.frames == one.frames)
-        let a = try readFloatWAV(directory + "/one.wav")
-        let b = try readFloatWAV(directory + "/two.wav")
-        #expect(a.count == b.count && a.count == one.frames * 2)
-        var signal = 0.0
-        var error = 0.0
-        for index in a.indices {
-            signal += Double(a[index] * a[index])
-            error += Double((a[index] - b[index]) * (a[index] - b[index]))
+        try withTemporaryFolder("split") { directory in
+            var counts: [Int: Int] = [:]
+            for channel in 0..<12 { counts[channel] = 24 + channel * 3 }
+            let file = busyFile(notes: counts)
+            var options = RenderOptions()
+            options.encoding = .f32
+            let one = try OfflineRenderer(soundFont: bundledFontPath, options: options).render(
+                file, to: directory + "/one.wav")
+            options.threads = 2
+            let two = try OfflineRenderer(soundFont: bundledFontPath, options: options)
+            #expect(ChannelSplit.plan(for: MusicSequence(file: file), parts: 2, voices: oneVoice) != nil)
+            let summary = try two.render(file, to: directory + "/two.wav")
+            #expect(summary.frames == one.frames)
+            let a = try readFloatWAV(directory + "/one.wav")
+            let b = try readFloatWAV(directory + "/two.wav")
+            #expect(a.count == b.count && a.count == one.frames * 2)
+            var signal = 0.0
+            var error = 0.0
+            for index in a.indices {
+                signal += Double(a[index] * a[index])
+                error += Double((a[index] - b[index]) * (a[index] - b[index]))
+            }
+            // FluidSynth's voices, reverb and chorus are linear, so the two synthesizers' sum is the
+            // one synthesizer's output up to rounding and a voice slot's first block (see
+            // BENCHMARKS.md): far above 40 dB signal-to-difference.
+            let snr = 10 * log10(signal / max(error, 1e-30))
+            #expect(snr > 40, "signal-to-difference \(snr) dB")
+            // A second file on the same renderer works as well (fonts moved, not lost).
+            #expect(try two.render(file, to: directory + "/again.wav").frames == one.frames)
+            #expect(try readFloatWAV(directory + "/again.wav") == b)
+            // Without a thread for the second part, it renders on the render's thread, the same music.
+            let threadless = try SystemThread.$refusesThreads.withValue(true) {
+                try two.render(file, to: directory + "/threadless.wav")
+            }
+            #expect(threadless.frames == one.frames)
+            #expect(try readFloatWAV(directory + "/threadless.wav") == b)
         }
-        // FluidSynth's voices, reverb and chorus are linear, so the two synthesizers' sum is the
-        // one synthesizer's output up to rounding and a voice slot's first block (see
-        // BENCHMARKS.md): far above 40 dB signal-to-difference.
-        let snr = 10 * log10(signal / max(error, 1e-30))
-        #expect(snr > 40, "signal-to-difference \(snr) dB")
-        // A second file on the same renderer works as well (fonts moved, not lost).
-        #expect(try two.render(file, to: directory + "/again.wav").frames == one.frames)
-        #expect(try readFloatWAV(directory + "/again.wav") == b)
-        // Without a thread for the second part, it renders on the render's thread, the same music.
-        let threadless = try SystemThread.$refusesThreads.withValue(true) {
-            try two.render(file, to: directory + "/threadless.wav")
-        }
-        #expect(threadless.frames == one.frames)
-        #expect(try readFloatWAV(directory + "/threadless.wav") == b)
     }
 }

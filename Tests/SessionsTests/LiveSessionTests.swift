@@ -118,183 +118,135 @@ struct LiveSessionTests {
 
     @Test("a session starts, takes a peer's network session, and stops: the peer told, ports closed, files written")
     func setUpAndTearDown() throws {
-        let directory = makeTemporaryDirectory("pianola-live")
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let session = try LiveSession(configuration())
-        if session.sequencerInput == nil {
-            #expect(session.notes.contains { $0.description.hasSuffix("network MIDI only") }, "\(session.notes)")
+        try withTemporaryFolder("live") { directory in
+            let session = try LiveSession(configuration())
+            if session.sequencerInput == nil {
+                #expect(session.notes.contains { $0.description.hasSuffix("network MIDI only") }, "\(session.notes)")
+            }
+            #expect(!session.output.isRunning)
+            try session.start()
+            #expect(session.output.isRunning)
+            // The null device kept to the clock, as live input needs: the engine no further ahead of
+            // the time that went by than the buffer (unpaced, it ran about a hundred times ahead).
+            #expect(session.output.isPaced)
+            let begun = Date()
+            let first = session.engine.currentSampleTime
+            usleep(300_000)
+            let rendered = Double(session.engine.currentSampleTime - first) / session.output.sampleRate
+            let ahead = rendered - Date().timeIntervalSince(begun)
+            #expect(ahead < session.output.bufferLatency + 0.02, "\(rendered) s rendered in 0.3 s")
+            let listener = try #require(session.network)
+            #expect(listener.port != 0)
+
+            let peer = RTPMIDIListener(host: "127.0.0.1", port: 0, name: "Peer")
+            try peer.start()
+            defer { peer.stop() }
+            try peer.invite(host: "127.0.0.1", port: listener.port)
+            #expect(eventually(5) { session.sources.contains { $0.name == "Peer (network)" && $0.isConnected } })
+            var events: [LiveSession.Event] = []
+            #expect(
+                eventually(5) {
+                    events += session.takeEvents()
+                    return events.contains { $0.description.hasPrefix("network MIDI: connected: Peer (127.0.0.1:") }
+                }, "\(events)")
+            #expect(session.latencyMilliseconds > 256.0 / 44.1)
+
+            let port = listener.port
+            session.stop()
+            #expect(!session.output.isRunning && !session.engine.isRunning)
+            // The peer hears BY; the ports are free again.
+            #expect(eventually(5) { peer.takeEvents().contains { $0.hasPrefix("ended: Pianola") } })
+            let again = RTPMIDIListener(host: "127.0.0.1", port: port, name: "Again")
+            try again.start()
+            again.stop()
+            session.stop()  // twice is harmless
+
+            try session.writeRecording(to: directory + "/take.mid")
+            let recorded = try MIDIFile.read(path: directory + "/take.mid")
+            #expect(recorded.diagnostics.isEmpty)
+            try session.latencyReport().write(to: directory + "/latency.json")
+            let report = try JSONDecoder().decode(
+                LatencyReport.self, from: Data(contentsOf: URL(fileURLWithPath: directory + "/latency.json")))
+            #expect(report.notes == 0 && report.periodFrames == 256 && report.sampleRate == 44_100)
         }
-        #expect(!session.output.isRunning)
-        try session.start()
-        #expect(session.output.isRunning)
-        // The null device kept to the clock, as live input needs: the engine no further ahead of
-        // the time that went by than the buffer (unpaced, it ran about a hundred times ahead).
-        #expect(session.output.isPaced)
-        let begun = Date()
-        let first = session.engine.currentSampleTime
-        usleep(300_000)
-        let rendered = Double(session.engine.currentSampleTime - first) / session.output.sampleRate
-        let ahead = rendered - Date().timeIntervalSince(begun)
-        #expect(ahead < session.output.bufferLatency + 0.02, "\(rendered) s rendered in 0.3 s")
-        let listener = try #require(session.network)
-        #expect(listener.port != 0)
-
-        let peer = RTPMIDIListener(host: "127.0.0.1", port: 0, name: "Peer")
-        try peer.start()
-        defer { peer.stop() }
-        try peer.invite(host: "127.0.0.1", port: listener.port)
-        #expect(eventually(5) { session.sources.contains { $0.name == "Peer (network)" && $0.isConnected } })
-        var events: [LiveSession.Event] = []
-        #expect(
-            eventually(5) {
-                events += session.takeEvents()
-                return events.contains { $0.description.hasPrefix("network MIDI: connected: Peer (127.0.0.1:") }
-            }, "\(events)")
-        #expect(session.latencyMilliseconds > 256.0 / 44.1)
-
-        let port = listener.port
-        session.stop()
-        #expect(!session.output.isRunning && !session.engine.isRunning)
-        // The peer hears BY; the ports are free again.
-        #expect(eventually(5) { peer.takeEvents().contains { $0.hasPrefix("ended: Pianola") } })
-        let again = RTPMIDIListener(host: "127.0.0.1", port: port, name: "Again")
-        try again.start()
-        again.stop()
-        session.stop()  // twice is harmless
-
-        try session.writeRecording(to: directory + "/take.mid")
-        let recorded = try MIDIFile.read(path: directory + "/take.mid")
-        #expect(recorded.diagnostics.isEmpty)
-        try session.latencyReport().write(to: directory + "/latency.json")
-        let report = try JSONDecoder().decode(
-            LatencyReport.self, from: Data(contentsOf: URL(fileURLWithPath: directory + "/latency.json")))
-        #expect(report.notes == 0 && report.periodFrames == 256 && report.sampleRate == 44_100)
     }
 
     @Test("notes from a network peer sound, are recorded, and are released when the session stops")
     func networkNotes() throws {
-        let directory = makeTemporaryDirectory("pianola-live")
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let session = try LiveSession(configuration())
-        try session.start()
-        let port = try #require(session.network?.port)
-        let peer = try UDPPeer()
-        #expect(peer.join(port: port))
-        #expect(session.status().peak < 1e-4, "sound above -80 dBFS before any note")
-        try peer.play([[0x90, 60, 100], [0x90, 64, 100]], port: port)
-        // The peak since the last look, not the voices at one instant: on a busy machine a struck
-        // piano note can sound and die out between two looks.
-        var heard: [LiveStatus] = []
-        #expect(
-            eventually(5) {
-                heard.append(session.status())
-                return heard.contains { $0.peak > 0.01 }
-            }, "no note sounded above -40 dBFS: \(heard.suffix(3))")
-        #expect(eventually(5) { session.status().deliveredCount == 2 })
-        // Stopping ends the session: the two held notes are released, and so recorded.
-        session.stop()
-        var ended = false
-        while !ended, let command = peer.receive(on: peer.control) {
-            if case .end(let token, _) = command { ended = token == 7 }
+        try withTemporaryFolder("live") { directory in
+            let session = try LiveSession(configuration())
+            try session.start()
+            let port = try #require(session.network?.port)
+            let peer = try UDPPeer()
+            #expect(peer.join(port: port))
+            #expect(session.status().peak < 1e-4, "sound above -80 dBFS before any note")
+            try peer.play([[0x90, 60, 100], [0x90, 64, 100]], port: port)
+            // The peak since the last look, not the voices at one instant: on a busy machine a struck
+            // piano note can sound and die out between two looks.
+            var heard: [LiveStatus] = []
+            #expect(
+                eventually(5) {
+                    heard.append(session.status())
+                    return heard.contains { $0.peak > 0.01 }
+                }, "no note sounded above -40 dBFS: \(heard.suffix(3))")
+            #expect(eventually(5) { session.status().deliveredCount == 2 })
+            // Stopping ends the session: the two held notes are released, and so recorded.
+            session.stop()
+            var ended = false
+            while !ended, let command = peer.receive(on: peer.control) {
+                if case .end(let token, _) = command { ended = token == 7 }
+            }
+            #expect(ended, "the peer was not told the session ended (BY)")
+            try session.writeRecording(to: directory + "/take.mid")
+            let notes = try MIDIFile.read(path: directory + "/take.mid").file.tracks.flatMap { $0.notes() }
+            #expect(notes.map(\.key).sorted() == [60, 64], "\(notes)")
+            #expect(notes.allSatisfy { !$0.isUnterminated }, "a note was left sounding: \(notes)")
         }
-        #expect(ended, "the peer was not told the session ended (BY)")
-        try session.writeRecording(to: directory + "/take.mid")
-        let notes = try MIDIFile.read(path: directory + "/take.mid").file.tracks.flatMap { $0.notes() }
-        #expect(notes.map(\.key).sorted() == [60, 64], "\(notes)")
-        #expect(notes.allSatisfy { !$0.isUnterminated }, "a note was left sounding: \(notes)")
     }
 
     @Test("with a channel map, a keyboard's channel 2 plays its own synthesizer on outputs 3-4 of a 4-channel device")
     func channelMap() throws {
-        let directory = makeTemporaryDirectory("pianola-live")
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        var configuration = configuration()
-        // Paced at twice real time (four float channels), to take half the time the null device
-        // kept to the clock would.
-        let drain = PacedDrain(folder: directory, bytesPerSecond: 44_100 * 16 * 2)
-        configuration.device.device = drain.device
-        configuration.channelRouting = try ChannelRouting(routes: [.init(midiChannels: [1], outputs: [2, 3])])
-        let session = try LiveSession(configuration)
-        #expect(session.output.channelCount == 4 && session.samplers.count == 2)
-        try session.start()
-        let port = try #require(session.network?.port)
-        let peer = try UDPPeer()
-        #expect(peer.join(port: port))
-        // Held notes.
-        try peer.play([[0x91, 48, 100]], port: port)
-        #expect(eventually(5) { session.samplers[1].activeVoiceCount > 0 }, "channel 2 did not sound on its part")
-        #expect(session.samplers[0].activeVoiceCount == 0, "channel 2 sounded on the mix")
-        try peer.play([[0x90, 60, 100]], port: port)
-        #expect(eventually(5) { session.samplers[0].activeVoiceCount > 0 }, "channel 1 did not sound on the mix")
-        #expect(
-            session.status().voiceCount == session.samplers[0].activeVoiceCount + session.samplers[1].activeVoiceCount)
-        session.stop()
+        try withTemporaryFolder("live") { directory in
+            var configuration = configuration()
+            // Paced at twice real time (four float channels), to take half the time the null device
+            // kept to the clock would.
+            let drain = PacedDrain(folder: directory, bytesPerSecond: 44_100 * 16 * 2)
+            configuration.device.device = drain.device
+            configuration.channelRouting = try ChannelRouting(routes: [.init(midiChannels: [1], outputs: [2, 3])])
+            let session = try LiveSession(configuration)
+            #expect(session.output.channelCount == 4 && session.samplers.count == 2)
+            try session.start()
+            let port = try #require(session.network?.port)
+            let peer = try UDPPeer()
+            #expect(peer.join(port: port))
+            // Held notes.
+            try peer.play([[0x91, 48, 100]], port: port)
+            #expect(eventually(5) { session.samplers[1].activeVoiceCount > 0 }, "channel 2 did not sound on its part")
+            #expect(session.samplers[0].activeVoiceCount == 0, "channel 2 sounded on the mix")
+            try peer.play([[0x90, 60, 100]], port: port)
+            #expect(eventually(5) { session.samplers[0].activeVoiceCount > 0 }, "channel 1 did not sound on the mix")
+            #expect(
+                session.status().voiceCount == session.samplers[0].activeVoiceCount
+                    + session.samplers[1].activeVoiceCount)
+            session.stop()
 
-        configuration.recordsAudio = OutputRecording(
-            path: FileManager.default.temporaryDirectory.path + "/never.wav", settings: AudioFileTap.Settings())
-        #expect(throws: SessionError.self) { try LiveSession(configuration) }
+            configuration.recordsAudio = OutputRecording(
+                path: FileManager.default.temporaryDirectory.path + "/never.wav", settings: AudioFileTap.Settings())
+            #expect(throws: SessionError.self) { try LiveSession(configuration) }
+        }
     }
 
     @Test("--record-audio: the MIDI recording has each note where the audio has it, within a 64-frame block")
     func recordsAlignedAudio() throws {
-        let directory = makeTemporaryDirectory("pianola-live")
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        // The output paced at twice real time (a FIFO drained at that rate), to take half the time the
-        // null device kept to the clock would.
-        let drain = PacedDrain(folder: directory, bytesPerSecond: 44_100 * 8 * 2)
-        var configuration = configuration()
-        configuration.device.device = drain.device
-        var settings = AudioFileTap.Settings()
-        settings.encoding = .f32
-        configuration.recordsAudio = OutputRecording(path: directory + "/take.wav", settings: settings)
-        configuration.sampler.isReverbEnabled = false
-        configuration.sampler.isChorusEnabled = false
-        let session = try LiveSession(configuration)
-        try session.start()
-        let port = try #require(session.network?.port)
-        let peer = try UDPPeer()
-        #expect(peer.join(port: port))
-        for key: UInt8 in [60, 67, 72] {
-            usleep(200_000)
-            try peer.play([[0x90, key, 100]], port: port)
-            usleep(100_000)
-            try peer.play([[0x80, key, 0]], port: port)
-            _ = session.status()
-        }
-        usleep(300_000)
-        session.stop()
-        try session.writeRecording(to: directory + "/take.mid")
-        let notes = try MIDIFile.read(path: directory + "/take.mid").file.tracks.flatMap { $0.notes() }
-        #expect(notes.map(\.key) == [60, 67, 72])
-        let audio = try AudioFile.read(from: directory + "/take.wav")
-        #expect(audio.frameCount > 0 && session.audioTap?.failure == nil)
-        #expect(session.audioTap?.droppedFrameCount == 0)
-        for note in notes {
-            // 120 BPM at 1920 ticks per quarter: 3840 ticks a second.
-            let frame = Int((Double(note.startTick) / 3_840 * audio.sampleRate).rounded())
-            // The previous note (released long before, in this unpaced render) is silent by then.
-            let onset = (max(0, frame - 4_096)..<audio.frameCount).first { abs(audio.samples[$0 * 2]) > 1e-4 }
-            let distance = (onset ?? Int.max) - frame
-            // The recording keeps times to the nearest tick (44 100 / 3840 = 11.5 frames), so its
-            // time may lie up to 5.7 frames after the placement the audio starts from.
-            #expect((-6..<128).contains(distance), "note \(note.key): sound \(distance) frames from its MIDI time")
-        }
-    }
-
-    @Test("--fx timepitch:pitch=1200 and varispeed:rate=2 transpose what is played an octave up")
-    func transposingEffects() throws {
-        let directory = makeTemporaryDirectory("pianola-live")
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        /// The strongest frequency (1 Hz steps, 100…2000 Hz) of a held C4 played through `effects`.
-        func strongest(_ effects: [String]) throws -> Double {
+        try withTemporaryFolder("live") { directory in
+            // The output paced at twice real time (a FIFO drained at that rate), to take half the time the
+            // null device kept to the clock would.
             let drain = PacedDrain(folder: directory, bytesPerSecond: 44_100 * 8 * 2)
             var configuration = configuration()
             configuration.device.device = drain.device
-            configuration.effects = try effects.map { try EffectSpec.parse($0) }
             var settings = AudioFileTap.Settings()
             settings.encoding = .f32
-            let take = directory + "/take-\(effects.count)-\(effects.first ?? "").wav"
-            configuration.recordsAudio = OutputRecording(path: take, settings: settings)
+            configuration.recordsAudio = OutputRecording(path: directory + "/take.wav", settings: settings)
             configuration.sampler.isReverbEnabled = false
             configuration.sampler.isChorusEnabled = false
             let session = try LiveSession(configuration)
@@ -302,30 +254,79 @@ struct LiveSessionTests {
             let port = try #require(session.network?.port)
             let peer = try UDPPeer()
             #expect(peer.join(port: port))
-            try peer.play([[0x90, 60, 100]], port: port)
-            usleep(600_000)
-            session.stop()
-            let audio = try AudioFile.read(from: take)
-            #expect(session.audioTap?.droppedFrameCount == 0)
-            let onset = try #require((0..<audio.frameCount).first { abs(audio.samples[$0 * 2]) > 1e-3 })
-            let start = onset + 2_000
-            try #require(audio.frameCount >= start + 8_192, "\(effects): \(audio.frameCount) frames recorded")
-            let window = (start..<(start + 8_192)).map { Double(audio.samples[2 * $0]) }
-            var best = (frequency: 0.0, power: 0.0)
-            for frequency in stride(from: 100.0, through: 2_000, by: 1) {
-                // Goertzel: the power of one frequency.
-                let coefficient = 2 * cos(2 * Double.pi * frequency / audio.sampleRate)
-                var (s1, s2) = (0.0, 0.0)
-                for sample in window { (s1, s2) = (sample + coefficient * s1 - s2, s1) }
-                let power = s1 * s1 + s2 * s2 - coefficient * s1 * s2
-                if power > best.power { best = (frequency, power) }
+            for key: UInt8 in [60, 67, 72] {
+                usleep(200_000)
+                try peer.play([[0x90, key, 100]], port: port)
+                usleep(100_000)
+                try peer.play([[0x80, key, 0]], port: port)
+                _ = session.status()
             }
-            return best.frequency
+            usleep(300_000)
+            session.stop()
+            try session.writeRecording(to: directory + "/take.mid")
+            let notes = try MIDIFile.read(path: directory + "/take.mid").file.tracks.flatMap { $0.notes() }
+            #expect(notes.map(\.key) == [60, 67, 72])
+            let audio = try AudioFile.read(from: directory + "/take.wav")
+            #expect(audio.frameCount > 0 && session.audioTap?.failure == nil)
+            #expect(session.audioTap?.droppedFrameCount == 0)
+            for note in notes {
+                // 120 BPM at 1920 ticks per quarter: 3840 ticks a second.
+                let frame = Int((Double(note.startTick) / 3_840 * audio.sampleRate).rounded())
+                // The previous note (released long before, in this unpaced render) is silent by then.
+                let onset = (max(0, frame - 4_096)..<audio.frameCount).first { abs(audio.samples[$0 * 2]) > 1e-4 }
+                let distance = (onset ?? Int.max) - frame
+                // The recording keeps times to the nearest tick (44 100 / 3840 = 11.5 frames), so its
+                // time may lie up to 5.7 frames after the placement the audio starts from.
+                #expect((-6..<128).contains(distance), "note \(note.key): sound \(distance) frames from its MIDI time")
+            }
         }
-        let plain = try strongest([])
-        for effects in [["timepitch:pitch=1200"], ["varispeed:rate=2"]] {
-            let shifted = try strongest(effects)
-            #expect(abs(shifted / plain - 2) < 0.02, "\(effects): \(shifted) Hz, \(plain) Hz without")
+    }
+
+    @Test("--fx timepitch:pitch=1200 and varispeed:rate=2 transpose what is played an octave up")
+    func transposingEffects() throws {
+        try withTemporaryFolder("live") { directory in
+            /// The strongest frequency (1 Hz steps, 100…2000 Hz) of a held C4 played through `effects`.
+            func strongest(_ effects: [String]) throws -> Double {
+                let drain = PacedDrain(folder: directory, bytesPerSecond: 44_100 * 8 * 2)
+                var configuration = configuration()
+                configuration.device.device = drain.device
+                configuration.effects = try effects.map { try EffectSpec.parse($0) }
+                var settings = AudioFileTap.Settings()
+                settings.encoding = .f32
+                let take = directory + "/take-\(effects.count)-\(effects.first ?? "").wav"
+                configuration.recordsAudio = OutputRecording(path: take, settings: settings)
+                configuration.sampler.isReverbEnabled = false
+                configuration.sampler.isChorusEnabled = false
+                let session = try LiveSession(configuration)
+                try session.start()
+                let port = try #require(session.network?.port)
+                let peer = try UDPPeer()
+                #expect(peer.join(port: port))
+                try peer.play([[0x90, 60, 100]], port: port)
+                usleep(600_000)
+                session.stop()
+                let audio = try AudioFile.read(from: take)
+                #expect(session.audioTap?.droppedFrameCount == 0)
+                let onset = try #require((0..<audio.frameCount).first { abs(audio.samples[$0 * 2]) > 1e-3 })
+                let start = onset + 2_000
+                try #require(audio.frameCount >= start + 8_192, "\(effects): \(audio.frameCount) frames recorded")
+                let window = (start..<(start + 8_192)).map { Double(audio.samples[2 * $0]) }
+                var best = (frequency: 0.0, power: 0.0)
+                for frequency in stride(from: 100.0, through: 2_000, by: 1) {
+                    // Goertzel: the power of one frequency.
+                    let coefficient = 2 * cos(2 * Double.pi * frequency / audio.sampleRate)
+                    var (s1, s2) = (0.0, 0.0)
+                    for sample in window { (s1, s2) = (sample + coefficient * s1 - s2, s1) }
+                    let power = s1 * s1 + s2 * s2 - coefficient * s1 * s2
+                    if power > best.power { best = (frequency, power) }
+                }
+                return best.frequency
+            }
+            let plain = try strongest([])
+            for effects in [["timepitch:pitch=1200"], ["varispeed:rate=2"]] {
+                let shifted = try strongest(effects)
+                #expect(abs(shifted / plain - 2) < 0.02, "\(effects): \(shifted) Hz, \(plain) Hz without")
+            }
         }
     }
 

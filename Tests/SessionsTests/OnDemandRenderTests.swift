@@ -30,53 +30,57 @@ struct OnDemandRenderTests {
 
     @Test("on demand renders the whole font's music: one thread, a channel split, stems")
     func sameMusic() throws {
-        let directory = makeTemporaryDirectory("pianola-on-demand")
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        var counts: [Int: Int] = [:]
-        for channel in [0, 1, 2, 3, 9] { counts[channel] = 30 }
-        let file = busyFile(notes: counts)
-        let whole = try OfflineRenderer(soundFont: bundledFontPath, options: options(.whole))
-        _ = try whole.render(file, to: directory + "/whole.wav")
-        let reference = try readFloatWAV(directory + "/whole.wav")
-        #expect((reference.map(abs).max() ?? 0) > 0.01)
-        for threads in [1, 2] {
-            let renderer = try OfflineRenderer(
-                soundFont: bundledFontPath, options: options(.onDemand, threads: threads))
-            _ = try renderer.render(file, to: directory + "/on-demand-\(threads).wav")
-            let rendered = try readFloatWAV(directory + "/on-demand-\(threads).wav")
-            #expect(rendered.count == reference.count)
-            // Each sample in its own buffer (FluidSynth's dynamic loading) changes the last bits
-            // of interpolation at sample edges; a split adds its own rounding (40 dB, as there).
-            let snr = signalToDifference(reference, rendered)
-            #expect(snr > (threads == 1 ? 60 : 40), "threads \(threads): signal-to-difference \(snr) dB")
+        try withTemporaryFolder("on-demand") { directory in
+            var counts: [Int: Int] = [:]
+            for channel in [0, 1, 2, 3, 9] { counts[channel] = 30 }
+            let file = busyFile(notes: counts)
+            let whole = try OfflineRenderer(soundFont: bundledFontPath, options: options(.whole))
+            _ = try whole.render(file, to: directory + "/whole.wav")
+            let reference = try readFloatWAV(directory + "/whole.wav")
+            #expect((reference.map(abs).max() ?? 0) > 0.01)
+            for threads in [1, 2] {
+                let renderer = try OfflineRenderer(
+                    soundFont: bundledFontPath, options: options(.onDemand, threads: threads))
+                _ = try renderer.render(file, to: directory + "/on-demand-\(threads).wav")
+                let rendered = try readFloatWAV(directory + "/on-demand-\(threads).wav")
+                #expect(rendered.count == reference.count)
+                // Each sample in its own buffer (FluidSynth's dynamic loading) changes the last bits
+                // of interpolation at sample edges; a split adds its own rounding (40 dB, as there).
+                let snr = signalToDifference(reference, rendered)
+                #expect(snr > (threads == 1 ? 60 : 40), "threads \(threads): signal-to-difference \(snr) dB")
+            }
+            let stems = try OfflineRenderer(soundFont: bundledFontPath, options: options(.onDemand))
+                .renderStems(file, toFolder: directory + "/stems", mode: .channel)
+            #expect(stems.stems.count >= 5)
+            let mix = try readFloatWAV(directory + "/stems/mix.wav")
+            #expect(mix.count == reference.count && signalToDifference(reference, mix) > 40)
         }
-        let stems = try OfflineRenderer(soundFont: bundledFontPath, options: options(.onDemand))
-            .renderStems(file, toFolder: directory + "/stems", mode: .channel)
-        #expect(stems.stems.count >= 5)
-        let mix = try readFloatWAV(directory + "/stems/mix.wav")
-        #expect(mix.count == reference.count && signalToDifference(reference, mix) > 40)
     }
 
     @Test("renders on several threads at once, each with its own song, load and free their samples safely")
     func concurrentRenders() throws {
-        let directory = makeTemporaryDirectory("pianola-on-demand-jobs")
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let songs = (0..<4).map { index in busyFile(notes: [index: 20, index + 4: 20, 9: 10], seed: UInt64(index + 1)) }
-        let whole = try OfflineRenderer(soundFont: bundledFontPath, options: options(.whole))
-        for (index, song) in songs.enumerated() { _ = try whole.render(song, to: directory + "/whole-\(index).wav") }
-        let first = try OfflineRenderer(soundFont: bundledFontPath, options: options(.onDemand))
-        let renderers = [first] + (1..<4).map { _ in OfflineRenderer(sharingSoundFontOf: first) }
-        let failures = Failures()
-        DispatchQueue.concurrentPerform(iterations: 4) { index in
-            do { _ = try renderers[index].render(songs[index], to: directory + "/on-demand-\(index).wav") } catch {
-                failures.add("\(error)")
+        try withTemporaryFolder("on-demand-jobs") { directory in
+            let songs = (0..<4).map { index in
+                busyFile(notes: [index: 20, index + 4: 20, 9: 10], seed: UInt64(index + 1))
             }
-        }
-        #expect(failures.all.isEmpty)
-        for index in 0..<4 {
-            let a = try readFloatWAV(directory + "/whole-\(index).wav")
-            let b = try readFloatWAV(directory + "/on-demand-\(index).wav")
-            #expect(a.count == b.count && signalToDifference(a, b) > 60, "song \(index)")
+            let whole = try OfflineRenderer(soundFont: bundledFontPath, options: options(.whole))
+            for (index, song) in songs.enumerated() {
+                _ = try whole.render(song, to: directory + "/whole-\(index).wav")
+            }
+            let first = try OfflineRenderer(soundFont: bundledFontPath, options: options(.onDemand))
+            let renderers = [first] + (1..<4).map { _ in OfflineRenderer(sharingSoundFontOf: first) }
+            let failures = Failures()
+            DispatchQueue.concurrentPerform(iterations: 4) { index in
+                do { _ = try renderers[index].render(songs[index], to: directory + "/on-demand-\(index).wav") } catch {
+                    failures.add("\(error)")
+                }
+            }
+            #expect(failures.all.isEmpty)
+            for index in 0..<4 {
+                let a = try readFloatWAV(directory + "/whole-\(index).wav")
+                let b = try readFloatWAV(directory + "/on-demand-\(index).wav")
+                #expect(a.count == b.count && signalToDifference(a, b) > 60, "song \(index)")
+            }
         }
     }
 }

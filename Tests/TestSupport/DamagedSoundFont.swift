@@ -68,9 +68,9 @@ public struct DamagedSoundFont {
         put32(bytes.count - 8, at: 4)
     }
 
-    /// Writes the bytes to `name` in a new scratch folder; returns the path.
-    public func write(_ name: String) throws -> String {
-        let path = makeTemporaryDirectory("pianola-damaged-font") + "/" + name
+    /// Writes the bytes to `name` in `folder` (a test's `withTemporaryFolder`); returns the path.
+    public func write(_ name: String, in folder: String) throws -> String {
+        let path = folder + "/" + name
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         return path
     }

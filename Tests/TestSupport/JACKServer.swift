@@ -22,11 +22,11 @@ public final class JACKServer: @unchecked Sendable {
     public let playbackPrefix: String
     private let process: Process
     /// A folder the server owns (PipeWire's runtime and configuration), removed with it.
-    private let folder: String?
+    private let folder: TemporaryFolder?
 
     private init(
         name: String, sampleRate: Int, periodFrames: Int, process: Process,
-        clientEnvironment: [String: String], playbackPrefix: String = "system:playback_", folder: String? = nil
+        clientEnvironment: [String: String], playbackPrefix: String = "system:playback_", folder: TemporaryFolder? = nil
     ) {
         self.name = name
         self.sampleRate = sampleRate
@@ -103,21 +103,27 @@ public final class JACKServer: @unchecked Sendable {
         }
         turn.wait()
         let name = "pianola-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let folder = NSTemporaryDirectory() + "/" + name
-        let configuration = folder + "/conf"
+        let folder: TemporaryFolder
+        do { folder = try TemporaryFolder("pipewire") } catch {
+            turn.signal()
+            return .failure(SkipReason(text: "\(error)"))
+        }
+        let configuration = folder.path + "/conf"
         do {
             try FileManager.default.createDirectory(
-                atPath: folder + "/run", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                atPath: folder.path + "/run", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             try FileManager.default.createDirectory(atPath: configuration, withIntermediateDirectories: true)
             try pipeWireDaemonConfiguration(name: name, sampleRate: sampleRate, quantum: periodFrames)
                 .write(toFile: configuration + "/daemon.conf", atomically: true, encoding: .utf8)
             try pipeWireJACKConfiguration.write(toFile: configuration + "/jack.conf", atomically: true, encoding: .utf8)
         } catch {
+            folder.remove()
             turn.signal()
             return .failure(SkipReason(text: "could not write PipeWire's configuration: \(error)"))
         }
         let environment = [
-            "PIPEWIRE_RUNTIME_DIR": folder + "/run", "XDG_RUNTIME_DIR": folder + "/run", "PIPEWIRE_REMOTE": name,
+            "PIPEWIRE_RUNTIME_DIR": folder.path + "/run", "XDG_RUNTIME_DIR": folder.path + "/run",
+            "PIPEWIRE_REMOTE": name,
             "PIPEWIRE_CONFIG_DIR": configuration, "JACK_NO_START_SERVER": "1",
             "LD_LIBRARY_PATH": library + (ProcessInfo.processInfo.environment["LD_LIBRARY_PATH"].map { ":" + $0 } ?? "")
             ,
@@ -272,8 +278,19 @@ public final class JACKServer: @unchecked Sendable {
             }
             process.waitUntilExit()
         }
-        if let folder { try? FileManager.default.removeItem(atPath: folder) }
+        folder?.remove()
+        removeClientSemaphores()
         Self.turn.signal()
+    }
+
+    /// jackd stopped while a client is connected (`kill()`) leaves that client's semaphore in
+    /// /dev/shm (`jack_sem.UID_SERVER_CLIENT`); the name is this server's own, so it goes with it.
+    private func removeClientSemaphores() {
+        let prefix = "jack_sem.\(getuid())_\(name)_"
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/dev/shm")) ?? []
+        where entry.hasPrefix(prefix) {
+            unlink("/dev/shm/" + entry)
+        }
     }
 
     /// Runs a JACK tool against the server: its exit status and output, or −1 when it has not

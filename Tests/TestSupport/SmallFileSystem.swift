@@ -4,23 +4,30 @@ import Foundation
     import Glibc
 #endif
 
-/// A tmpfs of `kilobytes` mounted on a new temporary directory, for tests of a full disk; nil
-/// (with the reason) where the test cannot mount one (not root, no mount permission).
+/// A tmpfs of `kilobytes` mounted on a new temporary folder, for tests of a full disk; nil
+/// (with the reason) where the test cannot mount one (not root, no mount permission). Released,
+/// it is unmounted and its folder removed.
 public final class SmallFileSystem {
-    /// Where it is mounted.
-    public let path: String
+    private let folder: TemporaryFolder
 
-    private init(path: String) { self.path = path }
+    /// Where it is mounted.
+    public var path: String { folder.path }
+
+    private init(folder: TemporaryFolder) { self.folder = folder }
 
     /// Mounts one (read-only with `readOnly`); the reason it cannot, otherwise.
     public static func mount(kilobytes: Int, readOnly: Bool = false) -> Result<SmallFileSystem, SkipReason> {
-        let path = makeTemporaryDirectory("pianola-small-fs")
+        let folder: TemporaryFolder
+        do { folder = try TemporaryFolder("small-fs") } catch {
+            return .failure(SkipReason(text: "\(error)"))
+        }
         let options = "size=\(kilobytes)k" + (readOnly ? ",ro" : "")
-        let status = run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", path])
+        let status = run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", folder.path])
         guard status == 0 else {
+            folder.remove()
             return .failure(SkipReason(text: "cannot mount a small tmpfs here (mount exited \(status); needs root)"))
         }
-        return .success(SmallFileSystem(path: path))
+        return .success(SmallFileSystem(folder: folder))
     }
 
     /// Fills what is left with one file (`filler`), leaving `leaving` bytes free (about: the
@@ -45,7 +52,10 @@ public final class SmallFileSystem {
         ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).filter { $0 != "filler" }.sorted()
     }
 
-    deinit { _ = Self.run(["umount", path]) }
+    deinit {
+        _ = Self.run(["umount", path])
+        folder.remove()
+    }
 
     private static func run(_ arguments: [String]) -> Int32 {
         let process = Process()

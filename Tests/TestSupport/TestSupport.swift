@@ -1,44 +1,9 @@
 // Helpers shared by the test targets.
 import Foundation
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
 #endif
-
-/// A new, empty directory under the system's temporary directory (`$TMPDIR`, else `/tmp`). It is
-/// removed with everything in it when the test process exits (set `PIANOLA_KEEP_TEST_FILES=1` to
-/// keep it for a look after a failure).
-public func makeTemporaryDirectory(_ prefix: String = "pianola-test") -> String {
-    let base = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
-    var template = Array("\(base)/\(prefix)-XXXXXX".utf8CString)
-    let path = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
-    TemporaryDirectories.register(path)
-    return path
-}
-
-/// The directories tests made, removed at exit.
-enum TemporaryDirectories {
-    private static let paths = Mutex<[String]?>(nil)
-
-    static func register(_ path: String) {
-        paths.withLock { paths in
-            if paths == nil {
-                paths = []
-                atexit { TemporaryDirectories.removeAll() }
-            }
-            paths?.append(path)
-        }
-    }
-
-    static func removeAll() {
-        guard getenv("PIANOLA_KEEP_TEST_FILES") == nil else { return }
-        for path in paths.withLock({ $0 ?? [] }) {
-            // Failing to remove a directory of the system's temporary folder loses nothing.
-            try? FileManager.default.removeItem(atPath: path)
-        }
-    }
-}
 
 /// A small, seeded random number generator (SplitMix64), so property tests are repeatable.
 public struct SplitMix: RandomNumberGenerator {
