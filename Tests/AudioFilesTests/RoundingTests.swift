@@ -12,13 +12,15 @@ import Testing
 private func roundTrip(
     _ samples: [Float], encoding: AudioFile.Encoding, fileExtension: String = "wav", dither: Bool = false
 ) throws -> [Int] {
-    let path = makeTemporaryDirectory() + "/rounding.\(fileExtension)"
-    let writer = try AudioFileWriter(
-        path: path, sampleRate: 48_000, channelCount: 1, encoding: encoding, dither: dither)
-    try writer.write(interleaved: samples)
-    try writer.finish()
-    let scale = encoding == .s16 ? 32_768.0 : 8_388_608.0
-    return try AudioFile.read(from: path).samples.map { Int((Double($0) * scale).rounded()) }
+    try withTemporaryFolder("rounding") { folder in
+        let path = folder + "/rounding.\(fileExtension)"
+        let writer = try AudioFileWriter(
+            path: path, sampleRate: 48_000, channelCount: 1, encoding: encoding, dither: dither)
+        try writer.write(interleaved: samples)
+        try writer.finish()
+        let scale = encoding == .s16 ? 32_768.0 : 8_388_608.0
+        return try AudioFile.read(from: path).samples.map { Int((Double($0) * scale).rounded()) }
+    }
 }
 
 @Suite("16- and 24-bit files: each sample rounded to the nearest step, dither where asked")
@@ -56,10 +58,34 @@ struct RoundingTests {
         #expect(abs(mean - 0.25) < 0.02, "mean \(mean) steps")
         #expect(try roundTrip(quarter, encoding: .s16, dither: true) == first, "reproducible")
         // Floats are written as they are, dither or not.
-        let path = makeTemporaryDirectory() + "/float.wav"
-        let writer = try AudioFileWriter(path: path, sampleRate: 48_000, channelCount: 1, encoding: .f32, dither: true)
-        try writer.write(interleaved: quarter)
-        try writer.finish()
-        #expect(try AudioFile.read(from: path).samples == quarter)
+        try withTemporaryFolder("rounding") { folder in
+            let path = folder + "/float.wav"
+            let writer = try AudioFileWriter(
+                path: path, sampleRate: 48_000, channelCount: 1, encoding: .f32, dither: true)
+            try writer.write(interleaved: quarter)
+            try writer.finish()
+            #expect(try AudioFile.read(from: path).samples == quarter)
+        }
+    }
+
+    @Test("a recording (the file tap) rounds too, and dithers where its settings ask")
+    func tap() throws {
+        try withTemporaryFolder("rounding-tap") { folder in
+            var written: [[Int]] = []
+            for dither in [false, true] {
+                var settings = AudioFileTap.Settings()
+                settings.dither = dither
+                let path = folder + "/take-\(dither).wav"
+                let tap = try AudioFileTap(path: path, channelCount: 1, sampleRate: 8_000, settings: settings)
+                tap.record()
+                let buffer = AudioBuffer(channelCount: 1, frameCapacity: 4_000)
+                for frame in 0..<4_000 { buffer.channel(0)[frame] = frame % 2 == 0 ? -1e-9 : 0.7 / 32_768 }
+                tap.process(buffer, frameCount: 4_000, time: AudioTime(sampleTime: 0, sampleRate: 8_000))
+                try tap.finish()
+                written.append(try AudioFile.read(from: path).samples.map { Int((Double($0) * 32_768).rounded()) })
+            }
+            #expect(written[0] == (0..<4_000).map { $0 % 2 == 0 ? 0 : 1 }, "rounded: -1e-9 is 0, 0.7 step is 1")
+            #expect(written[1] != written[0] && written[1].allSatisfy { (-1...2).contains($0) }, "dithered")
+        }
     }
 }

@@ -63,26 +63,27 @@ struct GuidanceTests {
         "a misspelt option with a value, anywhere on the line, is named with the option meant (exit 64, nothing written)"
     )
     func misspeltOptionWithValue() throws {
-        let directory = makeTemporaryDirectory("pianola-guidance")
-        let output = directory + "/out.wav"
-        let cases: [([String], String, String)] = [
-            (["render", demoSong, "--fromat", "s24", "-o", output], "--fromat", "--format"),
-            (["render", demoSong, "-o", output, "--gian", "3"], "--gian", "--gain"),
-            (["render", "--gian", "3", demoSong, demoSong, "-o", output], "--gian", "--gain"),
-            (["render", demoSong, "--gian=3", "-o", output], "--gian", "--gain"),
-            (["play", demoSong, "--gian", "3"], "--gian", "--gain"),
-            (["process", demoSong, "--fromat", "s24", "-o", output], "--fromat", "--format"),
-            (["info", demoSong, "--jobz", "2"], "--jobz", "--jobs"),
-        ]
-        for (arguments, wrong, meant) in cases {
-            // (A font where the command takes one, so that nothing else could be the complaint.)
-            let font = ["render", "play"].contains(arguments[0]) ? ["-s", bundledFontPath] : []
-            let result = try runPianola(arguments + font)
-            #expect(result.status == 64, "\(arguments): \(result.stderr)")
-            #expect(
-                result.stderr.contains("Unknown option '\(wrong)'. Did you mean '\(meant)'?"),
-                "\(arguments): \(result.stderr)")
-            #expect(!FileManager.default.fileExists(atPath: output))
+        try withTemporaryFolder("guidance") { directory in
+            let output = directory + "/out.wav"
+            let cases: [([String], String, String)] = [
+                (["render", demoSong, "--fromat", "s24", "-o", output], "--fromat", "--format"),
+                (["render", demoSong, "-o", output, "--gian", "3"], "--gian", "--gain"),
+                (["render", "--gian", "3", demoSong, demoSong, "-o", output], "--gian", "--gain"),
+                (["render", demoSong, "--gian=3", "-o", output], "--gian", "--gain"),
+                (["play", demoSong, "--gian", "3"], "--gian", "--gain"),
+                (["process", demoSong, "--fromat", "s24", "-o", output], "--fromat", "--format"),
+                (["info", demoSong, "--jobz", "2"], "--jobz", "--jobs"),
+            ]
+            for (arguments, wrong, meant) in cases {
+                // (A font where the command takes one, so that nothing else could be the complaint.)
+                let font = ["render", "play"].contains(arguments[0]) ? ["-s", bundledFontPath] : []
+                let result = try runPianola(arguments + font)
+                #expect(result.status == 64, "\(arguments): \(result.stderr)")
+                #expect(
+                    result.stderr.contains("Unknown option '\(wrong)'. Did you mean '\(meant)'?"),
+                    "\(arguments): \(result.stderr)")
+                #expect(!FileManager.default.fileExists(atPath: output))
+            }
         }
     }
 
