@@ -35,9 +35,7 @@ struct ProcessCommand: ParsableCommand {
         completion: AudioFile.Encoding.completion, transform: AudioFile.Encoding.parser(for: "--format"))
     var format: AudioFile.Encoding?
 
-    @Flag(
-        help: "Add TPDF dither before rounding to s16 or s24 (without it, each sample is rounded to the nearest step).")
-    var dither = false
+    @OptionGroup var dither: DitherOption
 
     @Flag(name: .shortAndLong, help: "Print nothing but errors.")
     var quiet = false
@@ -54,7 +52,7 @@ struct ProcessCommand: ParsableCommand {
         var progress: ProgressReporter?
         defer { progress?.finish() }
         var processor = AudioFileProcessor(effects: specs)
-        processor.dither = dither
+        processor.dither = dither.isOn
         let result = try processor.process(input, to: output, encoding: format) {
             done, total in
             if !quiet {

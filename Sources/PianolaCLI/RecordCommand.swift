@@ -55,9 +55,7 @@ struct RecordCommand: ParsableCommand {
         completion: AudioFile.Encoding.completion, transform: AudioFile.Encoding.parser(for: "--format"))
     var format: AudioFile.Encoding = .s16
 
-    @Flag(
-        help: "Add TPDF dither before rounding to s16 or s24 (without it, each sample is rounded to the nearest step).")
-    var dither = false
+    @OptionGroup var dither: DitherOption
 
     @Option(parsing: .unconditional, help: ArgumentHelp("Stop after this many seconds.", valueName: "seconds"))
     var duration: Double?
@@ -132,7 +130,7 @@ struct RecordCommand: ParsableCommand {
                 device: device, sampleRate: Double(rate), channelCount: channels, periodFrames: period,
                 periodCount: periods))
         configuration.file.encoding = format
-        configuration.file.dither = dither
+        configuration.file.dither = dither.isOn
         configuration.file.overwrite = force
         configuration.file.fileSampleRate = fileRate.map(Double.init)
         configuration.file.splitFrames = split.map { Int(($0 * Double(fileRate ?? rate)).rounded()) }

@@ -14,9 +14,7 @@ struct RenderSettings: ParsableArguments {
         completion: AudioFile.Encoding.completion, transform: AudioFile.Encoding.parser(for: "--format"))
     var format: AudioFile.Encoding = .s16
 
-    @Flag(
-        help: "Add TPDF dither before rounding to s16 or s24 (without it, each sample is rounded to the nearest step).")
-    var dither = false
+    @OptionGroup var dither: DitherOption
 
     @Option(
         parsing: .unconditional,
@@ -85,7 +83,7 @@ struct RenderSettings: ParsableArguments {
         var options = RenderOptions()
         options.sampleRate = Double(rate)
         options.encoding = format
-        options.dither = dither
+        options.dither = dither.isOn
         options.tail = tail
         options.threads = threads
         options.effects = effects
