@@ -50,12 +50,7 @@ struct RecordCommand: ParsableCommand {
     @Option(parsing: .unconditional, help: ArgumentHelp("Channels to record, 1…8.", valueName: "count"))
     var channels = 2
 
-    @Option(
-        help: ArgumentHelp("Sample format of the file: s16, s24 or f32.", valueName: "format"),
-        completion: AudioFile.Encoding.completion, transform: AudioFile.Encoding.parser(for: "--format"))
-    var format: AudioFile.Encoding = .s16
-
-    @OptionGroup var dither: DitherOption
+    @OptionGroup var sampleFormat: SampleFormatOptions
 
     @Option(parsing: .unconditional, help: ArgumentHelp("Stop after this many seconds.", valueName: "seconds"))
     var duration: Double?
@@ -129,8 +124,8 @@ struct RecordCommand: ParsableCommand {
             input: AudioInputNode.Configuration(
                 device: device, sampleRate: Double(rate), channelCount: channels, periodFrames: period,
                 periodCount: periods))
-        configuration.file.encoding = format
-        configuration.file.dither = dither.isOn
+        configuration.file.encoding = sampleFormat.format
+        configuration.file.dither = sampleFormat.dither.isOn
         configuration.file.overwrite = force
         configuration.file.fileSampleRate = fileRate.map(Double.init)
         configuration.file.splitFrames = split.map { Int(($0 * Double(fileRate ?? rate)).rounded()) }
@@ -188,7 +183,7 @@ struct RecordCommand: ParsableCommand {
     private func recordingLine(_ recorder: AudioRecorder) -> String {
         let parts = split.map { " (a new file every \(String(format1: $0)) s)" } ?? ""
         let converted = fileRate.map { $0 == rate ? "" : " at \($0) Hz" } ?? ""
-        return "Recording to \(recorder.files.first ?? output)\(parts), \(format.rawValue)\(converted)\n"
+        return "Recording to \(recorder.files.first ?? output)\(parts), \(sampleFormat.format.rawValue)\(converted)\n"
     }
 
     /// Waits (at most 2 s) until the capture has gone round its buffer twice: every period's work

@@ -9,12 +9,7 @@ struct RenderSettings: ParsableArguments {
         help: ArgumentHelp("Sample rate in Hz, 8000…192000.", valueName: "hz"))
     var rate = 44_100
 
-    @Option(
-        help: ArgumentHelp("Sample format: s16, s24 or f32 (default: s16).", valueName: "format"),
-        completion: AudioFile.Encoding.completion, transform: AudioFile.Encoding.parser(for: "--format"))
-    var format: AudioFile.Encoding = .s16
-
-    @OptionGroup var dither: DitherOption
+    @OptionGroup var sampleFormat: SampleFormatOptions
 
     @Option(
         parsing: .unconditional,
@@ -82,8 +77,8 @@ struct RenderSettings: ParsableArguments {
     func options(synth: SynthOptions, song: SongOptions, effects: [EffectSpec]) -> RenderOptions {
         var options = RenderOptions()
         options.sampleRate = Double(rate)
-        options.encoding = format
-        options.dither = dither.isOn
+        options.encoding = sampleFormat.format
+        options.dither = sampleFormat.dither.isOn
         options.tail = tail
         options.threads = threads
         options.effects = effects
