@@ -265,6 +265,7 @@ struct PlayCommand: ParsableCommand {
         var index = 0
         var failures = 0
         var startAt = song.start
+        var endAt = song.endSeconds
         while index < files.count {
             let sequence: MusicSequence
             do { sequence = try MusicSequence(path: files[index], isCancelled: Terminal.isInterrupted) } catch {
@@ -276,8 +277,10 @@ struct PlayCommand: ParsableCommand {
             }
             let wasRunning = session.output.isRunning
             let warned = session.samplers.map(\.sampleWarnings.count)
-            try session.play(sequence, from: startAt)
+            // --start and --end (or --duration) apply to the first song, as it is started.
+            try session.play(endAt.map { sequence.ending(atSeconds: $0) } ?? sequence, from: startAt)
             startAt = nil
+            endAt = nil
             // Presets of this song whose samples could not be read or decoded: they play silent.
             for (sampler, count) in zip(session.samplers, warned) {
                 for warning in sampler.sampleWarnings.dropFirst(count) { Terminal.writeError("warning: \(warning)\n") }

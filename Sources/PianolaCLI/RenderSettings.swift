@@ -94,6 +94,7 @@ struct RenderSettings: ParsableArguments {
         options.speed = song.speed
         options.transpose = song.transpose
         options.startSeconds = song.start ?? 0
+        options.endSeconds = song.endSeconds
         options.maximumSeconds = maxLength
         return options
     }

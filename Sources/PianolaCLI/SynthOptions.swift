@@ -110,7 +110,30 @@ struct SongOptions: ParsableArguments {
     )
     var start: Double?
 
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp(
+            "End the music at this time (seconds, or m:ss; notes sounding then end, the tail follows).",
+            valueName: "time"), transform: ArgumentParsing.time)
+    var end: Double?
+
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp(
+            "Play this long from --start (seconds, or m:ss): the same as --end START+TIME.", valueName: "time"),
+        transform: ArgumentParsing.time)
+    var duration: Double?
+
+    /// Where the music ends in song time, from `--end` or `--start` + `--duration`.
+    var endSeconds: Double? { end ?? duration.map { (start ?? 0) + $0 } }
+
     func validate() throws {
+        if end != nil && duration != nil { throw ValidationError("give --end or --duration, not both") }
+        if let duration, !(duration > 0) { throw ValidationError("--duration must be more than 0, got \(duration)") }
+        if let end, end <= (start ?? 0) {
+            throw ValidationError(
+                "--end (\(Terminal.clock(end))) must come after --start (\(Terminal.clock(start ?? 0)))")
+        }
         guard PlaybackSession.speeds.contains(speed) else {
             throw ValidationError("--speed must be between 0.25 and 4, got \(speed)")
         }

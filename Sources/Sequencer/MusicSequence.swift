@@ -55,6 +55,16 @@ public final class MusicSequence: @unchecked Sendable {
             return track
         }
 
+        /// The track with `more` events after its own (none earlier than its last), in that order.
+        func appending(_ more: [TimedMessage], tempoMap: TempoMap) -> Track {
+            let track = Track(
+                name: name, events: events + more,
+                eventSeconds: eventSeconds + more.map { tempoMap.seconds(forTick: $0.tick) },
+                fileOrder: fileOrder + (events.count..<events.count + more.count).map { Int32($0) })
+            track.destination = destination
+            return track
+        }
+
         private init(name: String?, events: [TimedMessage], eventSeconds: [Double], fileOrder: [Int32]) {
             self.name = name
             self.events = events
@@ -222,6 +232,50 @@ public final class MusicSequence: @unchecked Sendable {
             }
         }
         return MusicSequence(tracks: kept, tempoMap: tempoMap, lengthInTicks: lengthInTicks, lyrics: lyrics)
+    }
+
+    /// A copy that ends at `seconds` from the start: the events before it are kept, the notes
+    /// still sounding then end there (and a held sustain pedal is released), and the copy's length
+    /// is that point (to the next tick). The tempo map and the lyrics stay. An end at or past the
+    /// sequence's own end returns the sequence unchanged; one at or before 0 keeps nothing.
+    public func ending(atSeconds seconds: Double) -> MusicSequence {
+        guard seconds < durationSeconds else { return self }
+        let endTick = max(0, Int(tempoMap.tick(forSeconds: max(0, seconds)).rounded(.up)))
+        let cut = tracks.map { track -> Track in
+            // Per channel and key, the notes sounding (a key struck again before its end counts twice).
+            var sounding = [Int](repeating: 0, count: 16 * 128)
+            var pedalDown = [Bool](repeating: false, count: 16)
+            var kept = track.filter { event in
+                guard event.tick < endTick || (event.tick == endTick && event.message.isNoteEnd) else { return false }
+                switch event.message {
+                case .noteOn(let channel, let note, let velocity) where velocity > 0:
+                    sounding[Int(channel & 0x0F) * 128 + Int(note)] += 1
+                case .noteOn(let channel, let note, _), .noteOff(let channel, let note, _):
+                    let slot = Int(channel & 0x0F) * 128 + Int(note)
+                    sounding[slot] = max(0, sounding[slot] - 1)
+                case .controlChange(let channel, 64, let value):
+                    pedalDown[Int(channel & 0x0F)] = value >= 64
+                default:
+                    break
+                }
+                return true
+            }
+            var ends: [TimedMessage] = []
+            for slot in sounding.indices where sounding[slot] > 0 {
+                let message = MIDIMessage.noteOff(channel: UInt8(slot / 128), note: UInt8(slot % 128), velocity: 0)
+                ends += Array(repeating: TimedMessage(tick: endTick, message: message), count: sounding[slot])
+            }
+            for channel in pedalDown.indices where pedalDown[channel] {
+                ends.append(
+                    TimedMessage(
+                        tick: endTick, message: .controlChange(channel: UInt8(channel), controller: 64, value: 0)))
+            }
+            if !ends.isEmpty { kept = kept.appending(ends, tempoMap: tempoMap) }
+            return kept
+        }
+        return MusicSequence(
+            tracks: cut, tempoMap: tempoMap, lengthInTicks: min(lengthInTicks, endTick),
+            lyrics: lyrics.filter { $0.tick < endTick })
     }
 
     /// Reads and builds a sequence from a file on disk (lenient reader; bounded, and cancellable

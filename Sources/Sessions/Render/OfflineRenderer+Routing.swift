@@ -24,6 +24,7 @@ extension OfflineRenderer {
             throw .graph("loudness normalization is for a stereo mix: it does not take a channel map")
         }
         try checkTiming()
+        let sequence = options.excerpt(of: sequence)
         let channels = routing.channelCount
         try checkSize(of: sequence, writingTo: outputPath, encoding: options.encoding, channelCount: channels)
         let rate = options.sampleRate

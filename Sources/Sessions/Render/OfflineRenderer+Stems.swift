@@ -25,7 +25,7 @@ extension OfflineRenderer {
         multichannel: String? = nil, progress: (Double, Double) -> Bool = { _, _ in true }
     ) throws(RenderError) -> (mix: RenderSummary, stems: [StemInfo]) {
         try checkTiming()
-        let sequence = MusicSequence(file: file)
+        let sequence = options.excerpt(of: MusicSequence(file: file))
         let plan = StemPlan(sequence, mode: mode, fileExtension: fileExtension).stems
         if let spec = options.effects.first(where: { $0.changesRate }) {
             throw .graph("\(spec.name): changes the pace, so the stems would no longer line up with the mix")

@@ -194,6 +194,7 @@ public final class OfflineRenderer: Sendable {
         _ sequence: MusicSequence, to outputPath: String, effects: [AudioNode]? = nil,
         progress: (Double, Double) -> Bool = { _, _ in true }
     ) throws(RenderError) -> RenderSummary {
+        let sequence = options.excerpt(of: sequence)
         let changesPace = effects == nil && options.effects.contains { $0.changesRate }
         var effectNodes = effects ?? []
         if effects == nil && !changesPace {

@@ -62,6 +62,11 @@ public struct RenderOptions: Sendable, Hashable {
     public var transpose = 0
     /// Where in the song the render starts, in seconds (programs and controllers chased).
     public var startSeconds = 0.0
+    /// Where in the song the music ends, in seconds (nil: at the song's end): the notes sounding
+    /// then end there and the tail follows, as after a song's last note
+    /// (`MusicSequence.ending(atSeconds:)`). Song time, as `startSeconds`; the render's music lasts
+    /// `endSeconds − startSeconds` at speed 1.
+    public var endSeconds: Double?
     /// Threads that render one file: its channels split over that many synthesizers, or
     /// FluidSynth's multi-core voice rendering when the channels cannot be split evenly.
     public var threads = 1
@@ -151,7 +156,12 @@ public struct RenderOptions: Sendable, Hashable {
             + "rate=\(sampleRate);format=\(encoding.rawValue);dither=\(dither);gain=\(gainDecibels);tail=\(tail.text);loudness=\(target);"
             + "polyphony=\(polyphony);maximumTail=\(maximumTailSeconds);quantum=\(quantumFrames);"
             + "interpolation=\(interpolation.rawValue);programs=\(overrides);muted=\(mutedChannels.sorted());"
-            + "speed=\(speed);transpose=\(transpose);start=\(startSeconds)"
+            + "speed=\(speed);transpose=\(transpose);start=\(startSeconds);end=\(endSeconds ?? -1)"
+    }
+
+    /// `sequence` cut at `endSeconds`, if set.
+    func excerpt(of sequence: MusicSequence) -> MusicSequence {
+        endSeconds.map { sequence.ending(atSeconds: $0) } ?? sequence
     }
 
     /// The song's length once rendered from `startSeconds` at `pace`.
