@@ -142,6 +142,7 @@ struct PlayCommand: ParsableCommand {
     private enum Next { case next, previous, quit }
 
     func validate() throws {
+        if let error = Mistakes.soundFontAmongSongs(files, command: "play") { throw error }
         _ = try driverOptions.channelRouting(channelMap)
         if midiOutOnly && network.configuration == nil && sequencerMIDI == nil {
             throw ValidationError(

@@ -52,7 +52,9 @@ struct RenderCommand: ParsableCommand {
 
     @Option(
         name: .shortAndLong,
-        help: ArgumentHelp("Output file (one input) or folder (several, or a folder input).", valueName: "path"))
+        help: ArgumentHelp(
+            "Output file (one input) or folder (several, or a folder input); without it, each song's render goes beside it (song.mid → song.wav).",
+            valueName: "path"))
     var output: String?
 
     @Option(help: ArgumentHelp("Corpus jobs, one JSON object per line (see above).", valueName: "file.jsonl"))
@@ -76,7 +78,7 @@ struct RenderCommand: ParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Output extension when -o is a folder, or the type written to standard output with -o - (wav, flac, ogg, aiff, raw).",
+            "Output extension when -o is a folder or not given, or the type written to standard output with -o - (wav, flac, ogg, aiff, raw).",
             valueName: "ext"))
     var ext = "wav"
 
@@ -117,6 +119,7 @@ struct RenderCommand: ParsableCommand {
     var force = false
 
     func validate() throws {
+        if let error = Mistakes.soundFontAmongSongs(inputs, command: "render") { throw error }
         guard (1...64).contains(jobs) else { throw ValidationError("--jobs must be between 1 and 64, got \(jobs)") }
         if settings.timing == .fluidSynth && (song.speed != 1 || song.start != nil) {
             throw ValidationError("--timing fluidsynth plays from the start at speed 1: no --speed or --start with it")
@@ -136,6 +139,7 @@ struct RenderCommand: ParsableCommand {
         }
         if stems != nil {
             guard manifest == nil, inputs.count == 1 else { throw ValidationError("--stems renders one MIDI file") }
+            guard output != nil else { throw ValidationError("--stems writes a folder of files: name it with -o") }
             guard settings.loudness == nil else {
                 throw ValidationError(
                     "--loudness does not combine with --stems yet (stems are measured, not normalized)")
@@ -154,7 +158,13 @@ struct RenderCommand: ParsableCommand {
             guard inputs.isEmpty else { throw ValidationError("--manifest takes the inputs from the manifest") }
         } else {
             guard !inputs.isEmpty else { throw ValidationError("name MIDI files to render, or a --manifest") }
-            guard let output else { throw ValidationError("-o/--output is needed") }
+            // Without -o, each song's render goes beside it (`song.mid` → `song.wav`), as timidity -Ow does.
+            guard let output else {
+                if inputs.contains(where: Self.isFolder) {
+                    throw ValidationError("a folder renders into a folder: give it with -o, e.g. -o renders/")
+                }
+                return
+            }
             let audioExtensions: Set<String> = ["wav", "flac", "ogg", "oga", "aiff", "aif", "raw"]
             if inputs.count > 1 || inputs.contains(where: Self.isFolder), !Self.isFolder(output),
                 audioExtensions.contains(POSIXSupport.pathExtension(of: output).lowercased())
@@ -194,7 +204,7 @@ struct RenderCommand: ParsableCommand {
         } else if output == "-" {
             try renderToStandardOutput(fonts: paths, options: options)
         } else {
-            try renderFiles(fonts: paths, options: options, output: output ?? ".")
+            try renderFiles(fonts: paths, options: options, output: output)
         }
     }
 
@@ -232,14 +242,21 @@ struct RenderCommand: ParsableCommand {
     }
 
     /// Files to a file, or to a folder of renders named after them.
-    private func renderFiles(fonts: [String], options: RenderOptions, output: String, standIn: Bool = false) throws {
-        let single = inputs.count == 1 && !Self.isFolder(output) && !output.hasSuffix("/")
-        let plan =
-            single
-            ? BatchPlan(jobs: [BatchJob(input: inputs[0], output: output)])
-            : BatchPlan(files: inputs, intoFolder: output, fileExtension: ext)
+    private func renderFiles(fonts: [String], options: RenderOptions, output: String?, standIn: Bool = false) throws {
+        let plan: BatchPlan
+        var createsFolders = false
+        if let output {
+            let single = inputs.count == 1 && !Self.isFolder(output) && !output.hasSuffix("/")
+            plan =
+                single
+                ? BatchPlan(jobs: [BatchJob(input: inputs[0], output: output)])
+                : BatchPlan(files: inputs, intoFolder: output, fileExtension: ext)
+            createsFolders = !single
+        } else {
+            plan = BatchPlan(jobs: inputs.map { BatchJob(input: $0, output: Self.besideSong($0, fileExtension: ext)) })
+        }
         var configuration = BatchRunner.Configuration(soundFonts: fonts, options: options)
-        configuration.createsFolders = !single
+        configuration.createsFolders = createsFolders
         configuration.replacesExistingOutputs = force || standIn
         configuration.longestFirst = false
         let workers = min(jobs, plan.jobs.count)
@@ -261,6 +278,12 @@ struct RenderCommand: ParsableCommand {
             throw Terminal.interruptExitCode
         }
         if summary.failed > 0 { throw ExitCode(1) }
+    }
+
+    /// Where a song's render goes without -o: beside it, with `fileExtension` for its own
+    /// (`songs/a.mid` → `songs/a.wav`).
+    static func besideSong(_ song: String, fileExtension: String) -> String {
+        POSIXSupport.deletingPathExtension(song) + "." + fileExtension
     }
 
     /// A manifest's ledger: `jobs.done.jsonl` beside `jobs.jsonl` (or the `jobs.jsonl.done.jsonl` an
@@ -331,7 +354,7 @@ struct RenderCommand: ParsableCommand {
     private func renderRouted(_ routing: ChannelRouting, fonts: [String], options: RenderOptions) throws {
         let input = inputs[0]
         // A folder (or none): the render goes into it, named after the MIDI file, as `render` does.
-        var target = output ?? "."
+        var target = output ?? Self.besideSong(input, fileExtension: ext)
         if target.hasSuffix("/") || Self.isFolder(target) {
             target = (target.hasSuffix("/") ? target : target + "/") + BatchPlan.baseName(of: input) + "." + ext
         }
