@@ -70,9 +70,12 @@ enum Mistakes {
     }
 
     /// Whether `path` names a SoundFont: by its extension (.sf2, .sf3), or by its first bytes
-    /// (`RIFF` … `sfbk`) for a file that has another.
+    /// (`RIFF` … `sfbk`) for a regular file that has another (pipes and devices are not read).
     static func isSoundFont(_ path: String) -> Bool {
         if ["sf2", "sf3"].contains(POSIXSupport.pathExtension(of: path).lowercased()) { return true }
+        // Only a regular file is read here: opening a FIFO would wait for its writer.
+        var info = stat()
+        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return false }
         guard let file = fopen(path, "rb") else { return false }
         defer { fclose(file) }
         var header = [UInt8](repeating: 0, count: 12)
