@@ -19,6 +19,18 @@ enum Mistakes {
     /// instead, or nil when the first argument is an option or a command.
     static func explain(_ arguments: [String]) -> String? {
         if let habit = fluidSynthHabit(arguments) { return habit }
+        // `pianola help NAME` for a NAME that is no command: the argument parser would print the
+        // root help and exit 0, as if it had been understood.
+        if arguments.first == "help", arguments.count > 1, !arguments[1].hasPrefix("-"),
+            !commandNames.contains(arguments[1])
+        {
+            let name = arguments[1]
+            let nearest = commandNames.filter { $0 != "help" }.min { distance(name, $0) < distance(name, $1) }
+            if let nearest, distance(name, nearest) <= max(2, name.count / 3) {
+                return "no command '\(name)' to help with; did you mean `pianola help \(nearest)`?"
+            }
+            return "no command '\(name)' to help with (`pianola --help` lists the commands)"
+        }
         guard let first = arguments.first, !first.hasPrefix("-"), !commandNames.contains(first) else { return nil }
         if midiFileExtensions.contains(POSIXSupport.pathExtension(of: first).lowercased())
             || FileManager.default.fileExists(atPath: first)

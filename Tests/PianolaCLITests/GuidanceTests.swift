@@ -15,6 +15,13 @@ struct GuidanceTests {
         result = try runPianola(["frobnicate"])
         #expect(result.status == 64 && result.stderr.contains("unknown command 'frobnicate'"))
         #expect(try runPianola(["help", "render"]).stdout.contains("OVERVIEW: Render MIDI files"))
+        // `help` with no such command is an error, not the root help (exit 0) as if understood.
+        result = try runPianola(["help", "nonexistent"])
+        #expect(result.status == 64 && result.stdout.isEmpty, "\(result.stdout.prefix(200))")
+        #expect(result.stderr.contains("no command 'nonexistent' to help with"), "\(result.stderr)")
+        result = try runPianola(["help", "rendr"])
+        #expect(
+            result.status == 64 && result.stderr.contains("did you mean `pianola help render`?"), "\(result.stderr)")
     }
 
     @Test("no sound device: play names `pianola devices`, --device and render; live without a sequencer, --rtpmidi")
