@@ -27,18 +27,6 @@ private func notes(rate: Double, seconds: Double = 3) -> AudioFile.Buffer {
     return AudioFile.Buffer(samples: samples, channelCount: 2, sampleRate: rate)
 }
 
-/// The correlation of two interleaved signals over their common length.
-private func correlation(_ a: [Float], _ b: [Float]) -> Double {
-    var dot = 0.0
-    var energy = (0.0, 0.0)
-    for index in 0..<min(a.count, b.count) {
-        dot += Double(a[index]) * Double(b[index])
-        energy.0 += Double(a[index]) * Double(a[index])
-        energy.1 += Double(b[index]) * Double(b[index])
-    }
-    return dot / (energy.0 * energy.1).squareRoot()
-}
-
 /// libsndfile's major format, subtype, rate and channels of a file.
 private func formatOf(_ path: String) -> (major: Int32, subtype: Int32, rate: Int, channels: Int) {
     var info = SF_INFO()

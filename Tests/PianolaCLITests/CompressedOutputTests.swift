@@ -12,18 +12,6 @@ private func fileSize(_ path: String) -> Int {
     ((try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? Int) ?? 0
 }
 
-/// The correlation of two interleaved signals over their common length.
-private func correlation(_ a: [Float], _ b: [Float]) -> Double {
-    var dot = 0.0
-    var energy = (0.0, 0.0)
-    for index in 0..<min(a.count, b.count) {
-        dot += Double(a[index]) * Double(b[index])
-        energy.0 += Double(a[index]) * Double(a[index])
-        energy.1 += Double(b[index]) * Double(b[index])
-    }
-    return dot / (energy.0 * energy.1).squareRoot()
-}
-
 /// `pianola render` of the demo song with the bundled font to `output`, quietly, with `extra`.
 private func renderDemo(to output: String, _ extra: [String] = []) throws -> (status: Int32, stderr: String) {
     let result = try runPianola(["render", "-q", demoSong, "-o", output, "-s", bundledFontPath] + extra)

@@ -76,6 +76,18 @@ public func decodeIndependently(
     return try readPCM16WAV(wav)
 }
 
+/// The correlation of two interleaved signals over their common length (1: the same up to a gain).
+public func correlation(_ a: [Float], _ b: [Float]) -> Double {
+    var dot = 0.0
+    var energy = (0.0, 0.0)
+    for index in 0..<min(a.count, b.count) {
+        dot += Double(a[index]) * Double(b[index])
+        energy.0 += Double(a[index]) * Double(a[index])
+        energy.1 += Double(b[index]) * Double(b[index])
+    }
+    return dot / (energy.0 * energy.1).squareRoot()
+}
+
 /// The RMS level of samples in dBFS (−∞ for silence).
 public func rmsDecibels(_ samples: [Float]) -> Double {
     let energy = samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(max(1, samples.count))
