@@ -23,7 +23,9 @@ private func rendered(
 
 @Suite("Sampler: the rate follows the engine's, as AVAudioUnitSampler's follows its connection")
 struct SamplerRateTests {
-    @Test("a sampler made for 44.1 kHz in a 48 kHz engine plays as one made for 48 kHz, its fonts, program and settings kept")
+    @Test(
+        "a sampler made for 44.1 kHz in a 48 kHz engine plays as one made for 48 kHz, its fonts, program and settings kept"
+    )
     func followsTheEngine() throws {
         var settings = SamplerNode.Settings()
         settings.sampleRate = 48_000
@@ -56,7 +58,9 @@ struct SamplerRateTests {
         #expect(before.contains { abs($0) > 0.01 } && after == before)
     }
 
-    @Test("what cannot follow names SamplerNode.Settings.sampleRate: a sampler loading on demand with a font, a rate FluidSynth does not render at")
+    @Test(
+        "what cannot follow names SamplerNode.Settings.sampleRate: a sampler loading on demand with a font, a rate FluidSynth does not render at"
+    )
     func whatCannotFollow() throws {
         var settings = SamplerNode.Settings()
         settings.sampleLoading = .onDemand
@@ -69,7 +73,8 @@ struct SamplerRateTests {
             let error = #expect(throws: AudioGraphError.self) {
                 try engine.enableManualRenderingMode(format: .stereo(sampleRate: rate), maximumFrameCount: 512)
             }
-            #expect(error?.description.contains("SamplerNode.Settings.sampleRate") == true, "\(String(describing: error))")
+            #expect(
+                error?.description.contains("SamplerNode.Settings.sampleRate") == true, "\(String(describing: error))")
         }
         // Before a font is loaded, it follows.
         let empty = try SamplerNode(settings: settings)

@@ -78,7 +78,8 @@ struct AudioSequencerTailTests {
         return (engine, sequencer)
     }
 
-    @Test("isFinished stops at the last event with the note ringing; isFinished(includingTail:) waits until it died away")
+    @Test(
+        "isFinished stops at the last event with the note ringing; isFinished(includingTail:) waits until it died away")
     func tailIsRendered() throws {
         let (engine, sequencer) = try playing(RingingNode(decaySeconds: 0.05))
         let buffer = AudioBuffer(channelCount: 2, frameCapacity: 480)
@@ -104,7 +105,9 @@ struct AudioSequencerTailTests {
         #expect(sequencer.isFinished(includingTail: false) && sequencer.isFinished)
     }
 
-    @Test("voices still held when the sound is gone are waited for 2 s of silence; a sound that never ends, until maximumTailSeconds")
+    @Test(
+        "voices still held when the sound is gone are waited for 2 s of silence; a sound that never ends, until maximumTailSeconds"
+    )
     func tailLimits() throws {
         let buffer = AudioBuffer(channelCount: 2, frameCapacity: 480)
         func tail(_ instrument: RingingNode, maximum: Double = 30) throws -> Double {
