@@ -33,7 +33,8 @@ struct AudioRecordingOptions: ParsableArguments {
             let seconds = Double(tap.writtenFrameCount) / tap.fileSampleRate
             Terminal.writeError(
                 "Recorded audio: \(Terminal.clock(seconds)) to \(tap.files.first ?? tap.path)"
-                    + (tap.droppedFrameCount > 0 ? ", \(tap.droppedFrameCount) frames lost (disk too slow)" : "") + "\n"
+                    + (tap.droppedFrameCount > 0
+                        ? ", \(counted(tap.droppedFrameCount, "frame")) lost (disk too slow)" : "") + "\n"
             )
         }
         return tap.failure?.description

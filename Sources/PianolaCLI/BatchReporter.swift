@@ -4,12 +4,13 @@ import Pianola
     import Glibc
 #endif
 
-/// Prints what a batch render does, in one of the three ways `render` shows it.
+/// Prints what a batch render does, in one of the three ways `render` shows it. Progress goes
+/// to standard error, and only when it is a terminal: a pipe or a file gets the summaries alone.
 struct BatchReporter {
     enum Style {
         /// One file at a time: a progress bar, then its summary line.
         case oneAtATime
-        /// Several at once: "[k/N] summary" as each finishes.
+        /// Several at once: each file's summary line as it finishes, under a "[k/N] done" line.
         case numbered
         /// A corpus: one progress line for the batch (files/s, audio-s/s, ETA); failures by origin.
         case corpus
@@ -28,6 +29,8 @@ struct BatchReporter {
     var standardOutputStandIn: String?
     private var progress: ProgressReporter?
     private var progressJob: BatchJob?
+    /// Whether the "[k/N] done" line of `numbered` is on the terminal.
+    private var countShown = false
     /// Whether a job's interruption was shown ("… was not written").
     private(set) var reportedCancellation = false
 
@@ -37,6 +40,7 @@ struct BatchReporter {
     }
 
     mutating func show(_ event: BatchEvent) {
+        if case .progress = event {} else { clearCount() }
         switch event {
         case .progress(let job, let rendered, let music):
             if progressJob != job {
@@ -47,14 +51,14 @@ struct BatchReporter {
         case .defectsRecovered(let job, let count):
             guard style != .corpus, !quiet else { return }
             Terminal.writeError(
-                "warning: \(job.input): \(count) defects recovered (pianola info \(job.input) lists them)\n")
+                "warning: \(job.input): \(counted(count, "defect")) recovered (pianola info \(job.input) lists them)\n")
         case .defectGapsCut(let job, let cuts):
             guard !quiet else { return }
             endProgress()
             for cut in cuts {
                 Terminal.writeError(
                     "warning: \(job.input): cut \(Self.clock(cut.seconds)) of silence that a damaged delta time made "
-                        + "(track \(cut.gap.track + 1), tick \(cut.gap.tick): hugeDeltaTime; pianola info lists it)\n")
+                        + "(track \(cut.gap.track), tick \(cut.gap.tick): hugeDeltaTime; pianola info lists it)\n")
             }
         case .loudnessOutOfReach(let job, let target, let measured):
             guard style != .corpus else { return }
@@ -76,6 +80,7 @@ struct BatchReporter {
                 showCorpus(job, outcome, counts)
             } else {
                 showFile(job, outcome, counts)
+                showCount(counts)
             }
         case .failureNotLogged(let error):
             failuresNotLogged = true
@@ -101,13 +106,31 @@ struct BatchReporter {
         progressJob = nil
     }
 
+    /// The "[k/N] done" line of a batch rendered several at once, on a terminal, until the last.
+    private mutating func showCount(_ counts: BatchSummary) {
+        guard style == .numbered, !quiet, Terminal.isInteractive, counts.finished < counts.total else { return }
+        Terminal.writeError("\r[\(counts.finished)/\(counts.total)] done\u{1B}[K")
+        countShown = true
+    }
+
+    private mutating func clearCount() {
+        guard countShown else { return }
+        Terminal.writeError("\r\u{1B}[K")
+        countShown = false
+    }
+
+    /// Clears what the batch left on the terminal (an interrupted one's "[k/N] done" line).
+    mutating func finish() {
+        endProgress()
+        clearCount()
+    }
+
     private mutating func showFile(_ job: BatchJob, _ outcome: BatchOutcome, _ counts: BatchSummary) {
         switch outcome {
         case .rendered(let summary, let elapsed):
             guard !quiet, !json else { return }
             let line = Self.summaryLine(shown(summary), elapsed: elapsed)
-            let text = style == .numbered ? "[\(counts.finished)/\(counts.total)] \(line)" : line
-            if standardOutputStandIn == nil { print(text) } else { Terminal.writeError(text + "\n") }
+            if standardOutputStandIn == nil { print(line) } else { Terminal.writeError(line + "\n") }
         case .failed(let reason):
             printError("pianola: \(Self.place(job)): \(Hints.job(reason))")
         case .cancelled:
@@ -119,12 +142,14 @@ struct BatchReporter {
         }
     }
 
+    /// A corpus job's end: its failure, and on a terminal the batch's progress line (a pipe or a
+    /// file gets the failures and the last line only).
     private func showCorpus(_ job: BatchJob, _ outcome: BatchOutcome, _ counts: BatchSummary) {
         if case .failed(let reason) = outcome {
             if Terminal.isInteractive { Terminal.writeError("\r\u{1B}[K") }
             printError("pianola: \(Self.place(job)): \(Hints.job(reason))")
         }
-        guard !quiet else { return }
+        guard !quiet, Terminal.isInteractive else { return }
         let elapsed = max(counts.elapsedSeconds, 1e-3)
         let filesPerSecond = Double(counts.rendered + counts.failed) / elapsed
         let eta = filesPerSecond > 0 ? Terminal.clock(Double(counts.total - counts.finished) / filesPerSecond) : "?"
@@ -134,13 +159,7 @@ struct BatchReporter {
         let line =
             "\(bar) [\(counts.finished)/\(counts.total)] \(String(format1: filesPerSecond)) files/s, "
             + "\(String(format1: counts.audioSeconds / elapsed)) audio-s/s, ETA \(eta)"
-        if Terminal.isInteractive {
-            Terminal.writeError("\r\(line)\u{1B}[K")
-        } else if case .failed = outcome {
-        } else {
-            let note = if case .skipped = outcome { " (already done)" } else { "" }
-            Terminal.writeError(line + "  " + job.output + note + "\n")
-        }
+        Terminal.writeError("\r\(line)\u{1B}[K")
     }
 
     /// The corpus's last line: counts, audio, speed, where the failures are.
@@ -155,7 +174,7 @@ struct BatchReporter {
             summary.failed == 0
             ? ""
             : failuresNotLogged ? "; the failure log \(failures) could not be written" : "; failures in \(failures)"
-        Terminal.writeError("\(counts) (\(summary.total) jobs): \(audio)\(where_)\n")
+        Terminal.writeError("\(counts) (\(counted(summary.total, "job"))): \(audio)\(where_)\n")
     }
 
     /// The job's origin and input, for messages ("corpus.jsonl:3 (a.mid)", or just the input).
@@ -189,8 +208,8 @@ struct BatchReporter {
         guard count > 0 else { return }
         let what =
             summary.encoding == .f32
-            ? "\(count) samples above 0 dBFS (they clip wherever the file is turned into integers)"
-            : "\(count) samples clipped"
+            ? "\(counted(count, "sample")) above 0 dBFS (they clip wherever the file is turned into integers)"
+            : "\(counted(count, "sample")) clipped"
         Terminal.writeError(
             "warning: \(summary.outputPath): \(what), peak \(String(decibels: summary.peak)) dBFS: use --gain or --loudness\n"
         )
@@ -217,7 +236,7 @@ struct BatchReporter {
             object["truePeak"] = decibels(summary.truePeak)
             object["samplesOverFullScale"] = .number(Double(summary.samplesOverFullScale))
             if !summary.warnings.isEmpty { object["warnings"] = .array(summary.warnings.map(JSONValue.string)) }
-            object["soundFonts"] = .array(soundFonts.map(JSONValue.string))
+            object.merge(SoundFontOptions.json(soundFonts)) { $1 }
             object["elapsedSeconds"] = seconds(elapsed)
             // The process's peak resident memory so far (Linux counts ru_maxrss in kilobytes).
             var usage = rusage()

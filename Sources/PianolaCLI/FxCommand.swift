@@ -30,13 +30,16 @@ struct FxListCommand: ParsableCommand {
             print(JSONValue.array(entries).serialized())
             return
         }
+        // In 80 columns: a long summary or list of choices goes on under its own start.
         for effect in EffectSpec.catalog {
-            print("\(effect.name): \(effect.summary)")
+            let name = "\(effect.name): "
+            for line in wrapped(effect.summary, after: name, indent: name.count) { print(line) }
             // Keys in a column as wide as the longest (`expansionThreshold`) and two spaces.
             let width = (effect.parameters.map(\.identifier.count).max() ?? 0) + 2
             for parameter in effect.parameters {
-                let key = fitted(parameter.identifier, width: width)
-                print("  \(key)\(parameter.name): \(Self.values(of: parameter))")
+                let key = "  " + fitted(parameter.identifier, width: width)
+                let text = "\(parameter.name): \(Self.values(of: parameter))"
+                for line in wrapped(text, after: key, indent: key.count) { print(line) }
             }
         }
     }

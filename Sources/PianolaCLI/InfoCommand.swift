@@ -10,6 +10,7 @@ struct InfoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "info",
         abstract: "Describe MIDI files: format, tempo, tracks, notes, and any damage found.",
+        usage: "pianola info [<options>] <file> ...",
         discussion: """
             Reads each file leniently, as `play` and `render` do: a damaged file is described with \
             what could be recovered and a list of diagnostics (kind, track, byte offset). Files \
@@ -132,9 +133,9 @@ struct InfoCommand: ParsableCommand {
         let summary = result.summary
         let container = result.isRMID ? " (RIFF RMID)" : ""
         print(
-            "  format \(summary.format.rawValue)\(container), \(Self.divisionText(summary.division)), \(summary.trackCount) tracks, \(Terminal.clock(summary.durationSeconds))"
+            "  format \(summary.format.rawValue)\(container), \(Self.divisionText(summary.division)), \(counted(summary.trackCount, "track")), \(Terminal.clock(summary.durationSeconds))"
         )
-        print("  \(summary.noteCount) notes, \(summary.eventCount) events")
+        print("  \(counted(summary.noteCount, "note")), \(counted(summary.eventCount, "event"))")
         let tempos = summary.tempoChanges
         let tempoText =
             summary.division.isSMPTE
@@ -144,7 +145,7 @@ struct InfoCommand: ParsableCommand {
         if let meter = summary.timeSignatures.first {
             line +=
                 ", time \(meter.numerator)/\(meter.denominator)"
-                + (summary.timeSignatures.count > 1 ? " (\(summary.timeSignatures.count) changes)" : "")
+                + (summary.timeSignatures.count > 1 ? " (\(counted(summary.timeSignatures.count, "change")))" : "")
         }
         if let key = summary.keySignatures.first { line += ", key \(key.name)" }
         print(line)
@@ -159,16 +160,18 @@ struct InfoCommand: ParsableCommand {
                     + track.programs.map {
                         "\($0.program) (\(GeneralMIDI.instrumentName(program: $0.program, channel: $0.channel)))"
                     }.joined(separator: ", ")
-            print("    \(Self.pad(String(track.index), 3)) \(name)\(channels)\(programs)  \(track.noteCount) notes")
+            print(
+                "    \(Self.pad(String(track.index), 3)) \(name)\(channels)\(programs)  \(counted(track.noteCount, "note"))"
+            )
         }
         if summary.lyricCount > 0 || summary.markerCount > 0 {
-            print("  \(summary.lyricCount) lyrics, \(summary.markerCount) markers")
+            print("  \(counted(summary.lyricCount, "lyric")), \(counted(summary.markerCount, "marker"))")
             if verbose { print("  lyrics: " + summary.lyrics.joined()) }
         }
         if result.diagnostics.isEmpty {
             print("  no defects")
         } else {
-            print("  \(result.diagnostics.count) diagnostics:")
+            print("  \(counted(result.diagnostics.count, "diagnostic")):")
             let shown = verbose ? result.diagnostics : Array(result.diagnostics.prefix(10))
             for diagnostic in shown { print("    \(diagnostic.kind.rawValue): \(diagnostic)") }
             if shown.count < result.diagnostics.count {
@@ -269,7 +272,7 @@ struct InfoCommand: ParsableCommand {
         guard let first = tempos.first, let last = tempos.last, let slowest = tempos.min(), let fastest = tempos.max()
         else { return "none" }
         if tempos.count == 1 { return bpm(first) }
-        return "\(bpm(first)) → \(bpm(last)), \(tempos.count) tempos, \(bpm(slowest))–\(bpm(fastest))"
+        return "\(bpm(first)) → \(bpm(last)), \(counted(tempos.count, "tempo")), \(bpm(slowest))–\(bpm(fastest))"
     }
 
     static func bpm(_ value: Double) -> String {

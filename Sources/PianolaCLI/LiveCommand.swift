@@ -145,7 +145,9 @@ struct LiveCommand: ParsableCommand {
         session.stop()
         if let record {
             try session.writeRecording(to: record)
-            if !quiet { Terminal.writeError("Recorded \(session.recorder?.count ?? 0) events to \(record)\n") }
+            if !quiet {
+                Terminal.writeError("Recorded \(counted(session.recorder?.count ?? 0, "event")) to \(record)\n")
+            }
         }
         let recordingFailure = AudioRecordingOptions.report(session.audioTap, quiet: quiet)
         if let latencyReport { try session.latencyReport().write(to: latencyReport) }
@@ -157,12 +159,15 @@ struct LiveCommand: ParsableCommand {
             if let listener = session.network {
                 let journals = listener.sessions.reduce(0) { $0 + $1.malformedJournals }
                 Terminal.writeError(
-                    "network MIDI: \(listener.sessions.count) sessions, \(listener.malformedPacketCount) network packets dropped (malformed, or not from their session's peer), \(journals) recovery journals malformed\n"
-                )
+                    "network MIDI: \(counted(listener.sessions.count, "session")), "
+                        + "\(counted(listener.malformedPacketCount, "network packet")) dropped "
+                        + "(malformed, or not from their session's peer), "
+                        + "\(counted(journals, "recovery journal")) malformed\n")
             }
             let status = session.status()
             Terminal.writeError(
-                "\(status.deliveredCount) events played, \(status.lateCount) late, \(status.underruns) underruns\n")
+                "\(counted(status.deliveredCount, "event")) played, \(status.lateCount) late, "
+                    + "\(counted(status.underruns, "underrun"))\n")
         }
         if let failure = failure ?? recordingFailure { throw CLIError(failure) }
         // Ctrl-C is an interruption (130); SIGTERM is how a service manager or a script stops a
@@ -222,7 +227,8 @@ struct LiveCommand: ParsableCommand {
                     lastSummary = Terminal.monotonicSeconds()
                     let status = session.status()
                     Terminal.writeError(
-                        "\(status.deliveredCount) events, \(status.voiceCount) voices, \(status.underruns) underruns\n")
+                        "\(counted(status.deliveredCount, "event")), \(counted(status.voiceCount, "voice")), "
+                            + "\(counted(status.underruns, "underrun"))\n")
                 }
             }
             usleep(50_000)
@@ -242,7 +248,7 @@ struct LiveCommand: ParsableCommand {
         }
         let inputs = names.isEmpty ? "no MIDI source connected" : names.joined(separator: ", ")
         return Terminal.fit(
-            "\(inputs)  \(status.voiceCount) voices  \(String(decibels: status.peak)) dB  "
-                + "\(String(format1: status.latencyMilliseconds)) ms  \(status.underruns) xruns")
+            "\(inputs)  \(counted(status.voiceCount, "voice"))  \(String(decibels: status.peak)) dB  "
+                + "\(String(format1: status.latencyMilliseconds)) ms  \(counted(status.underruns, "xrun"))")
     }
 }

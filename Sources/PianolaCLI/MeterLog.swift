@@ -87,7 +87,7 @@ final class MeterLog {
     /// The line for the summary when the log stopped short: "the meter log levels.jsonl stopped
     /// after 12 windows: cannot write: No space left on device".
     var failureLine: String? {
-        failure.map { "the meter log \(name) stopped after \(windowCount) windows: \($0)" }
+        failure.map { "the meter log \(name) stopped after \(counted(windowCount, "window")): \($0)" }
     }
 
     /// The log stops at its first failure, said once.

@@ -12,8 +12,8 @@ struct PlayCommand: ParsableCommand {
         discussion: """
             On a terminal: one status line (position, bar:beat, tempo, voices, level, underruns, \
             lyrics) and keys: space pause/resume, ←/→ seek 5 s, ↑/↓ speed, n/p next/previous file, \
-            l loop on/off, q quit. Otherwise: a progress line every 10 %. Ctrl-C stops cleanly \
-            (notes released, device drained).
+            l loop on/off, q quit. Into a pipe or a file: one line as each song ends. Ctrl-C stops \
+            cleanly (notes released, device drained).
 
             The I/O buffer is --period × --periods frames: bigger is safer against crackles, \
             smaller answers sooner.
@@ -314,7 +314,7 @@ struct PlayCommand: ParsableCommand {
     }
 
     /// Follows a song until it ends or a key moves on: keys to the transport, the status line
-    /// (or a line every tenth without a terminal).
+    /// (or, on a terminal that gives no keys, a line every tenth; nothing into a pipe or a file).
     private func playing(_ name: String, in session: PlaybackSession, keys: KeyReader?) throws -> Next {
         var lastDecile = -1
         // At least one pass: a song that ends before the first look (an unpaced device plays a
@@ -344,18 +344,21 @@ struct PlayCommand: ParsableCommand {
                 let status = session.status()
                 if keys != nil {
                     Terminal.writeError("\r" + Self.statusLine(status, name: name) + "\u{1B}[K")
-                } else if Int(status.positionSeconds / max(status.durationSeconds, 0.001) * 10) > lastDecile {
+                } else if Terminal.isInteractive,
+                    Int(status.positionSeconds / max(status.durationSeconds, 0.001) * 10) > lastDecile
+                {
+                    // (A terminal without keys: a line every tenth. A pipe or a file gets none.)
                     lastDecile = Int(status.positionSeconds / max(status.durationSeconds, 0.001) * 10)
                     Terminal.writeError(
-                        "\(name): \(Terminal.clock(status.positionSeconds)) of \(Terminal.clock(status.durationSeconds)), \(status.underruns) underruns\n"
-                    )
+                        "\(name): \(Terminal.clock(status.positionSeconds)) of "
+                            + "\(Terminal.clock(status.durationSeconds)), \(counted(status.underruns, "underrun"))\n")
                 }
             }
             usleep(50_000)
         } while !session.isSongFinished
         if !quiet {
             Terminal.writeError(
-                keys != nil ? "\r\u{1B}[K" : "\(name): finished, \(session.output.xrunCount) underruns\n")
+                keys != nil ? "\r\u{1B}[K" : "\(name): finished, \(counted(session.output.xrunCount, "underrun"))\n")
         }
         return .next
     }
@@ -380,7 +383,8 @@ struct PlayCommand: ParsableCommand {
         let time = "\(Terminal.clock(status.positionSeconds))/\(Terminal.clock(status.durationSeconds))"
         let line =
             "\(state) \(name) \(time)  \(status.bar):\(status.beat)  \(Int(status.beatsPerMinute.rounded())) BPM  "
-            + "\(status.voiceCount) voices  \(String(decibels: status.peak)) dB  \(status.underruns) xruns"
+            + "\(counted(status.voiceCount, "voice"))  \(String(decibels: status.peak)) dB  "
+            + counted(status.underruns, "xrun")
             + (status.transport.map { "  JACK \($0.rawValue)" } ?? "")
         let room = Terminal.width - 1 - line.count - 2
         guard room > 3, !status.lyricLine.isEmpty else { return Terminal.fit(line) }

@@ -5,6 +5,8 @@ struct ProcessCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "process",
         abstract: "Apply an effect chain to an audio file (WAV, FLAC, Ogg, Opus, MP3, AIFF).",
+        // (The parser's own usage line lists every option: over 140 columns.)
+        usage: "pianola process [<options>] <input> --output <path>",
         discussion: """
             The output format follows the extension of -o (.wav, .flac, .ogg, .opus, .mp3, .aiff, \
             .raw); the sample format is the input's unless --format says otherwise (.opus and .mp3 \
@@ -22,7 +24,9 @@ struct ProcessCommand: ParsableCommand {
             A varispeed plays what comes before it faster or slower, the pitch following: the \
             output is 1/rate as long.
 
-            An existing output is replaced only with --force; the input never is.
+            An existing output is replaced only with --force; the input never is. The summary (on \
+            standard error) gives the length, the effects, the sample format, the peak and, for a \
+            stereo output, the loudness; a progress bar shows only on a terminal.
             """)
 
     @Argument(help: ArgumentHelp("The audio file to process.", valueName: "input"))
@@ -58,23 +62,39 @@ struct ProcessCommand: ParsableCommand {
             throw CLIError(Hints.job(problem.description))
         }
         let specs = try effectOptions.specs()
-        var progress: ProgressReporter?
-        defer { progress?.finish() }
         var processor = AudioFileProcessor(effects: specs)
         processor.dither = dither.isOn
         processor.compression = compression.compression
-        let result = try processor.process(input, to: output, encoding: format) {
-            done, total in
-            if !quiet {
-                if progress == nil { progress = ProgressReporter(label: "process", total: total) }
-                progress?.update(done: done)
+        // The peak and loudness are measured where they are shown: the summary line.
+        processor.measuresOutput = !quiet
+        var progress: ProgressReporter?
+        let result: AudioFileProcessor.Result
+        do {
+            // (The bar goes before the summary comes, not on its line.)
+            defer { progress?.finish() }
+            result = try processor.process(input, to: output, encoding: format) { done, total in
+                if !quiet {
+                    if progress == nil { progress = ProgressReporter(label: "process", total: total) }
+                    progress?.update(done: done)
+                }
+                return Terminal.interruptSignal == nil
             }
-            return Terminal.interruptSignal == nil
         }
-        if !quiet {
-            Terminal.writeError(
-                "\(output): \(Terminal.clock(result.inputSeconds)), \(specs.count) effects, \(result.encoding.rawValue)\n"
-            )
+        if !quiet { Terminal.writeError(Self.summaryLine(output: output, result, effectCount: specs.count) + "\n") }
+    }
+
+    /// "out.wav: 1:05.3, 2 effects, s16, peak -3.1 dBFS, -18.2 LUFS" (the loudness of a stereo
+    /// output), with the samples over full scale when there are some, as `render` says them.
+    static func summaryLine(output: String, _ result: AudioFileProcessor.Result, effectCount: Int) -> String {
+        var line = "\(output): \(Terminal.clock(result.inputSeconds)), \(counted(effectCount, "effect")), "
+        line += result.encoding.rawValue
+        if let peak = result.peak { line += ", peak \(String(decibels: peak)) dBFS" }
+        if let loudness = result.loudness { line += ", \(String(format1: loudness)) LUFS" }
+        if let overs = result.samplesOverFullScale, overs > 0 {
+            line +=
+                result.encoding == .f32
+                ? ", \(counted(overs, "sample")) above 0 dBFS" : ", \(counted(overs, "sample")) clipped"
         }
+        return line
     }
 }

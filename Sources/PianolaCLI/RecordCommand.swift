@@ -21,8 +21,9 @@ struct RecordCommand: ParsableCommand {
 
             On a terminal: a meter per channel (RMS bar, peak, held peak, and a clip light that stays \
             on until `c`), elapsed time, file size, overruns; space pauses and resumes (the file \
-            continues without the paused part). Without a terminal: a line every 10 seconds; with \
-            --interactive the keys come from standard input all the same (a script can pause).
+            continues without the paused part). Into a pipe or a file: only the summary at the end \
+            (--meter-log writes the levels); with --interactive the keys come from standard input \
+            all the same (a script can pause).
 
             Examples:
               pianola record -o take.wav          # default device, 48 kHz stereo, s16

@@ -5,7 +5,8 @@ import Pianola
 #endif
 
 /// What `pianola record` shows while recording: meters and a status line on a terminal (redrawn
-/// in place), a plain line every 10 seconds otherwise; and the summary at the end.
+/// in place; a plain line every 10 seconds when standard input is no terminal), nothing into a
+/// pipe or a file; and the summary at the end.
 struct RecordDisplay {
     enum Ending { case finished, quit, interrupted, failed }
 
@@ -47,7 +48,7 @@ struct RecordDisplay {
                     String(repeating: "\u{1B}[A", count: linesDrawn) + "\r"
                         + lines.map { $0 + "\u{1B}[K" }.joined(separator: "\n") + "\n")
                 linesDrawn = lines.count
-            } else if !quiet, Terminal.monotonicSeconds() - lastLine >= 10 {
+            } else if !quiet, Terminal.isInteractive, Terminal.monotonicSeconds() - lastLine >= 10 {
                 lastLine = Terminal.monotonicSeconds()
                 Terminal.writeError(statusLine(latency: latency) + "\n")
             }
@@ -62,13 +63,13 @@ struct RecordDisplay {
     func statusLine(latency: Double? = nil) -> String {
         var parts = [
             "\(Terminal.clock(recorder.currentTime)) \(recorder.isRecording ? "recorded" : "paused")",
-            Self.megabytes(recorder.tap.fileSize), Self.count(recorder.overrunCount, "overrun"),
+            Self.megabytes(recorder.tap.fileSize), counted(recorder.overrunCount, "overrun"),
         ]
         if recorder.droppedFrameCount > 0 {
-            parts.append(Self.count(recorder.droppedFrameCount, "frame") + " lost (disk too slow)")
+            parts.append(counted(recorder.droppedFrameCount, "frame") + " lost (disk too slow)")
         }
         if recorder.monitorOutput != nil {
-            parts.append(Self.count(recorder.underrunCount, "monitor underrun"))
+            parts.append(counted(recorder.underrunCount, "monitor underrun"))
             if let latency { parts.append("monitor \(String(format1: latency * 1000)) ms") }
         }
         if recorder.files.count > 1 { parts.append("file \(recorder.files.count)") }
@@ -106,19 +107,17 @@ struct RecordDisplay {
         }
     }
 
-    /// "1 overrun", "2 overruns".
-    static func count(_ number: Int, _ noun: String) -> String { "\(number) \(noun)\(number == 1 ? "" : "s")" }
-
     static func megabytes(_ bytes: Int) -> String { "\(String(format1: Double(bytes) / 1_000_000)) MB" }
 
     /// The closing lines: what was written, and what went wrong.
     func summarize(failure: SessionError?, measuredLatency: Double?) {
         guard !quiet else { return }
         let files = recorder.files
-        let names = files.count == 1 ? files[0] : "\(files.count) files (\(files.first ?? "")…\(files.last ?? ""))"
+        let names =
+            files.count == 1 ? files[0] : "\(counted(files.count, "file")) (\(files.first ?? "")…\(files.last ?? ""))"
         Terminal.writeError(
             "Recorded \(Terminal.clock(recorder.currentTime)) to \(names), \(Self.megabytes(recorder.tap.fileSize)); "
-                + "\(Self.count(recorder.overrunCount, "overrun")), \(Self.count(recorder.droppedFrameCount, "frame")) lost\n"
+                + "\(counted(recorder.overrunCount, "overrun")), \(counted(recorder.droppedFrameCount, "frame")) lost\n"
         )
         if let measured = measuredLatency {
             Terminal.writeError(

@@ -21,6 +21,10 @@ struct RenderCommand: ParsableCommand {
             render to standard output once it is complete (--ext picks the type, WAV by default), \
             for pipelines; messages then go to standard error only.
 
+            Progress shows on standard error when it is a terminal; into a pipe or a file only the \
+            summaries are written (each file's line on standard output, a corpus's last line on \
+            standard error).
+
             The output is written to a temporary name and renamed when complete, so an \
             interrupted render (Ctrl-C, SIGTERM, SIGHUP) leaves no half-written file behind. An \
             existing output is replaced only with --force (a corpus job's own outputs, recorded in \
@@ -99,7 +103,7 @@ struct RenderCommand: ParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Also write stems, in one pass: one file per track, MIDI channel or GM instrument family (program), with mix.EXT and stems.json in the -o folder. Effects act on the mix only.",
+            "Also write stems, in one pass: one file per track (track-NN-NAME, numbered as `pianola info` numbers tracks), MIDI channel or GM instrument family (program), with mix.EXT and stems.json in the -o folder. Effects act on the mix only.",
             valueName: "track|channel|program"),
         completion: StemMode.completion, transform: StemMode.parser(for: "--stems"))
     var stems: StemMode?
@@ -112,7 +116,7 @@ struct RenderCommand: ParsableCommand {
 
     @Flag(
         help:
-            "Print one JSON object per output on standard output (input, output, status, seconds, peak, loudness, SoundFonts, error), for pipelines."
+            "Print one JSON object per output on standard output (input, output, status, seconds, peak, loudness, soundFonts: the files played, soundFontLinks: the links they were given as, error), for pipelines."
     )
     var json = false
 
@@ -154,7 +158,12 @@ struct RenderCommand: ParsableCommand {
         }
         if stems != nil {
             guard manifest == nil, inputs.count == 1 else { throw ValidationError("--stems renders one MIDI file") }
-            guard output != nil else { throw ValidationError("--stems writes a folder of files: name it with -o") }
+            guard let output else { throw ValidationError("--stems writes a folder of files: name it with -o") }
+            if Self.namesAudioFile(output) {
+                throw ValidationError(
+                    "--stems writes a folder of files, but -o \(output) names an audio file: give a folder, e.g. -o stems/"
+                )
+            }
         }
         if output == "-" {
             guard manifest == nil, stems == nil, inputs.count == 1, !inputs.contains(where: Self.isFolder) else {
@@ -177,10 +186,7 @@ struct RenderCommand: ParsableCommand {
                 }
                 return
             }
-            let audioExtensions: Set<String> = ["wav", "flac", "ogg", "oga", "opus", "mp3", "aiff", "aif", "raw"]
-            if inputs.count > 1 || inputs.contains(where: Self.isFolder), !Self.isFolder(output),
-                audioExtensions.contains(POSIXSupport.pathExtension(of: output).lowercased())
-            {
+            if inputs.count > 1 || inputs.contains(where: Self.isFolder), Self.namesAudioFile(output) {
                 throw ValidationError(
                     "-o \(output) names a file, but several MIDI files (or a folder) render into a folder: give one, e.g. -o renders/"
                 )
@@ -218,6 +224,13 @@ struct RenderCommand: ParsableCommand {
         } else {
             try renderFiles(fonts: paths, options: options, output: output)
         }
+    }
+
+    /// Whether `path`, which is no folder, has an audio file's extension: what a folder output
+    /// (several files, a folder, stems) refuses.
+    static func namesAudioFile(_ path: String) -> Bool {
+        let audioExtensions: Set<String> = ["wav", "flac", "ogg", "oga", "opus", "mp3", "aiff", "aif", "raw"]
+        return !isFolder(path) && audioExtensions.contains(POSIXSupport.pathExtension(of: path).lowercased())
     }
 
     /// What `-o -` writes: every type, finished in a temporary file before the bytes leave (libsndfile
@@ -283,10 +296,12 @@ struct RenderCommand: ParsableCommand {
         let summary = runner.run(workers: workers, isCancelled: { Terminal.interruptSignal != nil }) {
             reporter.show($0)
         }
+        reporter.finish()
         if summary.cancelled {
             // Interrupted between files: say what was left undone.
             if !reporter.reportedCancellation {
-                printError("pianola: interrupted; \(summary.total - summary.finished) files were not rendered")
+                let left = summary.total - summary.finished
+                printError("pianola: interrupted; \(counted(left, "file")) \(left == 1 ? "was" : "were") not rendered")
             }
             throw Terminal.interruptExitCode
         }
@@ -402,16 +417,18 @@ struct RenderCommand: ParsableCommand {
         let parts = routing.partOutputs.map { "\($0[0] + 1)-\($0[1] + 1)" }
         if json {
             print(
-                JSONValue.object([
-                    "input": .string(input), "output": .string(target), "status": .string("rendered"),
-                    "seconds": .number((summary.seconds * 1000).rounded() / 1000),
-                    "channels": .number(Double(routing.channelCount)), "parts": .array(parts.map(JSONValue.string)),
-                    "peak": .number(Double(summary.peak)), "soundFonts": .array(fonts.map(JSONValue.string)),
-                ]).serialized())
+                JSONValue.object(
+                    [
+                        "input": .string(input), "output": .string(target), "status": .string("rendered"),
+                        "seconds": .number((summary.seconds * 1000).rounded() / 1000),
+                        "channels": .number(Double(routing.channelCount)),
+                        "parts": .array(parts.map(JSONValue.string)), "peak": .number(Double(summary.peak)),
+                    ].merging(SoundFontOptions.json(fonts)) { $1 }
+                ).serialized())
         } else if !quiet {
             let speed = Int(summary.seconds / max(Terminal.monotonicSeconds() - started, 1e-6))
             print(
-                "\(target): \(routing.channelCount) channels (parts on \(parts.joined(separator: ", "))), "
+                "\(target): \(counted(routing.channelCount, "channel")) (parts on \(parts.joined(separator: ", "))), "
                     + "\(Terminal.clock(summary.seconds)), \(speed)× real time")
         }
     }
@@ -462,25 +479,32 @@ struct RenderCommand: ParsableCommand {
         BatchReporter.warnIfClipped(result.mix)
         for warning in result.mix.warnings { printError("warning: \(warning)") }
         if json {
+            // (To 0.01, or null when silent, as stems.json has them.)
+            func decibels(_ value: Double) -> JSONValue {
+                value.isFinite ? .number((value * 100).rounded() / 100) : .null
+            }
             for stem in result.stems {
                 print(
-                    JSONValue.object([
-                        "input": .string(input), "output": .string(folder + "/" + stem.file),
-                        "status": .string("rendered"),
-                        "kind": .string(stem.kind), "name": .string(stem.name), "notes": .number(Double(stem.notes)),
-                        "loudness": stem.loudness.isFinite ? .number((stem.loudness * 100).rounded() / 100) : .null,
-                        "soundFonts": .array(fonts.map(JSONValue.string)),
-                    ]).serialized())
+                    JSONValue.object(
+                        [
+                            "input": .string(input), "output": .string(folder + "/" + stem.file),
+                            "status": .string("rendered"), "kind": .string(stem.kind), "name": .string(stem.name),
+                            "notes": .number(Double(stem.notes)), "peakDecibels": decibels(stem.peak),
+                            "loudness": decibels(stem.loudness), "truePeak": decibels(stem.truePeak),
+                        ].merging(SoundFontOptions.json(fonts)) { $1 }
+                    ).serialized())
             }
             return
         }
         guard !quiet else { return }
         let speed = Int(result.mix.seconds / max(Terminal.monotonicSeconds() - started, 1e-6))
         print(
-            "\(folder): \(result.stems.count - 1) stems by \(mode.rawValue) + mix, "
+            "\(folder): \(counted(result.stems.count - 1, "stem")) by \(mode.rawValue) + mix, "
                 + "\(Terminal.clock(result.mix.seconds)), \(speed)× real time")
         for stem in result.stems {
-            print("  \(stem.file): \(stem.name), \(stem.notes) notes, \(String(format1: stem.loudness)) LUFS")
+            print(
+                "  \(stem.file): \(stem.name), \(counted(stem.notes, "note")), peak \(String(format1: stem.peak)) dBFS, "
+                    + "\(String(format1: stem.loudness)) LUFS")
         }
     }
 

@@ -6,8 +6,10 @@ struct SoundFontCommand: ParsableCommand {
         commandName: "soundfont",
         abstract: "Show which SoundFont Pianola uses, and what it holds.",
         discussion: """
-            Without options, prints the font that `play` and `render` would use and why. With \
-            --presets, loads the font and lists its presets (bank, program, name).
+            Without options, prints the font that `play` and `render` would use and why: the file \
+            itself, and the symbolic link it was found through, if any (Debian's default-GM.sf2 \
+            leads through /etc/alternatives to the font chosen there). With --presets, loads the \
+            font and lists its presets (bank, program, name).
             """)
 
     @Option(name: .shortAndLong, help: ArgumentHelp("The SoundFont to inspect (.sf2/.sf3).", valueName: "file"))
@@ -16,7 +18,7 @@ struct SoundFontCommand: ParsableCommand {
     @Flag(help: "Load the font and list its presets.")
     var presets = false
 
-    @Flag(help: "Print JSON instead of text.")
+    @Flag(help: "Print JSON instead of text (path: the file, link: the link given, or null; source).")
     var json = false
 
     func run() throws {
@@ -24,7 +26,8 @@ struct SoundFontCommand: ParsableCommand {
         let info = presets ? try SoundFontInfo.load(path: resolution.path) : nil
         if json {
             var object: [String: JSONValue] = [
-                "path": .string(resolution.path), "source": .string(resolution.source.rawValue),
+                "path": .string(resolution.resolvedPath), "link": resolution.linkPath.map { .string($0) } ?? .null,
+                "source": .string(resolution.source.rawValue),
             ]
             if let info {
                 object["presets"] = .array(
@@ -39,7 +42,7 @@ struct SoundFontCommand: ParsableCommand {
             print(JSONValue.object(object).serialized())
             return
         }
-        print("SoundFont: \(resolution.path) (\(resolution.source.explanation))")
+        print(SoundFontOptions.line([resolution]))
         if let info {
             for preset in info.presets {
                 print(String(format3(preset.bank)) + ":" + String(format3(preset.program)) + "  " + preset.name)

@@ -59,16 +59,36 @@ struct SoundFontOptions: ParsableArguments {
         return resolved
     }
 
-    /// The "SoundFont: …" line (or "SoundFonts: a + b …" for a stack).
+    /// The "SoundFont: FILE (why)" line, naming the file a link led to ("SoundFont: FILE (why,
+    /// via LINK)"), or "SoundFonts: a + b (via LINK) …" for a stack.
     static func describe(_ fonts: [SoundFontDiscovery.Resolution]) {
-        let paths = fonts.map(\.path).joined(separator: " + ")
-        let explanation = fonts.first?.source.explanation ?? ""
-        Terminal.writeError("SoundFont\(fonts.count > 1 ? "s" : ""): \(paths) (\(explanation))\n")
+        Terminal.writeError(line(fonts) + "\n")
         // What loads but plays wrong; what cannot load is the loader's error, reported where it fails.
         for font in fonts {
             for warning in (try? SoundFontInfo.inspect(path: font.path)) ?? [] {
-                Terminal.writeError("warning: \(font.path): \(warning)\n")
+                Terminal.writeError("warning: \(font.resolvedPath): \(warning)\n")
             }
         }
+    }
+
+    /// The "SoundFont: …" line, without its newline.
+    static func line(_ fonts: [SoundFontDiscovery.Resolution]) -> String {
+        let explanation = fonts.first?.source.explanation ?? ""
+        if fonts.count == 1, let font = fonts.first {
+            return "SoundFont: \(font.resolvedPath) (\(explanation)\(font.linkPath.map { ", via \($0)" } ?? ""))"
+        }
+        let names = fonts.map { font in font.resolvedPath + (font.linkPath.map { " (via \($0))" } ?? "") }
+        return "SoundFonts: \(names.joined(separator: " + ")) (\(explanation))"
+    }
+
+    /// The fonts in a JSON object: `soundFonts`, the files that play (each link followed), and
+    /// `soundFontLinks`, in the same order, the link each was given as (null for a file given
+    /// as itself).
+    static func json(_ paths: [String]) -> [String: JSONValue] {
+        let links = paths.map { SoundFontDiscovery.linkTarget(of: $0) }
+        return [
+            "soundFonts": .array(zip(paths, links).map { .string($1 ?? $0) }),
+            "soundFontLinks": .array(zip(paths, links).map { $1 == nil ? .null : .string($0) }),
+        ]
     }
 }

@@ -220,7 +220,7 @@ def check_live(directory):
                 f" over {len(errors)} messages (sends took up to {max(spans):.2f} ms); on CLOCK_MONOTONIC"
                 f" {min(system):+.3f} … {max(system):+.3f} ms",
             )
-        played = re.findall(r"(\d+) events played, (\d+) late", output)
+        played = re.findall(r"(\d+) events? played, (\d+) late", output)
         check(
             f"live {name}: every message reached the sampler, none late",
             bool(played) and int(played[-1][0]) == len(sent) and int(played[-1][1]) == 0,

@@ -214,7 +214,7 @@ def main():
         log.close()
         output = open(log_path).read()
         check("stops cleanly on SIGTERM", status == 0, f"status {status}: {output.strip().splitlines()[-1:]}")
-        malformed = re.findall(r"(\d+) network packets dropped \(malformed", output)
+        malformed = re.findall(r"(\d+) network packets? dropped \(malformed", output)
         check("malformed packets counted", bool(malformed) and int(malformed[-1]) > 0, f"{malformed}")
 
         recorded = [message for _, message in read_smf_messages(recording)] if os.path.exists(recording) else []

@@ -24,7 +24,7 @@ struct DefectGapCommandTests {
                 "render", "-s", bundledFontPath, "--tail", "0", song, "-o", folder + "/out.wav",
             ])
             #expect(result.status == 0, "\(result.stderr)")
-            #expect(result.stderr.contains("cut 4:51:16 of silence that a damaged delta time made (track 1, tick 480"))
+            #expect(result.stderr.contains("cut 4:51:16 of silence that a damaged delta time made (track 0, tick 480"))
             // Two half-second notes, back to back.
             let stats = try wavStats(folder + "/out.wav")
             #expect(stats.frames <= 44_100 * 2 && stats.frames >= 44_100 && stats.peak > 0.01)

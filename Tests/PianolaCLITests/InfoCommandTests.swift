@@ -39,7 +39,7 @@ struct InfoCommandTests {
             let path = try writeFile(infoFixture, name: "scale.mid", in: folder)
             let result = try runPianola(["info", path])
             #expect(result.status == 0)
-            #expect(result.stdout.contains("format 1, 96 ticks per quarter note, 1 tracks"))
+            #expect(result.stdout.contains("format 1, 96 ticks per quarter note, 1 track,"))
             #expect(result.stdout.contains("8 notes"))
             #expect(result.stdout.contains("tempo 100 BPM, time 3/4"))
             #expect(result.stdout.contains("\"Lead\"  ch 1  prog 5 (Electric Piano 2)  8 notes"), "\(result.stdout)")

@@ -1,4 +1,5 @@
 import Foundation
+import SMF
 import TestSupport
 import Testing
 
@@ -98,6 +99,99 @@ struct StemsCommandTests {
                 "render", demoSong, "-o", directory + "/x.wav", "--multichannel", directory + "/y.wav",
             ])
             #expect(bad.status != 0 && bad.stderr.contains("give --stems too"), "\(bad.stderr)")
+        }
+    }
+
+    @Test("-o with an audio file's extension is refused for stems (exit 64, one line saying to give a folder)")
+    func audioFileOutput() throws {
+        try withTemporaryFolder("stems") { directory in
+            for name in ["stems.wav", "stems.FLAC", "stems.ogg"] {
+                let result = try runPianola([
+                    "render", demoSong, "--stems", "track", "-o", directory + "/" + name, "-s", bundledFontPath,
+                ])
+                #expect(result.status == 64, "\(name): \(result.status) \(result.stderr)")
+                let errors = result.stderr.split(separator: "\n").filter { $0.hasPrefix("Error:") }
+                #expect(errors.count == 1 && errors[0].contains("give a folder"), "\(result.stderr)")
+                #expect(!FileManager.default.fileExists(atPath: directory + "/" + name), "\(name) was made")
+            }
+        }
+    }
+
+    @Test(
+        "stems by track: files numbered as info and stems.json number tracks, names without their padding, each stem's peak shown and in stems.json"
+    )
+    func trackNumbersNamesAndPeaks() throws {
+        try withTemporaryFolder("stems") { directory in
+            // Track 0 is the tempo track; the others are padded as MIDI files from old sequencers are.
+            let names: [String?] = [
+                nil, "  Lead   ", "Bass\u{0}\u{0}\u{0}\u{0}", nil,
+                "  A very long track name that goes on and on past forty  ",
+            ]
+            var tracks: [MIDIFile.Track] = []
+            for (index, name) in names.enumerated() {
+                var events: [MIDIFile.Event] = []
+                if let name { events.append(MIDIFile.Event(tick: 0, .meta(.text(.trackName, Array(name.utf8))))) }
+                if index > 0 {
+                    let channel = UInt8(index - 1)
+                    events.append(MIDIFile.Event(tick: 0, .channel(on(UInt8(48 + 5 * index), channel: channel))))
+                    events.append(MIDIFile.Event(tick: 480, .channel(off(UInt8(48 + 5 * index), channel: channel))))
+                }
+                events.append(MIDIFile.Event(tick: 480, .meta(.endOfTrack)))
+                tracks.append(MIDIFile.Track(events: events))
+            }
+            let song = directory + "/padded.mid"
+            try MIDIFile(format: .multiTrack, division: .ticksPerQuarterNote(480), tracks: tracks).write(to: song)
+            let folder = directory + "/stems"
+            let result = try runPianola([
+                "render", song, "-o", folder, "--stems", "track", "-s", bundledFontPath, "--format", "f32", "--tail",
+                "0.2",
+            ])
+            #expect(result.status == 0, "\(result.stderr)")
+            let data = try #require(FileManager.default.contents(atPath: folder + "/stems.json"))
+            let document = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+            let stems = try #require(document["stems"] as? [[String: Any]]).dropFirst()
+            #expect(
+                stems.compactMap { $0["file"] as? String } == [
+                    "track-01-lead.wav", "track-02-bass.wav", "track-03-track-3.wav",
+                    "track-04-a-very-long-track-name-that-goes-on-and.wav",
+                ])
+            #expect(
+                stems.compactMap { $0["name"] as? String } == [
+                    "Lead", "Bass", "track 3", "A very long track name that goes on and on past forty",
+                ])
+            // The track `info` numbers N is stems.json's track N and the file track-0N.
+            let info = try runPianola(["info", song, "--json"])
+            let described = try #require(
+                (try JSONSerialization.jsonObject(with: Data(info.stdout.utf8)) as? [[String: Any]])?.first)
+            let infoTracks = try #require(described["tracks"] as? [[String: Any]])
+            for stem in stems {
+                let track = try #require((stem["tracks"] as? [Int])?.first)
+                let entry = try #require(infoTracks.first { $0["index"] as? Int == track })
+                #expect(entry["noteCount"] as? Int == stem["notes"] as? Int, "\(entry) against \(stem)")
+                #expect((stem["file"] as? String)?.hasPrefix("track-0\(track)-") == true, "\(stem)")
+            }
+            // Each stem's peak: in stems.json (what its float file holds) and in the summary.
+            let summary = result.stdout.split(separator: "\n")
+            for stem in stems {
+                let file = try #require(stem["file"] as? String)
+                let samples = try readFloatWAV(folder + "/" + file)
+                let measured = 20 * log10(Double(samples.map(abs).max() ?? 0))
+                let peak = try #require((stem["peak"] as? NSNumber)?.doubleValue, "\(stem)")
+                #expect(abs(peak - measured) < 0.01, "\(file): stems.json \(peak), file \(measured)")
+                let line = try #require(summary.first { $0.contains(file) }, "\(result.stdout)")
+                #expect(line.contains("peak \(String(format: "%.1f", peak)) dBFS"), "\(line)")
+                #expect(line.contains("1 note,"), "\(line)")
+            }
+            #expect(result.stdout.contains("4 stems by track + mix"), "\(result.stdout)")
+            // --json: a line per stem with its peak.
+            let json = try runPianola([
+                "render", song, "-o", folder, "--stems", "track", "-s", bundledFontPath, "--tail", "0.2", "--json",
+                "--force",
+            ])
+            let lines = json.stdout.split(separator: "\n").compactMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }
+            #expect(lines.count == 5 && lines.allSatisfy { $0["peakDecibels"] is NSNumber }, "\(json.stdout)")
         }
     }
 

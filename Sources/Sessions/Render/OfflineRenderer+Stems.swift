@@ -73,13 +73,15 @@ extension OfflineRenderer {
         do { mixLevel = try PeakAndLoudnessMeter(sampleRate: options.sampleRate, measuresLoudness: false) } catch {
             throw .meter(error)
         }
+        // Each stem's sample peak, as the mix's is measured (before any integer encoding clips it).
+        var stemPeaks = [Float](repeating: 0, count: plan.count)
         try Self.completing(files.writers) {
             while true {
                 lanes[0].render(into: first)
                 var stemChunks = [first]
                 for worker in workers { stemChunks.append(worker.nextChunk()) }
                 let wasDraining = position.draining != nil
-                try mixStems(stemChunks, into: mix, files: files, writing: !wasDraining)
+                try mixStems(stemChunks, into: mix, files: files, peaks: &stemPeaks, writing: !wasDraining)
                 for worker in workers { worker.releaseChunk() }
                 chain?.process(mix.audio, frameCount: quantum)
                 let isDone = try writeMix(
@@ -97,10 +99,12 @@ extension OfflineRenderer {
         for index in stems.indices {
             stems[index].loudness = files.meters[index].integratedLoudness
             stems[index].truePeak = files.meters[index].truePeak
+            stems[index].peak = Self.decibels(stemPeaks[index])
         }
         var mixInfo = Self.mixInfo(fileExtension, plan)
         mixInfo.loudness = files.mixMeter.integratedLoudness
         mixInfo.truePeak = files.mixMeter.truePeak
+        mixInfo.peak = Self.decibels(mixLevel.peak)
         let (frames, musicFrames) = (position.frames, position.musicFrames)
         var summary = RenderSummary(
             outputPath: folder + "/" + mixInfo.file, frames: frames, sampleRate: options.sampleRate,
@@ -246,8 +250,11 @@ extension OfflineRenderer {
     }
 
     /// Sums a quantum of every stem into `mix` and, while `writing` (not yet draining the mix's
-    /// effect latency), writes each to its file, its meter and the multichannel file.
-    private func mixStems(_ stemChunks: [RenderChunk], into mix: RenderChunk, files: StemFiles, writing: Bool) throws {
+    /// effect latency), writes each to its file, its meter, its `peaks` entry and the
+    /// multichannel file.
+    private func mixStems(
+        _ stemChunks: [RenderChunk], into mix: RenderChunk, files: StemFiles, peaks: inout [Float], writing: Bool
+    ) throws {
         let quantum = options.quantumFrames
         mix.audio.clear(frames: quantum)
         mix.voiceCounts[0] = 0
@@ -256,6 +263,12 @@ extension OfflineRenderer {
                 try files.writers[index].write(chunk.audio, from: 0, frameCount: quantum)
                 files.meters[index].add(
                     left: chunk.audio.channel(0), right: chunk.audio.channel(1), frameCount: quantum)
+                var peak = peaks[index]
+                for channel in 0..<2 {
+                    let samples = chunk.audio.channel(channel)
+                    for frame in 0..<quantum { peak = max(peak, abs(samples[frame])) }
+                }
+                peaks[index] = peak
             }
             mix.add(chunk)
             if let allStems = files.allStems, writing {
@@ -310,6 +323,11 @@ extension OfflineRenderer {
             position.draining = position.latency
         }
         return false
+    }
+
+    /// A linear level in dBFS (−∞ for silence).
+    private static func decibels(_ level: Float) -> Double {
+        level > 0 ? 20 * log10(Double(level)) : -.infinity
     }
 
     private static func mixInfo(

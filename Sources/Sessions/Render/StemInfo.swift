@@ -18,15 +18,18 @@ public enum StemMode: String, CaseIterable, Sendable, Encodable {
 
 /// One stem file and what it holds.
 public struct StemInfo: Sendable, Encodable {
-    /// The file name (in the stems folder).
+    /// The file name (in the stems folder): `track-NN-NAME` with the track's number as `tracks`
+    /// has it (from 0, as `pianola info` counts), `channel-NN` with the channel's number (from 1),
+    /// or the family's name; NAME is the stem's name in lowercase letters, digits and dashes.
     public var file: String
     /// "mix", "track", "channel" or "family".
     public var kind: String
-    /// "mix", the track's name (else "track N", 1-based), "channel N" (1-based), or the instrument family.
+    /// "mix", the track's name without the spaces and control characters it was padded with (else
+    /// "track N", N as in `tracks`), "channel N" (1-based), or the instrument family.
     public var name: String
     /// The tracks its notes come from: 0-based, in file order, ascending.
     public var tracks: [Int]
-    /// The names of those tracks that have one (empty for the mix).
+    /// The names of those tracks that have one, without their padding (empty for the mix).
     public var trackNames: [String]
     /// The MIDI channels its notes are on: 0-based (0–15) like every channel in the library,
     /// ascending; `stems.json` shows them 1-based, as musicians count them.
@@ -42,12 +45,15 @@ public struct StemInfo: Sendable, Encodable {
     public var loudness: Double
     /// The true peak in dBTP, −∞ when silent (`stems.json`: to 0.01, or null).
     public var truePeak: Double
+    /// The sample peak in dBFS, before any integer encoding clips it, as a render's summary has
+    /// it; −∞ when silent (`stems.json`: to 0.01, or null).
+    public var peak: Double = -.infinity
 
     private enum CodingKeys: String, CodingKey {
-        case file, kind, name, tracks, trackNames, channels, programs, family, notes, loudness, truePeak
+        case file, kind, name, tracks, trackNames, channels, programs, family, notes, loudness, truePeak, peak
     }
 
-    /// As `stems.json` has it: loudness and true peak to 0.01, null when silent.
+    /// As `stems.json` has it: loudness and the peaks to 0.01, null when silent.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(file, forKey: .file)
@@ -59,7 +65,7 @@ public struct StemInfo: Sendable, Encodable {
         try container.encode(programs, forKey: .programs)
         try container.encode(family, forKey: .family)
         try container.encode(notes, forKey: .notes)
-        for (value, key) in [(loudness, CodingKeys.loudness), (truePeak, .truePeak)] {
+        for (value, key) in [(loudness, CodingKeys.loudness), (truePeak, .truePeak), (peak, .peak)] {
             if value.isFinite {
                 try container.encode((value * 100).rounded() / 100, forKey: key)
             } else {

@@ -23,7 +23,7 @@ struct StemPlan {
         for key in Set(notes.map(\.key)).sorted() {
             let mine = notes.filter { $0.key == key }.map(\.context)
             let tracks = Array(Set(mine.map(\.track))).sorted()
-            let trackNames = tracks.compactMap { sequence.tracks[$0].name }.filter { !$0.isEmpty }
+            let trackNames = tracks.compactMap { sequence.tracks[$0].name.map(Self.trimmed) }.filter { !$0.isEmpty }
             let channels = Array(Set(mine.map(\.channel))).sorted()
             let programs = Array(Set(mine.map(\.program))).sorted()
             let name: String
@@ -32,7 +32,9 @@ struct StemPlan {
             switch mode {
             case .track:
                 kind = "track"
-                name = trackNames.first ?? "track \(key + 1)"
+                // Tracks are counted as `pianola info` and stems.json's `tracks` count them: from 0,
+                // the first track chunk (a format 1 file's tempo track) being track 0.
+                name = trackNames.first ?? "track \(key)"
             case .channel:
                 kind = "channel"
                 name = "channel \(key + 1)"
@@ -46,7 +48,9 @@ struct StemPlan {
                     channels == [9]
                     ? "drums" : programs.count == 1 ? GeneralMIDI.familyNames[Int(programs[0]) / 8] : nil
             }
-            let stem = key + 1 < 10 ? "0\(key + 1)" : "\(key + 1)"
+            // Files numbered as the stem's name numbers it: track-01 is track 1, channel-01 channel 1.
+            let number = mode == .track ? key : key + 1
+            let stem = number < 10 ? "0\(number)" : "\(number)"
             let slug = Self.safeName(name)
             let file: String
             switch mode {
@@ -69,10 +73,28 @@ struct StemPlan {
         stems = plan
     }
 
-    /// Letters, digits and dashes.
+    /// Letters, digits and single dashes between them, at most 40 characters: no dash (nor the
+    /// name's padding) at either end.
     static func safeName(_ name: String) -> String {
         let mapped = name.lowercased().map { $0.isLetter || $0.isNumber ? $0 : "-" }
-        let collapsed = String(mapped).split(separator: "-").joined(separator: "-")
-        return collapsed.isEmpty ? "stem" : String(collapsed.prefix(40))
+        var words: [Substring] = []
+        var length = 0
+        for word in String(mapped).split(separator: "-") {
+            let cut = word.prefix(40 - length - (words.isEmpty ? 0 : 1))
+            guard !cut.isEmpty else { break }
+            words.append(cut)
+            length += cut.count + (words.count > 1 ? 1 : 0)
+        }
+        return words.isEmpty ? "stem" : words.joined(separator: "-")
+    }
+
+    /// `name` without the spaces, NULs and other control characters a MIDI file pads names with.
+    static func trimmed(_ name: String) -> String {
+        let padding = { (character: Character) in
+            character.isWhitespace || character.unicodeScalars.allSatisfy { $0.properties.generalCategory == .control }
+        }
+        guard let first = name.firstIndex(where: { !padding($0) }), let last = name.lastIndex(where: { !padding($0) })
+        else { return "" }
+        return String(name[first...last])
     }
 }
