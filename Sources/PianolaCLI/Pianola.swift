@@ -16,7 +16,7 @@ struct PianolaCommand: ParsableCommand {
 
             Examples:
               pianola play song.mid               play it on the sound device
-              pianola render song.mid -o out.wav  write a WAV, FLAC, Ogg or AIFF file
+              pianola render song.mid -o out.wav  write a WAV, FLAC, MP3 or Opus file
               pianola live --autoconnect          play a MIDI keyboard through a font
               pianola record -o take.wav          record an audio input, with meters
               pianola info song.mid               describe a MIDI file (--json: JSON)

@@ -123,8 +123,8 @@ struct GuidanceTests {
                 #expect(next.isEmpty || next.hasPrefix(" "), "\(command): an example wraps: \(line) | \(next)")
             }
         }
-        #expect(root.contains("WAV, FLAC, Ogg or AIFF"))
-        #expect(try runPianola(["render", "--help"]).stdout.contains("WAV, FLAC, Ogg or AIFF"))
+        #expect(root.contains("WAV, FLAC, MP3 or Opus"))
+        #expect(try runPianola(["render", "--help"]).stdout.contains("WAV, FLAC, Ogg, Opus, MP3 or AIFF"))
         let version = try runPianola(["--version"]).stdout
         #expect(version.contains("FluidSynth 2.") && version.contains("libsndfile"), "\(version)")
     }
