@@ -246,7 +246,8 @@ let package = Package(
             name: "SoundFontGeneratorTests", dependencies: ["SoundFontGenerator", "Sampler"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "VoiceEngineTests", dependencies: ["TestSupport", "VoiceEngine", "SoundFonts", "Sampler", "AudioGraph"],
+            name: "VoiceEngineTests",
+            dependencies: ["TestSupport", "VoiceEngine", "SoundFonts", "Sampler", "AudioGraph"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "SoundFontsTests", dependencies: ["TestSupport", "SoundFonts", "Sampler"],

@@ -50,7 +50,7 @@ struct Hydra {
             let first = Int(data.u16(at: index * 22 + 20))
             let end = Int(data.u16(at: (index + 1) * 22 + 20))
             let (global, zones) = try zones(
-                bags: "ibag", generators: "igen", modulators: "imod", range: first..<end, isPreset: false,
+                bags: "ibag", generators: "igen", modulators: "imod", first: first, end: end, isPreset: false,
                 targetCount: sampleCount, owner: "instrument \(index)")
             instruments.append(Instrument(name: data.name(at: index * 22), globalZone: global, zones: zones))
         }
@@ -67,7 +67,7 @@ struct Hydra {
             let first = Int(data.u16(at: at + 24))
             let end = Int(data.u16(at: at + 38 + 24))
             let (global, zones) = try zones(
-                bags: "pbag", generators: "pgen", modulators: "pmod", range: first..<end, isPreset: true,
+                bags: "pbag", generators: "pgen", modulators: "pmod", first: first, end: end, isPreset: true,
                 targetCount: instrumentCount, owner: "preset \(index)")
             presets.append(
                 Preset(
@@ -80,30 +80,35 @@ struct Hydra {
     /// The zones of the bags in `range`: the first becomes the global zone when it has no
     /// terminal generator; a later zone without one is dropped.
     private func zones(
-        bags: String, generators: String, modulators: String, range: Range<Int>, isPreset: Bool, targetCount: Int,
+        bags: String, generators: String, modulators: String, first: Int, end: Int, isPreset: Bool, targetCount: Int,
         owner: String
     ) throws(SoundFontReadError) -> (Zone?, [Zone]) {
-        guard !range.isEmpty else { return (nil, []) }
         let bagData = chunks[bags]!
         let bagCount = bagData.count / 4
-        guard range.lowerBound <= range.upperBound, range.upperBound < bagCount else {
-            throw file.failure("\(owner)'s zones \(range) lie outside the '\(bags)' chunk (\(bagCount - 1) zones)")
+        guard first <= end else {
+            throw file.failure("\(owner)'s zone indices are out of order (\(first) after \(end))")
         }
+        guard end < bagCount else {
+            throw file.failure(
+                "\(owner)'s zones \(first)..<\(end) lie outside the '\(bags)' chunk (\(bagCount - 1) zones)")
+        }
+        let range = first..<end
+        guard !range.isEmpty else { return (nil, []) }
         var global: Zone?
         var zones: [Zone] = []
         let generatorCount = count(generators, 4)
         let modulatorCount = count(modulators, 10)
         for bag in range {
-            let generatorRange = Int(bagData.u16(at: bag * 4))..<Int(bagData.u16(at: bag * 4 + 4))
-            let modulatorRange = Int(bagData.u16(at: bag * 4 + 2))..<Int(bagData.u16(at: bag * 4 + 6))
-            guard generatorRange.lowerBound <= generatorRange.upperBound, generatorRange.upperBound <= generatorCount
-            else {
-                throw file.failure("\(owner)'s zone \(bag - range.lowerBound) has generator indices out of order")
+            let (firstGenerator, endGenerator) = (Int(bagData.u16(at: bag * 4)), Int(bagData.u16(at: bag * 4 + 4)))
+            let (firstModulator, endModulator) = (Int(bagData.u16(at: bag * 4 + 2)), Int(bagData.u16(at: bag * 4 + 6)))
+            guard firstGenerator <= endGenerator, endGenerator <= generatorCount else {
+                throw file.failure("\(owner)'s zone \(bag - first) has generator indices out of order")
             }
-            guard modulatorRange.lowerBound <= modulatorRange.upperBound, modulatorRange.upperBound <= modulatorCount
-            else {
-                throw file.failure("\(owner)'s zone \(bag - range.lowerBound) has modulator indices out of order")
+            guard firstModulator <= endModulator, endModulator <= modulatorCount else {
+                throw file.failure("\(owner)'s zone \(bag - first) has modulator indices out of order")
             }
+            let generatorRange = firstGenerator..<endGenerator
+            let modulatorRange = firstModulator..<endModulator
             var zone = readGenerators(generators, generatorRange, isPreset: isPreset)
             zone.modulators = readModulators(modulators, modulatorRange)
             if let target = zone.target {

@@ -102,7 +102,9 @@ struct RIFFFile: Sendable {
     }
 
     /// The chunks of a list, by name (the first of each name), each within the list.
-    private func chunks(in list: (offset: Int, size: Int)) throws(SoundFontReadError) -> [String: (
+    private func chunks(
+        in list: (offset: Int, size: Int)
+    ) throws(SoundFontReadError) -> [String: (
         offset: Int, size: Int
     )] {
         var found: [String: (offset: Int, size: Int)] = [:]

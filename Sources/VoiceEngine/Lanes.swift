@@ -139,10 +139,14 @@ struct Lanes {
             var b1 = self.b1[group]
             var a1 = self.a1[group]
             var a2 = self.a2[group]
-            let (b0Step, b1Step, a1Step, a2Step) = (self.b0Step[group], self.b1Step[group], self.a1Step[group], self.a2Step[group])
+            let (b0Step, b1Step, a1Step, a2Step) = (
+                self.b0Step[group], self.b1Step[group], self.a1Step[group], self.a2Step[group]
+            )
             var z1 = self.z1[group]
             var z2 = self.z2[group]
-            let (left, right, reverb, chorus) = (self.left[group], self.right[group], self.reverb[group], self.chorus[group])
+            let (left, right, reverb, chorus) = (
+                self.left[group], self.right[group], self.reverb[group], self.chorus[group]
+            )
             for index in 0..<count {
                 // The four points around the position, with FluidSynth's boundary rules.
                 var before = position &- 1

@@ -1,9 +1,10 @@
+import SoundFonts
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
     import Darwin
 #endif
-import SoundFonts
 
 /// A loaded sample's place in the arena, with what pitch and loop need.
 struct LoadedSample {

@@ -80,10 +80,13 @@ struct VoiceRecipe {
             }
         }
         return VoiceRecipe(
-            sample: sample, keys: max(zone.keyRange.lowerBound, presetZone.keyRange.lowerBound)...min(
-                zone.keyRange.upperBound, presetZone.keyRange.upperBound),
-            velocities: max(zone.velocityRange.lowerBound, presetZone.velocityRange.lowerBound)...min(
-                zone.velocityRange.upperBound, presetZone.velocityRange.upperBound),
+            sample: sample,
+            keys: max(
+                zone.keyRange.lowerBound, presetZone.keyRange.lowerBound)...min(
+                    zone.keyRange.upperBound, presetZone.keyRange.upperBound),
+            velocities: max(
+                zone.velocityRange.lowerBound, presetZone.velocityRange.lowerBound)...min(
+                    zone.velocityRange.upperBound, presetZone.velocityRange.upperBound),
             generators: generators, modulators: modulators)
     }
 }

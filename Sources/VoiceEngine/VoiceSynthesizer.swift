@@ -1,9 +1,10 @@
+import SoundFonts
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
     import Darwin
 #endif
-import SoundFonts
 
 /// Pianola's own SoundFont 2/3 synthesizer: the synthesis model FluidSynth 2.3 users know
 /// (zones, generators, modulators, envelopes, LFOs, the resonant low-pass, Catmull-Rom
@@ -93,7 +94,9 @@ public final class VoiceSynthesizer {
     /// Voices sounding stop. Channels select their presets again.
     ///
     /// - Throws: ``SoundFontReadError`` when a sample cannot be read or decoded.
-    public func load(_ bank: SoundFontBank, presets wanted: [(bank: Int, program: Int)]? = nil) throws(SoundFontReadError) {
+    public func load(
+        _ bank: SoundFontBank, presets wanted: [(bank: Int, program: Int)]? = nil
+    ) throws(SoundFontReadError) {
         voices.removeAll(keepingCapacity: true)
         var samples = Set<Int>()
         for preset in bank.presets {
@@ -165,7 +168,9 @@ public final class VoiceSynthesizer {
                 if atGrid || voices[index].needsControl || splitDue {
                     if !control(index, length: gridEnd - now) { continue }
                 }
-                if let split = voices[index].nextSplit { end = min(end, max(frame + split - voices[index].age, frame + 1)) }
+                if let split = voices[index].nextSplit {
+                    end = min(end, max(frame + split - voices[index].age, frame + 1))
+                }
                 index += 1
             }
             pending = end - frame
@@ -192,7 +197,11 @@ public final class VoiceSynthesizer {
         switch event {
         case .noteOn(let channel, let key, let velocity):
             guard (0..<16).contains(channel), (0...127).contains(key) else { return }
-            if velocity <= 0 { noteOff(channel: channel, key: key) } else { noteOn(channel: channel, key: key, velocity: min(velocity, 127)) }
+            if velocity <= 0 {
+                noteOff(channel: channel, key: key)
+            } else {
+                noteOn(channel: channel, key: key, velocity: min(velocity, 127))
+            }
         case .noteOff(let channel, let key):
             guard (0..<16).contains(channel) else { return }
             noteOff(channel: channel, key: key)
@@ -244,7 +253,8 @@ public final class VoiceSynthesizer {
         for (number, recipe) in recipes[preset].enumerated()
         where recipe.keys.contains(key) && recipe.velocities.contains(velocity) {
             guard let sample = loaded[recipe.sample] else { continue }
-            startVoice(recipe, number: number, preset: preset, sample: sample, channel: channel, key: key, velocity: velocity)
+            startVoice(
+                recipe, number: number, preset: preset, sample: sample, channel: channel, key: key, velocity: velocity)
         }
     }
 
@@ -283,7 +293,8 @@ public final class VoiceSynthesizer {
             delay: voice.value(.modulationEnvelopeDelay), attack: voice.value(.modulationEnvelopeAttack),
             hold: voice.value(.modulationEnvelopeHold) + voice.value(.keyToModulationEnvelopeHold) * keyOffset,
             decay: voice.value(.modulationEnvelopeDecay) + voice.value(.keyToModulationEnvelopeDecay) * keyOffset,
-            sustain: 1 - 0.001 * voice.value(.modulationEnvelopeSustain), release: voice.value(.modulationEnvelopeRelease),
+            sustain: 1 - 0.001 * voice.value(.modulationEnvelopeSustain),
+            release: voice.value(.modulationEnvelopeRelease),
             sampleRate: settings.sampleRate, holdIsZero: voice.value(.modulationEnvelopeHold) <= -32768)
         // An exclusive class cuts the channel's earlier voices of the class.
         if voice.exclusiveClass != 0 {
@@ -311,7 +322,8 @@ public final class VoiceSynthesizer {
             max(sample.count - 1 + value(.endAddressOffset) + 32768 * value(.endAddressCoarseOffset), start),
             sample.count - 1)
         let loopStart = min(
-            max(sample.loopStart + value(.startLoopAddressOffset) + 32768 * value(.startLoopAddressCoarseOffset), start),
+            max(
+                sample.loopStart + value(.startLoopAddressOffset) + 32768 * value(.startLoopAddressCoarseOffset), start),
             last + 1)
         let loopEnd = min(
             max(sample.loopEnd + value(.endLoopAddressOffset) + 32768 * value(.endLoopAddressCoarseOffset), start),
@@ -411,10 +423,15 @@ public final class VoiceSynthesizer {
                 let msb = Int(channels[channel].controllers[99])
                 channels[channel].selectedNRPN = msb << 7 | value
                 if msb == 120 {
-                    if value < 100 { channels[channel].nrpnGenerator += value }
-                    else if value == 100 { channels[channel].nrpnGenerator += 100 }
-                    else if value == 101 { channels[channel].nrpnGenerator += 1000 }
-                    else if value == 102 { channels[channel].nrpnGenerator += 10000 }
+                    if value < 100 {
+                        channels[channel].nrpnGenerator += value
+                    } else if value == 100 {
+                        channels[channel].nrpnGenerator += 100
+                    } else if value == 101 {
+                        channels[channel].nrpnGenerator += 1000
+                    } else if value == 102 {
+                        channels[channel].nrpnGenerator += 10000
+                    }
                 }
             }
         case 100, 101:
@@ -434,7 +451,11 @@ public final class VoiceSynthesizer {
             }
         case 123...127:
             for index in voices.indices where voices[index].channel == channel && !voices[index].isReleased {
-                if channels[channel].controllers[64] >= 64 { voices[index].hold = .sustained } else { releaseOrDefer(index) }
+                if channels[channel].controllers[64] >= 64 {
+                    voices[index].hold = .sustained
+                } else {
+                    releaseOrDefer(index)
+                }
             }
         default:
             break
@@ -457,7 +478,8 @@ public final class VoiceSynthesizer {
         if let rpn = state.selectedRPN {
             switch rpn {
             case 0: channels[channel].bendRange = msb
-            case 1: channels[channel].generatorOffsets[Int(Generator.fineTune.rawValue)] = Double(value - 8192) * 100 / 8192
+            case 1:
+                channels[channel].generatorOffsets[Int(Generator.fineTune.rawValue)] = Double(value - 8192) * 100 / 8192
             case 2: channels[channel].generatorOffsets[Int(Generator.coarseTune.rawValue)] = Double(msb - 64)
             default: break
             }
@@ -558,14 +580,19 @@ public final class VoiceSynthesizer {
         var modulation = voice.modulation
         modulation.advance(length)
         let rate = settings.sampleRate
-        let modulationLFOTiming = voice.lfoTiming(delay: .modulationLFODelay, frequency: .modulationLFOFrequency, sampleRate: rate)
-        let vibratoLFOTiming = voice.lfoTiming(delay: .vibratoLFODelay, frequency: .vibratoLFOFrequency, sampleRate: rate)
-        let modulationLFO = Voice.lfo(age: targetAge, delay: modulationLFOTiming.delay, perSample: modulationLFOTiming.perSample)
+        let modulationLFOTiming = voice.lfoTiming(
+            delay: .modulationLFODelay, frequency: .modulationLFOFrequency, sampleRate: rate)
+        let vibratoLFOTiming = voice.lfoTiming(
+            delay: .vibratoLFODelay, frequency: .vibratoLFOFrequency, sampleRate: rate)
+        let modulationLFO = Voice.lfo(
+            age: targetAge, delay: modulationLFOTiming.delay, perSample: modulationLFOTiming.perSample)
         let vibratoLFO = Voice.lfo(age: targetAge, delay: vibratoLFOTiming.delay, perSample: vibratoLFOTiming.perSample)
         let modulationEnvelope =
             modulation.section == .attack
             ? Conversions.curve(Conversions.convex, at: 127 * modulation.level) : modulation.level
-        func clamped(_ generator: Generator, _ limit: Double) -> Double { min(max(voice.value(generator), -limit), limit) }
+        func clamped(_ generator: Generator, _ limit: Double) -> Double {
+            min(max(voice.value(generator), -limit), limit)
+        }
 
         // Amplitude.
         let attenuation = min(max(voice.value(.initialAttenuation), 0), 1440)
@@ -585,9 +612,11 @@ public final class VoiceSynthesizer {
         // Pitch.
         let root = voice.rootCents
         var cents =
-            voice.value(.scaleTuning) * (Double(voice.effectiveKey) - root / 100) + root + 100 * voice.value(.coarseTune)
+            voice.value(.scaleTuning) * (Double(voice.effectiveKey) - root / 100) + root + 100
+            * voice.value(.coarseTune)
             + voice.value(.fineTune)
-        cents += modulationLFO * clamped(.modulationLFOToPitch, 12000) + vibratoLFO * clamped(.vibratoLFOToPitch, 12000)
+        cents +=
+            modulationLFO * clamped(.modulationLFOToPitch, 12000) + vibratoLFO * clamped(.vibratoLFOToPitch, 12000)
             + modulationEnvelope * clamped(.modulationEnvelopeToPitch, 12000)
         var ratio = Conversions.hertz(cents: cents) / (Conversions.hertz(cents: root) * rate / voice.sample.sampleRate)
         if !(ratio > 0) || !ratio.isFinite { ratio = 1 }
@@ -632,9 +661,11 @@ public final class VoiceSynthesizer {
 
         // Buses: pan and balance on the dry pair; the sends are mono, before the pan.
         var (panLeft, panRight) = Conversions.pan(voice.value(.pan))
-        let balance = 960 * channels[voice.channel].mapped(
-            ModulatorSource(rawValue: 0x0688), key: voice.effectiveKey, velocity: voice.effectiveVelocity,
-            isAmountSource: false)
+        let balance =
+            960
+            * channels[voice.channel].mapped(
+                ModulatorSource(rawValue: 0x0688), key: voice.effectiveKey, velocity: voice.effectiveVelocity,
+                isAmountSource: false)
         if balance > 0 { panLeft *= Conversions.amplitude(centibels: balance) }
         if balance < 0 { panRight *= Conversions.amplitude(centibels: -balance) }
         let gain = Float(settings.gain)

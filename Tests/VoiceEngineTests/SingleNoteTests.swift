@@ -2,8 +2,8 @@ import AudioGraph
 import Foundation
 import Sampler
 import SoundFonts
-import Testing
 import TestSupport
+import Testing
 import VoiceEngine
 
 /// The project's own font, from this file's location.
@@ -25,7 +25,9 @@ func fluidSynthNote(
     settings.isChorusEnabled = false
     let sampler = try SamplerNode(settings: settings)
     try sampler.loadSoundFont(at: font)
-    if bank != 0 { sampler.receive(.controlChange(channel: UInt8(channel), controller: 0, value: UInt8(bank)), atFrameOffset: 0) }
+    if bank != 0 {
+        sampler.receive(.controlChange(channel: UInt8(channel), controller: 0, value: UInt8(bank)), atFrameOffset: 0)
+    }
     sampler.receive(.programChange(channel: UInt8(channel), program: UInt8(program)), atFrameOffset: 0)
     sampler.receive(.noteOn(channel: UInt8(channel), note: UInt8(key), velocity: UInt8(velocity)), atFrameOffset: 0)
     let buffer = AudioBuffer(channelCount: 2, frameCapacity: 64)
@@ -33,10 +35,12 @@ func fluidSynthNote(
     var right: [Float] = []
     var frame = 0
     while frame < frames {
-        if frame == holdFrames {
-            sampler.receive(.noteOff(channel: UInt8(channel), note: UInt8(key), velocity: 0), atFrameOffset: 0)
+        if (frame..<(frame + 64)).contains(holdFrames) {
+            sampler.receive(
+                .noteOff(channel: UInt8(channel), note: UInt8(key), velocity: 0), atFrameOffset: holdFrames - frame)
         }
-        sampler.render(into: buffer, inputs: .none, frameCount: 64, time: AudioTime(sampleTime: Int64(frame), sampleRate: 44_100))
+        sampler.render(
+            into: buffer, inputs: .none, frameCount: 64, time: AudioTime(sampleTime: Int64(frame), sampleRate: 44_100))
         left += buffer.samples(channel: 0)[0..<64]
         right += buffer.samples(channel: 1)[0..<64]
         frame += 64
@@ -55,7 +59,8 @@ func nativeNote(
     var reverb = left
     var chorus = left
     var events: [(Int, VoiceSynthesizer.Event)] = [
-        (0, .controlChange(channel: channel, controller: 0, value: bank)), (0, .programChange(channel: channel, program: program)),
+        (0, .controlChange(channel: channel, controller: 0, value: bank)),
+        (0, .programChange(channel: channel, program: program)),
         (startFrame, .noteOn(channel: channel, key: key, velocity: velocity)),
         (startFrame + holdFrames, .noteOff(channel: channel, key: key)),
     ]
@@ -119,11 +124,16 @@ struct SingleNoteTests {
             let reference = try fluidSynthNote(
                 font: bundledFont, program: program, key: key, velocity: velocity, holdFrames: 44100, frames: frames)
             let ours = nativeNote(
-                synthesizer: synthesizer, program: program, key: key, velocity: velocity, holdFrames: 44100, frames: frames)
+                synthesizer: synthesizer, program: program, key: key, velocity: velocity, holdFrames: 44100,
+                frames: frames)
             let levelDifference = rmsDecibels(ours.0 + ours.1) - rmsDecibels(reference.0 + reference.1)
-            #expect(abs(levelDifference) < 1, "program \(program) key \(key) vel \(velocity): level differs by \(levelDifference) dB")
+            #expect(
+                abs(levelDifference) < 1,
+                "program \(program) key \(key) vel \(velocity): level differs by \(levelDifference) dB")
             let envelopeCorrelation = correlation(envelope(ours.0), envelope(reference.0))
-            #expect(envelopeCorrelation >= 0.99, "program \(program) key \(key) vel \(velocity): envelope correlation \(envelopeCorrelation)")
+            #expect(
+                envelopeCorrelation >= 0.99,
+                "program \(program) key \(key) vel \(velocity): envelope correlation \(envelopeCorrelation)")
         }
     }
 }
