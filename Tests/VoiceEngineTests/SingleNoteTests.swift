@@ -137,3 +137,30 @@ struct SingleNoteTests {
         }
     }
 }
+
+@Suite("Native voice engine: SoundFont 3 notes against FluidSynth", .serialized)
+struct SoundFont3NoteTests {
+    @Test(
+        "a held note of Debian's FluidR3Mono SF3 matches FluidSynth's",
+        .enabled(if: FileManager.default.fileExists(atPath: sf3Font)),
+        arguments: [0, 24, 48, 73])
+    func soundFont3Note(program: Int) throws {
+        let bank = try SoundFontBank(contentsOf: sf3Font)
+        let synthesizer = VoiceSynthesizer()
+        try synthesizer.load(bank, presets: [(0, program)])
+        for (key, velocity) in [(60, 110), (36, 40), (84, 110)] {
+            let frames = 44100 * 2
+            let reference = try fluidSynthNote(
+                font: sf3Font, program: program, key: key, velocity: velocity, holdFrames: 44100, frames: frames)
+            let ours = nativeNote(
+                synthesizer: synthesizer, program: program, key: key, velocity: velocity, holdFrames: 44100,
+                frames: frames)
+            let levelDifference = rmsDecibels(ours.0 + ours.1) - rmsDecibels(reference.0 + reference.1)
+            #expect(abs(levelDifference) < 1, "program \(program) key \(key): level differs by \(levelDifference) dB")
+            let envelopeCorrelation = correlation(envelope(ours.0), envelope(reference.0))
+            #expect(
+                envelopeCorrelation >= 0.99,
+                "program \(program) key \(key): envelope correlation \(envelopeCorrelation)")
+        }
+    }
+}
