@@ -247,7 +247,7 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(
             name: "VoiceEngineTests",
-            dependencies: ["TestSupport", "VoiceEngine", "SoundFonts", "Sampler", "AudioGraph"],
+            dependencies: ["TestSupport", "VoiceEngine", "SoundFonts", "Sampler", "AudioGraph", "MIDICore"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "SoundFontsTests", dependencies: ["TestSupport", "SoundFonts", "Sampler"],

@@ -3,7 +3,7 @@ import CSndFile
 extension AudioFile {
     /// The encoding of the samples in the file at `path`, as close as `Encoding` comes: 8- and
     /// 16-bit integers `s16`, 24-bit `s24`, 32-bit integers and floats `f32` (which holds their
-    /// resolution); nil for lossy formats (Ogg Vorbis) and files that cannot be opened.
+    /// resolution); nil for lossy formats (Ogg Vorbis, Opus, MP3) and files that cannot be opened.
     public static func encoding(ofFileAt path: String) -> Encoding? {
         var info = SF_INFO()
         guard let file = sf_open(path, Int32(SFM_READ), &info) else { return nil }

@@ -12,11 +12,14 @@ extension AudioFile {
         try read(from: url.localPath { AudioFileError.cannotOpen(path: $0, reason: URL.notAFileReason) })
     }
 
-    /// Writes `buffer` to a `file:` URL, format chosen by extension (through a temporary name).
-    public static func write(_ buffer: Buffer, to url: URL, encoding: Encoding = .s16) throws(AudioFileError) {
+    /// Writes `buffer` to a `file:` URL, format chosen by extension (through a temporary name;
+    /// `compression` for MP3, Opus and Ogg Vorbis).
+    public static func write(
+        _ buffer: Buffer, to url: URL, encoding: Encoding = .s16, compression: Compression = .automatic
+    ) throws(AudioFileError) {
         try write(
             buffer, to: url.localPath { AudioFileError.cannotOpen(path: $0, reason: URL.notAFileReason) },
-            encoding: encoding)
+            encoding: encoding, compression: compression)
     }
 }
 
@@ -24,12 +27,13 @@ extension AudioFileWriter {
     /// Opens a temporary file beside a `file:` URL; the format follows the URL's extension.
     public convenience init(
         url: URL, sampleRate: Double, channelCount: Int = 2, encoding: AudioFile.Encoding = .s16,
-        expectedFrameCount: Int? = nil
+        expectedFrameCount: Int? = nil, compression: AudioFile.Compression = .automatic
     ) throws(AudioFileError) {
         try self.init(
             path: url.localPath { AudioFileError.cannotOpen(path: $0, reason: URL.notAFileReason) },
             sampleRate: sampleRate,
-            channelCount: channelCount, encoding: encoding, expectedFrameCount: expectedFrameCount)
+            channelCount: channelCount, encoding: encoding, expectedFrameCount: expectedFrameCount,
+            compression: compression)
     }
 }
 

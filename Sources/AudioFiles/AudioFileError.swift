@@ -3,8 +3,10 @@ public enum AudioFileError: Error, Equatable, Sendable, CustomStringConvertible 
     /// The file could not be opened for reading (missing, not permitted, not an audio file libsndfile
     /// knows), its temporary file could not be created for writing, or a URL is not a file URL.
     case cannotOpen(path: String, reason: String)
-    /// The format cannot be used: an extension other than .wav, .flac, .ogg, .aiff or .raw, an encoding or
-    /// rate the format cannot hold, a layout a clip does not take (then `path`
+    /// The format cannot be used: an extension other than .wav, .flac, .ogg, .opus, .mp3, .aiff or
+    /// .raw, an encoding, channel count or rate the format cannot hold (s24 or f32 for MP3 and Opus,
+    /// an MP3 of more than two channels), a compression that does not fit it (a quality out of
+    /// 0…1, a bit rate the encoder does not take, either for a lossless file), a layout a clip does not take (then `path`
     /// is the clip's name), or a tap's channel count, rate or part length that
     /// no file can have (no channels, no hertz, parts of no frames).
     case unsupportedFormat(path: String, reason: String)

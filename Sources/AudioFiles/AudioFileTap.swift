@@ -23,9 +23,11 @@ import Synchronization
 public final class AudioFileTap: AudioTap, @unchecked Sendable {
     /// How the file is written.
     public struct Settings: Sendable, Hashable {
-        /// The samples' encoding (16-bit by default; Ogg is always Vorbis). 16- and 24-bit samples are
-        /// rounded to the nearest step.
+        /// The samples' encoding (16-bit by default; Ogg is always Vorbis; Opus and MP3 take only the
+        /// default). 16- and 24-bit samples are rounded to the nearest step.
         public var encoding: AudioFile.Encoding = .s16
+        /// How much an MP3, Opus or Ogg Vorbis file is compressed (`automatic` for other files).
+        public var compression: AudioFile.Compression = .automatic
         /// Add TPDF dither of ±1 step before rounding to 16 or 24 bits (ignored for floats and Ogg).
         public var dither = false
         /// Start a new numbered file (`take-001.wav`, `take-002.wav`, …) every this many frames; nil:
@@ -40,8 +42,10 @@ public final class AudioFileTap: AudioTap, @unchecked Sendable {
         public var headerInterval = 0.5
         /// Stop after this many frames (the tap then ignores the rest); nil: until `finish()`.
         public var frameLimit: Int?
-        /// The file's sample rate; nil: the engine's. Another rate is converted on the writer thread
-        /// (libsamplerate, medium-quality sinc); `splitFrames` then counts the file's frames.
+        /// The file's sample rate; nil: the engine's, or for an Opus or MP3 file whose format cannot
+        /// hold it, `AudioFile.FileType.fileSampleRate(for:)` (48 kHz for Opus from 44.1 kHz).
+        /// Another rate is converted on the writer thread (libsamplerate, medium-quality sinc);
+        /// `splitFrames` then counts the file's frames.
         public var fileSampleRate: Double?
 
         /// Settings with the defaults: 16-bit without dither, one file, no overwrite, a 4-second ring,
@@ -61,6 +65,8 @@ public final class AudioFileTap: AudioTap, @unchecked Sendable {
     public let settings: Settings
     private let ring: SampleRing
     private let major: Int32
+    /// The kind of file, from the path's extension.
+    public let fileType: AudioFile.FileType
     /// 0 paused, 1 recording, 2 stopped (for good).
     private let state = Atomic<Int>(0)
     private let accepted = Atomic<Int>(0)
@@ -83,14 +89,19 @@ public final class AudioFileTap: AudioTap, @unchecked Sendable {
     /// nothing is written before `record()`. Throws, creating nothing, if the format cannot be written,
     /// the folder cannot be written to, or the file exists (without `overwrite`).
     ///
-    /// - Throws: `AudioFileError.unsupportedFormat` too for a `channelCount` below 1, a sample rate
+    /// An MP3 or Opus file is always whole up to the last frame written (their frames stand alone);
+    /// the length LAME's header gives an MP3 is written by `finish()`.
+    ///
+    /// - Throws: `AudioFileError.unsupportedFormat` for what `AudioFileWriter` refuses (an encoding,
+    ///   channel count, file rate or compression the format cannot take), and too for a `channelCount` below 1, a sample rate
     ///   (the engine's or the file's) that is not a whole number of hertz from 1 to 2^31 − 1, or a
     ///   `splitFrames` below 1; `AudioFileError.writeFailed` when the system refuses the writer thread.
     ///   A `ringSeconds` too small, or NaN, makes the smallest ring (4 096 frames).
     public init(
         path: String, channelCount: Int, sampleRate: Double, settings: Settings = Settings()
     ) throws(AudioFileError) {
-        let fileRate = (settings.fileSampleRate ?? sampleRate).rounded()
+        let type = try AudioFile.FileType(path: path)
+        let fileRate = (settings.fileSampleRate ?? type.fileSampleRate(for: sampleRate)).rounded()
         let rates = 1...Double(Int32.max)
         guard channelCount > 0, let channels = Int32(exactly: channelCount) else {
             throw .unsupportedFormat(path: path, reason: "\(channelCount) channels: a file needs 1 or more")
@@ -107,11 +118,18 @@ public final class AudioFileTap: AudioTap, @unchecked Sendable {
         self.sampleRate = sampleRate
         self.settings = settings
         fileSampleRate = fileRate
-        major = try AudioFile.majorFormat(forPath: path)
+        fileType = type
+        major = type.majorFormat
+        if let problem = type.problem(
+            encoding: settings.encoding, channelCount: channelCount, fileRate: fileRate,
+            compression: settings.compression)
+        {
+            throw .unsupportedFormat(path: path, reason: problem)
+        }
         var info = SF_INFO()
         info.samplerate = Int32(fileRate)
         info.channels = channels
-        info.format = major | AudioFile.subtype(major: major, encoding: settings.encoding)
+        info.format = major | type.subtype(settings.encoding)
         guard sf_format_check(&info) != 0 else {
             throw .unsupportedFormat(
                 path: path, reason: "\(settings.encoding.rawValue), \(channelCount) channels at \(Int(fileRate)) Hz")
@@ -168,13 +186,23 @@ public final class AudioFileTap: AudioTap, @unchecked Sendable {
         var info = SF_INFO()
         info.samplerate = Int32(fileSampleRate)
         info.channels = Int32(channelCount)
-        info.format = major | AudioFile.subtype(major: major, encoding: settings.encoding)
+        info.format = major | fileType.subtype(settings.encoding)
         guard let handle = sf_open_fd(fd, Int32(SFM_WRITE), &info, Int32(SF_TRUE)) else {
             let full = FileSystemSpace.isOutOfSpace(errno: errno, folder: Self.folder(of: name))
             unlink(name)
             if full { throw .noSpace(path: name) }
             throw .cannotOpen(path: name, reason: String(cString: sf_strerror(nil)))
         }
+        guard
+            settings.compression.apply(
+                to: handle, type: fileType, fileRate: fileSampleRate, channelCount: channelCount)
+        else {
+            let reason = String(cString: sf_strerror(handle))
+            sf_close(handle)
+            unlink(name)
+            throw .unsupportedFormat(path: name, reason: "libsndfile refused the compression: \(reason)")
+        }
+        if fileSampleRate != sampleRate.rounded() { fileType.recordOriginalRate(sampleRate, in: handle) }
         sf_command(handle, Int32(SFC_SET_CLIPPING), nil, Int32(SF_TRUE))
         file = handle
         quantizer = SampleQuantizer(format: info.format, channels: channelCount, dither: settings.dither)

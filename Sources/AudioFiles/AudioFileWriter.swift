@@ -23,15 +23,23 @@ public final class AudioFileWriter {
     private let quantizer: SampleQuantizer
     /// The folder the file is written in (for telling a full disk from other failures).
     private let folder: String
+    /// Converts the audio to `fileSampleRate` where the format cannot hold the rate given.
+    private let resampler: StreamingResampler?
+    /// The kind of file, from the path's extension.
+    public let fileType: AudioFile.FileType
+    /// The file's sample rate: the rate given, unless the format cannot hold it
+    /// (`AudioFile.FileType.fileSampleRate(for:)`).
+    public let fileSampleRate: Double
     private var interleaved: [Float] = []
-    /// Frames appended so far (each frame is `channelCount` samples).
+    /// Frames appended so far (each frame is `channelCount` samples), at the rate given (not
+    /// `fileSampleRate`).
     public private(set) var framesWritten = 0
     /// The most frames the file can hold: 4 GiB of data in a plain WAV or an AIFF, unlimited in
     /// RF64, FLAC, Ogg and raw.
     let frameLimit: Int
 
-    /// Opens the temporary file; the format follows `path`'s extension (.wav, .flac, .ogg, .aiff,
-    /// .raw for headerless little-endian samples).
+    /// Opens the temporary file; the format follows `path`'s extension (`AudioFile.FileType`: .wav,
+    /// .flac, .ogg, .opus, .mp3, .aiff, .raw for headerless little-endian samples).
     ///
     /// WAV and AIFF sizes are 32-bit. Give `expectedFrameCount` (at most how many frames will be
     /// written) when it can be large: a .wav whose data could pass 4 GiB is then written as RF64
@@ -42,23 +50,49 @@ public final class AudioFileWriter {
     /// A 16- or 24-bit file holds each sample rounded to the nearest step (silence stays 0); with
     /// `dither`, TPDF dither of ±1 step (the same noise for every file: renders stay reproducible)
     /// is added first, trading a low noise floor for the rounding's distortion on quiet passages.
+    ///
+    /// MP3, Opus and Ogg Vorbis files are as compressed as `compression` says. An Opus or MP3 file
+    /// at a rate its encoder cannot take is written at `FileType.fileSampleRate(for:)` instead
+    /// (44.1 kHz into Opus at 48 kHz), converted as it is written (libsamplerate, medium-quality
+    /// sinc); `fileSampleRate` says which.
+    ///
+    /// - Throws: `AudioFileError.unsupportedFormat` for an extension of no `FileType`, an encoding,
+    ///   a channel count or a rate the format cannot hold (an MP3 of more than two channels, s24 or
+    ///   f32 for MP3 and Opus), or a `compression` that does not fit it; `cannotOpen` or `noSpace`
+    ///   when the temporary file cannot be created.
     public init(
         path: String, sampleRate: Double, channelCount: Int = 2, encoding: AudioFile.Encoding = .s16,
-        expectedFrameCount: Int? = nil, dither: Bool = false
+        expectedFrameCount: Int? = nil, dither: Bool = false, compression: AudioFile.Compression = .automatic
     ) throws(AudioFileError) {
-        var major = try AudioFile.majorFormat(forPath: path)
+        let type = try AudioFile.FileType(path: path)
+        var major = type.majorFormat
         let bytesPerFrame = (encoding == .s16 ? 2 : encoding == .s24 ? 3 : 4) * channelCount
         // The data a 32-bit RIFF/FORM size can count, less room for the header's chunks.
         let sizeLimitedFrames = (Int(UInt32.max) - 65_536) / bytesPerFrame
         if major == Int32(SF_FORMAT_WAV), let expected = expectedFrameCount, expected > sizeLimitedFrames {
             major = Int32(SF_FORMAT_RF64)
         }
+        let fileRate = type.fileSampleRate(for: sampleRate)
+        if let problem = type.problem(
+            encoding: encoding, channelCount: channelCount, fileRate: fileRate, compression: compression)
+        {
+            throw .unsupportedFormat(path: path, reason: problem)
+        }
         var info = SF_INFO()
-        info.samplerate = Int32(sampleRate.rounded())
+        info.samplerate = Int32(fileRate)
         info.channels = Int32(channelCount)
-        info.format = major | AudioFile.subtype(major: major, encoding: encoding)
+        info.format = major | type.subtype(encoding)
         guard sf_format_check(&info) != 0 else {
             throw .unsupportedFormat(path: path, reason: "\(encoding.rawValue) at \(Int(sampleRate)) Hz")
+        }
+        if fileRate != sampleRate.rounded() {
+            guard let converter = StreamingResampler(from: sampleRate, to: fileRate, channelCount: channelCount) else {
+                throw .unsupportedFormat(
+                    path: path, reason: "cannot convert \(Int(sampleRate)) Hz to \(Int(fileRate)) Hz")
+            }
+            resampler = converter
+        } else {
+            resampler = nil
         }
         let slash = path.lastIndex(of: "/")
         let directory = slash.map { String(path[...$0]) } ?? ""
@@ -77,11 +111,20 @@ public final class AudioFileWriter {
                 reason: reason.contains("No such file") || reason.contains("ermission")
                     ? reason : "cannot create \(temporaryPath): \(reason)")
         }
+        guard compression.apply(to: handle, type: type, fileRate: fileRate, channelCount: channelCount) else {
+            let reason = String(cString: sf_strerror(handle))
+            sf_close(handle)
+            unlink(temporaryPath)
+            throw .unsupportedFormat(path: path, reason: "libsndfile refused the compression \(compression): \(reason)")
+        }
+        if fileRate != sampleRate.rounded() { type.recordOriginalRate(sampleRate, in: handle) }
         sf_command(handle, Int32(SFC_SET_CLIPPING), nil, Int32(SF_TRUE))
         if major == Int32(SF_FORMAT_RF64) { sf_command(handle, Int32(SFC_RF64_AUTO_DOWNGRADE), nil, Int32(SF_TRUE)) }
         frameLimit = major == Int32(SF_FORMAT_WAV) || major == Int32(SF_FORMAT_AIFF) ? sizeLimitedFrames : .max
         self.path = path
         self.channelCount = channelCount
+        fileType = type
+        fileSampleRate = fileRate
         quantizer = SampleQuantizer(format: info.format, channels: channelCount, dither: dither)
         file = handle
     }
@@ -114,6 +157,20 @@ public final class AudioFileWriter {
                     "WAV and AIFF files hold at most 4 GiB of audio: use .flac (in code, expectedFrameCount makes an RF64 .wav)"
             )
         }
+        if let resampler {
+            let converted = samples.withUnsafeBufferPointer {
+                resampler.process($0.baseAddress, frames: frameCount, end: false)
+            }
+            try encode(converted.count / channelCount, from: converted, into: file)
+        } else {
+            try encode(frameCount, from: samples, into: file)
+        }
+        framesWritten += frameCount
+    }
+
+    /// Hands `frameCount` frames at the file's rate to libsndfile.
+    private func encode(_ frameCount: Int, from samples: [Float], into file: OpaquePointer) throws(AudioFileError) {
+        guard frameCount > 0 else { return }
         errno = 0
         let quantizer = quantizer
         let channels = channelCount
@@ -125,12 +182,19 @@ public final class AudioFileWriter {
             if FileSystemSpace.isOutOfSpace(errno: errno, folder: folder) { throw .noSpace(path: path) }
             throw .writeFailed(path: path, reason: String(cString: sf_strerror(file)))
         }
-        framesWritten += frameCount
     }
 
     /// Closes the file and gives it its final name.
     public func finish() throws(AudioFileError) {
         guard let handle = file else { throw .writeFailed(path: path, reason: "the file is closed") }
+        if let resampler {
+            // The converter's last frames (its filter's delay).
+            let rest = resampler.process(nil, frames: 0, end: true)
+            do { try encode(rest.count / channelCount, from: rest, into: handle) } catch {
+                cancel()
+                throw error
+            }
+        }
         file = nil
         errno = 0
         guard sf_close(handle) == 0 else {

@@ -5,7 +5,7 @@ import Pianola
 struct AudioRecordingOptions: ParsableArguments {
     @Option(
         help: ArgumentHelp(
-            "Also write what is played (the mixed output) to this audio file (.wav, .flac, .aiff, .ogg).",
+            "Also write what is played (the mixed output) to this audio file (.wav, .flac, .aiff, .ogg, .opus, .mp3).",
             valueName: "file"))
     var recordAudio: String?
 

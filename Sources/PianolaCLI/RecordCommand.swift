@@ -8,12 +8,14 @@ import Pianola
 struct RecordCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "record",
-        abstract: "Record an audio input (a microphone, a line input) to a WAV, FLAC, AIFF or Ogg file.",
+        abstract: "Record an audio input (a microphone, a line input) to a WAV, FLAC, AIFF, Ogg, Opus or MP3 file.",
         discussion: """
             Records from an ALSA capture device (`pianola devices` lists them) until --duration, `q`, \
             Ctrl-C (exit 130) or SIGTERM (exit 0); the file is completed in every case. The file is \
             valid while it grows: its header is brought up to date twice a second, so even a crash \
-            or a power cut loses at most the last second of a WAV or AIFF file. An existing file is \
+            or a power cut loses at most the last second of a WAV or AIFF file (an Opus or MP3 file \
+            holds what was encoded, without the length MP3's header gives it at the end; --quality \
+            or --bitrate set their size). An existing file is \
             never replaced without --force. A full disk ends the recording with one line and a \
             valid file of everything up to then.
 
@@ -30,7 +32,9 @@ struct RecordCommand: ParsableCommand {
               pianola record -o take.wav --meter-log levels.jsonl  # levels as JSON lines
             """)
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("The file to write (.wav, .flac, .aiff, .ogg).", valueName: "file"))
+    @Option(
+        name: .shortAndLong,
+        help: ArgumentHelp("The file to write (.wav, .flac, .aiff, .ogg, .opus, .mp3).", valueName: "file"))
     var output: String
 
     @Option(name: .shortAndLong, help: ArgumentHelp("ALSA capture device (see `pianola devices`).", valueName: "name"))
@@ -43,7 +47,9 @@ struct RecordCommand: ParsableCommand {
 
     @Option(
         parsing: .unconditional,
-        help: ArgumentHelp("The file's sample rate, if not the device's (converted as it is written).", valueName: "hz")
+        help: ArgumentHelp(
+            "The file's sample rate, if not the device's (converted as it is written; for .opus and .mp3, the next rate they hold up from the device's).",
+            valueName: "hz")
     )
     var fileRate: Int?
 
@@ -51,6 +57,8 @@ struct RecordCommand: ParsableCommand {
     var channels = 2
 
     @OptionGroup var sampleFormat: SampleFormatOptions
+
+    @OptionGroup var compression: CompressionOptions
 
     @Option(parsing: .unconditional, help: ArgumentHelp("Stop after this many seconds.", valueName: "seconds"))
     var duration: Double?
@@ -116,6 +124,15 @@ struct RecordCommand: ParsableCommand {
             throw ValidationError("--duration must be a positive number of seconds")
         }
         if let split, !(split >= 1 && split.isFinite) { throw ValidationError("--split must be at least 1 second") }
+        try compression.check(
+            output: output, sampleRate: Double(fileRate ?? rate), channelCount: channels,
+            format: sampleFormat.format == .s16 ? nil : sampleFormat.format)
+    }
+
+    /// The file's rate: --file-rate, else the device's, or the next rate up an Opus or MP3 file holds.
+    private var writtenRate: Double {
+        if let fileRate { return Double(fileRate) }
+        return (try? AudioFile.FileType(path: output))?.fileSampleRate(for: Double(rate)) ?? Double(rate)
     }
 
     func run() throws {
@@ -126,9 +143,10 @@ struct RecordCommand: ParsableCommand {
                 periodCount: periods))
         configuration.file.encoding = sampleFormat.format
         configuration.file.dither = sampleFormat.dither.isOn
+        configuration.file.compression = compression.compression
         configuration.file.overwrite = force
         configuration.file.fileSampleRate = fileRate.map(Double.init)
-        configuration.file.splitFrames = split.map { Int(($0 * Double(fileRate ?? rate)).rounded()) }
+        configuration.file.splitFrames = split.map { Int(($0 * writtenRate).rounded()) }
         configuration.effects = try effectOptions.specs()
         if monitor {
             configuration.monitor = ALSAOutput.Configuration(

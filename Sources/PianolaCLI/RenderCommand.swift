@@ -10,10 +10,13 @@ import PianolaSupport
 struct RenderCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "render",
-        abstract: "Render MIDI files to WAV, FLAC, Ogg or AIFF through a SoundFont, faster than real time.",
+        abstract: "Render MIDI files to WAV, FLAC, Ogg, Opus, MP3 or AIFF through a SoundFont, faster than real time.",
         discussion: """
-            The output format follows the extension of -o (.wav, .flac, .ogg, .aiff, or .raw for \
-            headerless little-endian samples). With several input files, -o names a folder and each \
+            The output format follows the extension of -o (.wav, .flac, .ogg for Ogg Vorbis, .opus, \
+            .mp3, .aiff, or .raw for headerless little-endian samples). --quality or --bitrate set \
+            the size of .mp3, .opus and .ogg files. Opus holds 8, 12, 16, 24 or 48 kHz and MP3 8 to \
+            48 kHz: a render at another rate goes into the file converted to the next rate up (44.1 \
+            kHz into Opus at 48 kHz; above 48 kHz, 48 kHz). With several input files, -o names a folder and each \
             file is rendered to NAME.wav in it (--ext changes the extension). -o - writes one \
             render to standard output once it is complete (--ext picks the type, WAV by default), \
             for pipelines; messages then go to standard error only.
@@ -40,7 +43,8 @@ struct RenderCommand: ParsableCommand {
               pianola render song.mid -o song.wav
               pianola render song.mid -o song.flac -r 48000 --format s24 -s FluidR3_GM.sf2
               pianola render *.mid -o renders/ --ext flac --synth-reverb off
-              pianola render song.mid -o - --ext flac | ffmpeg -i - song.opus
+              pianola render song.mid -o song.mp3 --quality 0.9
+              pianola render song.mid -o - --ext flac | ffmpeg -i - song.m4a
               pianola render corpus/ -o renders/ --jobs 2
               pianola render --manifest corpus.jsonl --jobs 2
             """)
@@ -78,7 +82,7 @@ struct RenderCommand: ParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Output extension when -o is a folder or not given, or the type written to standard output with -o - (wav, flac, ogg, aiff, raw).",
+            "Output extension when -o is a folder or not given, or the type written to standard output with -o - (wav, flac, ogg, opus, mp3, aiff, raw).",
             valueName: "ext"))
     var ext = "wav"
 
@@ -120,6 +124,17 @@ struct RenderCommand: ParsableCommand {
 
     func validate() throws {
         if let error = Mistakes.soundFontAmongSongs(inputs, command: "render") { throw error }
+        if manifest == nil {
+            // One file named by -o, or files named with --ext (a folder, beside the songs, -o -).
+            let single =
+                output.map { $0 != "-" && !$0.hasSuffix("/") && !Self.isFolder($0) } == true && stems == nil
+                && inputs.count == 1 && !inputs.contains(where: Self.isFolder)
+            let channels = (try? channelMap.routing())?.map(\.channelCount) ?? 2
+            try settings.compression.check(
+                output: single ? output ?? "" : "render." + ext, sampleRate: Double(settings.rate),
+                channelCount: channels,
+                format: settings.sampleFormat.format == .s16 ? nil : settings.sampleFormat.format)
+        }
         guard (1...64).contains(jobs) else { throw ValidationError("--jobs must be between 1 and 64, got \(jobs)") }
         if settings.timing == .fluidSynth && (song.speed != 1 || song.start != nil) {
             throw ValidationError("--timing fluidsynth plays from the start at speed 1: no --speed or --start with it")
@@ -151,7 +166,8 @@ struct RenderCommand: ParsableCommand {
             }
             guard !json else { throw ValidationError("-o - writes audio to standard output: no --json with it") }
             guard Self.streamTypes.contains(ext.lowercased()) else {
-                throw ValidationError("--ext \(ext) cannot go to standard output: use wav, flac, ogg, aiff or raw")
+                throw ValidationError(
+                    "--ext \(ext) cannot go to standard output: use wav, flac, ogg, opus, mp3, aiff or raw")
             }
         }
         if manifest != nil {
@@ -165,7 +181,7 @@ struct RenderCommand: ParsableCommand {
                 }
                 return
             }
-            let audioExtensions: Set<String> = ["wav", "flac", "ogg", "oga", "aiff", "aif", "raw"]
+            let audioExtensions: Set<String> = ["wav", "flac", "ogg", "oga", "opus", "mp3", "aiff", "aif", "raw"]
             if inputs.count > 1 || inputs.contains(where: Self.isFolder), !Self.isFolder(output),
                 audioExtensions.contains(POSIXSupport.pathExtension(of: output).lowercased())
             {
@@ -208,8 +224,9 @@ struct RenderCommand: ParsableCommand {
         }
     }
 
-    /// What `-o -` writes: the containers libsndfile can finish before the bytes leave.
-    static let streamTypes: Set<String> = ["wav", "flac", "ogg", "aiff", "raw"]
+    /// What `-o -` writes: every type, finished in a temporary file before the bytes leave (libsndfile
+    /// writes a broken MP3 into a pipe).
+    static let streamTypes: Set<String> = ["wav", "flac", "ogg", "opus", "mp3", "aiff", "raw"]
 
     /// `-o -`: the render goes to a temporary file, whose header is complete only at its end, then
     /// to standard output; an interrupted or failed render writes nothing there.

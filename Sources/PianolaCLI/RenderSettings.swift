@@ -11,6 +11,8 @@ struct RenderSettings: ParsableArguments {
 
     @OptionGroup var sampleFormat: SampleFormatOptions
 
+    @OptionGroup var compression: CompressionOptions
+
     @Option(
         parsing: .unconditional,
         help: ArgumentHelp(
@@ -79,6 +81,7 @@ struct RenderSettings: ParsableArguments {
         options.sampleRate = Double(rate)
         options.encoding = sampleFormat.format
         options.dither = sampleFormat.dither.isOn
+        options.compression = compression.compression
         options.tail = tail
         options.threads = threads
         options.effects = effects

@@ -91,6 +91,36 @@ struct RecordCommandTests {
         }
     }
 
+    @Test(
+        "records to .opus (48 kHz from a 44.1 kHz device) and .mp3 at --bitrate: as long and as loud as what was played"
+    )
+    func recordsCompressed() throws {
+        try withTemporaryFolder("record") { folder in
+            // Three seconds of a chord that swells and fades, on both channels.
+            var source: [Float] = []
+            for frame in 0..<(44_100 * 3) {
+                let time = Double(frame) / 44_100
+                let value = [220.0, 277.18, 329.63].reduce(0.0) { $0 + sin(2 * Double.pi * $1 * time) }
+                let sample = Float(0.2 * sin(Double.pi * time / 3) * value)
+                source += [sample, sample * 0.5]
+            }
+            let device = try FileCaptureDevice.make(samples: source, in: folder)
+            let environment = try alsaEnvironment(folder, [device.definitions])
+            for (name, extra, rate) in [("take.opus", [String](), 48_000), ("take.mp3", ["--bitrate", "128"], 44_100)] {
+                let result = try runPianola(
+                    ["record", "-o", folder + "/" + name, "-d", device.name, "--rate", "44100", "--duration", "2"]
+                        + extra, environment: environment)
+                #expect(result.status == 0, "\(result.stderr)")
+                let recorded = try AudioFile.read(from: folder + "/" + name)
+                #expect(recorded.sampleRate == Double(rate) && recorded.channelCount == 2, "\(name)")
+                // Two seconds, within the 64 frames of CompressedOutputTests' tolerance.
+                #expect(abs(recorded.frameCount - 2 * rate) <= 64, "\(name): \(recorded.frameCount) frames")
+                let played = Array(source[0..<(2 * 44_100 * 2)])
+                #expect(abs(rmsDecibels(recorded.samples) - rmsDecibels(played)) < 0.5, "\(name)")
+            }
+        }
+    }
+
     @Test("bad input: one line each, a non-zero exit, and no file created")
     func badInput() throws {
         try withTemporaryFolder("record") { folder in
@@ -107,7 +137,10 @@ struct RecordCommandTests {
                 (["-d", device.name, "--file-rate", "500"], "--file-rate must be between 8000 and 192000 Hz, got 500"),
                 (["-d", device.name, "--format", "s8"], "--format must be s16, s24 or f32, got 's8'"),
                 (["-d", device.name, "-o", folder + "/no/such/folder/take.wav"], "No such file or directory"),
-                (["-d", device.name, "-o", folder + "/take.mp3"], "use a .wav, .flac, .ogg, .aiff or .raw extension"),
+                (
+                    ["-d", device.name, "-o", folder + "/take.m4a"],
+                    "use a .wav, .flac, .ogg, .opus, .mp3, .aiff or .raw extension"
+                ),
             ]
             for (arguments, message) in cases {
                 let result = try runPianola(

@@ -6,7 +6,7 @@ import Effects
 public struct BatchJob: Sendable, Hashable {
     /// The MIDI file to render (a manifest's relative paths are already resolved against its folder).
     public var input: String
-    /// The audio file to write; its extension chooses the format (.wav, .flac, .ogg, .aiff).
+    /// The audio file to write; its extension chooses the format (.wav, .flac, .ogg, .opus, .mp3, .aiff).
     public var output: String
     /// Where the job came from, for messages: "corpus.jsonl:12", or the input's path.
     public var origin: String

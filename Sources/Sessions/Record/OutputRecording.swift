@@ -4,7 +4,7 @@ import AudioGraph
 /// Where and how a playback or live session writes what it plays (`--record-audio`): the main
 /// mixer's output, from the first frame the device plays, through an `AudioFileTap`.
 public struct OutputRecording: Sendable, Hashable {
-    /// The file to write (.wav, .flac, .aiff, .ogg); it must not exist unless `settings.overwrite`.
+    /// The file to write (.wav, .flac, .aiff, .ogg, .opus, .mp3); it must not exist unless `settings.overwrite`.
     public var path: String
     /// Encoding, overwrite, splitting.
     public var settings: AudioFileTap.Settings

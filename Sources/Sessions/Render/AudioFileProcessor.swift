@@ -4,7 +4,7 @@ import Effects
 import Meters
 import RateAndPitch
 
-/// Applies an effect chain to an audio file (WAV, FLAC, Ogg, AIFF): what `pianola process`
+/// Applies an effect chain to an audio file (WAV, FLAC, Ogg, Opus, MP3, AIFF): what `pianola process`
 /// does. The chain's latency (a limiter's look-ahead) is taken off the start and the input is
 /// followed by as much silence, so the output lines up with the input frame for frame; a
 /// reverb's tail is kept. A `varispeed` in the chain resamples everything before it (libsamplerate,
@@ -19,7 +19,8 @@ public struct AudioFileProcessor: Sendable {
         public var inputFrames: Int
         /// The input's sample rate in Hz, which the output keeps.
         public var sampleRate: Double
-        /// The output's sample format: the one asked for, else the input's (s16 for a lossy input).
+        /// The output's sample format: the one asked for, else the input's (s16 for a lossy input or
+        /// output, where it means none).
         public var encoding: AudioFile.Encoding
         /// The input's length in seconds.
         public var inputSeconds: Double { Double(inputFrames) / sampleRate }
@@ -43,12 +44,16 @@ public struct AudioFileProcessor: Sendable {
     /// Whether 16- and 24-bit output gets TPDF dither of ±1 step before rounding (without it,
     /// each sample is rounded to the nearest step).
     public var dither = false
+    /// How much an MP3, Opus or Ogg Vorbis output is compressed (`automatic` for other outputs).
+    public var compression: AudioFile.Compression = .automatic
 
     /// A processor applying `effects`; each `process` builds the chain (and checks the specs) anew.
     public init(effects: [EffectSpec]) { self.effects = effects }
 
     /// Processes `input` into `output`. The output keeps the input's sample format unless
-    /// `encoding` is given (16-bit for lossy inputs). `progress` receives (input seconds done,
+    /// `encoding` is given (16-bit for lossy inputs; an MP3 or Opus output takes none, so only
+    /// 16-bit, the default). An Opus or MP3 output at a rate it cannot hold is written at
+    /// `AudioFile.FileType.fileSampleRate(for:)` (44.1 kHz into Opus at 48 kHz). `progress` receives (input seconds done,
     /// input seconds) and returns false to cancel.
     public func process(
         _ input: String, to output: String, encoding: AudioFile.Encoding? = nil,
@@ -56,7 +61,9 @@ public struct AudioFileProcessor: Sendable {
     ) throws(RenderError) -> Result {
         let audio: AudioFile.Buffer
         do { audio = try AudioFile.read(from: input) } catch { throw .audio(error) }
-        let encoding = encoding ?? AudioFile.encoding(ofFileAt: input) ?? .s16
+        let outputType: AudioFile.FileType
+        do { outputType = try AudioFile.FileType(path: output) } catch { throw .audio(error) }
+        let encoding = encoding ?? (outputType.isLossy ? nil : AudioFile.encoding(ofFileAt: input)) ?? .s16
         let channels = max(1, audio.channelCount)
         let rate = audio.sampleRate
         // The chains between the length-changing steps (varispeed, timepitch); all but the last run
@@ -107,7 +114,7 @@ public struct AudioFileProcessor: Sendable {
                 do {
                     writer = try AudioFileWriter(
                         path: output, sampleRate: rate, channelCount: channels, encoding: encoding,
-                        expectedFrameCount: total - chain.latency, dither: dither)
+                        expectedFrameCount: total - chain.latency, dither: dither, compression: compression)
                 } catch { throw .audio(error) }
                 do {
                     try Self.run(chain, over: current, total: total, progress: report) { buffer, skip, count in

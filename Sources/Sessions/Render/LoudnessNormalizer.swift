@@ -25,7 +25,8 @@ enum LoudnessNormalizer {
     static let ceilingMargin = 0.3
 
     static func normalize(
-        _ input: String, to output: String, target: LoudnessTarget, encoding: AudioFile.Encoding, dither: Bool = false
+        _ input: String, to output: String, target: LoudnessTarget, encoding: AudioFile.Encoding, dither: Bool = false,
+        compression: AudioFile.Compression = .automatic
     ) throws(RenderError) -> Measured {
         let audio: AudioFile.Buffer
         do { audio = try AudioFile.read(from: input) } catch { throw .audio(error) }
@@ -81,7 +82,7 @@ enum LoudnessNormalizer {
         do {
             try AudioFile.write(
                 AudioFile.Buffer(samples: interleaved, channelCount: 2, sampleRate: audio.sampleRate), to: output,
-                encoding: encoding, dither: dither)
+                encoding: encoding, dither: dither, compression: compression)
         } catch { throw .audio(error) }
         // What was written (after the format's rounding).
         let written: AudioFile.Buffer

@@ -34,6 +34,7 @@ extension OfflineRenderer {
         processor.songTempo = sequence.startingTempo
         processor.measuresOutput = true
         processor.dither = options.dither
+        processor.compression = options.compression
         let processed = try processor.process(intermediate, to: outputPath, encoding: encoding) { done, total in
             progress(music * (0.75 + 0.25 * min(1, done / max(total, 1e-9))), music)
         }

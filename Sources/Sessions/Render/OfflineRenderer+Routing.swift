@@ -63,7 +63,8 @@ extension OfflineRenderer {
         do {
             writer = try AudioFileWriter(
                 path: outputPath, sampleRate: rate, channelCount: channels, encoding: options.encoding,
-                expectedFrameCount: options.maximumFrameCount(for: sequence), dither: options.dither)
+                expectedFrameCount: options.maximumFrameCount(for: sequence), dither: options.dither,
+                compression: options.compression)
         } catch {
             throw .audio(error)
         }

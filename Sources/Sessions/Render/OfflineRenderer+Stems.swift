@@ -165,14 +165,14 @@ extension OfflineRenderer {
                     try AudioFileWriter(
                         path: folder + "/" + stem.info.file, sampleRate: options.sampleRate,
                         encoding: options.encoding, expectedFrameCount: options.maximumFrameCount(for: sequence),
-                        dither: options.dither))
+                        dither: options.dither, compression: options.compression))
             }
             if let multichannel {
                 files.writers.append(
                     try AudioFileWriter(
                         path: multichannel, sampleRate: options.sampleRate, channelCount: 2 * plan.count,
                         encoding: options.encoding, expectedFrameCount: options.maximumFrameCount(for: sequence),
-                        dither: options.dither))
+                        dither: options.dither, compression: options.compression))
             }
         } catch {
             for writer in files.writers { writer.cancel() }

@@ -70,7 +70,7 @@ public final class OfflineRenderer: Sendable {
     /// end, music longer than `options.maximumSeconds`, a folder on
     /// a read-only file system, and an output larger than the free space where it goes: the music
     /// and the tail asked for (a fixed one, or a few seconds of an automatic one), uncompressed,
-    /// FLAC counted at half and Ogg at a tenth. A render that outgrows the estimate and fills the
+    /// FLAC counted at half, Ogg at a tenth, MP3 and Opus at a quarter (their highest bit rates). A render that outgrows the estimate and fills the
     /// disk still stops cleanly, writing nothing.
     func checkSize(
         of sequence: MusicSequence, writingTo path: String, encoding: AudioFile.Encoding, channelCount: Int = 2
@@ -90,8 +90,13 @@ public final class OfflineRenderer: Sendable {
             throw .cannotWrite(path: path, reason: "the file system there is read-only")
         }
         let bytesPerFrame = (encoding == .s16 ? 2 : encoding == .s24 ? 3 : 4) * channelCount
-        let lower = path.lowercased()
-        let share = lower.hasSuffix(".flac") ? 0.5 : lower.hasSuffix(".ogg") || lower.hasSuffix(".oga") ? 0.1 : 1
+        let share: Double
+        switch try? AudioFile.FileType(path: path) {
+        case .flac: share = 0.5
+        case .ogg: share = 0.1
+        case .mp3, .opus: share = 0.25
+        default: share = 1
+        }
         let needed = Int(Double(options.expectedFrameCount(for: sequence) * bytesPerFrame) * share)
         // An unreachable folder fails at opening, by name.
         guard let available = FileSystemSpace.availableBytes(in: folder) else { return }
@@ -214,7 +219,8 @@ public final class OfflineRenderer: Sendable {
         defer { unlink(intermediate) }
         var summary = try produce(intermediate, .f32)
         let measured = try LoudnessNormalizer.normalize(
-            intermediate, to: outputPath, target: target, encoding: options.encoding, dither: options.dither)
+            intermediate, to: outputPath, target: target, encoding: options.encoding, dither: options.dither,
+            compression: options.compression)
         summary.outputPath = outputPath
         summary.encoding = options.encoding
         summary.loudness = measured.loudness
@@ -261,7 +267,8 @@ public final class OfflineRenderer: Sendable {
         do {
             writer = try AudioFileWriter(
                 path: outputPath, sampleRate: options.sampleRate, encoding: encoding,
-                expectedFrameCount: options.maximumFrameCount(for: sequence), dither: options.dither)
+                expectedFrameCount: options.maximumFrameCount(for: sequence), dither: options.dither,
+                compression: options.compression)
         } catch {
             throw .audio(error)
         }

@@ -39,6 +39,9 @@ public struct RenderOptions: Sendable, Hashable {
     public var sampleRate = 44_100.0
     /// The output's sample format: 16-bit integer (the default), 24-bit integer or 32-bit float.
     public var encoding: AudioFile.Encoding = .s16
+    /// How much an MP3, Opus or Ogg Vorbis output is compressed (`automatic`: each format's
+    /// default, and the only choice for lossless outputs).
+    public var compression: AudioFile.Compression = .automatic
     /// Whether 16- and 24-bit output gets TPDF dither of ±1 step before rounding (reproducible: the
     /// same noise every render). Without it, each sample is rounded to the nearest step.
     public var dither = false
@@ -157,6 +160,8 @@ public struct RenderOptions: Sendable, Hashable {
             + "polyphony=\(polyphony);maximumTail=\(maximumTailSeconds);quantum=\(quantumFrames);"
             + "interpolation=\(interpolation.rawValue);programs=\(overrides);muted=\(mutedChannels.sorted());"
             + "speed=\(speed);transpose=\(transpose);start=\(startSeconds);end=\(endSeconds ?? -1)"
+            // Only when set, so that the ledgers of earlier versions still match.
+            + (compression == .automatic ? "" : ";compression=\(compression)")
     }
 
     /// `sequence` cut at `endSeconds`, if set.
