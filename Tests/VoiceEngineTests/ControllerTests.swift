@@ -1,6 +1,6 @@
 import AudioGraph
-import MIDICore
 import Foundation
+import MIDICore
 import Sampler
 import SoundFonts
 import Testing
