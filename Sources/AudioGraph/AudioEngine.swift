@@ -60,6 +60,9 @@ public final class AudioEngine: @unchecked Sendable {
         get { renderedFrames.load(ordering: .relaxed) }
         set { renderedFrames.store(newValue, ordering: .relaxed) }
     }
+    /// `sampleTime` at the end of the last quantum whose output reached `silenceThreshold`
+    /// (written by the render thread, read by others).
+    private let lastSoundingTime = Atomic<Int64>(0)
 
     /// An empty engine: only `outputNode` is attached, and the main mixer is made on first use of
     /// `mainMixerNode`. Nothing renders until the engine is prepared
@@ -279,10 +282,29 @@ public final class AudioEngine: @unchecked Sendable {
     /// Frames rendered since the engine was prepared (render thread's clock; any thread may read it).
     public var currentSampleTime: Int64 { sampleTime }
 
+    /// The level under which the engine's output counts as silent: −90 dBFS (3.16e-5), the level
+    /// at which `OfflineRenderer`'s automatic tail ends.
+    public static let silenceThreshold: Float = 3.162_277_7e-5
+
+    /// How many frames the engine has rendered since its output last reached `silenceThreshold`
+    /// (any sample of any channel of the buffer rendered into): 0 when the last quantum sounded.
+    /// `AudioSequencer.isFinished(includingTail:)` reads it to tell when a song's tail has died
+    /// away. Any thread may read it; `reset()` starts it again from 0.
+    public var silentFrameCount: Int64 {
+        max(0, sampleTime - lastSoundingTime.load(ordering: .relaxed))
+    }
+
     /// Renders `frameCount` frames (at most `maximumFrameCount`) into `buffer`: runs the render
     /// observers, then every node in dependency order. Render thread; no locks, no allocation.
     /// Returns false, leaving the buffer silent, if the engine is not prepared or the output is
     /// not connected (tapped nodes render all the same).
+    ///
+    /// A buffer with the engine's channel count gets each of its channels. A buffer of one
+    /// channel, for an engine of more, gets their mix-down: their mean, (L + R) / 2 from
+    /// stereo, as a mono output folds a stereo source down (a hard-panned source comes out at
+    /// half its level, −6 dB). Channels beyond the engine's are silent.
+    /// `renderOffline(frameCount:into:)` refuses a buffer of other counts; this one fills its
+    /// channels with the engine's first ones.
     @discardableResult
     public func render(frameCount: Int, into buffer: AudioBuffer) -> Bool {
         let frames = min(frameCount, buffer.frameCapacity)
@@ -322,7 +344,22 @@ public final class AudioEngine: @unchecked Sendable {
         buffer.frameLength = frames
         plan.routing.fill(buffer, frames: frames)
         sampleTime += Int64(frames)
+        if Self.reaches(Self.silenceThreshold, buffer, frames: frames) {
+            lastSoundingTime.store(sampleTime, ordering: .relaxed)
+        }
         return plan.routing.isConnected
+    }
+
+    /// Whether any of the first `frames` samples of any channel of `buffer` is at `level` or
+    /// above (in magnitude). Render thread; no allocation.
+    private static func reaches(_ level: Float, _ buffer: AudioBuffer, frames: Int) -> Bool {
+        for channel in 0..<buffer.channelCount {
+            let samples = buffer.channel(channel)
+            var peak: Float = 0
+            for frame in 0..<frames { peak = max(peak, abs(samples[frame])) }
+            if peak >= level { return true }
+        }
+        return false
     }
 
     /// Moves the render thread to the newest plan. When the new plan drops or re-sources mixer
@@ -359,11 +396,23 @@ public final class AudioEngine: @unchecked Sendable {
 
     /// Renders `frameCount` frames in quanta of at most `maximumFrameCount` into `buffer`
     /// (offline: the caller's thread drives the engine).
+    ///
+    /// `buffer` has the engine's channel count (more channels are left silent), or one channel:
+    /// it then gets the engine's channels mixed down to their mean, (L + R) / 2 from stereo, as
+    /// `render(frameCount:into:)` describes. A buffer with more than one channel but fewer than
+    /// the engine's is refused (`AudioGraphError.formatMismatch`): there is no one way to fold
+    /// the engine's channels into it.
     public func renderOffline(frameCount: Int, into buffer: AudioBuffer) throws {
         let maximum = maximumFrameCount
-        guard maximum > 0 else { throw AudioGraphError.notPrepared }
+        guard maximum > 0, let format else { throw AudioGraphError.notPrepared }
         guard frameCount <= buffer.frameCapacity else {
             throw AudioGraphError.bufferTooSmall(requested: frameCount, capacity: buffer.frameCapacity)
+        }
+        guard buffer.channelCount == 1 || buffer.channelCount >= format.channelCount else {
+            throw AudioGraphError.formatMismatch(
+                node: "the buffer rendered into", format: format,
+                reason: "it has \(buffer.channelCount) channels: give it \(format.channelCount), "
+                    + "or 1 for the channels' mix-down")
         }
         guard currentPlanOutputConnected() else { throw AudioGraphError.outputNotConnected }
         if frameCount <= maximum {
@@ -375,6 +424,18 @@ public final class AudioEngine: @unchecked Sendable {
         while done < frameCount {
             let count = min(maximum, frameCount - done)
             render(frameCount: count, into: scratch)
+            if buffer.channelCount == 1 && scratch.channelCount > 1 {
+                // The mean of the engine's channels, summed in the order `render` sums them.
+                let target = buffer.channel(0) + done
+                let share = 1 / Float(scratch.channelCount)
+                for frame in 0..<count { target[frame] = share * scratch.channel(0)[frame] }
+                for channel in 1..<scratch.channelCount {
+                    let source = scratch.channel(channel)
+                    for frame in 0..<count { target[frame] += share * source[frame] }
+                }
+                done += count
+                continue
+            }
             for channel in 0..<buffer.channelCount {
                 // Channels beyond the engine's format are silent, as `render` leaves them.
                 if channel < scratch.channelCount {
@@ -398,6 +459,7 @@ public final class AudioEngine: @unchecked Sendable {
     /// Resets the sample clock and every node's state (control thread, not while rendering).
     public func reset() {
         sampleTime = 0
+        lastSoundingTime.store(0, ordering: .relaxed)
         let nodes = state.withLock { Array($0.nodes.values) }
         for node in nodes {
             (node as? RateConvertingNode)?.isClockStarted = false

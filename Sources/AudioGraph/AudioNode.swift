@@ -109,6 +109,17 @@ public protocol MIDIReceivingNode: AudioNode {
     /// Controllers before a chase); the default does nothing (a sampler needs nothing more).
     /// Render thread: no allocation, no lock.
     func streamInterrupted(_ interruption: MIDIStreamInterruption, atFrameOffset frameOffset: Int)
+
+    /// Whether notes sent to the node can sound: false for a sampler with no SoundFont loaded,
+    /// whose notes would play as silence. `AudioSequencer` refuses to start into a node that
+    /// cannot (`AudioSequencerError.noSoundFont`). The default is true (an external instrument,
+    /// a MIDI output). Control thread.
+    var canPlayNotes: Bool { get }
+
+    /// The voices sounding at the end of the last quantum rendered; the default, 0, is for a node
+    /// that has none or cannot tell. `AudioSequencer.isFinished(includingTail:)` waits for them
+    /// to end. Any thread.
+    var activeVoiceCount: Int { get }
 }
 
 /// How a stream of MIDI to a destination broke off (`MIDIReceivingNode.streamInterrupted`).
@@ -122,6 +133,12 @@ public enum MIDIStreamInterruption: Sendable, Equatable {
 
 extension MIDIReceivingNode {
     public func streamInterrupted(_ interruption: MIDIStreamInterruption, atFrameOffset frameOffset: Int) {}
+
+    /// True: a node can play notes unless it says otherwise (a sampler without a SoundFont does).
+    public var canPlayNotes: Bool { true }
+
+    /// 0: a node has no voices to wait for unless it says otherwise (a sampler does).
+    public var activeVoiceCount: Int { 0 }
 
     public func receiveSystemExclusive(_ payload: UnsafeBufferPointer<UInt8>, atFrameOffset frameOffset: Int) {
         receive(.systemExclusive(Array(payload)), atFrameOffset: frameOffset)

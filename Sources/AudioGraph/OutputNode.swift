@@ -43,6 +43,10 @@ struct OutputRouting {
     /// stereo source folded down to a mono output). An empty list: silence.
     let mix: [[Entry]]
 
+    /// Every entry of `mix`, its gain divided by the channel count: what a one-channel buffer
+    /// gets from an engine of several channels (their mean; (L + R) / 2 from stereo).
+    let mixDown: [Entry]
+
     static let none = OutputRouting(sources: [], mix: [])
 
     var isConnected: Bool { !sources.isEmpty }
@@ -83,18 +87,26 @@ struct OutputRouting {
     private init(sources: [AudioBuffer], mix: [[Entry]]) {
         self.sources = sources
         self.mix = mix
+        let share = 1 / Float(max(1, mix.count))
+        mixDown = mix.flatMap { $0.map { (source: $0.source, channel: $0.channel, gain: $0.gain * share) } }
     }
 
     /// Fills `frames` frames of every channel of `buffer` (render thread; no allocation). A
-    /// channel fed by one source is a copy of it, bit for bit.
+    /// channel fed by one source is a copy of it, bit for bit. A buffer of one channel, for an
+    /// engine of more, gets their mean (see `AudioEngine.render(frameCount:into:)`).
     func fill(_ buffer: AudioBuffer, frames: Int) {
         for channel in 0..<buffer.channelCount {
             let target = buffer.channel(channel)
-            guard channel < mix.count, !mix[channel].isEmpty else {
+            let foldsDown = buffer.channelCount == 1 && mix.count > 1
+            guard foldsDown || (channel < mix.count && !mix[channel].isEmpty) else {
                 target.update(repeating: 0, count: frames)
                 continue
             }
-            let inputs = mix[channel]
+            let inputs = foldsDown ? mixDown : mix[channel]
+            guard !inputs.isEmpty else {
+                target.update(repeating: 0, count: frames)
+                continue
+            }
             let first = inputs[0]
             let firstSource = sources[first.source].channel(first.channel)
             if first.gain == 1 {

@@ -155,10 +155,6 @@ struct RenderCommand: ParsableCommand {
         if stems != nil {
             guard manifest == nil, inputs.count == 1 else { throw ValidationError("--stems renders one MIDI file") }
             guard output != nil else { throw ValidationError("--stems writes a folder of files: name it with -o") }
-            guard settings.loudness == nil else {
-                throw ValidationError(
-                    "--loudness does not combine with --stems yet (stems are measured, not normalized)")
-            }
         }
         if output == "-" {
             guard manifest == nil, stems == nil, inputs.count == 1, !inputs.contains(where: Self.isFolder) else {
@@ -464,6 +460,7 @@ struct RenderCommand: ParsableCommand {
         ).write(toFolder: folder)
         BatchReporter.warnIfSilent(result.mix)
         BatchReporter.warnIfClipped(result.mix)
+        for warning in result.mix.warnings { printError("warning: \(warning)") }
         if json {
             for stem in result.stems {
                 print(

@@ -38,7 +38,7 @@ struct RenderSettings: ParsableArguments {
     @Option(
         parsing: .unconditional,
         help: ArgumentHelp(
-            "Normalize to this integrated loudness (LUFS, BS.1770 / EBU R 128), e.g. -14 or -23; after the effects.",
+            "Normalize to this integrated loudness (LUFS, BS.1770 / EBU R 128), e.g. -14 or -23; after the effects. With --stems, the mix is measured and every file scaled by one gain, so that the stems still sum to the mix.",
             valueName: "lufs"))
     var loudness: Double?
 
@@ -52,7 +52,7 @@ struct RenderSettings: ParsableArguments {
     @Option(
         name: .customLong("true-peak"), parsing: .unconditional,
         help: ArgumentHelp(
-            "True-peak ceiling for --loudness (dBTP; peaks above it go through a true-peak limiter).",
+            "True-peak ceiling for --loudness (dBTP; peaks above it go through a true-peak limiter; with --stems, the gain stops short of it instead).",
             valueName: "dbtp"))
     var truePeak = -1.0
 

@@ -71,6 +71,33 @@ final class FluidSynth {
         }
     }
 
+    /// Puts the fonts `ids` of `other` (oldest first) on this synth's stack, for a synth that
+    /// replaces `other` (at another sample rate) and renders nowhere yet; returns this synth's id
+    /// for each. With `moving` (nothing else holds `other`: no synth shares its fonts), they move
+    /// here, owned as they were owned there; otherwise this synth shares them, keeping `other`
+    /// alive as their owner.
+    func takeFonts(_ ids: [Int32], from other: FluidSynth, moving: Bool) -> [Int32: Int32] {
+        Self.creationLock.withLock { _ in
+            var newIDs: [Int32: Int32] = [:]
+            for id in ids {
+                guard let font = fluid_synth_get_sfont_by_id(other.synth, id) else { continue }
+                if moving {
+                    fluid_synth_remove_sfont(other.synth, font)
+                    if let index = other.borrowedFonts.firstIndex(of: font) {
+                        other.borrowedFonts.remove(at: index)
+                        borrowedFonts.append(font)
+                    }
+                }
+                let newID = fluid_synth_add_sfont(synth, font)
+                guard newID >= 0 else { continue }
+                if !moving { borrowedFonts.append(font) }
+                newIDs[id] = newID
+            }
+            fontOwners.append(contentsOf: moving ? other.fontOwners : [other])
+            return newIDs
+        }
+    }
+
     /// Loads a SoundFont on top of the stack; returns FluidSynth's font id and the warnings it logged.
     /// With `onDemand`, the font's samples are not read (FluidSynth's dynamic sample loading):
     /// `pin(_:)` reads the ones a song uses.

@@ -9,8 +9,13 @@ extension SamplerNode {
 
     /// Synthesizer settings fixed at creation.
     public struct Settings: Sendable, Hashable {
-        /// The rate the synthesizer renders at, in Hz (44 100 by default). It must be the engine's rate:
-        /// `prepare(format:maximumFrameCount:)` throws `AudioGraphError.formatMismatch` otherwise.
+        /// The rate the synthesizer is made for, in Hz (44 100 by default). An engine that renders at
+        /// another rate makes the sampler follow it when it prepares it (a new synthesizer at the
+        /// engine's rate, taking the SoundFonts over, as AVAudioUnitSampler follows its
+        /// connection), except a sampler that loads its samples on demand and has loaded a font,
+        /// or a rate FluidSynth does not render at (8 000 … 96 000 Hz): preparing it then throws
+        /// `AudioGraphError.formatMismatch` naming this setting. Setting it to the engine's rate
+        /// saves making the synthesizer twice.
         public var sampleRate: Double = 44_100
         /// The most voices that sound at once (256 by default); the node's `polyphony` changes it later.
         public var polyphony = 256

@@ -27,9 +27,12 @@ import Synchronization
 /// engine's mixer does).
 public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendable {
     /// The settings the sampler was created with. Later changes through `gain`, `polyphony`,
-    /// `interpolation` and the effect switches are not reflected here.
+    /// `interpolation` and the effect switches, and an engine's rate the sampler follows, are not
+    /// reflected here.
     public let settings: Settings
-    let synth: FluidSynth
+    /// The synthesizer; replaced only by `follow(_:)`, when an engine prepares the sampler for
+    /// another rate.
+    var synth: FluidSynth
     /// Control threads' way to the synthesizer (see `SynthesizerControl`).
     let control = SynthesizerControl()
     var fonts: [SoundFontID: Int32] = [:]
@@ -154,11 +157,10 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
 
     public override func outputChannelCount(inputChannelCounts: [Int]) -> Int { 2 }
 
+    /// Prepares the sampler for the engine's format: at another rate than its synthesizer's, the
+    /// sampler follows it with a new synthesizer (see `Settings.sampleRate`).
     public override func prepare(format: AudioFormat, maximumFrameCount: Int) throws {
-        guard format.sampleRate == settings.sampleRate else {
-            throw AudioGraphError.formatMismatch(
-                node: name, format: format, reason: "the sampler was created for \(settings.sampleRate) Hz")
-        }
+        try follow(format)
     }
 
     // MARK: SoundFonts

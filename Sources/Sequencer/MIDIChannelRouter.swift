@@ -57,6 +57,12 @@ public final class MIDIChannelRouter: AudioNode, MIDIReceivingNode, @unchecked S
             destinations[index].streamInterrupted(interruption, atFrameOffset: frameOffset)
         }
     }
+
+    /// Whether every destination can play notes (one that cannot would leave its share silent).
+    public var canPlayNotes: Bool { destinations.allSatisfy(\.canPlayNotes) }
+
+    /// The voices sounding in all the destinations.
+    public var activeVoiceCount: Int { destinations.reduce(0) { $0 + $1.activeVoiceCount } }
 }
 
 /// Why a `MIDIChannelRouter` cannot be made from the table given.

@@ -37,4 +37,10 @@ public final class MIDIFanOut: AudioNode, MIDIReceivingNode, @unchecked Sendable
             destinations[index].streamInterrupted(interruption, atFrameOffset: frameOffset)
         }
     }
+
+    /// Whether every destination can play notes (one that cannot would leave its share silent).
+    public var canPlayNotes: Bool { destinations.allSatisfy(\.canPlayNotes) }
+
+    /// The voices sounding in all the destinations.
+    public var activeVoiceCount: Int { destinations.reduce(0) { $0 + $1.activeVoiceCount } }
 }

@@ -6,6 +6,7 @@ import MIDICore
 // locks (the mailbox is only try-locked) or blocks.
 extension MusicPlayer {
     public func willRender(frameCount: Int, at time: AudioTime) {
+        quantumStart = time.sampleTime
         if time.sampleRate != sampleRate && time.sampleRate > 0 {
             // The render's rate (the first quantum's, or a new one): the position stays put.
             let now = secondsAt(sample: time.sampleTime)
@@ -79,6 +80,7 @@ extension MusicPlayer {
         playhead.releaseAllNotes(atFrameOffset: offset)
         playhead.interrupt(.stopped, atFrameOffset: offset)
         playingFlag.store(false, ordering: .relaxed)
+        finishedSampleTime.store(quantumStart + Int64(offset), ordering: .relaxed)
         finishedFlag.store(true, ordering: .relaxed)
     }
 

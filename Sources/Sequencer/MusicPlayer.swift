@@ -49,6 +49,8 @@ public final class MusicPlayer: RenderObserver, @unchecked Sendable {
     let positionBits = Atomic<UInt64>(0)
     let playingFlag = Atomic<Bool>(false)
     let finishedFlag = Atomic<Bool>(false)
+    /// The render's sample time at which the sequence ended (`finish`), `Int64.max` before.
+    let finishedSampleTime = Atomic<Int64>(.max)
     let loopsDone = Atomic<Int>(0)
     private let controlState = Mutex(ControlState())
 
@@ -78,6 +80,8 @@ public final class MusicPlayer: RenderObserver, @unchecked Sendable {
     var retiredLoopPlan: SeekPlan?
     var heldTrackEnabled: [Bool]?
     var needsAnchor = true
+    /// The sample time of the quantum being rendered.
+    var quantumStart: Int64 = 0
     /// Following an external transport (see MusicPlayer+Transport.swift): the transport at the
     /// start of the current cycle, the cue the render thread holds, the place last asked for, and
     /// where the transport stopped.
@@ -137,6 +141,7 @@ public final class MusicPlayer: RenderObserver, @unchecked Sendable {
         }
         playingFlag.store(true, ordering: .relaxed)
         finishedFlag.store(false, ordering: .relaxed)
+        finishedSampleTime.store(.max, ordering: .relaxed)
     }
 
     /// Pauses, releasing sounding notes; `play()` resumes from here.
@@ -163,7 +168,10 @@ public final class MusicPlayer: RenderObserver, @unchecked Sendable {
             $0.seek = plan
         }
         positionBits.store(target.bitPattern, ordering: .relaxed)
-        if target < sequence.durationSeconds { finishedFlag.store(false, ordering: .relaxed) }
+        if target < sequence.durationSeconds {
+            finishedFlag.store(false, ordering: .relaxed)
+            finishedSampleTime.store(.max, ordering: .relaxed)
+        }
     }
 
     /// Moves to `beats` quarter notes from the start (through the tempo map), as `seek(toSeconds:)` does.

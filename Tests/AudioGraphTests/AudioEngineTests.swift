@@ -248,6 +248,27 @@ struct AudioEngineTests {
         try engine.renderOffline(frameCount: 256, into: buffer)
         #expect(buffer.channel(0)[255] == 0.5)
     }
+
+    @Test("the engine counts the frames its output has been silent (below −90 dBFS) since it last sounded")
+    func silentFrameCount() throws {
+        let engine = AudioEngine()
+        let loud = ConstantNode(0.1, name: "loud")
+        let faint = ConstantNode(AudioEngine.silenceThreshold / 2, name: "faint")
+        for node in [loud, faint] { try engine.attach(node) }
+        try engine.connect(faint, to: engine.mainMixerNode)
+        try engine.enableManualRenderingMode(format: .stereo(sampleRate: 48_000), maximumFrameCount: 256)
+        _ = try render(engine, frames: 512)
+        #expect(engine.silentFrameCount == 512, "under the threshold is silence")
+        try engine.connect(loud, to: engine.mainMixerNode)
+        _ = try render(engine, frames: 256)
+        #expect(engine.silentFrameCount == 0)
+        try engine.disconnectOutput(of: loud)
+        _ = try render(engine, frames: 256)  // the loud input fades out over this quantum
+        _ = try render(engine, frames: 1_000)
+        #expect(engine.silentFrameCount == 1_000)
+        engine.reset()
+        #expect(engine.silentFrameCount == 0)
+    }
 }
 
 @discardableResult

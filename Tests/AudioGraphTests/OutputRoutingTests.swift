@@ -87,6 +87,46 @@ struct OutputRoutingTests {
         #expect(abs(buffer.channel(0)[100] - 0.25) < 1e-6, "\(buffer.channel(0)[100])")
     }
 
+    @Test("a stereo engine rendered into a mono buffer gets (L + R) / 2, a hard-panned source at half its level")
+    func stereoEngineIntoMonoBuffer() throws {
+        for pan: Float in [-1, 1] {
+            let engine = AudioEngine()
+            let source = ConstantNode(0.5, channels: 1, name: "panned")
+            try engine.attach(source)
+            try engine.connect(source, to: engine.mainMixerNode)
+            try engine.mainMixerNode.setPan(pan, forInputBus: 0)  // hard left, then hard right
+            try engine.enableManualRenderingMode(format: .stereo(sampleRate: 48_000), maximumFrameCount: 256)
+            _ = try rendered(engine, channels: 2, frames: 256)  // past the pan's ramp
+            let stereo = try rendered(engine, channels: 2, frames: 256)
+            let (sounding, silent) = pan < 0 ? (0, 1) : (1, 0)
+            #expect(abs(stereo.channel(sounding)[100] - 0.5) < 1e-6 && abs(stereo.channel(silent)[100]) < 1e-6)
+            // In one quantum, and in several (more frames than the engine renders at once).
+            for frames in [256, 1_000] {
+                let mono = try rendered(engine, channels: 1, frames: frames)
+                let samples = UnsafeBufferPointer(start: mono.channel(0), count: frames)
+                #expect(samples.allSatisfy { abs($0 - 0.25) < 1e-6 }, "pan \(pan), \(frames) frames: \(samples[0])")
+            }
+        }
+    }
+
+    @Test("a buffer of more than one channel but fewer than the engine's is refused, naming the counts")
+    func bufferWithTooFewChannels() throws {
+        let engine = AudioEngine()
+        let source = ConstantNode(0.5, channels: 2)
+        try engine.attach(source)
+        try engine.connect(source, to: engine.outputNode, channels: [0, 1])
+        try engine.enableManualRenderingMode(format: quad, maximumFrameCount: 256)
+        let error = #expect(throws: AudioGraphError.self) { _ = try rendered(engine, channels: 3, frames: 256) }
+        guard case .formatMismatch(_, let format, let reason)? = error else {
+            Issue.record("wrong error \(String(describing: error))")
+            return
+        }
+        #expect(format == quad && reason.contains("3 channels") && reason.contains("give it 4"), "\(reason)")
+        // One channel: the mean of the four (two at 0.5, two silent).
+        let mono = try rendered(engine, channels: 1, frames: 256)
+        #expect(mono.channel(0)[10] == 0.25)
+    }
+
     @Test("maps that cannot work are refused with the reason, and leave the graph as it was")
     func badMaps() throws {
         let engine = AudioEngine()

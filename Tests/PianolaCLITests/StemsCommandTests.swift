@@ -101,13 +101,28 @@ struct StemsCommandTests {
         }
     }
 
+    @Test("--stems with --loudness: the mix measures the target, and stems.json says so")
+    func stemsAtALoudness() throws {
+        try withTemporaryFolder("stems-loudness") { directory in
+            let folder = directory + "/stems"
+            let result = try runPianola([
+                "render", "-q", demoSong, "-o", folder, "--stems", "track", "--loudness", "-23", "-s", bundledFontPath,
+            ])
+            #expect(result.status == 0, "\(result.stderr)")
+            let data = try #require(FileManager.default.contents(atPath: folder + "/stems.json"))
+            let document = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+            let mix = try #require((document["stems"] as? [[String: Any]])?.first)
+            let loudness = try #require((mix["loudness"] as? NSNumber)?.doubleValue)
+            #expect(abs(loudness + 23) < 0.1, "the mix at \(loudness) LUFS")
+        }
+    }
+
     @Test("bad --stems uses are one clear line and a non-zero exit")
     func badUses() throws {
         try withTemporaryFolder("stems") { directory in
             let cases: [([String], String)] = [
                 (["--stems", "instrument"], "--stems must be track, channel or program"),
                 (["--stems", "track", demoSong], "--stems renders one MIDI file"),
-                (["--stems", "track", "--loudness", "-14"], "--loudness does not combine with --stems"),
             ]
             for (extra, message) in cases {
                 let result = try runPianola(

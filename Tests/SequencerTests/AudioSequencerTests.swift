@@ -63,4 +63,39 @@ struct AudioSequencerTests {
         try sequencer.prepareToPlay()
         #expect(sequencer.player?.rate == 2 && sequencer.currentPositionInSeconds == 0.5)
     }
+
+    @Test("an instrument with nothing to play with (a sampler without a SoundFont) is a typed error, not silence")
+    func nothingToPlayWith() throws {
+        let engine = AudioEngine()
+        let empty = SilentInstrument(name: "empty sampler")
+        try engine.attach(empty)
+        try engine.connect(empty, to: engine.mainMixerNode)
+        try engine.enableManualRenderingMode(format: .stereo(sampleRate: 44_100), maximumFrameCount: 512)
+        let sequencer = AudioSequencer(audioEngine: engine)
+        sequencer.load(noteAtOneSecond)
+        #expect(throws: AudioSequencerError.noSoundFont(node: "empty sampler")) { try sequencer.prepareToPlay() }
+        #expect(throws: AudioSequencerError.noSoundFont(node: "empty sampler")) { try sequencer.start() }
+        #expect(sequencer.player == nil && !sequencer.isPlaying)
+        #expect(AudioSequencerError.noSoundFont(node: "empty sampler").description.contains("no SoundFont loaded"))
+        // Behind a router, the instrument that cannot play is named; one that can plays.
+        let drums = SilentInstrument(name: "drums")
+        let router = try MIDIChannelRouter(
+            destinations: [RecordingNode(), drums], channelRoutes: (0..<16).map { $0 == 9 ? 1 : 0 })
+        // (A sequence of its own: a track's destination is set on the track, shared by every player.)
+        sequencer.load(MusicSequence(file: makeFile(tracks: [[(960, on(60)), (1_200, off(60))]])))
+        sequencer.tracks.forEach { $0.destination = router }
+        #expect(throws: AudioSequencerError.noSoundFont(node: "drums")) { try sequencer.start() }
+        drums.hasSounds = true
+        empty.hasSounds = true
+        try sequencer.start()
+        #expect(sequencer.isPlaying)
+    }
+}
+
+/// A MIDI destination that, until `hasSounds`, says it cannot play notes (as a sampler without
+/// a SoundFont does).
+private final class SilentInstrument: AudioNode, MIDIReceivingNode, @unchecked Sendable {
+    var hasSounds = false
+    func receive(_ message: MIDIMessage, atFrameOffset frameOffset: Int) {}
+    var canPlayNotes: Bool { hasSounds }
 }

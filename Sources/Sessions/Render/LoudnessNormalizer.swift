@@ -97,6 +97,72 @@ enum LoudnessNormalizer {
             samplesOverFullScale: overFullScale)
     }
 
+    /// How far under the ceiling a linear gain (`linearGain`) leaves the true peak: the output
+    /// format's rounding and dither move it by less.
+    static let linearCeilingMargin = 0.05
+
+    /// The one gain, in dB, that brings audio measured at `loudness` (LUFS) and `truePeak` (dBTP)
+    /// to `target` without a limiter, so that parts scaled by it still sum to the whole scaled by
+    /// it: the target's loudness, or less where the true peak would pass the ceiling (then
+    /// `capped`). 0 for silence.
+    static func linearGain(
+        loudness: Double, truePeak: Double, target: LoudnessTarget
+    ) -> (gain: Double, capped: Bool) {
+        guard loudness.isFinite else { return (0, false) }
+        let gain = target.integrated - loudness
+        let room = target.truePeakCeiling - linearCeilingMargin - truePeak
+        return truePeak.isFinite && gain > room ? (room, true) : (gain, false)
+    }
+
+    /// Writes the audio file at `input` into `output`, every sample scaled by `gainDecibels`, in
+    /// `encoding` (with `dither` for 16- and 24-bit; `compression` for the lossy formats),
+    /// measuring what it writes (the loudness and true peak of a stereo file; every file's peak
+    /// and samples over full scale).
+    static func scale(
+        _ input: String, to output: String, gainDecibels: Double, encoding: AudioFile.Encoding, dither: Bool,
+        compression: AudioFile.Compression = .automatic
+    ) throws(RenderError) -> Measured {
+        var audio: AudioFile.Buffer
+        do { audio = try AudioFile.read(from: input) } catch { throw .audio(error) }
+        let scale = Float(pow(10, gainDecibels / 20))
+        var peak: Float = 0
+        var overFullScale = 0
+        for index in audio.samples.indices {
+            let sample = audio.samples[index] * scale
+            audio.samples[index] = sample
+            peak = max(peak, abs(sample))
+            if abs(sample) > 1 { overFullScale += 1 }
+        }
+        let meter: LoudnessMeter?
+        do {
+            meter = audio.channelCount == 2 ? try LoudnessMeter(channelCount: 2, sampleRate: audio.sampleRate) : nil
+        } catch { throw .meter(error) }
+        let writer: AudioFileWriter
+        do {
+            writer = try AudioFileWriter(
+                path: output, sampleRate: audio.sampleRate, channelCount: audio.channelCount, encoding: encoding,
+                expectedFrameCount: audio.frameCount, dither: dither, compression: compression)
+        } catch { throw .audio(error) }
+        let chunk = 65_536 * audio.channelCount
+        var start = 0
+        do {
+            while start < audio.samples.count {
+                let end = min(start + chunk, audio.samples.count)
+                let part = Array(audio.samples[start..<end])
+                part.withUnsafeBufferPointer { meter?.add(interleaved: $0) }
+                try writer.write(interleaved: part)
+                start = end
+            }
+            try writer.finish()
+        } catch {
+            writer.cancel()
+            throw .audio(error)
+        }
+        return Measured(
+            loudness: meter?.integratedLoudness ?? -.infinity, truePeak: meter?.truePeak ?? -.infinity, peak: peak,
+            samplesOverFullScale: overFullScale)
+    }
+
     private static func measure(_ left: [Float], _ right: [Float], rate: Double) throws(RenderError) -> Measured {
         let meter: LoudnessMeter
         do { meter = try LoudnessMeter(channelCount: 2, sampleRate: rate) } catch { throw .meter(error) }

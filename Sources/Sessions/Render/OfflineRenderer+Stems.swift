@@ -20,6 +20,14 @@ extension OfflineRenderer {
     /// returns what each holds. Every file has the same length and starts on the same frame. With
     /// `multichannel`, also writes every stem into that one file, stem k (0-based) on channels
     /// 2k and 2k + 1, each pair bit for bit its stem's file.
+    ///
+    /// With `options.loudness`, the mix is measured and every file (the mix, the stems, the
+    /// multichannel file) is scaled by one gain that brings the mix to the target, so that the
+    /// stems still sum to the mix (their float files, without effects, sample for sample, as
+    /// before). That gain is not limited: where it would take the mix's true peak past the
+    /// target's ceiling, it stops there (the mix is then quieter than the target, and the
+    /// summary's `warnings` say by how much). The files are written as floats first, under hidden
+    /// names in `folder`, then scaled into their format.
     public func renderStems(
         _ file: MIDIFile, toFolder folder: String, mode: StemMode, fileExtension: String = "wav",
         multichannel: String? = nil, progress: (Double, Double) -> Bool = { _, _ in true }
@@ -38,7 +46,9 @@ extension OfflineRenderer {
         let quantum = options.quantumFrames
         let (lanes, warnings) = try makeStemLanes(plan, of: sequence)
         let files = try openStemFiles(
-            plan, of: sequence, folder: folder, fileExtension: fileExtension, multichannel: multichannel)
+            plan, of: sequence, folder: folder, fileExtension: fileExtension, multichannel: multichannel,
+            normalizing: options.loudness != nil)
+        defer { for path in files.intermediatePaths { unlink(path) } }
         let chain: EffectChain?
         do {
             chain =
@@ -99,7 +109,52 @@ extension OfflineRenderer {
             samplesOverFullScale: mixLevel.samplesOverFullScale
         )
         summary.warnings = warnings ?? []
+        if let target = options.loudness {
+            let measured = try normalize(files, to: target, summary: &summary)
+            for index in stems.indices {
+                stems[index].loudness = measured[index].loudness
+                stems[index].truePeak = measured[index].truePeak
+            }
+            mixInfo.loudness = measured[plan.count].loudness
+            mixInfo.truePeak = measured[plan.count].truePeak
+        }
         return (summary.encoded(options.encoding), [mixInfo] + stems)
+    }
+
+    /// Scales every file of a stems render written as floats (`files.intermediatePaths`) by the
+    /// one gain that brings the mix to `target` (`LoudnessNormalizer.linearGain`) into its
+    /// final file, in the options' format; returns what each stem and the mix measure then, and
+    /// puts the mix's figures (and a warning where the ceiling held the gain back) in `summary`.
+    /// On a failure no final file of this pass is left.
+    private func normalize(
+        _ files: StemFiles, to target: LoudnessTarget, summary: inout RenderSummary
+    ) throws(RenderError) -> [LoudnessNormalizer.Measured] {
+        let (gain, capped) = LoudnessNormalizer.linearGain(
+            loudness: files.mixMeter.integratedLoudness, truePeak: files.mixMeter.truePeak, target: target)
+        var measured: [LoudnessNormalizer.Measured] = []
+        for (intermediate, final) in zip(files.intermediatePaths, files.finalPaths) {
+            do {
+                measured.append(
+                    try LoudnessNormalizer.scale(
+                        intermediate, to: final, gainDecibels: gain, encoding: options.encoding,
+                        dither: options.dither, compression: options.compression))
+            } catch {
+                for path in files.finalPaths.prefix(measured.count) { unlink(path) }
+                throw error
+            }
+        }
+        let mix = measured[files.stemCount]
+        summary.loudness = mix.loudness
+        summary.truePeak = mix.truePeak
+        summary.peak = mix.peak
+        summary.samplesOverFullScale = mix.samplesOverFullScale
+        if capped {
+            summary.warnings.append(
+                "the mix reached \((mix.loudness * 10).rounded() / 10) LUFS, not \(target.integrated): more gain would "
+                    + "take its true peak past \(target.truePeakCeiling) dBTP (stems are scaled by one gain, not "
+                    + "limited, so that they still sum to the mix)")
+        }
+        return measured
     }
 
     /// One lane per stem, each a fresh synthesizer playing the stem's part of the song; with the
@@ -135,6 +190,11 @@ extension OfflineRenderer {
         let stemCount: Int
         /// Every stem side by side, a quantum at a time, for the multichannel file.
         let allStems: AudioBuffer?
+        /// Where each writer's file goes in the end, in the order of `writers`.
+        var finalPaths: [String] = []
+        /// Normalizing: the hidden float files the writers write (to be scaled into
+        /// `finalPaths`); empty otherwise.
+        var intermediatePaths: [String] = []
 
         var mixWriter: AudioFileWriter { writers[stemCount] }
         var mixMeter: LoudnessMeter { meters[stemCount] }
@@ -142,10 +202,11 @@ extension OfflineRenderer {
     }
 
     /// Opens a file and a meter for each stem and the mix in `folder`, and the `multichannel`
-    /// file; a failure cancels those already opened.
+    /// file; a failure cancels those already opened. `normalizing`, the writers write floats to
+    /// hidden files beside them instead (`StemFiles.intermediatePaths`).
     private func openStemFiles(
         _ plan: [(info: StemInfo, sequence: MusicSequence)], of sequence: MusicSequence, folder: String,
-        fileExtension: String, multichannel: String?
+        fileExtension: String, multichannel: String?, normalizing: Bool
     ) throws(RenderError) -> StemFiles {
         var files = StemFiles(
             stemCount: plan.count,
@@ -159,20 +220,23 @@ extension OfflineRenderer {
         } catch {
             throw .meter(error)
         }
+        files.finalPaths =
+            (plan + [(info: Self.mixInfo(fileExtension, plan), sequence: sequence)]).map { folder + "/" + $0.info.file }
+            + (multichannel.map { [$0] } ?? [])
+        if normalizing {
+            files.intermediatePaths = files.finalPaths.map { Self.hiddenPath(beside: $0, tag: "unnormalized") }
+        }
+        let paths = normalizing ? files.intermediatePaths : files.finalPaths
+        let encoding = normalizing ? .f32 : options.encoding
         do {
-            for stem in plan + [(info: Self.mixInfo(fileExtension, plan), sequence: sequence)] {
+            for (index, path) in paths.enumerated() {
                 files.writers.append(
                     try AudioFileWriter(
-                        path: folder + "/" + stem.info.file, sampleRate: options.sampleRate,
-                        encoding: options.encoding, expectedFrameCount: options.maximumFrameCount(for: sequence),
-                        dither: options.dither, compression: options.compression))
-            }
-            if let multichannel {
-                files.writers.append(
-                    try AudioFileWriter(
-                        path: multichannel, sampleRate: options.sampleRate, channelCount: 2 * plan.count,
-                        encoding: options.encoding, expectedFrameCount: options.maximumFrameCount(for: sequence),
-                        dither: options.dither, compression: options.compression))
+                        path: path, sampleRate: options.sampleRate,
+                        channelCount: index > plan.count ? 2 * plan.count : 2,
+                        encoding: encoding, expectedFrameCount: options.maximumFrameCount(for: sequence),
+                        dither: !normalizing && options.dither,
+                        compression: normalizing ? .automatic : options.compression))
             }
         } catch {
             for writer in files.writers { writer.cancel() }

@@ -37,7 +37,11 @@ public final class OfflineRenderer: Sendable {
     /// bank and program of an earlier one (a drum kit over a General MIDI bank, say). Loading
     /// whole (`options.sampleLoading`), every sample is read now; on demand, the fonts are
     /// checked now and each render reads the samples its song plays.
+    ///
+    /// - Throws: `SoundFontError.notFound(path: "")` when `paths` is empty: with no SoundFont,
+    ///   every render would be silence. Else the error of a font that cannot be loaded.
     public init(soundFonts paths: [String], options: RenderOptions = RenderOptions()) throws(SoundFontError) {
+        guard !paths.isEmpty else { throw .notFound(path: "") }
         self.options = options
         soundFontPaths = paths
         fonts = FontStack(paths: paths, sampleRate: options.sampleRate)
