@@ -136,7 +136,8 @@ let package = Package(
         .target(name: "SoundFonts", dependencies: ["CVorbisFile"], swiftSettings: strictSettings),
         // Pianola's own SoundFont voice engine: FluidSynth's synthesis model, voices in SIMD lanes,
         // every note on its exact frame.
-        .target(name: "VoiceEngine", dependencies: ["SoundFonts"], swiftSettings: strictSettings),
+        .target(
+            name: "VoiceEngine", dependencies: ["SoundFonts", "AudioGraph", "MIDICore"], swiftSettings: strictSettings),
         .target(name: "SoundFontGenerator", dependencies: ["MIDICore"], swiftSettings: strictSettings),
         .executableTarget(
             name: "generate-soundfont", dependencies: ["SoundFontGenerator"],
@@ -247,7 +248,9 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(
             name: "VoiceEngineTests",
-            dependencies: ["TestSupport", "VoiceEngine", "SoundFonts", "Sampler", "AudioGraph", "MIDICore"],
+            dependencies: [
+                "TestSupport", "VoiceEngine", "SoundFonts", "Sampler", "AudioGraph", "MIDICore", "SMF", "Sequencer",
+            ],
             swiftSettings: strictSettings),
         .testTarget(
             name: "SoundFontsTests", dependencies: ["TestSupport", "SoundFonts", "Sampler"],
