@@ -224,7 +224,10 @@ let package = Package(
         .target(name: "CAllocationCounter", dependencies: ["CFluidSynthRealtime"], path: "Tests/CAllocationCounter"),
         .testTarget(
             name: "RealTimeSafetyTests",
-            dependencies: ["Pianola", "Sampler", "PianolaSupport", "CAllocationCounter", "TestSupport"],
+            dependencies: [
+                "Pianola", "Sampler", "PianolaSupport", "CAllocationCounter", "TestSupport", "SoundFonts",
+                "VoiceEngine",
+            ],
             swiftSettings: strictSettings),
         .testTarget(
             name: "SamplerTests",

@@ -35,7 +35,11 @@ struct ChannelState {
     /// (CC121) keeps volume, pan, balance, the effect depths 91–95, 70–79 and the bank selects.
     mutating func resetControllers(all: Bool) {
         for number in 0..<128 {
-            let kept = [0, 7, 8, 10, 32].contains(number) || (70...79).contains(number) || (91...95).contains(number)
+            let kept =
+                switch number {
+                case 0, 7, 8, 10, 32, 70...79, 91...95: true
+                default: false
+                }
             if all || !kept { controllers[number] = 0 }
         }
         if all {

@@ -74,11 +74,20 @@ struct Voice {
 
     func value(_ generator: Generator) -> Double { values[generator] }
 
+    /// A generator's value clamped to ±`limit`.
+    func clamped(_ generator: Generator, _ limit: Double) -> Double { min(max(values[generator], -limit), limit) }
+
+    /// A sample address offset: fine plus 32768 × coarse, each truncated to a whole point.
+    func address(_ fine: Generator, _ coarse: Generator) -> Int { Int(values[fine]) + 32768 * Int(values[coarse]) }
+
     /// Re-sums the modulators of `recipe` into `values` from the channel's current state.
     mutating func modulate(_ channel: ChannelState, recipe: VoiceRecipe) {
         values = recipe.generators
         values.add(channel.generatorOffsets)
-        for modulator in recipe.modulators {
+        // Index loops: an array's iterator allocates in debug builds (a coroutine frame per element).
+        let modulators = recipe.modulators
+        for index in 0..<modulators.count {
+            let modulator = modulators[index]
             if modulator.isIdentical(to: DefaultModulators.velocityToFilterCutoff) { continue }
             let primary = channel.mapped(
                 modulator.source, key: effectiveKey, velocity: effectiveVelocity, isAmountSource: false)

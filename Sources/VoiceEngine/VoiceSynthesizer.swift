@@ -87,6 +87,9 @@ public final class VoiceSynthesizer {
         events.reserveCapacity(settings.eventCapacity)
         scratch = []
         minimumNoteLength = Int((settings.sampleRate * 0.010).rounded())
+        // The tables are made on first use: here, not on the audio thread.
+        _ = (Conversions.concave.count, Conversions.convex.count, Conversions.amplitudes.count)
+        _ = (Conversions.panGains.count, DefaultModulators.all.count)
     }
 
     /// Makes `bank` the synthesizer's sound and reads the samples of the presets given
@@ -237,12 +240,18 @@ public final class VoiceSynthesizer {
         guard let bank else { return }
         let state = channels[channel]
         let wanted = state.isDrums ? 128 : state.bank
-        func find(_ bankNumber: Int, _ program: Int) -> Int? {
-            bank.presets.firstIndex { $0.bank == bankNumber && $0.program == program }
-        }
         presets[channel] =
-            find(wanted, state.program)
-            ?? (state.isDrums ? find(128, 0) : find(0, state.program) ?? find(0, 0))
+            Self.find(bank, wanted, state.program)
+            ?? (state.isDrums
+                ? Self.find(bank, 128, 0) : Self.find(bank, 0, state.program) ?? Self.find(bank, 0, 0))
+    }
+
+    private static func find(_ bank: SoundFontBank, _ bankNumber: Int, _ program: Int) -> Int? {
+        let presets = bank.presets
+        for index in 0..<presets.count where presets[index].bank == bankNumber && presets[index].program == program {
+            return index
+        }
+        return nil
     }
 
     private func noteOn(channel: Int, key: Int, velocity: Int) {
@@ -250,9 +259,11 @@ public final class VoiceSynthesizer {
         // The same key again: the voices it started are released first.
         noteOff(channel: channel, key: key)
         serial += 1
-        for (number, recipe) in recipes[preset].enumerated()
-        where recipe.keys.contains(key) && recipe.velocities.contains(velocity) {
-            guard let sample = loaded[recipe.sample] else { continue }
+        let presetRecipes = recipes[preset]
+        for number in 0..<presetRecipes.count {
+            let recipe = presetRecipes[number]
+            guard recipe.keys.contains(key), recipe.velocities.contains(velocity), let sample = loaded[recipe.sample]
+            else { continue }
             startVoice(
                 recipe, number: number, preset: preset, sample: sample, channel: channel, key: key, velocity: velocity)
         }
@@ -266,9 +277,8 @@ public final class VoiceSynthesizer {
             removeVoice(victim)
         }
         let generators = recipe.generators
-        func value(_ generator: Generator) -> Double { generators[generator] }
-        let fixedKey = value(.fixedKey)
-        let fixedVelocity = value(.fixedVelocity)
+        let fixedKey = generators[.fixedKey]
+        let fixedVelocity = generators[.fixedVelocity]
         var voice = Voice(
             channel: channel, key: key, velocity: velocity, effectiveKey: fixedKey >= 0 ? Int(fixedKey) : key,
             effectiveVelocity: fixedVelocity >= 0 ? Int(fixedVelocity) : velocity, serial: serial,
@@ -279,7 +289,7 @@ public final class VoiceSynthesizer {
             modulation: Envelope(
                 delay: 0, attack: 0, hold: 0, decay: 0, sustain: 0, release: 0, sampleRate: settings.sampleRate,
                 holdIsZero: false),
-            exclusiveClass: Int(value(.exclusiveClass)), sampleMode: Int(value(.sampleModes)) & 3)
+            exclusiveClass: Int(generators[.exclusiveClass]), sampleMode: Int(generators[.sampleModes]) & 3)
         voice.modulate(channels[channel], recipe: recipe)
         let keyOffset = 60 - Double(voice.effectiveKey)
         voice.volume = Envelope(
@@ -316,17 +326,16 @@ public final class VoiceSynthesizer {
     private func placeInLanes(_ slot: Int) {
         let voice = voices[slot]
         let sample = voice.sample
-        func value(_ generator: Generator) -> Int { Int(voice.value(generator)) }
-        let start = min(max(value(.startAddressOffset) + 32768 * value(.startAddressCoarseOffset), 0), sample.count - 1)
+        let start = min(max(voice.address(.startAddressOffset, .startAddressCoarseOffset), 0), sample.count - 1)
         let last = min(
-            max(sample.count - 1 + value(.endAddressOffset) + 32768 * value(.endAddressCoarseOffset), start),
+            max(sample.count - 1 + voice.address(.endAddressOffset, .endAddressCoarseOffset), start),
             sample.count - 1)
         let loopStart = min(
             max(
-                sample.loopStart + value(.startLoopAddressOffset) + 32768 * value(.startLoopAddressCoarseOffset), start),
+                sample.loopStart + voice.address(.startLoopAddressOffset, .startLoopAddressCoarseOffset), start),
             last + 1)
         let loopEnd = min(
-            max(sample.loopEnd + value(.endLoopAddressOffset) + 32768 * value(.endLoopAddressCoarseOffset), start),
+            max(sample.loopEnd + voice.address(.endLoopAddressOffset, .endLoopAddressCoarseOffset), start),
             last + 1)
         let loops = (voice.sampleMode == 1 || voice.sampleMode == 3) && loopEnd - loopStart >= 2
         let (group, lane) = (slot / Lanes.width, slot % Lanes.width)
@@ -590,13 +599,10 @@ public final class VoiceSynthesizer {
         let modulationEnvelope =
             modulation.section == .attack
             ? Conversions.curve(Conversions.convex, at: 127 * modulation.level) : modulation.level
-        func clamped(_ generator: Generator, _ limit: Double) -> Double {
-            min(max(voice.value(generator), -limit), limit)
-        }
 
         // Amplitude.
         let attenuation = min(max(voice.value(.initialAttenuation), 0), 1440)
-        let tremolo = -modulationLFO * clamped(.modulationLFOToVolume, 960)
+        let tremolo = -modulationLFO * voice.clamped(.modulationLFOToVolume, 960)
         let amplitude: Float
         if volume.isFinished {
             amplitude = 0
@@ -616,8 +622,9 @@ public final class VoiceSynthesizer {
             * voice.value(.coarseTune)
             + voice.value(.fineTune)
         cents +=
-            modulationLFO * clamped(.modulationLFOToPitch, 12000) + vibratoLFO * clamped(.vibratoLFOToPitch, 12000)
-            + modulationEnvelope * clamped(.modulationEnvelopeToPitch, 12000)
+            modulationLFO * voice.clamped(.modulationLFOToPitch, 12000) + vibratoLFO
+            * voice.clamped(.vibratoLFOToPitch, 12000)
+            + modulationEnvelope * voice.clamped(.modulationEnvelopeToPitch, 12000)
         var ratio = Conversions.hertz(cents: cents) / (Conversions.hertz(cents: root) * rate / voice.sample.sampleRate)
         if !(ratio > 0) || !ratio.isFinite { ratio = 1 }
         ratio = min(ratio, 1_048_576)
@@ -628,8 +635,8 @@ public final class VoiceSynthesizer {
         // Filter.
         let cutoffCents = min(
             max(
-                voice.value(.initialFilterCutoff) + modulationLFO * clamped(.modulationLFOToFilterCutoff, 12000)
-                    + modulationEnvelope * clamped(.modulationEnvelopeToFilterCutoff, 12000), 1500), 13500)
+                voice.value(.initialFilterCutoff) + modulationLFO * voice.clamped(.modulationLFOToFilterCutoff, 12000)
+                    + modulationEnvelope * voice.clamped(.modulationEnvelopeToFilterCutoff, 12000), 1500), 13500)
         let cutoff = min(max(Conversions.hertz(cents: cutoffCents), 5), 0.45 * rate)
         let qDecibels = min(max(voice.value(.initialFilterQ) / 10, 0), 96) - 3.01
         let q = pow(10, qDecibels / 20)
