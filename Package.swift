@@ -180,6 +180,9 @@ let package = Package(
             path: "Benchmarks/EffectsBenchmark",
             swiftSettings: strictSettings),
         .executableTarget(
+            name: "voice-benchmark", dependencies: ["AudioGraph", "Sampler", "SoundFonts", "VoiceEngine"],
+            path: "Benchmarks/VoiceBenchmark", swiftSettings: strictSettings),
+        .executableTarget(
             name: "parse-benchmark", dependencies: ["SMF", "MIDICore"], path: "Benchmarks/ParseBenchmark",
             swiftSettings: strictSettings),
         .executableTarget(
