@@ -85,11 +85,11 @@ public final class VoiceSynthesizer {
         lanes = Lanes(capacity: settings.polyphony)
         voices.reserveCapacity(settings.polyphony)
         events.reserveCapacity(settings.eventCapacity)
-        scratch = []
+        scratch = [Float](repeating: 0, count: (settings.polyphony + Lanes.width) * Envelope.block)
         minimumNoteLength = Int((settings.sampleRate * 0.010).rounded())
         // The tables are made on first use: here, not on the audio thread.
         _ = (Conversions.concave.count, Conversions.convex.count, Conversions.amplitudes.count)
-        _ = (Conversions.panGains.count, DefaultModulators.all.count)
+        _ = (Conversions.panGains.count, DefaultModulators.all.count, Lanes.interpolation.count)
     }
 
     /// Makes `bank` the synthesizer's sound and reads the samples of the presets given
@@ -178,9 +178,12 @@ public final class VoiceSynthesizer {
             }
             pending = end - frame
             arena.withUnsafeBufferPointer { arena in
-                lanes.render(
-                    slots: voices.count, count: pending, arena: arena.baseAddress!, offset: frame, dryLeft: left,
-                    dryRight: right, reverbBus: reverb, chorusBus: chorus)
+                scratch.withUnsafeMutableBufferPointer { scratch in
+                    lanes.render(
+                        slots: voices.count, count: pending, arena: arena.baseAddress!, offset: frame,
+                        scratch: scratch.baseAddress!, dryLeft: left, dryRight: right, reverbBus: reverb,
+                        chorusBus: chorus)
+                }
             }
             for index in voices.indices { voices[index].age += pending }
             frame = end
