@@ -40,6 +40,8 @@ let package = Package(
         .target(name: "CJACK", linkerSettings: [.linkedLibrary("dl")]),
         // Read-only file mappings that a truncation cannot turn into SIGBUS (SMF reads large files so).
         .target(name: "CMappedFile"),
+        // libvorbisfile over a block of memory: a SoundFont 3 sample's Ogg Vorbis stream.
+        .target(name: "CVorbisFile", linkerSettings: [.linkedLibrary("vorbisfile")]),
         // Flush-to-zero around a DSP block (the reverb's delay network), per architecture.
         .target(name: "CFloatEnvironment"),
         // The thread calls Swift's Glibc module does not export (gettid, pthread_setname_np).
@@ -129,6 +131,13 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSettings),
+        // SoundFont 2 and 3 files as a voice engine reads them: presets, instruments, zones,
+        // generators, modulators, sample headers, and the samples (SF3's decoded by libvorbisfile).
+        .target(name: "SoundFonts", dependencies: ["CVorbisFile"], swiftSettings: strictSettings),
+        // Pianola's own SoundFont voice engine: FluidSynth's synthesis model, voices in SIMD lanes,
+        // every note on its exact frame.
+        .target(
+            name: "VoiceEngine", dependencies: ["SoundFonts", "AudioGraph", "MIDICore"], swiftSettings: strictSettings),
         .target(name: "SoundFontGenerator", dependencies: ["MIDICore"], swiftSettings: strictSettings),
         .executableTarget(
             name: "generate-soundfont", dependencies: ["SoundFontGenerator"],
@@ -170,6 +179,9 @@ let package = Package(
             dependencies: ["Effects", "AudioGraph", "AudioFiles", "RateAndPitch", "SMF", "Sampler", "Sequencer"],
             path: "Benchmarks/EffectsBenchmark",
             swiftSettings: strictSettings),
+        .executableTarget(
+            name: "voice-benchmark", dependencies: ["AudioGraph", "Sampler", "SoundFonts", "VoiceEngine"],
+            path: "Benchmarks/VoiceBenchmark", swiftSettings: strictSettings),
         .executableTarget(
             name: "parse-benchmark", dependencies: ["SMF", "MIDICore"], path: "Benchmarks/ParseBenchmark",
             swiftSettings: strictSettings),
@@ -215,7 +227,10 @@ let package = Package(
         .target(name: "CAllocationCounter", dependencies: ["CFluidSynthRealtime"], path: "Tests/CAllocationCounter"),
         .testTarget(
             name: "RealTimeSafetyTests",
-            dependencies: ["Pianola", "Sampler", "PianolaSupport", "CAllocationCounter", "TestSupport"],
+            dependencies: [
+                "Pianola", "Sampler", "PianolaSupport", "CAllocationCounter", "TestSupport", "SoundFonts",
+                "VoiceEngine",
+            ],
             swiftSettings: strictSettings),
         .testTarget(
             name: "SamplerTests",
@@ -236,6 +251,15 @@ let package = Package(
         .testTarget(name: "ALSAIOTests", dependencies: ["ALSAIO", "AudioGraph"], swiftSettings: strictSettings),
         .testTarget(
             name: "SoundFontGeneratorTests", dependencies: ["SoundFontGenerator", "Sampler"],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "VoiceEngineTests",
+            dependencies: [
+                "TestSupport", "VoiceEngine", "SoundFonts", "Sampler", "AudioGraph", "MIDICore", "SMF", "Sequencer",
+            ],
+            swiftSettings: strictSettings),
+        .testTarget(
+            name: "SoundFontsTests", dependencies: ["TestSupport", "SoundFonts", "Sampler"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "PianolaCLITests",

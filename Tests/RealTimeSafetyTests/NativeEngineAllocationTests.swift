@@ -1,0 +1,43 @@
+import CAllocationCounter
+import Pianola
+import SoundFonts
+import Testing
+import VoiceEngine
+
+@Suite("Real-time safety: the native voice engine")
+struct NativeEngineAllocationTests {
+    @Test("the native sampler's render path allocates nothing and takes no lock after warm-up")
+    func nativeRenderIsRealTimeSafe() throws {
+        let engine = AudioEngine()
+        let sampler = NativeSamplerNode()
+        try sampler.load(try SoundFontBank(contentsOf: fontPath))
+        try engine.attach(sampler)
+        try engine.connect(sampler, to: engine.mainMixerNode)
+        let player = MusicPlayer(sequence: MusicSequence(file: denseFile()), destination: sampler)
+        try engine.addRenderObserver(player)
+        try engine.enableManualRenderingMode(format: .stereo(sampleRate: 44_100), maximumFrameCount: 256)
+        let buffer = AudioBuffer(channelCount: 2, frameCapacity: 256)
+        player.play()
+        for _ in 0..<200 { engine.render(frameCount: 256, into: buffer) }
+        var allocations = 0
+        var locks = 0
+        var quanta = 0
+        var busiest = 0
+        for round in 0..<3 {
+            if round == 1 { player.seek(toSeconds: 3) }
+            if round == 2 { player.setLoop(4..<5, count: -1) }
+            for _ in 0..<500 {
+                pianola_allocations_start()
+                pianola_locks_start()
+                engine.render(frameCount: 256, into: buffer)
+                locks += pianola_locks_stop()
+                allocations += pianola_allocations_stop()
+                busiest = max(busiest, sampler.activeVoiceCount)
+                quanta += 1
+            }
+        }
+        #expect(busiest >= 16, "the test renders dense music: at most \(busiest) voices")
+        #expect(allocations == 0, "\(allocations) allocations in \(quanta) quanta")
+        #expect(locks == 0, "\(locks) locks in \(quanta) quanta")
+    }
+}

@@ -1,0 +1,80 @@
+import SoundFonts
+import Testing
+import VoiceEngine
+
+@Suite("Native voice engine: every note on its exact frame", .serialized)
+struct ExactFrameTests {
+    /// A few notes, controllers and a bend at frames that fall anywhere in a block.
+    static let events: [(Int, VoiceSynthesizer.Event)] = [
+        (0, .programChange(channel: 0, program: 0)), (0, .programChange(channel: 1, program: 40)),
+        (37, .noteOn(channel: 0, key: 60, velocity: 100)), (1001, .noteOn(channel: 1, key: 67, velocity: 90)),
+        (5003, .controlChange(channel: 1, controller: 7, value: 70)), (7777, .pitchBend(channel: 1, value: 12000)),
+        (9001, .noteOn(channel: 9, key: 38, velocity: 120)), (20011, .noteOff(channel: 0, key: 60)),
+        (23456, .controlChange(channel: 0, controller: 64, value: 127)),
+        (23500, .noteOn(channel: 0, key: 64, velocity: 80)),
+        (26000, .noteOff(channel: 0, key: 64)), (30001, .controlChange(channel: 0, controller: 64, value: 0)),
+        (33333, .noteOff(channel: 1, key: 67)),
+    ]
+
+    static func render(quantum: Int, frames: Int, synthesizer: VoiceSynthesizer) -> [Float] {
+        synthesizer.send(.reset, atFrame: 0)
+        var left = [Float](repeating: 0, count: frames)
+        var right = left
+        var reverb = left
+        var chorus = left
+        var pending = events
+        var frame = 0
+        while frame < frames {
+            let count = min(quantum, frames - frame)
+            while let first = pending.first, first.0 < frame + count {
+                synthesizer.send(first.1, atFrame: first.0 - frame)
+                pending.removeFirst()
+            }
+            left.withUnsafeMutableBufferPointer { l in
+                right.withUnsafeMutableBufferPointer { r in
+                    reverb.withUnsafeMutableBufferPointer { v in
+                        chorus.withUnsafeMutableBufferPointer { c in
+                            synthesizer.render(
+                                frameCount: count, left: l.baseAddress! + frame, right: r.baseAddress! + frame,
+                                reverb: v.baseAddress! + frame, chorus: c.baseAddress! + frame)
+                        }
+                    }
+                }
+            }
+            frame += count
+        }
+        return zip(left, right).flatMap { [$0, $1] }
+    }
+
+    @Test("the output does not depend on the render quantum (1, 61, 512, 4096 frames)")
+    func quantumIndependence() throws {
+        let bank = try SoundFontBank(contentsOf: bundledFont)
+        let frames = 44100
+        var outputs: [[Float]] = []
+        for quantum in [64, 1, 61, 512, 4096] {
+            // A fresh synthesizer each time: the 64-frame control grid counts from its first frame.
+            let synthesizer = VoiceSynthesizer()
+            try synthesizer.load(bank, presets: [(0, 0), (0, 40), (128, 0)])
+            outputs.append(Self.render(quantum: quantum, frames: frames, synthesizer: synthesizer))
+        }
+        let peak = outputs[0].map { abs($0) }.max() ?? 0
+        #expect(peak > 0.05, "the phrase plays: peak \(peak)")
+        for (index, quantum) in [1, 61, 512, 4096].enumerated() {
+            let difference = zip(outputs[0], outputs[index + 1]).map { abs($0 - $1) }.max() ?? 1
+            #expect(difference <= 1e-6, "quantum \(quantum): differs from 64 by up to \(difference)")
+        }
+    }
+
+    @Test(
+        "a note sounds from the frame it is given, not from a block boundary", arguments: [0, 1, 37, 63, 64, 100, 1001])
+    func noteStartsOnItsFrame(offset: Int) throws {
+        let bank = try SoundFontBank(contentsOf: bundledFont)
+        let synthesizer = VoiceSynthesizer()
+        try synthesizer.load(bank, presets: [(0, 80)])
+        let (left, _) = nativeNote(
+            synthesizer: synthesizer, program: 80, key: 69, velocity: 127, startFrame: offset, holdFrames: 2000,
+            frames: 4096, quantum: 512)
+        let first = left.firstIndex { $0 != 0 }
+        #expect(first == offset + 1, "offset \(offset): first non-zero sample at \(String(describing: first))")
+    }
+}
