@@ -69,7 +69,8 @@ struct MIDIFileWriterTests {
         for runningStatus in [true, false] {
             #expect(throws: expected) { try file.serialized(runningStatus: runningStatus) }
         }
-        #expect(expected.description == "cannot write the MIDI file: track 1, event 1: note 250 is out of range (0-127)")
+        #expect(
+            expected.description == "cannot write the MIDI file: track 1, event 1: note 250 is out of range (0-127)")
         try withTemporaryFolder("midi-out-of-range") { (folder: String) throws in
             #expect(throws: expected) { try file.write(to: folder + "/song.mid") }
             #expect(try FileManager.default.contentsOfDirectory(atPath: folder).isEmpty)

@@ -60,7 +60,9 @@ public final class NetworkMIDIOutput: AudioNode, MIDIReceivingNode, @unchecked S
     public func start() throws(SessionError) {
         let listener = listener
         // The queue refused any message with a number out of range, so `send` has nothing to throw.
-        try stream.start(name: "pianola network MIDI out", lead: 0) { batch in try? listener.send(batch.map(\.message)) }
+        try stream.start(name: "pianola network MIDI out", lead: 0) { batch in
+            try? listener.send(batch.map(\.message))
+        }
     }
 
     /// Sends what is queued (each message when due, a second at most), then stops the sending
