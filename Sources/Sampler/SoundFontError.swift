@@ -1,7 +1,8 @@
 /// Why a SoundFont could not be used. Every case names the file or the places looked in, so the
 /// message can be shown to a user as it is.
 public enum SoundFontError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// No file at the path.
+    /// No file at the path; an empty `path`: no SoundFont was given at all (an empty list of
+    /// fonts).
     case notFound(path: String)
     /// `SoundFontDiscovery.resolve()` found no font: `searched` lists the places it looked, in
     /// order (the environment variable, the system's files and folders, the bundled font's places).
@@ -28,6 +29,8 @@ public enum SoundFontError: Error, Equatable, Sendable, CustomStringConvertible 
                 + Self.bundledFontHint
         case .noSoundFontLoaded:
             return "the sampler has no SoundFont loaded: load one first with SamplerNode.loadSoundFont(at:)"
+        case .notFound(let path) where path.isEmpty:
+            return "no SoundFont given: \(Self.loadHint)"
         case .notFound(let path):
             return "SoundFont not found: \(path)"
         case .notASoundFont(let path, let reason):
@@ -51,8 +54,9 @@ public enum SoundFontError: Error, Equatable, Sendable, CustomStringConvertible 
         }
     }
 
-    /// How a ``noneFound(searched:)`` description ends: how a program gives Pianola a font, in the
-    /// library's words, for a caller to put in its own (the `pianola` command names its options).
+    /// How a ``noneFound(searched:)`` description (and an empty ``notFound(path:)``'s) ends: how a
+    /// program gives Pianola a font, in the library's words, for a caller to put in its own (the
+    /// `pianola` command names its options).
     public static let loadHint = "load one with SamplerNode.loadSoundFont(at:) or pass soundFonts: to OfflineRenderer"
 
     /// How a ``bundledFontNotFound(searched:)`` description ends: where the font must be.

@@ -139,8 +139,12 @@ struct SoundFontDiscoveryTests {
         }
     }
 
-    @Test("selecting a program with no font loaded names the call that loads one")
+    @Test("selecting a program with no font loaded, or no font given, names the calls that load one")
     func noFontLoaded() throws {
+        #expect(
+            SoundFontError.notFound(path: "").description
+                == "no SoundFont given: load one with SamplerNode.loadSoundFont(at:) or pass soundFonts: to OfflineRenderer"
+        )
         let sampler = try SamplerNode()
         #expect(throws: SoundFontError.noSoundFontLoaded) { try sampler.selectProgram(0, onChannel: 0) }
         #expect(
