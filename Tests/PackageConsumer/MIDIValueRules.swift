@@ -47,22 +47,22 @@ let sampler = try SamplerNode()
 let calls: [(String, () throws(MIDIValueError) -> Void, MIDIValueError)] = [
     (
         "startNote(200, withVelocity: 100, onChannel: 0)",
-        { try sampler.startNote(200, withVelocity: 100, onChannel: 0) },
+        { () throws(MIDIValueError) in try sampler.startNote(200, withVelocity: 100, onChannel: 0) },
         MIDIValueError(field: "note", value: 200, range: 0...127)
     ),
     (
         "startNote(60, withVelocity: 100, onChannel: 16)",
-        { try sampler.startNote(60, withVelocity: 100, onChannel: 16) },
+        { () throws(MIDIValueError) in try sampler.startNote(60, withVelocity: 100, onChannel: 16) },
         MIDIValueError(field: "channel", value: 16, range: 0...15)
     ),
     (
         "startNote(60, withVelocity: 128, onChannel: 0)",
-        { try sampler.startNote(60, withVelocity: 128, onChannel: 0) },
+        { () throws(MIDIValueError) in try sampler.startNote(60, withVelocity: 128, onChannel: 0) },
         MIDIValueError(field: "velocity", value: 128, range: 0...127)
     ),
     (
         "sendController(200, withValue: 200, onChannel: 99)",
-        { try sampler.sendController(200, withValue: 200, onChannel: 99) },
+        { () throws(MIDIValueError) in try sampler.sendController(200, withValue: 200, onChannel: 99) },
         MIDIValueError(field: "channel", value: 99, range: 0...15)
     ),
 ]
