@@ -1,8 +1,9 @@
 // The target that carries PianolaGM.sf2 as a SwiftPM resource (`resources:` in Package.swift).
 // SwiftPM copies the font into `Pianola_BundledSoundFont.resources` beside every executable that
 // links Pianola, where SoundFontDiscovery (in Sampler) looks for it: the font travels with the
-// binary, and no path of the checkout is compiled in. (SwiftPM's `Bundle.module` accessor would
-// also find it, but it stops the program when the folder is missing; Sampler looks by itself.)
+// binary, and it is never looked for in the checkout. (SwiftPM's `Bundle.module` accessor would
+// find it too, but it falls back to the build folder's absolute path and stops the program when
+// neither holds it; Sampler looks by itself.)
 
 /// The names under which SwiftPM ships the bundled font.
 package enum BundledSoundFont {

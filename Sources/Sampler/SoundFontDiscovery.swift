@@ -19,10 +19,10 @@ import BundledSoundFont
 ///
 /// ## The bundled font
 ///
-/// The font travels with the executable, not with the source checkout: nothing of the path the
-/// package was built in is kept in the binary. SwiftPM copies it, as a resource of the package's
+/// The font travels with the executable, not with the source checkout: it is never looked for in
+/// the folder the package was built in. SwiftPM copies it, as a resource of the package's
 /// `BundledSoundFont` target, into a `Pianola_BundledSoundFont.resources` folder beside every
-/// executable that links Pianola (`swift build`, `swift run`, `swift test`, and an app's package
+/// executable that links Pianola (`swift build`, `swift test`, and an app's package
 /// that depends on Pianola). ``defaultBundledCandidates()`` looks, in order:
 /// 1. in `Pianola_BundledSoundFont.resources` beside the executable (where SwiftPM puts it; copy
 ///    the folder along with a binary you move),
