@@ -77,11 +77,18 @@ let package = Package(
         // Peak, power (dBFS windows), loudness (libebur128): the meters, one family.
         .target(name: "Meters", dependencies: ["AudioGraph", "CEBUR128"], swiftSettings: strictSettings),
 
+        // The bundled General MIDI font as a resource: SwiftPM copies it beside every executable
+        // that links Pianola (Pianola_BundledSoundFont.resources), where SoundFontDiscovery finds it.
+        .target(
+            name: "BundledSoundFont", path: "SoundFonts", exclude: ["README.md"],
+            resources: [.copy("PianolaGM.sf2")], swiftSettings: strictSettings),
+
         // MARK: Modules that wrap a C library
         .target(
             name: "Sampler",
             dependencies: [
-                "AudioGraph", "MIDICore", "Sequencer", "PianolaSupport", "CFluidSynth", "CFluidSynthRealtime",
+                "AudioGraph", "MIDICore", "Sequencer", "PianolaSupport", "BundledSoundFont", "CFluidSynth",
+                "CFluidSynthRealtime",
             ],
             swiftSettings: strictSettings),
         // Audio files (libsndfile): read, write, play as a node, capture from a tap; with the

@@ -21,6 +21,11 @@ import Synchronization
 /// Install it with `AudioEngine.installTap(on:_:)` on any node, and end it with `finish()` (or
 /// `deleteFiles()`): its writer thread runs, and keeps the tap alive, until then.
 public final class AudioFileTap: AudioTap, @unchecked Sendable {
+    /// The reason an ``AudioFileError/cannotOpen(path:reason:)`` gives for a file that exists
+    /// without `Settings.overwrite`, for a caller to put in its own words (the `pianola` command
+    /// names `--force`).
+    public static let fileExistsReason = "the file exists (set AudioFileTap.Settings.overwrite to replace it)"
+
     /// How the file is written.
     public struct Settings: Sendable, Hashable {
         /// The samples' encoding (16-bit by default; Ogg is always Vorbis; Opus and MP3 take only the
@@ -152,7 +157,7 @@ public final class AudioFileTap: AudioTap, @unchecked Sendable {
         if settings.splitFrames != nil, !settings.overwrite,
             let existing = (2...999).lazy.map(partPath).first(where: { access($0, F_OK) == 0 })
         {
-            throw .cannotOpen(path: existing, reason: "the file exists (use --force to replace it)")
+            throw .cannotOpen(path: existing, reason: Self.fileExistsReason)
         }
         try openPart(number: 1)
         do { writer = try SystemThread { [self] in runWriter() } } catch {
@@ -179,7 +184,7 @@ public final class AudioFileTap: AudioTap, @unchecked Sendable {
         let fd = open(name, flags, 0o644)
         guard fd >= 0 else {
             let code = errno
-            if code == EEXIST { throw .cannotOpen(path: name, reason: "the file exists (use --force to replace it)") }
+            if code == EEXIST { throw .cannotOpen(path: name, reason: Self.fileExistsReason) }
             if FileSystemSpace.isOutOfSpace(errno: code, folder: Self.folder(of: name)) { throw .noSpace(path: name) }
             throw .cannotOpen(path: name, reason: String(cString: strerror(code)))
         }

@@ -23,14 +23,14 @@ public enum JACKError: Error, Sendable, Hashable, CustomStringConvertible {
         case .serverUnavailable(let server):
             let name = server.map { " named '\($0)'" } ?? ""
             return "no JACK server\(name) is running: start one (`jackd -d alsa`, or `jackd -d dummy` "
-                + "without a sound card), or under PipeWire run Pianola through `pw-jack`"
+                + "without a sound card), or under PipeWire run the program through `pw-jack`"
         case .cannotOpen(let client, let reason): return "JACK refused the client '\(client)': \(reason)"
         case .portFailed(let reason): return reason
         case .unknownPort(let name, let near):
             let hint = near.isEmpty ? "" : " (nearest: \(near.joined(separator: ", ")))"
             return "no JACK port '\(name)'\(hint)"
         case .sampleRateChanged(let old, let new):
-            return "the JACK server's sample rate changed from \(old) to \(new) Hz: start Pianola again to follow it"
+            return "the JACK server's sample rate changed from \(old) to \(new) Hz: open the output again to follow it"
         case .serverStopped(let reason):
             return "the JACK server stopped the stream\(reason.isEmpty ? "" : ": \(reason)")"
         }

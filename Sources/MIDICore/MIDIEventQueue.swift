@@ -5,7 +5,8 @@ import Synchronization
 ///
 /// One producer and one consumer: each live source owns its queue. Messages are copied into
 /// preallocated slots (SysEx included, up to `maximumMessageLength` bytes), so neither side
-/// allocates, locks or waits; a full queue or an overlong SysEx drops the message and counts it.
+/// allocates, locks or waits; a full queue, an overlong SysEx or a number out of MIDI's range drops
+/// the message, counts it and makes `push` return false.
 public final class MIDIEventQueue: @unchecked Sendable {
     /// The longest message a slot holds, in bytes (SysEx payload without F0 and F7; enough for a
     /// MIDI Tuning Standard bulk dump).
@@ -59,12 +60,18 @@ public final class MIDIEventQueue: @unchecked Sendable {
 
     deinit { storage.deallocate() }
 
-    /// Messages dropped because the queue was full or the message too long.
+    /// Messages dropped because the queue was full, the message too long or a number in it out of
+    /// MIDI's range.
     public var droppedCount: Int { dropped.load(ordering: .relaxed) }
 
-    /// Producer side: appends a message; false (and counted) when it does not fit.
+    /// Producer side: appends a message; false (and counted in ``droppedCount``) when it does not
+    /// fit, or when a number in it is out of MIDI's range (``MIDIMessage/validated()`` says which).
     @discardableResult
     public func push(_ message: MIDIMessage, arrival: UInt64, source: UInt16 = 0) -> Bool {
+        guard message.firstValueOutOfRange == nil else {
+            dropped.add(1, ordering: .relaxed)
+            return false
+        }
         switch message {
         case .systemExclusive(let payload):
             return payload.withUnsafeBufferPointer {
@@ -72,7 +79,8 @@ public final class MIDIEventQueue: @unchecked Sendable {
             }
         default:
             var bytes: (UInt8, UInt8, UInt8) = (message.statusByte, 0, 0)
-            let count = message.encodedDataBytes(into: &bytes.1, &bytes.2) + 1
+            guard let dataCount = message.encodedDataBytes(into: &bytes.1, &bytes.2) else { return false }
+            let count = dataCount + 1
             return withUnsafeBytes(of: &bytes) { raw in
                 push(
                     bytes: UnsafeBufferPointer(

@@ -4,6 +4,27 @@
 /// Channels are 0-15 (the MIDI "channel 10" of drums is `9`), data values 0-127 and pitch bend
 /// 0-16383 with 8192 at the centre. The type holds a message, not a time: files, players and
 /// inputs pair it with their own timestamps.
+///
+/// ## Numbers out of range
+///
+/// The cases hold `UInt8` and `UInt16` fields, which can hold more than MIDI 1.0 carries:
+/// `.noteOn(channel: 20, note: 250, velocity: 200)` builds. Pianola's rule is that such a number
+/// is reported where it is found, as a ``MIDIValueError`` naming the field, the value and its
+/// range; it is never masked to its low bits, clamped or dropped without a word:
+///
+/// - Build a message from numbers your code did not write with ``validated()``:
+///   `try MIDIMessage.noteOn(channel: c, note: n, velocity: v).validated()`. The byte
+///   initializers (``init(status:data1:data2:)``, ``init(channelStatus:_:_:)``) return nil for a
+///   data byte of 0x80 or more.
+/// - Turning a message into bytes checks it: ``bytes``, ``encode(into:)`` and
+///   ``MIDIStreamEncoder/encode(_:into:)`` throw, ``encodedDataBytes(into:_:)`` returns nil, and
+///   ``MIDIEventQueue/push(_:arrival:source:)`` refuses the message (returns false).
+/// - Sending one to a sampler throws (`SamplerNode.startNote(_:withVelocity:onChannel:)`,
+///   `sendController(_:withValue:onChannel:)`, `sendMIDI(_:)` and the rest of its note API).
+/// - Sending one to a MIDI output refuses it: `RTPMIDIListener.send(_:)` throws, and
+///   `ALSASequencerOutput.send(_:at:to:)` sends nothing and counts it in `failedSendCount`.
+/// - Writing a MIDI file holding one throws (`MIDIFile.serialized(runningStatus:)` and
+///   `write(to:runningStatus:)` throw `MIDIFileError.valueOutOfRange`, naming the track and event).
 public enum MIDIMessage: Hashable, Sendable {
     /// A note-off: the `note` (0-127, 60 is middle C) and its release `velocity` (0-127).
     case noteOff(channel: UInt8, note: UInt8, velocity: UInt8)
@@ -62,7 +83,9 @@ public enum MIDIMessage: Hashable, Sendable {
         }
     }
 
-    /// The status byte that starts this message on the wire.
+    /// The status byte that starts this message on the wire. For a channel above 15 it holds the
+    /// channel's low four bits only: such a message has no status byte of its own, and
+    /// ``validated()`` and the encoders refuse it.
     public var statusByte: UInt8 {
         switch self {
         case .noteOff(let channel, _, _): return 0x80 | channel & 0x0F
@@ -101,12 +124,14 @@ public enum MIDIMessage: Hashable, Sendable {
         }
     }
 
-    /// Builds a channel voice message from a status byte (0x80-0xEF) and its data bytes; data bytes
-    /// are masked to 7 bits. Returns nil for a status byte that is not a channel status.
+    /// Builds a channel voice message from a status byte (0x80-0xEF) and its data bytes. Returns nil
+    /// for a status byte that is not a channel status, and for a data byte of 0x80 or more (on the
+    /// wire that is a status byte, not data; it is not masked into another value).
     @inlinable
     public init?(channelStatus status: UInt8, _ data1: UInt8, _ data2: UInt8 = 0) {
+        guard data1 < 0x80, data2 < 0x80 else { return nil }
         let channel = status & 0x0F
-        let (a, b) = (data1 & 0x7F, data2 & 0x7F)
+        let (a, b) = (data1, data2)
         switch status & 0xF0 {
         case 0x80: self = .noteOff(channel: channel, note: a, velocity: b)
         case 0x90: self = .noteOn(channel: channel, note: a, velocity: b)
@@ -120,14 +145,16 @@ public enum MIDIMessage: Hashable, Sendable {
     }
 
     /// A message from its status byte and data bytes, without allocating: channel messages,
-    /// system common and real-time messages; nil for SysEx (F0, F7) and undefined status bytes.
+    /// system common and real-time messages; nil for SysEx (F0, F7), undefined status bytes and a
+    /// data byte of 0x80 or more.
     @inlinable
     public init?(status: UInt8, data1: UInt8 = 0, data2: UInt8 = 0) {
+        guard data1 < 0x80, data2 < 0x80 else { return nil }
         if let message = MIDIMessage(channelStatus: status, data1, data2) {
             self = message
             return
         }
-        let (a, b) = (data1 & 0x7F, data2 & 0x7F)
+        let (a, b) = (data1, data2)
         switch status {
         case 0xF1: self = .timeCodeQuarterFrame(a)
         case 0xF2: self = .songPositionPointer(UInt16(a) | UInt16(b) << 7)
@@ -143,20 +170,22 @@ public enum MIDIMessage: Hashable, Sendable {
         }
     }
 
-    /// Writes the message's data bytes (none, one or two) without allocating; returns how many.
-    /// SysEx writes none (its payload is the associated array).
+    /// Writes the message's data bytes (none, one or two) without allocating; returns how many, or
+    /// nil (writing nothing) when a number is out of range (see ``validated()``). SysEx writes none
+    /// (its payload is the associated array).
     @inlinable
-    public func encodedDataBytes(into first: inout UInt8, _ second: inout UInt8) -> Int {
+    public func encodedDataBytes(into first: inout UInt8, _ second: inout UInt8) -> Int? {
+        guard firstValueOutOfRange == nil else { return nil }
         switch self {
         case .noteOff(_, let a, let b), .noteOn(_, let a, let b), .polyphonicKeyPressure(_, let a, let b),
             .controlChange(_, let a, let b):
-            (first, second) = (a & 0x7F, b & 0x7F)
+            (first, second) = (a, b)
             return 2
         case .programChange(_, let a), .channelPressure(_, let a), .timeCodeQuarterFrame(let a), .songSelect(let a):
-            first = a & 0x7F
+            first = a
             return 1
         case .pitchBend(_, let value), .songPositionPointer(let value):
-            (first, second) = (UInt8(value & 0x7F), UInt8(value >> 7 & 0x7F))
+            (first, second) = (UInt8(value & 0x7F), UInt8(value >> 7))
             return 2
         case .systemExclusive, .tuneRequest, .timingClock, .start, .continue, .stop, .activeSensing, .systemReset:
             return 0
@@ -177,26 +206,77 @@ public enum MIDIMessage: Hashable, Sendable {
         }
     }
 
-    /// Appends the message's bytes to `bytes` (SysEx framed by `F0` … `F7`).
-    public func encode(into bytes: inout [UInt8]) {
+    /// The message itself when every number is one MIDI 1.0 carries; otherwise throws
+    /// ``MIDIValueError`` naming the first field out of range (channel, then the data in order).
+    ///
+    /// The cases cannot check what they are given; this is the check, for a message built from
+    /// numbers your code did not write:
+    ///
+    /// ```swift
+    /// let message = try MIDIMessage.noteOn(channel: channel, note: note, velocity: velocity).validated()
+    /// ```
+    public func validated() throws(MIDIValueError) -> MIDIMessage {
+        if let error = firstValueOutOfRange { throw error }
+        return self
+    }
+
+    /// The first number out of range, nil when there is none. Builds no array, so the producer
+    /// side of a queue may ask.
+    @usableFromInline
+    var firstValueOutOfRange: MIDIValueError? {
+        func check(_ field: String, _ value: Int, _ maximum: Int) -> MIDIValueError? {
+            value > maximum ? MIDIValueError(field: field, value: value, range: 0...maximum) : nil
+        }
+        switch self {
+        case .noteOff(let channel, let note, let velocity), .noteOn(let channel, let note, let velocity):
+            return check("channel", Int(channel), 15) ?? check("note", Int(note), 127)
+                ?? check("velocity", Int(velocity), 127)
+        case .polyphonicKeyPressure(let channel, let note, let pressure):
+            return check("channel", Int(channel), 15) ?? check("note", Int(note), 127)
+                ?? check("pressure", Int(pressure), 127)
+        case .controlChange(let channel, let controller, let value):
+            return check("channel", Int(channel), 15) ?? check("controller", Int(controller), 127)
+                ?? check("value", Int(value), 127)
+        case .programChange(let channel, let program):
+            return check("channel", Int(channel), 15) ?? check("program", Int(program), 127)
+        case .channelPressure(let channel, let pressure):
+            return check("channel", Int(channel), 15) ?? check("pressure", Int(pressure), 127)
+        case .pitchBend(let channel, let value):
+            return check("channel", Int(channel), 15) ?? check("value", Int(value), 16383)
+        case .systemExclusive(let data):
+            // Indices, not the bytes: iterating a range of `Int` allocates nothing even unspecialized.
+            for index in data.indices where data[index] > 0x7F { return check("SysEx byte", Int(data[index]), 127) }
+            return nil
+        case .timeCodeQuarterFrame(let value): return check("quarter frame", Int(value), 127)
+        case .songPositionPointer(let value): return check("song position", Int(value), 16383)
+        case .songSelect(let value): return check("song", Int(value), 127)
+        case .tuneRequest, .timingClock, .start, .continue, .stop, .activeSensing, .systemReset: return nil
+        }
+    }
+
+    /// Appends the message's bytes to `bytes` (SysEx framed by `F0` … `F7`); throws
+    /// ``MIDIValueError``, appending nothing, when a number is out of range.
+    public func encode(into bytes: inout [UInt8]) throws(MIDIValueError) {
+        if let error = firstValueOutOfRange { throw error }
         encode(into: &bytes, withStatus: true)
     }
 
     /// Appends the message's bytes, without its status byte when `withStatus` is false (running
-    /// status; SysEx keeps its framing). Appends byte by byte: no temporary arrays.
+    /// status; SysEx keeps its framing). Appends byte by byte: no temporary arrays. The caller has
+    /// checked the numbers (`firstValueOutOfRange`).
     func encode(into bytes: inout [UInt8], withStatus: Bool) {
         let isSystemExclusive = if case .systemExclusive = self { true } else { false }
         if withStatus && !isSystemExclusive { bytes.append(statusByte) }
         switch self {
         case .noteOff(_, let a, let b), .noteOn(_, let a, let b), .polyphonicKeyPressure(_, let a, let b),
             .controlChange(_, let a, let b):
-            bytes.append(a & 0x7F)
-            bytes.append(b & 0x7F)
+            bytes.append(a)
+            bytes.append(b)
         case .programChange(_, let a), .channelPressure(_, let a), .timeCodeQuarterFrame(let a), .songSelect(let a):
-            bytes.append(a & 0x7F)
+            bytes.append(a)
         case .pitchBend(_, let value), .songPositionPointer(let value):
             bytes.append(UInt8(value & 0x7F))
-            bytes.append(UInt8(value >> 7 & 0x7F))
+            bytes.append(UInt8(value >> 7))
         case .systemExclusive(let data):
             bytes.append(0xF0)
             bytes.append(contentsOf: data)
@@ -206,10 +286,12 @@ public enum MIDIMessage: Hashable, Sendable {
         }
     }
 
-    /// The message's bytes.
+    /// The message's bytes; throws ``MIDIValueError`` when a number is out of range.
     public var bytes: [UInt8] {
-        var bytes: [UInt8] = []
-        encode(into: &bytes)
-        return bytes
+        get throws(MIDIValueError) {
+            var bytes: [UInt8] = []
+            try encode(into: &bytes)
+            return bytes
+        }
     }
 }

@@ -192,8 +192,10 @@ public struct MIDIStreamEncoder: Sendable {
 
     /// Appends the message's bytes to `bytes`, leaving out the status byte when running status is on
     /// and the previous channel message had the same one. Real-time messages are one byte and keep
-    /// running status; SysEx (framed by `F0` … `F7`) and system common messages end it.
-    public mutating func encode(_ message: MIDIMessage, into bytes: inout [UInt8]) {
+    /// running status; SysEx (framed by `F0` … `F7`) and system common messages end it. Throws
+    /// ``MIDIValueError``, appending nothing, when a number is out of range.
+    public mutating func encode(_ message: MIDIMessage, into bytes: inout [UInt8]) throws(MIDIValueError) {
+        if let error = message.firstValueOutOfRange { throw error }
         let status = message.statusByte
         if status >= 0xF8 {
             bytes.append(status)
@@ -201,13 +203,13 @@ public struct MIDIStreamEncoder: Sendable {
         }
         if status >= 0xF0 {
             runningStatus = 0
-            message.encode(into: &bytes)
+            message.encode(into: &bytes, withStatus: true)
             return
         }
         if usesRunningStatus && status == runningStatus {
             message.encode(into: &bytes, withStatus: false)
         } else {
-            message.encode(into: &bytes)
+            message.encode(into: &bytes, withStatus: true)
             runningStatus = usesRunningStatus ? status : 0
         }
     }

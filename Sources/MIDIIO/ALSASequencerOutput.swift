@@ -158,12 +158,15 @@ public final class ALSASequencerOutput: @unchecked Sendable {
     /// The destinations connected with `connect(_:)`, in that order.
     public var destinations: [Destination] { state.withLock { $0.destinations } }
 
-    /// Sends that failed (the sequencer refused them: a destination gone, its buffer full).
+    /// Sends that failed (the sequencer refused them: a destination gone, its buffer full), and
+    /// messages not sent because a number in them is out of MIDI's range.
     public var failedSendCount: Int { state.withLock { $0.failedSends } }
 
     /// Queues `message` for `time` (CLOCK_MONOTONIC nanoseconds; 0 or a past time: at once) to the
     /// destination at `index` (nil: every subscriber of our port). A destination that is gone is
-    /// skipped. Call `flush()` to hand what is queued to the kernel.
+    /// skipped. Call `flush()` to hand what is queued to the kernel. A message holding a number
+    /// MIDI 1.0 cannot carry (see ``MIDIMessage/validated()``) is not sent, nor masked into another:
+    /// it counts in ``failedSendCount``.
     public func send(_ message: MIDIMessage, at time: UInt64, to index: Int? = nil) {
         var target: (client: Int, port: Int) = (-1, 0)
         if let index {
@@ -178,7 +181,10 @@ public final class ALSASequencerOutput: @unchecked Sendable {
             else { return }
             target = found
         }
-        let bytes = message.bytes
+        guard let bytes = try? message.bytes else {
+            state.withLock { $0.failedSends += 1 }
+            return
+        }
         let result = withHandle(-ENODEV) { seq in
             pianola_seq_send(seq, bytes, Int32(bytes.count), time, Int32(target.client), Int32(target.port))
         }

@@ -3,12 +3,13 @@
 public enum MIDIIOError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The ALSA sequencer cannot be opened (no `/dev/snd/seq`, no permission).
     case sequencerUnavailable(reason: String)
-    /// A `--connect` name or address that matches no port.
+    /// A source given to `ALSASequencerInput.connect(_:waitingForIt:)`, by name or address, that
+    /// matches no port.
     case unknownSource(String, reason: String)
     /// The subscription to a source failed.
     case cannotConnect(String, reason: String)
-    /// A MIDI destination (`--midi-out`, `--route`) that matches no port; the ports whose names
-    /// come close (every destination when none does).
+    /// A MIDI destination given to `ALSASequencerOutput.connect(_:subscribing:)` that matches no
+    /// port; the ports whose names come close (every destination when none does).
     case unknownDestination(String, nearMatches: [String])
     /// The subscription of a destination to our output port failed.
     case cannotConnectDestination(String, reason: String)
@@ -24,12 +25,12 @@ public enum MIDIIOError: Error, Equatable, Sendable, CustomStringConvertible {
         case .sequencerUnavailable(let reason):
             return "ALSA sequencer: cannot open /dev/snd/seq: \(reason)"
         case .unknownSource(let source, let reason):
-            return "MIDI source '\(source)': \(reason) (see `pianola devices`)"
+            return "MIDI source '\(source)': \(reason) \(Self.sourcesHint)"
         case .cannotConnect(let source, let reason):
             return "MIDI source '\(source)': cannot connect: \(reason)"
         case .unknownDestination(let destination, let near):
             let list = near.isEmpty ? "no MIDI destination exists" : "near: \(near.prefix(5).joined(separator: ", "))"
-            return "MIDI destination '\(destination)': no such sequencer port; \(list) (see `pianola devices`)"
+            return "MIDI destination '\(destination)': no such sequencer port; \(list) \(Self.destinationsHint)"
         case .cannotConnectDestination(let destination, let reason):
             return "MIDI destination '\(destination)': cannot connect: \(reason)"
         case .networkUnavailable(let address, let reason):
@@ -40,4 +41,11 @@ public enum MIDIIOError: Error, Equatable, Sendable, CustomStringConvertible {
             return "network MIDI: not advertised over mDNS: \(reason)"
         }
     }
+
+    /// How an ``unknownSource(_:reason:)`` description ends: the call that lists the sources, for
+    /// a caller to put in its own words (the `pianola` command names `pianola devices`).
+    public static let sourcesHint = "(ALSASequencerInput.ports() lists them)"
+    /// How an ``unknownDestination(_:nearMatches:)`` description ends: the call that lists the
+    /// destinations, for a caller to put in its own words.
+    public static let destinationsHint = "(ALSASequencerOutput.destinations() lists them)"
 }

@@ -196,8 +196,11 @@ public final class RTPMIDIListener: @unchecked Sendable {
     /// Sends `messages` to every open session (in order, in one packet where they fit), each
     /// packet with the recovery journal of what was sent before; after a pause a journal-only
     /// guard packet follows, so that a peer that lost the last packet repairs it. Call after
-    /// `start()`; any thread (the sending happens on the listener's own).
-    public func send(_ messages: [MIDIMessage]) {
+    /// `start()`; any thread (the sending happens on the listener's own). Throws
+    /// ``MIDIValueError``, sending nothing, when a message holds a number MIDI 1.0 cannot carry
+    /// (see ``MIDIMessage/validated()``).
+    public func send(_ messages: [MIDIMessage]) throws(MIDIValueError) {
+        for message in messages { _ = try message.validated() }
         guard let driver, !channels.isEmpty, !messages.isEmpty else { return }
         driver.loop.execute { driver.send(messages) }
     }
@@ -329,7 +332,7 @@ extension RTPMIDIListener {
         }
 
         func send(_ messages: [MIDIMessage]) {
-            machine.send(messages, at: MIDITimestamp.now())
+            try? machine.send(messages, at: MIDITimestamp.now())  // checked by `RTPMIDIListener.send`
             flush()
             // The guard, if nothing else goes out before it is due.
             let delay = Int64(RTPMIDISessionMachine.guardInterval) + 5_000_000

@@ -15,8 +15,10 @@ extension RTPMIDISessionMachine {
 
     /// Sends `messages` to every open session, in one packet each (or several, for a long list),
     /// with the journal of what was sent before; `now` (a `MIDITimestamp`) is the RTP timestamp,
-    /// in the session's 100 µs ticks.
-    public mutating func send(_ messages: [MIDIMessage], at now: UInt64) {
+    /// in the session's 100 µs ticks. Throws ``MIDIValueError``, sending nothing, when a message
+    /// holds a number MIDI 1.0 cannot carry (see ``MIDIMessage/validated()``).
+    public mutating func send(_ messages: [MIDIMessage], at now: UInt64) throws(MIDIValueError) {
+        for message in messages { _ = try message.validated() }
         guard !messages.isEmpty else { return }
         let packets = Self.commandLists(messages)
         for message in messages { sent.apply(message) }
@@ -55,7 +57,7 @@ extension RTPMIDISessionMachine {
         var packets: [[MIDIMessage]] = [[]]
         var length = 0
         for message in messages {
-            let size = message.bytes.count + 1
+            let size = ((try? message.bytes)?.count ?? 0) + 1  // checked by `send`
             if length + size > maximumListLength && !packets[packets.count - 1].isEmpty {
                 packets.append([])
                 length = 0
@@ -90,7 +92,7 @@ extension RTPMIDISessionMachine {
         var list: [UInt8] = []
         for (index, message) in messages.enumerated() {
             if index > 0 { list.append(0) }
-            list += message.bytes
+            list += (try? message.bytes) ?? []  // checked by `send`
         }
         let timestamp = UInt32(truncatingIfNeeded: now / 100_000)
         var bytes: [UInt8] = [0x80, 0x61, UInt8(sequence >> 8), UInt8(truncatingIfNeeded: sequence)]

@@ -75,7 +75,7 @@ struct PianolaCommand: ParsableCommand {
             switch error {
             case is ExitCode, is CleanExit, is ValidationError: exit(withError: error)
             case let error as any Error & CustomStringConvertible:
-                printError("pianola: \(error.description)")
+                printError("pianola: \(Hints.commandLine(error.description))")
                 Glibc.exit(1)
             default: exit(withError: error)
             }

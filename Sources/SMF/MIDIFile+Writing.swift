@@ -7,7 +7,11 @@ extension MIDIFile {
     /// as the SMF specification asks.
     ///
     /// Writing any file the reader returned and reading the result gives an equal `MIDIFile`.
-    public func serialized(runningStatus: Bool = true) -> [UInt8] {
+    ///
+    /// A message is written as it is or not at all: one holding a number MIDI 1.0 cannot carry
+    /// (a channel above 15, a note above 127, …) throws `MIDIFileError.valueOutOfRange`, naming its
+    /// track, its event and the field, rather than being written as another message.
+    public func serialized(runningStatus: Bool = true) throws(MIDIFileError) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(14 + tracks.reduce(0) { $0 + 8 + $1.events.count * 4 })
         out.append(contentsOf: "MThd".utf8)
@@ -15,7 +19,7 @@ extension MIDIFile {
         appendU16(UInt16(format.rawValue), to: &out)
         appendU16(UInt16(tracks.count), to: &out)
         appendU16(division.rawValue, to: &out)
-        for track in tracks {
+        for (trackIndex, track) in tracks.enumerated() {
             out.append(contentsOf: "MTrk".utf8)
             let lengthAt = out.count
             appendU32(0, to: &out)
@@ -23,13 +27,17 @@ extension MIDIFile {
             var encoder = MIDIStreamEncoder(usesRunningStatus: runningStatus)
             var previous = 0
             var ended = false
-            for event in track.events {
+            for (eventIndex, event) in track.events.enumerated() {
                 let delta = max(0, event.tick - previous)
                 previous = max(previous, event.tick)
                 appendVariableLength(delta, to: &out)
                 switch event.payload {
                 case .channel(let message):
-                    encoder.encode(message, into: &out)
+                    do throws(MIDIValueError) {
+                        try encoder.encode(message, into: &out)
+                    } catch {
+                        throw .valueOutOfRange(track: trackIndex, event: eventIndex, error)
+                    }
                 case .meta(let meta):
                     encoder.reset()
                     out.append(0xFF)

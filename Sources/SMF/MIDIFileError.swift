@@ -1,4 +1,7 @@
-/// Why a file could not be read at all (lenient mode), or the first defect found (strict mode).
+import MIDICore
+
+/// Why a file could not be read at all (lenient mode), the first defect found (strict mode), or why
+/// a file could not be written.
 public enum MIDIFileError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The bytes hold no MIDI: empty, or another kind of file (`what` names it when recognized).
     case notMIDI(what: String)
@@ -13,6 +16,10 @@ public enum MIDIFileError: Error, Hashable, Sendable, CustomStringConvertible {
     case tooLarge(path: String, bytes: Int?, limit: Int)
     /// Waiting for the file's bytes (a named pipe, a device) was cancelled.
     case interrupted(path: String)
+    /// Writing: the message of event `event` (0-based, in `tracks[track].events`) holds a number
+    /// MIDI 1.0 cannot carry, which the file would have to change into another (see ``MIDIMessage``).
+    /// Nothing is written.
+    case valueOutOfRange(track: Int, event: Int, MIDIValueError)
 
     public var description: String {
         switch self {
@@ -26,6 +33,8 @@ public enum MIDIFileError: Error, Hashable, Sendable, CustomStringConvertible {
             return "cannot read \(path): \(size), over the limit of \(MIDIFileError.megabytes(limit)) MB "
                 + "for a MIDI file " + MIDIFileError.sizeLimitHint
         case .interrupted(let path): return "reading \(path) was interrupted"
+        case .valueOutOfRange(let track, let event, let error):
+            return "cannot write the MIDI file: track \(track), event \(event): \(error)"
         }
     }
 }

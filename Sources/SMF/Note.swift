@@ -24,9 +24,9 @@ extension MIDIFile.Track {
     /// the same key and channel end first-in, first-out; notes still sounding at the end of the
     /// track are closed at its last tick.
     ///
-    /// A message built in code may hold a channel above 15 or a key above 127: it counts as the one
-    /// the file's bytes would hold (the low 4 bits of the channel, the low 7 of the key, as
-    /// `MIDIMessage` encodes them), so such a note pairs, and is reported, as it would be read back.
+    /// A message built in code may hold a channel above 15 or a key above 127, which MIDI cannot
+    /// carry: it is no note, and is left out rather than counted as another channel or key (writing
+    /// the file refuses it with `MIDIFileError.valueOutOfRange`; `MIDIMessage.validated()` finds it).
     public func notes() -> [Note] {
         var notes: [Note] = []
         // Open notes per channel × key, as indices into `notes`, oldest first; made at the first
@@ -36,8 +36,10 @@ extension MIDIFile.Track {
         for event in events {
             guard case .channel(let message) = event.payload else { continue }
             switch message {
-            case .noteOn(var channel, var key, let velocity) where velocity > 0:
-                (channel, key) = (channel & 0x0F, key & 0x7F)
+            case .noteOn(let channel, let key, _) where channel > 15 || key > 127,
+                .noteOff(let channel, let key, _) where channel > 15 || key > 127:
+                continue
+            case .noteOn(let channel, let key, let velocity) where velocity > 0:
                 if open.isEmpty { open = [[Int]](repeating: [], count: 16 * 128) }
                 open[Int(channel) * 128 + Int(key)].append(notes.count)
                 openCount += 1
@@ -46,7 +48,7 @@ extension MIDIFile.Track {
                         channel: channel, key: key, velocity: velocity, releaseVelocity: 0, startTick: event.tick,
                         endTick: event.tick, isUnterminated: false))
             case .noteOn(let channel, let key, _), .noteOff(let channel, let key, _):
-                let slot = Int(channel & 0x0F) * 128 + Int(key & 0x7F)
+                let slot = Int(channel) * 128 + Int(key)
                 guard !open.isEmpty, !open[slot].isEmpty else { continue }
                 let index = open[slot].removeFirst()
                 openCount -= 1

@@ -229,7 +229,8 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
         }
     }
 
-    /// Selects bank and program on a channel; throws when no loaded font has that preset.
+    /// Selects bank and program on a channel; throws `SoundFontError.presetMissing` when no loaded
+    /// font has that preset, `SoundFontError.noSoundFontLoaded` when no font is loaded.
     ///
     /// It applies at once (after the note API's messages sent before it), holding the
     /// synthesizer: call it before the audio starts, or use `sendProgramChange`, which takes
@@ -239,7 +240,7 @@ public final class SamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendabl
     ) throws(SoundFontError) {
         try exclusively { () throws(SoundFontError) in
             let fontID = font.flatMap { fonts[$0] } ?? fonts.values.max() ?? -1
-            guard fontID >= 0 else { throw .notFound(path: "") }
+            guard fontID >= 0 else { throw .noSoundFontLoaded }
             try synth.select(channel: Int(channel), font: fontID, bank: Int(bank), program: Int(program))
         }
     }

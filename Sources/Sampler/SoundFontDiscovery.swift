@@ -1,18 +1,36 @@
+import BundledSoundFont
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
     import Darwin
 #endif
 
-/// Finds the SoundFont a command should use, in this order:
-/// 1. the font the user named (`--soundfont FILE`),
+/// Finds the SoundFont a program should use, in this order:
+/// 1. the font the program names (`resolve(explicit:)`; the `pianola` command's `--soundfont`),
 /// 2. the `PIANOLA_SOUNDFONT` environment variable,
 /// 3. the system's General MIDI font (Debian's `/usr/share/sounds/sf2/default-GM.sf2`) and the
 ///    usual SoundFont folders,
-/// 4. the font bundled with Pianola (`SoundFonts/PianolaGM.sf2`), so a fresh machine still plays.
+/// 4. the font bundled with Pianola (`PianolaGM.sf2`), so a fresh machine still plays.
 ///
-/// A font the user named explicitly (option or variable) that does not exist is an error, never a
-/// silent fallback to another font.
+/// A font named explicitly (argument or variable) that does not exist is an error, never a
+/// silent fallback to another font. When nothing is found, `SoundFontError.noneFound` lists
+/// every place looked in.
+///
+/// ## The bundled font
+///
+/// The font travels with the executable, not with the source checkout: it is never looked for in
+/// the folder the package was built in. SwiftPM copies it, as a resource of the package's
+/// `BundledSoundFont` target, into a `Pianola_BundledSoundFont.resources` folder beside every
+/// executable that links Pianola (`swift build`, `swift test`, and an app's package
+/// that depends on Pianola). ``defaultBundledCandidates()`` looks, in order:
+/// 1. in `Pianola_BundledSoundFont.resources` beside the executable (where SwiftPM puts it; copy
+///    the folder along with a binary you move),
+/// 2. beside the executable (`PianolaGM.sf2` copied next to it),
+/// 3. in the install prefix: `PREFIX/share/pianola/PianolaGM.sf2` for an executable in
+///    `PREFIX/bin`.
+///
+/// The executable is the process's own file (`/proc/self/exe`, symbolic links resolved).
 public struct SoundFontDiscovery: Sendable {
     /// Where a resolved font came from.
     public enum Source: String, Sendable, Codable {
@@ -97,33 +115,47 @@ public struct SoundFontDiscovery: Sendable {
         if let path = bundledCandidates.map(expand).first(where: Self.isFile) {
             return Resolution(path: path, source: .bundled)
         }
-        throw .notFound(path: "")
+        throw .noneFound(searched: searchedPlaces())
     }
 
-    /// The bundled font, wherever this build can see it (ignores the user's and system's fonts).
+    /// The bundled font, wherever this executable can see it (ignores the user's and system's
+    /// fonts); `SoundFontError.bundledFontNotFound` lists the places looked in when it is in none.
     public func bundledFont() throws(SoundFontError) -> String {
         guard let path = bundledCandidates.map(expand).first(where: Self.isFile) else {
-            throw .notFound(path: "bundled \(Self.bundledFileName)")
+            throw .bundledFontNotFound(searched: bundledCandidates.map(expand))
         }
         return path
     }
 
-    /// The bundled font's file name, looked for in each bundled candidate location.
-    public static let bundledFileName = "PianolaGM.sf2"
+    /// Every place `resolve()` looks when no font is named, in order, as its error lists them.
+    func searchedPlaces() -> [String] {
+        let variable = environment[Self.environmentVariable].map { _ in "$\(Self.environmentVariable) (empty)" }
+        return [variable ?? "$\(Self.environmentVariable) (not set)"] + systemFiles.map(expand)
+            + systemDirectories.map { expand($0) + "/" } + bundledCandidates.map(expand)
+    }
 
-    /// Places the bundled font can be: beside the executable, in an installed `share/pianola`, and
-    /// in the source checkout this build was made from.
+    /// The bundled font's file name, looked for in each bundled candidate location.
+    public static let bundledFileName = BundledSoundFont.fileName
+
+    /// The folder SwiftPM copies the bundled font into, beside each executable that links
+    /// Pianola: `Pianola_BundledSoundFont.resources` (the package's name, then the target's).
+    public static let resourceBundleName = BundledSoundFont.resourceBundleName
+
+    /// The places the bundled font can be, in the order they are tried: SwiftPM's resource
+    /// folder beside the executable, then beside the executable, then `share/pianola` of the
+    /// install prefix (see "The bundled font" above). Empty when the executable's path is unknown.
     public static func defaultBundledCandidates() -> [String] {
-        var candidates: [String] = []
-        if let executable = executablePath() {
-            let directory = parent(executable)
-            candidates.append(directory + "/" + bundledFileName)
-            candidates.append(parent(directory) + "/share/pianola/" + bundledFileName)
-        }
-        // Sources/Sampler/SoundFontDiscovery.swift → <checkout>/SoundFonts/PianolaGM.sf2
-        let checkout = parent(parent(parent(#filePath)))
-        candidates.append(checkout + "/SoundFonts/" + bundledFileName)
-        return candidates
+        executablePath().map(bundledCandidates(besideExecutable:)) ?? []
+    }
+
+    /// The bundled font's places for an executable at `executable`, in order.
+    public static func bundledCandidates(besideExecutable executable: String) -> [String] {
+        let directory = parent(executable)
+        return [
+            directory + "/" + resourceBundleName + "/" + bundledFileName,
+            directory + "/" + bundledFileName,
+            parent(directory) + "/share/pianola/" + bundledFileName,
+        ]
     }
 
     // MARK: File system helpers

@@ -1,8 +1,16 @@
-/// Why a SoundFont could not be used. Every case names the file, so the message can be shown to a
-/// user as it is.
+/// Why a SoundFont could not be used. Every case names the file or the places looked in, so the
+/// message can be shown to a user as it is.
 public enum SoundFontError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// No file at the path (or no SoundFont anywhere on the search path, when `path` is empty).
+    /// No file at the path; an empty `path`: no SoundFont was given at all (an empty list of
+    /// fonts).
     case notFound(path: String)
+    /// `SoundFontDiscovery.resolve()` found no font: `searched` lists the places it looked, in
+    /// order (the environment variable, the system's files and folders, the bundled font's places).
+    case noneFound(searched: [String])
+    /// `SoundFontDiscovery.bundledFont()` found no bundled font in any of the places `searched`.
+    case bundledFontNotFound(searched: [String])
+    /// The sampler has no SoundFont loaded, so it has no preset to select.
+    case noSoundFontLoaded
     /// The file exists but is not a SoundFont 2/3 bank; `reason` says what it looks like instead.
     case notASoundFont(path: String, reason: String)
     /// FluidSynth refused the file (damaged chunks, unreadable samples).
@@ -14,8 +22,15 @@ public enum SoundFontError: Error, Equatable, Sendable, CustomStringConvertible 
 
     public var description: String {
         switch self {
+        case .noneFound(let searched):
+            return "no SoundFont found (looked in \(searched.joined(separator: ", "))): \(Self.loadHint)"
+        case .bundledFontNotFound(let searched):
+            return "the SoundFont bundled with Pianola is not in any of \(searched.joined(separator: ", ")): "
+                + Self.bundledFontHint
+        case .noSoundFontLoaded:
+            return "the sampler has no SoundFont loaded: load one first with SamplerNode.loadSoundFont(at:)"
         case .notFound(let path) where path.isEmpty:
-            return "no SoundFont found: pass --soundfont FILE, set PIANOLA_SOUNDFONT, or install fluid-soundfont-gm"
+            return "no SoundFont given: \(Self.loadHint)"
         case .notFound(let path):
             return "SoundFont not found: \(path)"
         case .notASoundFont(let path, let reason):
@@ -38,4 +53,14 @@ public enum SoundFontError: Error, Equatable, Sendable, CustomStringConvertible 
             return "cannot create the synthesizer: \(reason)"
         }
     }
+
+    /// How a ``noneFound(searched:)`` description (and an empty ``notFound(path:)``'s) ends: how a
+    /// program gives Pianola a font, in the library's words, for a caller to put in its own (the
+    /// `pianola` command names its options).
+    public static let loadHint = "load one with SamplerNode.loadSoundFont(at:) or pass soundFonts: to OfflineRenderer"
+
+    /// How a ``bundledFontNotFound(searched:)`` description ends: where the font must be.
+    public static let bundledFontHint =
+        "keep the Pianola_BundledSoundFont.resources folder SwiftPM builds beside the executable "
+        + "(or PianolaGM.sf2 itself), or install PianolaGM.sf2 in PREFIX/share/pianola"
 }

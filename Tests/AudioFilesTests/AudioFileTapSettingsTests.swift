@@ -51,4 +51,24 @@ struct AudioFileTapSettingsTests {
             }
         }
     }
+
+    @Test("a file that exists names the setting that replaces it, not a command-line option")
+    func existingFileWording() throws {
+        try withTemporaryFolder("tap-exists") { folder in
+            let path = folder + "/take.wav"
+            #expect(FileManager.default.createFile(atPath: path, contents: Data([1])))
+            let reason = "the file exists (set AudioFileTap.Settings.overwrite to replace it)"
+            #expect(throws: AudioFileError.cannotOpen(path: path, reason: reason)) {
+                try AudioFileTap(path: path, channelCount: 2, sampleRate: 48_000)
+            }
+            #expect(AudioFileTap.fileExistsReason == reason)
+            var split = AudioFileTap.Settings()
+            split.splitFrames = 48_000
+            let second = folder + "/take-002.wav"
+            #expect(FileManager.default.createFile(atPath: second, contents: Data([1])))
+            #expect(throws: AudioFileError.cannotOpen(path: second, reason: reason)) {
+                try AudioFileTap(path: folder + "/take.wav", channelCount: 2, sampleRate: 48_000, settings: split)
+            }
+        }
+    }
 }

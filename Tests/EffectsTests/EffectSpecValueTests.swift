@@ -94,4 +94,15 @@ struct EffectSpecValueTests {
         #expect(EffectSpec.format(1e300) == "1e+300")
         #expect(EffectSpec.format(-12) == "-12")
     }
+
+    @Test("an unknown effect points to EffectSpec.catalog, not to a command")
+    func unknownEffectWording() {
+        let known = EffectSpec.catalog.map(\.name).joined(separator: ", ")
+        #expect(throws: EffectSpecError("unknown effect 'chorus' (known: \(known); see EffectSpec.catalog)")) {
+            try EffectSpec.parse("chorus")
+        }
+        #expect(throws: EffectSpecError("unknown effect 'chorus' (see EffectSpec.catalog)")) {
+            try EffectChain.makeNodes([EffectSpec(name: "chorus")])
+        }
+    }
 }

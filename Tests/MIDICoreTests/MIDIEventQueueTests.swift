@@ -84,7 +84,7 @@ struct MIDIEventQueueTests {
     }
 
     @Test("MIDIMessage(status:data1:data2:) and encodedDataBytes agree with the byte encoding")
-    func messageFromBytes() {
+    func messageFromBytes() throws {
         let messages: [MIDIMessage] = [
             .noteOff(channel: 1, note: 2, velocity: 3), .polyphonicKeyPressure(channel: 4, note: 5, pressure: 6),
             .controlChange(channel: 7, controller: 8, value: 9), .programChange(channel: 10, program: 11),
@@ -93,10 +93,10 @@ struct MIDIEventQueueTests {
             .continue, .stop, .activeSensing, .systemReset, .timingClock,
         ]
         for message in messages {
-            let bytes = message.bytes
+            let bytes = try message.bytes
             var first: UInt8 = 0
             var second: UInt8 = 0
-            let count = message.encodedDataBytes(into: &first, &second)
+            let count = try #require(message.encodedDataBytes(into: &first, &second))
             #expect(count == bytes.count - 1)
             #expect(Array([first, second].prefix(count)) == Array(bytes.dropFirst()))
             #expect(MIDIMessage(status: bytes[0], data1: first, data2: second) == message)

@@ -18,22 +18,22 @@ let everyMessageKind: [MIDIMessage] = [
 @Suite("MIDI 1.0 stream decoding and encoding")
 struct MIDIStreamDecoderTests {
     @Test("every message kind encodes to the MIDI 1.0 bytes and decodes back")
-    func roundTripEveryKind() {
+    func roundTripEveryKind() throws {
         for message in everyMessageKind {
             var decoder = MIDIStreamDecoder()
-            let (messages, diagnostics) = decoder.decode(message.bytes)
+            let (messages, diagnostics) = decoder.decode(try message.bytes)
             #expect(messages == [message], "\(message)")
             #expect(diagnostics.isEmpty)
         }
     }
 
     @Test("known byte layouts")
-    func byteLayouts() {
-        #expect(MIDIMessage.noteOn(channel: 9, note: 36, velocity: 100).bytes == [0x99, 36, 100])
-        #expect(MIDIMessage.pitchBend(channel: 0, value: 8192).bytes == [0xE0, 0x00, 0x40])
-        #expect(MIDIMessage.programChange(channel: 1, program: 5).bytes == [0xC1, 5])
-        #expect(MIDIMessage.systemExclusive([1, 2]).bytes == [0xF0, 1, 2, 0xF7])
-        #expect(MIDIMessage.songPositionPointer(0x3FFF).bytes == [0xF2, 0x7F, 0x7F])
+    func byteLayouts() throws {
+        #expect(try MIDIMessage.noteOn(channel: 9, note: 36, velocity: 100).bytes == [0x99, 36, 100])
+        #expect(try MIDIMessage.pitchBend(channel: 0, value: 8192).bytes == [0xE0, 0x00, 0x40])
+        #expect(try MIDIMessage.programChange(channel: 1, program: 5).bytes == [0xC1, 5])
+        #expect(try MIDIMessage.systemExclusive([1, 2]).bytes == [0xF0, 1, 2, 0xF7])
+        #expect(try MIDIMessage.songPositionPointer(0x3FFF).bytes == [0xF2, 0x7F, 0x7F])
         #expect(MIDIMessage.noteOn(channel: 0, note: 60, velocity: 0).isNoteEnd)
         #expect(MIDIMessage.noteOn(channel: 0, note: 60, velocity: 1).isNoteStart)
         #expect(MIDIMessage.controlChange(channel: 3, controller: 7, value: 100).channel == 3)
@@ -157,7 +157,7 @@ struct MIDIStreamDecoderTests {
     }
 
     @Test("the encoder's running status drops repeated status bytes and decodes the same")
-    func encoderRunningStatus() {
+    func encoderRunningStatus() throws {
         let messages: [MIDIMessage] = [
             .noteOn(channel: 0, note: 60, velocity: 100), .noteOn(channel: 0, note: 64, velocity: 100),
             .timingClock, .noteOn(channel: 0, note: 67, velocity: 100), .noteOn(channel: 1, note: 60, velocity: 1),
@@ -168,8 +168,8 @@ struct MIDIStreamDecoderTests {
         var plainBytes: [UInt8] = []
         var runningBytes: [UInt8] = []
         for message in messages {
-            plain.encode(message, into: &plainBytes)
-            running.encode(message, into: &runningBytes)
+            try plain.encode(message, into: &plainBytes)
+            try running.encode(message, into: &runningBytes)
         }
         #expect(runningBytes.count == plainBytes.count - 2)
         var decoder = MIDIStreamDecoder()
@@ -177,14 +177,14 @@ struct MIDIStreamDecoderTests {
     }
 
     @Test("random message streams survive encode → decode, with and without running status")
-    func randomStreams() {
+    func randomStreams() throws {
         var generator = SplitMix(seed: 42)
         for _ in 0..<200 {
             let messages = (0..<Int.random(in: 1...50, using: &generator)).map { _ in randomMessage(&generator) }
             for runningStatus in [false, true] {
                 var encoder = MIDIStreamEncoder(usesRunningStatus: runningStatus)
                 var bytes: [UInt8] = []
-                for message in messages { encoder.encode(message, into: &bytes) }
+                for message in messages { try encoder.encode(message, into: &bytes) }
                 var decoder = MIDIStreamDecoder()
                 let (decoded, diagnostics) = decoder.decode(bytes)
                 #expect(decoded == messages)

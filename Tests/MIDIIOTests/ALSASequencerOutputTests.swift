@@ -35,4 +35,16 @@ struct ALSASequencerOutputNamingTests {
         #expect(
             error.description.contains("'Drum Machin'") && error.description.contains("near: Drum Machine:in (22:0)"))
     }
+
+    @Test("an unknown source or destination names the library call that lists the ports, not a command")
+    func unknownPortWording() {
+        let destination = MIDIIOError.unknownDestination("Drum Machin", nearMatches: ["Drum Machine:in (22:0)"])
+        #expect(
+            destination.description
+                == "MIDI destination 'Drum Machin': no such sequencer port; near: Drum Machine:in (22:0) "
+                + "(ALSASequencerOutput.destinations() lists them)")
+        let source = MIDIIOError.unknownSource("Keystation", reason: "no such port")
+        #expect(source.description == "MIDI source 'Keystation': no such port (ALSASequencerInput.ports() lists them)")
+        #expect(!destination.description.contains("pianola") && !source.description.contains("pianola"))
+    }
 }

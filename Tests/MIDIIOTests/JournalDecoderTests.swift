@@ -128,7 +128,7 @@ struct JournalDecoderTests {
             let journal = history.journal(forPacket: sequence)
             journals.append((sequence, journal))
             let list = messages.enumerated().flatMap { index, message -> [UInt8] in
-                index == 0 ? message.bytes : [0] + message.bytes
+                index == 0 ? message.wireBytes : [0] + message.wireBytes
             }
             packets.append(
                 RTPMIDITestPeer.packet(list, sequence: sequence, ssrc: 0x5049_414E, journal: journal.serialized()))
@@ -167,7 +167,7 @@ struct JournalDecoderTests {
             let journal = history.journal(forPacket: sequence)
             if let chapter = journal.channels.first?.parameters { journals.append(chapter) }
             let list = messages.enumerated().flatMap { index, message -> [UInt8] in
-                index == 0 ? message.bytes : [0] + message.bytes
+                index == 0 ? message.wireBytes : [0] + message.wireBytes
             }
             packets.append(
                 RTPMIDITestPeer.packet(list, sequence: sequence, ssrc: 0x5049_414E, journal: journal.serialized()))

@@ -78,7 +78,7 @@ struct RTPMIDILossTests {
         mutating func send(_ messages: [MIDIMessage], songPacket: Int? = nil) {
             now += 10_000_000
             self.songPacket = songPacket
-            sender.send(messages, at: now)
+            do { try sender.send(messages, at: now) } catch { Issue.record("\(error)") }
             pump()
             self.songPacket = nil
         }
@@ -191,6 +191,19 @@ struct RTPMIDILossTests {
         #expect(session?.lostPackets == 1 && session?.repairedGaps == 0)
         // Their commands were played: the packets are not dropped.
         #expect(link.receiver.malformedCount == 0)
+    }
+
+    @Test("a message with a number out of MIDI's range is refused with its field, and nothing is sent")
+    func outOfRangeRefused() throws {
+        var link = Link(drops: { _ in false })
+        let before = link.dataPackets
+        #expect(throws: MIDIValueError(field: "channel", value: 20, range: 0...15)) {
+            try link.sender.send(
+                [.noteOn(channel: 0, note: 60, velocity: 100), .noteOn(channel: 20, note: 250, velocity: 200)],
+                at: link.now)
+        }
+        link.pump()
+        #expect(link.dataPackets == before)
     }
 
     @Test("receiver feedback trims the sender's journal: the checkpoint follows what was received")

@@ -98,7 +98,7 @@ struct RTPMIDISessionDataTests {
             let sequence = peer.sequence &+ 1
             // Delta time 0 before every command but the first.
             let list: [UInt8] = messages.enumerated().flatMap { index, message -> [UInt8] in
-                index == 0 ? message.bytes : [0] + message.bytes
+                index == 0 ? message.wireBytes : [0] + message.wireBytes
             }
             let bytes = peer.packet(list, journal: history.journal(forPacket: sequence).serialized())
             for message in messages { history.record(message, inPacket: sequence) }
@@ -173,7 +173,7 @@ struct RTPMIDISessionDataTests {
             default: break
             }
             if random(8) == 0 { peer.sequence &+= UInt16(random(6)) }  // lost packets
-            let outputs = harness.receive(peer.packet(message.bytes, journal: journal), from: peer.data, on: .data)
+            let outputs = harness.receive(peer.packet(message.wireBytes, journal: journal), from: peer.data, on: .data)
             for case .midi(let message, _, _) in outputs { heard.apply(message) }
         }
         // Most gaps were repaired (some journals were left whole, or mangled only where it parses).

@@ -1,4 +1,5 @@
 import Foundation
+import MIDICore
 import TestSupport
 import Testing
 
@@ -30,6 +31,28 @@ struct RTPMIDISessionTests {
         guest.stop()  // BY to the host
         #expect(eventually(5) { host.takeEvents().contains { $0.hasPrefix("ended: Guest") } })
         host.stop()
+    }
+
+    @Test("send refuses a batch holding a number out of MIDI's range, naming it; nothing of it arrives")
+    func outOfRangeRefused() throws {
+        let host = RTPMIDIListener(host: "127.0.0.1", port: 0, name: "Host")
+        let guest = RTPMIDIListener(host: "127.0.0.1", port: 0, name: "Guest")
+        try host.start()
+        try guest.start()
+        defer {
+            guest.stop()
+            host.stop()
+        }
+        try guest.invite(host: "127.0.0.1", port: host.port)
+        #expect(eventually(5) { host.sessions.contains { $0.name == "Guest" && $0.isConnected } })
+        #expect(eventually(5) { guest.sessions.contains { $0.name == "Host" && $0.isConnected } })
+        #expect(throws: MIDIValueError(field: "note", value: 250, range: 0...127)) {
+            try guest.send([.noteOn(channel: 0, note: 60, velocity: 100), .noteOn(channel: 3, note: 250, velocity: 1)])
+        }
+        try guest.send([.noteOn(channel: 1, note: 62, velocity: 90)])
+        #expect(eventually(5) { host.queue.firstArrival != nil })
+        // The first message to arrive is the one sent after the refused batch.
+        #expect(host.queue.withFirst { $0.message } == .noteOn(channel: 1, note: 62, velocity: 90))
     }
 
     @Test("a port another listener holds is refused, not shared (its datagrams would go astray)")

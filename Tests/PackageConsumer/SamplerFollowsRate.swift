@@ -22,7 +22,7 @@ func played(by sampler: SamplerNode) throws -> [Float] {
     try engine.attach(sampler)
     try engine.connect(sampler, to: engine.mainMixerNode)
     try engine.enableManualRenderingMode(format: .stereo(sampleRate: 48_000), maximumFrameCount: 512)
-    sampler.startNote(69, withVelocity: 100, onChannel: 0)
+    try sampler.startNote(69, withVelocity: 100, onChannel: 0)
     let buffer = AudioBuffer(channelCount: 2, frameCapacity: 8_192)
     try engine.renderOffline(frameCount: 8_192, into: buffer)
     return buffer.interleaved()

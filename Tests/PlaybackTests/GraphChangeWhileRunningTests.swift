@@ -190,7 +190,7 @@ struct GraphChangeWhileRunningTests {
         // A note of its own (this device renders as fast as it can: the song may be over), and
         // six seconds through the sampler, however slowly a busy machine renders.
         tap.peak.store(0, ordering: .relaxed)
-        (sampler as? SamplerNode)?.startNote(60, withVelocity: 110, onChannel: 0)
+        try (sampler as? SamplerNode)?.startNote(60, withVelocity: 110, onChannel: 0)
         let rate = try #require(engine.format?.sampleRate)
         let deadline = Date().addingTimeInterval(30)
         while tap.frames.load(ordering: .relaxed) - start.1 < Int64(6 * rate) && Date() < deadline { usleep(10_000) }

@@ -31,9 +31,10 @@ private final class ControlThread: Sendable {
             while !stopping.load(ordering: .acquiring) {
                 let channel = UInt8(step % 9)
                 let key = UInt8(48 + step % 24)
-                sampler.startNote(key, withVelocity: 100, onChannel: channel)
-                sampler.sendController(1, withValue: UInt8(step % 128), onChannel: channel)
-                sampler.sendPitchBend(UInt16(step * 97 % 16_384), onChannel: channel)
+                // (Every number is in range: none of these throws.)
+                try? sampler.startNote(key, withVelocity: 100, onChannel: channel)
+                try? sampler.sendController(1, withValue: UInt8(step % 128), onChannel: channel)
+                try? sampler.sendPitchBend(UInt16(step * 97 % 16_384), onChannel: channel)
                 let gain = 0.2 + Float(step % 10) * 0.02
                 sampler.gain = gain
                 gainBits.store(gain.bitPattern, ordering: .releasing)
@@ -45,7 +46,7 @@ private final class ControlThread: Sendable {
                 if step % 70 == 0 { sampler.interpolation = interpolations[step / 70 % interpolations.count] }
                 if step % 90 == 0 { sampler.isChorusEnabled = step % 180 == 0 }
                 usleep(100)
-                sampler.stopNote(key, onChannel: channel)
+                try? sampler.stopNote(key, onChannel: channel)
                 step += 1
                 steps.store(step, ordering: .releasing)
             }

@@ -45,7 +45,7 @@ struct MIDIFileReaderTests {
         ]
         #expect(metas == expected)
         // And they are written back byte for byte.
-        #expect(result.file.serialized() == smf(tracks: [track]))
+        #expect(try result.file.serialized() == smf(tracks: [track]))
     }
 
     @Test("SysEx F0 packets and F7 continuation/escape packets are kept as written")

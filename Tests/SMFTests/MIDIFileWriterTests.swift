@@ -1,3 +1,4 @@
+import Foundation
 import MIDICore
 import TestSupport
 import Testing
@@ -16,8 +17,8 @@ struct MIDIFileWriterTests {
             [0x00, 0xFF, 0x03, 0x01, 0x41, 0x00, 0xFF, 0x51, 0x03, 0x07, 0xA1, 0x20] + scaleTrack
         ])
         let file = try MIDIFile.read(bytes: canonical).file
-        #expect(file.serialized(runningStatus: true) == canonical)
-        let plain = file.serialized(runningStatus: false)
+        #expect(try file.serialized(runningStatus: true) == canonical)
+        let plain = try file.serialized(runningStatus: false)
         #expect(plain.count == canonical.count + 15)
         #expect(try MIDIFile.read(bytes: plain).file == file)
     }
@@ -35,32 +36,49 @@ struct MIDIFileWriterTests {
         }
     }
 
-    @Test("notes() of messages built with a channel above 15 or a key above 127: as written, not a trap")
+    @Test("notes() of messages built with a channel above 15 or a key above 127: left out, not a trap")
     func notesOutOfRangeInCode() throws {
         let track = MIDIFile.Track(events: [
             MIDIFile.Event(tick: 0, .channel(.noteOn(channel: 17, note: 200, velocity: 90))),
             MIDIFile.Event(tick: 0, .channel(.noteOn(channel: 255, note: 255, velocity: 80))),
+            MIDIFile.Event(tick: 0, .channel(.noteOn(channel: 1, note: 72, velocity: 90))),
+            MIDIFile.Event(tick: 240, .channel(.noteOff(channel: 17, note: 72, velocity: 30))),
             MIDIFile.Event(tick: 240, .channel(.noteOff(channel: 1, note: 72, velocity: 30))),
-            MIDIFile.Event(tick: 480, .channel(.noteOn(channel: 15, note: 127, velocity: 0))),
             MIDIFile.Event(tick: 480, .channel(.noteOn(channel: 0xF0, note: 0x80, velocity: 70))),
             MIDIFile.Event(tick: 960, .meta(.endOfTrack)),
         ])
-        let notes = track.notes()
         #expect(
-            notes == [
+            track.notes() == [
                 Note(
                     channel: 1, key: 72, velocity: 90, releaseVelocity: 30, startTick: 0, endTick: 240,
-                    isUnterminated: false),
-                Note(
-                    channel: 15, key: 127, velocity: 80, releaseVelocity: 0, startTick: 0, endTick: 480,
-                    isUnterminated: false),
-                Note(
-                    channel: 0, key: 0, velocity: 70, releaseVelocity: 0, startTick: 480, endTick: 960,
-                    isUnterminated: true),
+                    isUnterminated: false)
             ])
-        // The same notes as the file written and read back.
-        let file = MIDIFile(format: .singleTrack, division: .ticksPerQuarterNote(480), tracks: [track])
-        #expect(try MIDIFile.read(bytes: file.serialized()).file.tracks[0].notes() == notes)
+    }
+
+    @Test("writing a message MIDI cannot carry throws, naming track, event and field; nothing is written")
+    func outOfRangeRefusedOnWrite() throws {
+        // Issue 43: this note-on was written as 94 7A 48 and read back as another note.
+        let song = MIDIFile.Track(events: [
+            MIDIFile.Event(tick: 0, .channel(.noteOn(channel: 0, note: 60, velocity: 100))),
+            MIDIFile.Event(tick: 0, .channel(.noteOn(channel: 3, note: 250, velocity: 200))),
+            MIDIFile.Event(tick: 480, .meta(.endOfTrack)),
+        ])
+        let file = MIDIFile(tracks: [MIDIFile.Track(events: [MIDIFile.Event(tick: 0, .meta(.endOfTrack))]), song])
+        let expected = MIDIFileError.valueOutOfRange(
+            track: 1, event: 1, MIDIValueError(field: "note", value: 250, range: 0...127))
+        for runningStatus in [true, false] {
+            #expect(throws: expected) { try file.serialized(runningStatus: runningStatus) }
+        }
+        #expect(
+            expected.description == "cannot write the MIDI file: track 1, event 1: note 250 is out of range (0-127)")
+        try withTemporaryFolder("midi-out-of-range") { (folder: String) throws in
+            #expect(throws: expected) { try file.write(to: folder + "/song.mid") }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: folder).isEmpty)
+        }
+        // In range, the same file writes and reads back equal.
+        var fixed = file
+        fixed.tracks[1].events[1] = MIDIFile.Event(tick: 0, .channel(.noteOn(channel: 3, note: 100, velocity: 120)))
+        #expect(try MIDIFile.read(bytes: fixed.serialized()).file == fixed)
     }
 
     @Test("writing to a path goes through a temporary name and leaves nothing else behind")

@@ -10,7 +10,7 @@ import Testing
 
 /// Plays `sequence` through `sampler`, events in the order the music player and the preset probe
 /// merge them, 16 frames per tick (at most `limit` frames); returns the left channel.
-private func play(_ sequence: MusicSequence, through sampler: SamplerNode, limit: Int = 441_000) -> [Float] {
+private func play(_ sequence: MusicSequence, through sampler: SamplerNode, limit: Int = 441_000) throws -> [Float] {
     var events: [(tick: Int, order: Int, track: Int, index: Int, message: MIDIMessage)] = []
     for (track, content) in sequence.tracks.enumerated() {
         for (index, event) in content.events.enumerated() {
@@ -33,7 +33,7 @@ private func play(_ sequence: MusicSequence, through sampler: SamplerNode, limit
         }
         tick = event.tick
         guard output.count < limit else { break }
-        sampler.sendMIDI(event.message)
+        try sampler.sendMIDI(event.message)
     }
     return output
 }
@@ -46,8 +46,8 @@ private func onDemandSampler(_ font: String) throws -> SamplerNode {
     return sampler
 }
 
-private func peak(_ sampler: SamplerNode, key: UInt8, channel: UInt8 = 0, velocity: UInt8 = 100) -> Float {
-    sampler.sendMIDI(on(key, channel: channel, velocity: velocity))
+private func peak(_ sampler: SamplerNode, key: UInt8, channel: UInt8 = 0, velocity: UInt8 = 100) throws -> Float {
+    try sampler.sendMIDI(on(key, channel: channel, velocity: velocity))
     let buffer = AudioBuffer(channelCount: 2, frameCapacity: 8_192)
     sampler.render(into: buffer, inputs: .none, frameCount: 8_192, time: AudioTime(sampleTime: 0, sampleRate: 44_100))
     sampler.allSoundOff()
@@ -121,7 +121,7 @@ struct NarrowedLoadingTests {
                 == true)
         // A transposed song narrowed: the shifted key sounds (a zone the file's key does not reach).
         try sampler.loadSamples(for: usage, narrowing: true)
-        #expect(peak(sampler, key: 84) > 0.01)
+        #expect(try peak(sampler, key: 84) > 0.01)
         // The tuning program RPN (3) gives the channel a tuning: samples are then picked by tuned key.
         let retuned = MusicSequence(
             file: makeFile(tracks: [
@@ -202,16 +202,16 @@ struct NarrowedLoadingTests {
         let whole = try onDemandSampler(bundledFont)
         try narrowed.loadSamples(for: narrowed.presetUsage(of: song), narrowing: true)
         try whole.loadSamples(for: whole.presetUsage(of: song))
-        let expected = play(song, through: whole)
+        let expected = try play(song, through: whole)
         #expect((expected.map(abs).max() ?? 0) > 0.01)
-        #expect(play(song, through: narrowed) == expected)
+        #expect(try play(song, through: narrowed) == expected)
         // A key the song never plays, far from its zones: read whole, it sounds; narrowed, silent.
         for sampler in [whole, narrowed] { sampler.allSoundOff() }
-        #expect(peak(whole, key: 108) > 0.01)
-        #expect(peak(narrowed, key: 108) == 0)
+        #expect(try peak(whole, key: 108) > 0.01)
+        #expect(try peak(narrowed, key: 108) == 0)
         // Another usage (live input here) reads the fonts whole again.
         try narrowed.loadSamples(for: narrowed.presetUsage(of: [.programChange(channel: 0, program: 0)]))
-        #expect(peak(narrowed, key: 108) > 0.01)
+        #expect(try peak(narrowed, key: 108) > 0.01)
     }
 
     @Test("presets only: the probe finds the song's presets, narrowing reads their zones, more songs add theirs")
@@ -228,21 +228,21 @@ struct NarrowedLoadingTests {
         try sampler.loadSamples(for: usage, narrowing: true)
         let whole = try onDemandSampler(bundledFont)
         try whole.loadSamples(for: whole.presetUsage(of: first))
-        #expect(play(first, through: sampler) == play(first, through: whole))
+        #expect(try play(first, through: sampler) == play(first, through: whole))
         for node in [sampler, whole] { node.allSoundOff() }
-        #expect(peak(sampler, key: 108) == 0)
+        #expect(try peak(sampler, key: 108) == 0)
         // A second song, narrowed too: the first song's notes and the second's.
         let second = MusicSequence(file: makeFile(tracks: [[(0, on(108)), (100, off(108))]]))
         try sampler.loadSamples(for: sampler.presetUsage(of: second), narrowing: true)
-        #expect(peak(sampler, key: 108) > 0.01)
-        #expect(peak(sampler, key: 60) > 0.01)
-        #expect(peak(sampler, key: 30) == 0)
+        #expect(try peak(sampler, key: 108) > 0.01)
+        #expect(try peak(sampler, key: 60) > 0.01)
+        #expect(try peak(sampler, key: 30) == 0)
         // Presets only, then a load without narrowing: whole.
         let plain = try SamplerNode(settings: settings)
         try plain.loadSoundFont(at: bundledFont, presetsOnly: true)
         try plain.loadSamples(for: plain.presetUsage(of: first))
         #expect(plain.fontsReadFor == nil)
-        #expect(peak(plain, key: 30) > 0.01)
+        #expect(try peak(plain, key: 30) > 0.01)
     }
 
     @Test(
@@ -263,9 +263,9 @@ struct NarrowedLoadingTests {
                 let whole = try onDemandSampler(font)
                 try narrowed.loadSamples(for: narrowed.presetUsage(of: sequence), narrowing: true)
                 try whole.loadSamples(for: whole.presetUsage(of: sequence))
-                let expected = play(sequence, through: whole)
+                let expected = try play(sequence, through: whole)
                 #expect((expected.map(abs).max() ?? 0) > 0.001, "\(name) is silent")
-                #expect(play(sequence, through: narrowed) == expected, "\(name) with \(font)")
+                #expect(try play(sequence, through: narrowed) == expected, "\(name) with \(font)")
             }
         }
     }

@@ -12,8 +12,8 @@ private func preset(_ bank: UInt16, _ program: UInt8, font: Int = 0) -> PresetUs
 }
 
 /// Peak of `frames` rendered after `messages` are applied at once.
-private func peak(_ sampler: SamplerNode, after messages: [MIDIMessage], frames: Int = 8_192) -> Float {
-    for message in messages { sampler.sendMIDI(message) }
+private func peak(_ sampler: SamplerNode, after messages: [MIDIMessage], frames: Int = 8_192) throws -> Float {
+    for message in messages { try sampler.sendMIDI(message) }
     let buffer = AudioBuffer(channelCount: 2, frameCapacity: frames)
     sampler.render(into: buffer, inputs: .none, frameCount: frames, time: AudioTime(sampleTime: 0, sampleRate: 44_100))
     sampler.allSoundOff()
@@ -69,7 +69,7 @@ struct SampleLoadingTests {
             let sampler = try SamplerNode(settings: settings)
             try sampler.loadSoundFont(at: copy)
             // Nothing is selected (nor read) before the samples are loaded.
-            #expect(peak(sampler, after: [on(60)]) == 0)
+            #expect(try peak(sampler, after: [on(60)]) == 0)
             let song = MusicSequence(
                 file: makeFile(tracks: [[(0, .programChange(channel: 0, program: 24)), (0, on(60)), (480, off(60))]]))
             try sampler.loadSamples(for: try sampler.presetUsage(of: song))
@@ -77,7 +77,7 @@ struct SampleLoadingTests {
             // With the file gone, the song's preset still plays: its samples are in memory. (How
             // little else is in memory is measured on a large font by the CLI's tests.)
             try FileManager.default.removeItem(atPath: copy)
-            #expect(peak(sampler, after: [on(60)]) > 0.01)
+            #expect(try peak(sampler, after: [on(60)]) > 0.01)
             // Once reading failed, the sampler says so rather than play presets half read.
             let other = try sampler.presetUsage(of: [.programChange(channel: 1, program: 0)])
             #expect(throws: SoundFontError.self) { try sampler.loadSamples(for: other) }
@@ -96,15 +96,15 @@ struct SampleLoadingTests {
         let usage = try sampler.presetUsage(of: [])
         #expect(usage.presets == [preset(0, 24)])
         try sampler.loadSamples(for: usage)
-        #expect(peak(sampler, after: [on(60)]) > 0.01)
+        #expect(try peak(sampler, after: [on(60)]) > 0.01)
         let changes: [MIDIMessage] = [
             .controlChange(channel: 0, controller: 0, value: 1), .programChange(channel: 0, program: 0),
             .systemExclusive([0x7E, 0x7F, 0x09, 0x01]), .systemReset,
         ]
-        #expect(peak(sampler, after: changes + [on(60)]) > 0.01)
+        #expect(try peak(sampler, after: changes + [on(60)]) > 0.01)
         #expect(sampler.program(onChannel: 0).map { $0.program } == 24)
         // Channels without an override have no preset: silent, whatever they are sent.
-        #expect(peak(sampler, after: [.programChange(channel: 1, program: 0), on(60, channel: 1)]) == 0)
+        #expect(try peak(sampler, after: [.programChange(channel: 1, program: 0), on(60, channel: 1)]) == 0)
     }
 
     @Test(
@@ -126,7 +126,7 @@ struct SampleLoadingTests {
         try whole.loadSoundFont(at: sf3Font)
         var buffers: [AudioBuffer] = []
         for sampler in [onDemand, whole] {
-            for message in messages { sampler.sendMIDI(message) }
+            for message in messages { try sampler.sendMIDI(message) }
             let buffer = AudioBuffer(channelCount: 2, frameCapacity: 16_384)
             sampler.render(
                 into: buffer, inputs: .none, frameCount: 16_384, time: AudioTime(sampleTime: 0, sampleRate: 44_100))

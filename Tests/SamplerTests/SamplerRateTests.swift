@@ -15,7 +15,7 @@ private func rendered(
     try engine.attach(sampler)
     try engine.connect(sampler, to: engine.mainMixerNode)
     try engine.enableManualRenderingMode(format: .stereo(sampleRate: rate), maximumFrameCount: 512)
-    sampler.startNote(note, withVelocity: 100, onChannel: 0)
+    try sampler.startNote(note, withVelocity: 100, onChannel: 0)
     let buffer = AudioBuffer(channelCount: 2, frameCapacity: frames)
     try engine.renderOffline(frameCount: frames, into: buffer)
     return buffer.interleaved()

@@ -1,3 +1,4 @@
+import Foundation
 import TestSupport
 import Testing
 
@@ -77,22 +78,78 @@ struct SoundFontDiscoveryTests {
         }
     }
 
-    @Test("nothing anywhere is a notFound error that tells the user what to do")
+    @Test("nothing anywhere: noneFound lists every place looked in and names library calls, not CLI options")
     func nothingFound() throws {
         try withTemporaryFolder("sf") { root in
-            do {
-                _ = try discovery(root: root).resolve()
-                Issue.record("resolved a font in an empty tree")
-            } catch {
-                #expect("\(error)".contains("--soundfont"))
+            let expected = SoundFontError.noneFound(searched: [
+                "$PIANOLA_SOUNDFONT (not set)", root + "/sys/default-GM.sf2", root + "/fonts/",
+                root + "/bundle/PianolaGM.sf2",
+            ])
+            #expect(throws: expected) { try discovery(root: root).resolve() }
+            #expect(throws: SoundFontError.noneFound(searched: ["$PIANOLA_SOUNDFONT (empty)"])) {
+                try SoundFontDiscovery(
+                    environment: ["PIANOLA_SOUNDFONT": ""], systemFiles: [], systemDirectories: [],
+                    bundledCandidates: []
+                ).resolve()
             }
+            let text = expected.description
+            #expect(
+                text == "no SoundFont found (looked in $PIANOLA_SOUNDFONT (not set), \(root)/sys/default-GM.sf2, "
+                    + "\(root)/fonts/, \(root)/bundle/PianolaGM.sf2): load one with SamplerNode.loadSoundFont(at:) "
+                    + "or pass soundFonts: to OfflineRenderer")
+            #expect(!text.contains("--"), "no command-line option in a library error")
         }
     }
 
-    @Test("the real discovery finds the bundled font of this checkout")
+    @Test("the bundled font is found beside the test executable, in SwiftPM's resource folder, not in the checkout")
     func realBundledFont() throws {
+        let executable = try #require(SoundFontDiscovery.executablePath())
+        let directory = SoundFontDiscovery.parent(executable)
         let path = try SoundFontDiscovery().bundledFont()
-        #expect(path.hasSuffix("SoundFonts/PianolaGM.sf2"))
+        #expect(path == directory + "/Pianola_BundledSoundFont.resources/PianolaGM.sf2")
+        #expect(SoundFontDiscovery.defaultBundledCandidates().first == path)
+        // The same bytes as the checkout's font (the resource is a copy of it).
+        #expect(FileManager.default.contentsEqual(atPath: path, andPath: bundledFont))
+    }
+
+    @Test("the bundled font's places, in order: the resource folder, beside the executable, PREFIX/share/pianola")
+    func bundledCandidatesInOrder() throws {
+        try withScratchTree([
+            "bin/Pianola_BundledSoundFont.resources/PianolaGM.sf2", "bin/PianolaGM.sf2", "share/pianola/PianolaGM.sf2",
+        ]) { (root: String) throws in
+            let candidates = SoundFontDiscovery.bundledCandidates(besideExecutable: root + "/bin/app")
+            #expect(
+                candidates == [
+                    root + "/bin/Pianola_BundledSoundFont.resources/PianolaGM.sf2", root + "/bin/PianolaGM.sf2",
+                    root + "/share/pianola/PianolaGM.sf2",
+                ])
+            for (index, candidate) in candidates.enumerated() {
+                let discovery = SoundFontDiscovery(
+                    environment: [:], systemFiles: [], systemDirectories: [], bundledCandidates: candidates)
+                #expect(try discovery.bundledFont() == candidate, "place \(index + 1)")
+                #expect(try discovery.resolve() == .init(path: candidate, source: .bundled))
+                unlink(candidate)
+            }
+            let discovery = SoundFontDiscovery(
+                environment: [:], systemFiles: [], systemDirectories: [], bundledCandidates: candidates)
+            #expect(throws: SoundFontError.bundledFontNotFound(searched: candidates)) { try discovery.bundledFont() }
+            let text = SoundFontError.bundledFontNotFound(searched: candidates).description
+            #expect(candidates.allSatisfy { text.contains($0) }, "\(text)")
+            #expect(text.contains("Pianola_BundledSoundFont.resources folder SwiftPM builds beside the executable"))
+        }
+    }
+
+    @Test("selecting a program with no font loaded, or no font given, names the calls that load one")
+    func noFontLoaded() throws {
+        #expect(
+            SoundFontError.notFound(path: "").description
+                == "no SoundFont given: load one with SamplerNode.loadSoundFont(at:) or pass soundFonts: to OfflineRenderer"
+        )
+        let sampler = try SamplerNode()
+        #expect(throws: SoundFontError.noSoundFontLoaded) { try sampler.selectProgram(0, onChannel: 0) }
+        #expect(
+            SoundFontError.noSoundFontLoaded.description
+                == "the sampler has no SoundFont loaded: load one first with SamplerNode.loadSoundFont(at:)")
     }
 
     @Test("a file that is not a SoundFont is named as what it is")

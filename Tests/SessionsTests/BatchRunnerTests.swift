@@ -12,7 +12,7 @@ import Testing
 #endif
 
 /// A short song (two notes) as SMF bytes; `key` makes songs differ.
-private func songBytes(key: UInt8 = 60) -> [UInt8] {
+private func songBytes(key: UInt8 = 60) throws -> [UInt8] {
     var track = MIDIFile.Track(events: [
         MIDIFile.Event(tick: 0, .channel(.noteOn(channel: 0, note: key, velocity: 100))),
         MIDIFile.Event(tick: 240, .channel(.noteOff(channel: 0, note: key, velocity: 0))),
@@ -20,7 +20,7 @@ private func songBytes(key: UInt8 = 60) -> [UInt8] {
         MIDIFile.Event(tick: 480, .channel(.noteOff(channel: 0, note: key + 4, velocity: 0))),
     ])
     track.events.append(MIDIFile.Event(tick: 480, .meta(.endOfTrack)))
-    return MIDIFile(format: .singleTrack, division: .ticksPerQuarterNote(480), tracks: [track]).serialized()
+    return try MIDIFile(format: .singleTrack, division: .ticksPerQuarterNote(480), tracks: [track]).serialized()
 }
 
 private func write(_ bytes: [UInt8], to path: String) throws {

@@ -105,7 +105,7 @@ struct LibraryAnswersTests {
         let sampler = try SamplerNode()
         try sampler.loadDefaultSoundFont()
         try sampler.selectProgram(0, bank: 128, onChannel: channel)
-        sampler.startNote(36, withVelocity: 100, onChannel: channel)
+        try sampler.startNote(36, withVelocity: 100, onChannel: channel)
         #expect(sampler.program(onChannel: channel)?.bank == 128)
         let format = AudioFormat.stereo(sampleRate: 44_100)
         try withTemporaryFolder("types") { folder in

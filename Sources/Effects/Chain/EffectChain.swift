@@ -139,7 +139,7 @@ public final class EffectChain {
                             : " (connect a TimePitchNode in an engine, or use AudioFileProcessor)")
                 )
             default:
-                throw EffectSpecError("unknown effect '\(spec.name)' (see `pianola fx list`)")
+                throw EffectSpecError("unknown effect '\(spec.name)' (\(EffectSpecError.catalogHint))")
             }
         }
         return nodes

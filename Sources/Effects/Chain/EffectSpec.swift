@@ -93,7 +93,7 @@ public struct EffectSpec: Hashable, Sendable {
     public static func make(name: String, _ pairs: [(String, String)]) throws(EffectSpecError) -> EffectSpec {
         guard let effect = catalog.first(where: { $0.name == name }) else {
             throw EffectSpecError(
-                "unknown effect '\(name)' (known: \(catalog.map(\.name).joined(separator: ", ")); see `pianola fx list`)"
+                "unknown effect '\(name)' (known: \(catalog.map(\.name).joined(separator: ", ")); \(EffectSpecError.catalogHint))"
             )
         }
         var spec = EffectSpec(name: name)

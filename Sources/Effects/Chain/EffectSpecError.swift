@@ -4,4 +4,8 @@ public struct EffectSpecError: Error, Equatable, Sendable, CustomStringConvertib
     public let description: String
     /// An error whose message is `description`.
     public init(_ description: String) { self.description = description }
+
+    /// How an unknown effect's description ends: where the effects are listed, for a caller to
+    /// put in its own words (the `pianola` command names `pianola fx list`).
+    public static let catalogHint = "see EffectSpec.catalog"
 }

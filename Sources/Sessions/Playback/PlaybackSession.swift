@@ -22,6 +22,10 @@ import Sequencer
 /// It does not poll, print or read keys: the caller drives it (a terminal UI, a test, an app)
 /// and reads `status` as often as it likes. The device's audio thread does the rendering.
 public final class PlaybackSession {
+    /// What a session that follows the JACK transport refuses, for a caller to put in its own
+    /// words (the `pianola` command names `--speed` and `--loop`).
+    public static let transportPaceHint = "no speed other than 1, no loops and no rate effect in the configuration"
+
     /// What a playback session is made of.
     public struct Configuration: Sendable {
         /// The SoundFonts (.sf2/.sf3), stacked: a preset of a later font hides an earlier one's.
@@ -167,8 +171,7 @@ public final class PlaybackSession {
             guard configuration.speed == 1, effectRate == 1, !configuration.loops else {
                 engine.releaseOutput(jack)
                 throw .failed(
-                    "following the JACK transport, the song plays at the transport's pace: no --speed, --loop or rate effect"
-                )
+                    "following the JACK transport, the song plays at the transport's pace: " + Self.transportPaceHint)
             }
         }
         network = configuration.network

@@ -26,6 +26,11 @@ import Synchronization
 /// try recorder.stop()
 /// ```
 public final class AudioRecorder: @unchecked Sendable {
+    /// Why a rate effect (`varispeed`, `timepitch`) is refused in a recording's chain, for a caller
+    /// to put in its own words (the `pianola` command names `pianola process`).
+    public static let rateEffectRefusal =
+        "changes the pace, which a recording as it happens cannot (process the take with AudioFileProcessor)"
+
     /// What to record from, how to write it, and what to do to it on the way.
     public struct Configuration: Sendable {
         /// The capture device.
@@ -95,7 +100,7 @@ public final class AudioRecorder: @unchecked Sendable {
             try engine.attach(input)
             let effects = try EffectSpec.engineNodes(
                 configuration.effects, allowingRateChanges: false,
-                refusal: "changes the pace, which a recording as it happens cannot (use `pianola process` on the take)")
+                refusal: Self.rateEffectRefusal)
             if !effects.isEmpty && channels > 2 {
                 throw SessionError.failed("effects take 1 or 2 channels; \(channels) are recorded")
             }

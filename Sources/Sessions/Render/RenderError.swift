@@ -39,7 +39,7 @@ public enum RenderError: Error, Sendable, CustomStringConvertible {
         case .cannotWrite(let path, let reason): return "\(path): cannot write it (\(reason))"
         case .tooLong(let seconds, let limit):
             return "the music lasts \(Self.clock(seconds)), more than the \(Self.clock(limit)) allowed "
-                + "(--max-length raises it; a damaged file can say hours: `pianola info` lists its defects)"
+                + Self.maximumSecondsHint
         case .notEnoughSpace(let path, let needed, let available):
             return "\(path): the render needs about \(Self.gigabytes(needed)), and only \(Self.gigabytes(available)) "
                 + "is free there"
@@ -62,4 +62,10 @@ public enum RenderError: Error, Sendable, CustomStringConvertible {
         bytes >= 1_000_000_000
             ? "\((Double(bytes) / 1e8).rounded() / 10) GB" : "\(Int((Double(bytes) / 1e6).rounded())) MB"
     }
+
+    /// How a ``tooLong(seconds:limit:)`` description ends: what raises the limit, in the library's
+    /// words, for a caller to put in its own (the `pianola` command names `--max-length`).
+    public static let maximumSecondsHint =
+        "(RenderOptions.maximumSeconds raises it; a damaged file can say hours: the diagnostics of "
+        + "MIDIFile.read(path:) list its defects)"
 }

@@ -59,7 +59,10 @@ public final class NetworkMIDIOutput: AudioNode, MIDIReceivingNode, @unchecked S
     /// - Throws: `SessionError.failed` when the system refuses the thread.
     public func start() throws(SessionError) {
         let listener = listener
-        try stream.start(name: "pianola network MIDI out", lead: 0) { batch in listener.send(batch.map(\.message)) }
+        // The queue refused any message with a number out of range, so `send` has nothing to throw.
+        try stream.start(name: "pianola network MIDI out", lead: 0) { batch in
+            try? listener.send(batch.map(\.message))
+        }
     }
 
     /// Sends what is queued (each message when due, a second at most), then stops the sending
