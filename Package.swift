@@ -140,11 +140,12 @@ let package = Package(
             swiftSettings: strictSettings),
         // SoundFont 2 and 3 files as a voice engine reads them: presets, instruments, zones,
         // generators, modulators, sample headers, and the samples (SF3's decoded by libvorbisfile).
-        .target(name: "SoundFonts", dependencies: ["CVorbisFile"], swiftSettings: strictSettings),
+        .target(name: "SoundFontFiles", dependencies: ["CVorbisFile"], swiftSettings: strictSettings),
         // Pianola's own SoundFont voice engine: FluidSynth's synthesis model, voices in SIMD lanes,
         // every note on its exact frame.
         .target(
-            name: "VoiceEngine", dependencies: ["SoundFonts", "AudioGraph", "MIDICore"], swiftSettings: strictSettings),
+            name: "VoiceEngine", dependencies: ["SoundFontFiles", "AudioGraph", "MIDICore"],
+            swiftSettings: strictSettings),
         .target(name: "SoundFontGenerator", dependencies: ["MIDICore"], swiftSettings: strictSettings),
         .executableTarget(
             name: "generate-soundfont", dependencies: ["SoundFontGenerator"],
@@ -187,7 +188,7 @@ let package = Package(
             path: "Benchmarks/EffectsBenchmark",
             swiftSettings: strictSettings),
         .executableTarget(
-            name: "voice-benchmark", dependencies: ["AudioGraph", "Sampler", "SoundFonts", "VoiceEngine"],
+            name: "voice-benchmark", dependencies: ["AudioGraph", "Sampler", "SoundFontFiles", "VoiceEngine"],
             path: "Benchmarks/VoiceBenchmark", swiftSettings: strictSettings),
         .executableTarget(
             name: "parse-benchmark", dependencies: ["SMF", "MIDICore"], path: "Benchmarks/ParseBenchmark",
@@ -235,7 +236,7 @@ let package = Package(
         .testTarget(
             name: "RealTimeSafetyTests",
             dependencies: [
-                "Pianola", "Sampler", "PianolaSupport", "CAllocationCounter", "TestSupport", "SoundFonts",
+                "Pianola", "Sampler", "PianolaSupport", "CAllocationCounter", "TestSupport", "SoundFontFiles",
                 "VoiceEngine",
             ],
             swiftSettings: strictSettings),
@@ -262,11 +263,11 @@ let package = Package(
         .testTarget(
             name: "VoiceEngineTests",
             dependencies: [
-                "TestSupport", "VoiceEngine", "SoundFonts", "Sampler", "AudioGraph", "MIDICore", "SMF", "Sequencer",
+                "TestSupport", "VoiceEngine", "SoundFontFiles", "Sampler", "AudioGraph", "MIDICore", "SMF", "Sequencer",
             ],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "SoundFontsTests", dependencies: ["TestSupport", "SoundFonts", "Sampler"],
+            name: "SoundFontFilesTests", dependencies: ["TestSupport", "SoundFontFiles", "Sampler"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "PianolaCLITests",

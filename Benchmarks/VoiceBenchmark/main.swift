@@ -7,7 +7,7 @@
 import AudioGraph
 import Foundation
 import Sampler
-import SoundFonts
+import SoundFontFiles
 import VoiceEngine
 
 #if canImport(Glibc)

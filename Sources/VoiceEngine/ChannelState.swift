@@ -1,4 +1,4 @@
-import SoundFonts
+import SoundFontFiles
 
 /// What one MIDI channel holds between notes: its preset, controllers, wheel, pressure, pedals and
 /// (N)RPN state, with the defaults FluidSynth 2.3 gives a channel.

@@ -1,4 +1,4 @@
-import SoundFonts
+import SoundFontFiles
 
 /// The modulators every voice starts with (SoundFont 2.04, 8.4), as FluidSynth 2.3 has them.
 enum DefaultModulators {

@@ -1,6 +1,6 @@
 import AudioGraph
 import MIDICore
-import SoundFonts
+import SoundFontFiles
 import Synchronization
 
 /// A sampler node played by Pianola's own voice engine (``VoiceSynthesizer``) instead of

@@ -1,4 +1,4 @@
-import SoundFonts
+import SoundFontFiles
 
 #if canImport(Glibc)
     import Glibc

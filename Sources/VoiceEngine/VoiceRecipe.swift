@@ -1,4 +1,4 @@
-import SoundFonts
+import SoundFontFiles
 
 /// What a note-on starts on one sample: the generator values and modulators of one (preset zone,
 /// instrument zone) pair, combined as FluidSynth 2.3 combines them (SoundFont 2.04, 9.4).

@@ -1,6 +1,6 @@
 import CAllocationCounter
 import Pianola
-import SoundFonts
+import SoundFontFiles
 import Testing
 import VoiceEngine
 

@@ -2,7 +2,7 @@ import AudioGraph
 import Foundation
 import MIDICore
 import Sampler
-import SoundFonts
+import SoundFontFiles
 import Testing
 import VoiceEngine
 

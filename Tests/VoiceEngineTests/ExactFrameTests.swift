@@ -1,4 +1,4 @@
-import SoundFonts
+import SoundFontFiles
 import Testing
 import VoiceEngine
 

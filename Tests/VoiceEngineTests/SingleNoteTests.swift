@@ -1,7 +1,7 @@
 import AudioGraph
 import Foundation
 import Sampler
-import SoundFonts
+import SoundFontFiles
 import TestSupport
 import Testing
 import VoiceEngine

@@ -2,7 +2,7 @@ import AudioGraph
 import Foundation
 import Sampler
 import Sequencer
-import SoundFonts
+import SoundFontFiles
 import TestSupport
 import Testing
 import VoiceEngine

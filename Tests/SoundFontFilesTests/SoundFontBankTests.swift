@@ -1,6 +1,6 @@
 import Foundation
 import Sampler
-import SoundFonts
+import SoundFontFiles
 import TestSupport
 import Testing
 
