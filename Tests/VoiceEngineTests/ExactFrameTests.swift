@@ -17,32 +17,7 @@ struct ExactFrameTests {
     ]
 
     static func render(quantum: Int, frames: Int, synthesizer: VoiceSynthesizer) -> [Float] {
-        synthesizer.send(.reset, atFrame: 0)
-        var left = [Float](repeating: 0, count: frames)
-        var right = left
-        var reverb = left
-        var chorus = left
-        var pending = events
-        var frame = 0
-        while frame < frames {
-            let count = min(quantum, frames - frame)
-            while let first = pending.first, first.0 < frame + count {
-                synthesizer.send(first.1, atFrame: first.0 - frame)
-                pending.removeFirst()
-            }
-            left.withUnsafeMutableBufferPointer { l in
-                right.withUnsafeMutableBufferPointer { r in
-                    reverb.withUnsafeMutableBufferPointer { v in
-                        chorus.withUnsafeMutableBufferPointer { c in
-                            synthesizer.render(
-                                frameCount: count, left: l.baseAddress! + frame, right: r.baseAddress! + frame,
-                                reverb: v.baseAddress! + frame, chorus: c.baseAddress! + frame)
-                        }
-                    }
-                }
-            }
-            frame += count
-        }
+        let (left, right) = renderEvents(synthesizer, events: events, frames: frames, quantum: quantum)
         return zip(left, right).flatMap { [$0, $1] }
     }
 

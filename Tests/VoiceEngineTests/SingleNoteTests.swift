@@ -53,23 +53,33 @@ func nativeNote(
     synthesizer: VoiceSynthesizer, program: Int, bank: Int = 0, channel: Int = 0, key: Int, velocity: Int,
     startFrame: Int = 0, holdFrames: Int, frames: Int, quantum: Int = 64
 ) -> ([Float], [Float]) {
+    renderEvents(
+        synthesizer,
+        events: [
+            (0, .controlChange(channel: channel, controller: 0, value: bank)),
+            (0, .programChange(channel: channel, program: program)),
+            (startFrame, .noteOn(channel: channel, key: key, velocity: velocity)),
+            (startFrame + holdFrames, .noteOff(channel: channel, key: key)),
+        ], frames: frames, quantum: quantum)
+}
+
+/// `events` (at frames from the start) rendered by the native engine after a reset, in quanta
+/// of `quantum` frames: the left and right channels.
+func renderEvents(
+    _ synthesizer: VoiceSynthesizer, events: [(Int, VoiceSynthesizer.Event)], frames: Int, quantum: Int
+) -> ([Float], [Float]) {
     synthesizer.send(.reset, atFrame: 0)
     var left = [Float](repeating: 0, count: frames)
     var right = left
     var reverb = left
     var chorus = left
-    var events: [(Int, VoiceSynthesizer.Event)] = [
-        (0, .controlChange(channel: channel, controller: 0, value: bank)),
-        (0, .programChange(channel: channel, program: program)),
-        (startFrame, .noteOn(channel: channel, key: key, velocity: velocity)),
-        (startFrame + holdFrames, .noteOff(channel: channel, key: key)),
-    ]
+    var pending = events
     var frame = 0
     while frame < frames {
         let count = min(quantum, frames - frame)
-        while let first = events.first, first.0 < frame + count {
+        while let first = pending.first, first.0 < frame + count {
             synthesizer.send(first.1, atFrame: first.0 - frame)
-            events.removeFirst()
+            pending.removeFirst()
         }
         left.withUnsafeMutableBufferPointer { l in
             right.withUnsafeMutableBufferPointer { r in
