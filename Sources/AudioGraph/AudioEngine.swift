@@ -47,7 +47,7 @@ public final class AudioEngine: @unchecked Sendable {
     let state = Mutex(GraphState())
     private let device = Mutex<(any AudioOutputDevice)?>(nil)
     /// The newest plan (an unretained pointer; `GraphState.plans` keeps it alive).
-    private let publishedPlan = Atomic<Int>(0)
+    let publishedPlan = Atomic<Int>(0)
     /// The generation the render thread is using; older plans may be freed.
     let renderedGeneration = Atomic<Int>(0)
     // Render-thread state.
@@ -465,64 +465,5 @@ public final class AudioEngine: @unchecked Sendable {
             (node as? RateConvertingNode)?.isClockStarted = false
             node.reset()
         }
-    }
-
-    // MARK: Compiling
-
-    /// Applies a graph change and, if the engine is prepared, compiles and publishes a new plan
-    /// (while a device runs, through a plan without the nodes to prepare again: see
-    /// `compileWhileRendering`).
-    func mutate(_ change: (inout GraphState) throws -> Void) throws {
-        let running = isRunning
-        try state.withLock { graph in
-            // Transactional: a change that does not compile leaves the graph as it was.
-            let before = graph
-            try change(&graph)
-            guard let format = graph.format else { return }
-            var released: Set<ObjectIdentifier> = []
-            do {
-                publish(
-                    try compileWhileRendering(&graph, format: format, running: running, released: &released),
-                    in: &graph)
-            } catch {
-                // The plans stay (the render thread may use the newest), numbered on.
-                let (plans, generation) = (graph.plans, graph.generation)
-                graph = before
-                (graph.plans, graph.generation) = (plans, generation)
-                // Back to the graph as it was, in a plan of its own if one without some of its
-                // nodes was published: the nodes prepared for the change prepared for it again
-                // (the render thread no longer renders them); any still rendered that would
-                // need it are left out rather than refused.
-                if plans.last?.generation != before.plans.last?.generation, let format = graph.format {
-                    var restore = Preparation(running: true, holding: true, released: released)
-                    if let plan = try? compile(&graph, format: format, preparation: &restore) {
-                        publish(plan, in: &graph)
-                    }
-                }
-                throw error
-            }
-        }
-    }
-
-    /// Makes `plan` the one the render thread takes next, and frees the plans older than the
-    /// one it uses (never the newest).
-    func publish(_ plan: RenderPlan, in graph: inout GraphState) {
-        graph.plans.append(plan)
-        publishedPlan.store(Int(bitPattern: Unmanaged.passUnretained(plan).toOpaque()), ordering: .releasing)
-        let inUse = renderedGeneration.load(ordering: .acquiring)
-        graph.plans.removeAll { $0.generation < inUse && $0 !== plan }
-    }
-
-    private static func isUpstream(
-        _ candidate: ObjectIdentifier, of node: ObjectIdentifier, in graph: GraphState
-    ) -> Bool {
-        var stack = [node]
-        var seen: Set<ObjectIdentifier> = []
-        while let current = stack.popLast() {
-            if current == candidate { return true }
-            guard seen.insert(current).inserted else { continue }
-            for connection in (graph.inputs[current] ?? [:]).values { stack.append(connection.source) }
-        }
-        return false
     }
 }
