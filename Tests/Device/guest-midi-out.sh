@@ -71,10 +71,10 @@ kill -TERM "$monitor_pid"; wait "$monitor_pid"
 start_monitor "Synth D" "$out/out-kill.log" 60
 monitor_pid=$!
 play kill --midi-out "Synth D" --midi-out-only --loop
-# Once it plays (its first progress line: an emulated machine may take seconds to start), two
-# seconds of the song, then the signal.
+# Once it plays (the destination's first message: an emulated machine may take seconds to start;
+# into a file pianola prints no progress), two seconds of the song, then the signal.
 for _ in $(seq 600); do
-    grep -q " of 0:" "$out/out-kill.err" 2>/dev/null && break
+    [ -s "$out/out-kill.log" ] && break
     sleep 0.1
 done
 sleep 2
@@ -92,7 +92,8 @@ second=$!
 start_monitor "Synth E3" "$out/out-gone-3.log" 60
 third=$!
 play gone --midi-out "Synth E1" --midi-out "Synth E2" --route "10:Synth E3"
-for _ in $(seq 600); do grep -q ' 0:02\.' "$out/out-gone.err" 2>/dev/null && break; sleep 0.1; done
+for _ in $(seq 600); do [ -s "$out/out-gone-2.log" ] && break; sleep 0.1; done
+sleep 2
 kill -TERM "$first"
 finish gone
 sleep 0.3

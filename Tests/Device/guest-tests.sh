@@ -78,12 +78,13 @@ finish paced
 #    it must count the underrun, recover and play the rest of the song.
 start_capture xrun
 play xrun "$playback" 1024 2
-# Once it plays (its first progress line), let a second of the song go by, then freeze it.
+# Once it plays (its "Device:" line: into a file pianola prints no progress), let a second and
+# a half of the song go by, then freeze it.
 for _ in $(seq 300); do
-    grep -q " of 0:" "$out/xrun.err" 2>/dev/null && break
+    grep -q "^Device: " "$out/xrun.err" 2>/dev/null && break
     sleep 0.1
 done
-sleep 1
+sleep 1.5
 kill -STOP "$play_pid"
 sleep 0.5
 kill -CONT "$play_pid"
@@ -110,10 +111,10 @@ stop_capture rate
 #    which disconnects the card as unplugging a USB card does. The player must stop with one line.
 play lost "$paced" 1024 2 --loop
 for _ in $(seq 300); do
-    grep -q " of 0:" "$out/lost.err" 2>/dev/null && break
+    grep -q "^Device: " "$out/lost.err" 2>/dev/null && break
     sleep 0.1
 done
-sleep 0.5
+sleep 1
 # The unbind waits until the device is closed: in the background.
 echo snd_dummy.0 > /sys/bus/platform/drivers/snd_dummy/unbind &
 unbind=$!
