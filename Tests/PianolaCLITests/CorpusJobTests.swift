@@ -235,4 +235,40 @@ struct CorpusJobTests {
             #expect(killedMidway >= 2, "only \(killedMidway) of 5 kills landed in the middle of the batch")
         }
     }
+
+    @Test(
+        "killed between giving an output its name and recording it: the rerun knows it for the batch's own, another file is kept"
+    )
+    func killedBetweenPublishingAndRecording() throws {
+        try withTemporaryFolder("corpus-job") { directory in
+            let corpus = try makeCorpus(in: directory, count: 2)
+            try FileManager.default.removeItem(atPath: corpus + "/set1/broken.mid")
+            let output = directory + "/out"
+            try FileManager.default.createDirectory(atPath: output + "/set1/deep", withIntermediateDirectories: true)
+            // What a render killed there leaves: the output, and its staged name as a second link to
+            // it, of a process no longer alive; no ledger line.
+            let finished = Process()
+            finished.executableURL = URL(fileURLWithPath: "/bin/true")
+            try finished.run()
+            finished.waitUntilExit()
+            let dead = finished.processIdentifier
+            let published = output + "/song0.wav"
+            let staged = output + "/.song0.wav.partial-\(dead).wav"
+            #expect(FileManager.default.createFile(atPath: staged, contents: Data("half a song".utf8)))
+            #expect(link(staged, published) == 0)
+            // A file of the user's where the other output goes, with no such link: not replaced.
+            let users = output + "/set1/deep/song1.wav"
+            #expect(FileManager.default.createFile(atPath: users, contents: Data("mine".utf8)))
+            let result = try runPianola(["render", corpus, "-o", output, "-s", font, "--tail", "0.5"])
+            #expect(result.status == 1, "\(result.stderr)")
+            #expect(result.stderr.contains("1 rendered, 0 already done, 1 failed (2 jobs)"), "\(result.stderr)")
+            #expect(result.stderr.contains("song1.wav exists and was not replaced"), "\(result.stderr)")
+            #expect(try wavStats(published).frames > 44_100, "the song, rendered again")
+            #expect(FileManager.default.contents(atPath: users) == Data("mine".utf8))
+            #expect(!FileManager.default.fileExists(atPath: staged))
+            let records = jsonLines(output + "/.pianola-done.jsonl").compactMap { $0["output"] as? String }
+            #expect(records.count == 1 && records.first?.hasSuffix("/song0.wav") == true, "\(records)")
+            #expect(filesUnder(output).filter { $0.contains(".partial-") }.isEmpty, "\(filesUnder(output))")
+        }
+    }
 }

@@ -59,6 +59,9 @@ public final class BatchRunner: Sendable {
     /// The loaded font stacks, by their paths.
     private let fonts = Mutex<[[String]: OfflineRenderer]>([:])
     private let wake = DispatchSemaphore(value: 0)
+    /// Outputs a killed run of the batch had published but not recorded (`PartialFiles.removeStale`):
+    /// the batch's own, which rendering them again may replace.
+    private let publishedUnrecorded = Mutex<Set<FileIdentity>>([])
 
     private struct State {
         var pending: [BatchJob]
@@ -215,8 +218,9 @@ public final class BatchRunner: Sendable {
         do { renderer = try self.renderer(fonts: fonts, options: options) } catch {
             return finish(job, .failed(reason: error.description))
         }
+        let published = PartialFiles.removeStale(besides: job.output)
+        if !published.isEmpty { publishedUnrecorded.withLock { $0.formUnion(published) } }
         if let problem = outputProblem(job) { return finish(job, .failed(reason: problem.description)) }
-        PartialFiles.removeStale(besides: job.output)
         if configuration.createsFolders {
             let folder = POSIXSupport.folder(of: job.output)
             do throws(POSIXReason) { try POSIXSupport.makeDirectories(folder) } catch {
@@ -239,8 +243,11 @@ public final class BatchRunner: Sendable {
         let started = Self.monotonicSeconds()
         var lastReport = -1.0
         var lastDecile = -1
+        // With a ledger, the output is staged under a temporary name that stays a second name for
+        // it until the ledger records it (`PartialFiles.publish`).
+        let staged = fingerprint == nil ? nil : PartialFiles.stagingPath(for: job.output)
         do throws(RenderError) {
-            let summary = try renderer.render(sequence, to: job.output) { rendered, music in
+            var summary = try renderer.render(sequence, to: staged ?? job.output) { rendered, music in
                 if configuration.reportsProgress {
                     // A few times a second, and at every tenth of the song.
                     let now = Self.monotonicSeconds()
@@ -255,6 +262,14 @@ public final class BatchRunner: Sendable {
                 return !isCancelled()
             }
             let elapsed = Self.monotonicSeconds() - started
+            if let staged {
+                do throws(POSIXReason) { try PartialFiles.publish(staged: staged, as: job.output) } catch {
+                    unlink(staged)
+                    let reason = BatchError.cannotWrite(path: job.output, reason: error.description)
+                    return finish(job, .failed(reason: reason.description))
+                }
+                summary.outputPath = job.output
+            }
             if let fingerprint {
                 // The output is finished whatever happens to its ledger entry.
                 do throws(BatchError) {
@@ -264,13 +279,16 @@ public final class BatchRunner: Sendable {
                     post(.ledgerNotWritten(job, error))
                 }
             }
+            if let staged { unlink(staged) }
             if let target = options.loudness, let measured = summary.loudness, abs(measured - target.integrated) > 0.5 {
                 post(.loudnessOutOfReach(job, target: target, measured: measured))
             }
             finish(job, .rendered(summary, elapsedSeconds: elapsed))
         } catch {
             if case .cancelled = error { return finish(job, .cancelled) }
-            finish(job, .failed(reason: error.description))
+            // A failure names the output, not the name it was staged under.
+            let reason = error.description
+            finish(job, .failed(reason: staged.map { reason.replacing($0, with: job.output) } ?? reason))
         }
     }
 
@@ -314,6 +332,7 @@ public final class BatchRunner: Sendable {
         if let input = inputFiles[identity] { return .outputIsInput(path: job.output, input: input) }
         if configuration.replacesExistingOutputs { return nil }
         if configuration.ledger?.owns(output: job.output, input: job.input) == true { return nil }
+        if publishedUnrecorded.withLock({ $0.contains(identity) }) { return nil }
         return .outputExists(path: job.output)
     }
 
