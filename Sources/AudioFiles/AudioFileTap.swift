@@ -139,15 +139,8 @@ public final class AudioFileTap: AudioTap, @unchecked Sendable {
             throw .unsupportedFormat(
                 path: path, reason: "\(settings.encoding.rawValue), \(channelCount) channels at \(Int(fileRate)) Hz")
         }
-        if fileRate != sampleRate.rounded() {
-            guard let converter = StreamingResampler(from: sampleRate, to: fileRate, channelCount: channelCount) else {
-                throw .unsupportedFormat(
-                    path: path, reason: "cannot convert \(Int(sampleRate)) Hz to \(Int(fileRate)) Hz")
-            }
-            resampler = converter
-        } else {
-            resampler = nil
-        }
+        resampler = try StreamingResampler.needed(
+            from: sampleRate, to: fileRate, channelCount: channelCount, writing: path)
         limit = Atomic(settings.frameLimit ?? .max)
         let ringFrames = settings.ringSeconds * sampleRate
         // 4 096 to 2^31 − 1 frames (NaN fails the comparison: the smallest ring).

@@ -85,15 +85,8 @@ public final class AudioFileWriter {
         guard sf_format_check(&info) != 0 else {
             throw .unsupportedFormat(path: path, reason: "\(encoding.rawValue) at \(Int(sampleRate)) Hz")
         }
-        if fileRate != sampleRate.rounded() {
-            guard let converter = StreamingResampler(from: sampleRate, to: fileRate, channelCount: channelCount) else {
-                throw .unsupportedFormat(
-                    path: path, reason: "cannot convert \(Int(sampleRate)) Hz to \(Int(fileRate)) Hz")
-            }
-            resampler = converter
-        } else {
-            resampler = nil
-        }
+        resampler = try StreamingResampler.needed(
+            from: sampleRate, to: fileRate, channelCount: channelCount, writing: path)
         let slash = path.lastIndex(of: "/")
         let directory = slash.map { String(path[...$0]) } ?? ""
         let name = slash.map { String(path[path.index(after: $0)...]) } ?? path

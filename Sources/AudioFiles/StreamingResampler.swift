@@ -15,6 +15,20 @@ final class StreamingResampler {
     /// libsamplerate refuses a null input pointer even with no input frames.
     private var empty: [Float] = [0]
 
+    /// The converter a file at `outputRate` written from `inputRate` needs: nil when the rates are
+    /// the same (rounded to whole hertz).
+    ///
+    /// - Throws: `AudioFileError.unsupportedFormat` naming `path` when libsamplerate refuses the ratio.
+    static func needed(
+        from inputRate: Double, to outputRate: Double, channelCount: Int, writing path: String
+    ) throws(AudioFileError) -> StreamingResampler? {
+        guard outputRate != inputRate.rounded() else { return nil }
+        guard let converter = StreamingResampler(from: inputRate, to: outputRate, channelCount: channelCount) else {
+            throw .unsupportedFormat(path: path, reason: "cannot convert \(Int(inputRate)) Hz to \(Int(outputRate)) Hz")
+        }
+        return converter
+    }
+
     /// A converter from `inputRate` to `outputRate`; nil if libsamplerate refuses the ratio (beyond 256).
     init?(from inputRate: Double, to outputRate: Double, channelCount: Int) {
         ratio = outputRate / inputRate

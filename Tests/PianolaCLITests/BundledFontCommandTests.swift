@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import TestSupport
 import Testing
 
@@ -125,30 +124,13 @@ enum FreshMachine {
         _ binary: String, _ arguments: [String], home: String
     ) throws -> (status: Int32, stdout: String, stderr: String) {
         let hide = systemFolders.map { "if [ -d \($0) ]; then mount -t tmpfs tmpfs \($0) || exit 99; fi" }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
-        process.arguments =
-            ["-m", "sh", "-c", (hide + ["exec \"$@\""]).joined(separator: "; "), "sh", binary] + arguments
         var environment = ProcessInfo.processInfo.environment
         environment["PIANOLA_SOUNDFONT"] = nil
         environment["HOME"] = home
-        process.environment = environment
-        process.standardInput = FileHandle.nullDevice
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        // Both pipes read while the process runs, so that neither can fill and stall it.
-        let errorData = Mutex(Data())
-        let reader = Thread { errorData.withLock { $0 = errors.fileHandleForReading.readDataToEndOfFile() } }
-        reader.start()
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        while !reader.isFinished { usleep(1_000) }
-        return (
-            process.terminationStatus, String(decoding: outputData, as: UTF8.self),
-            String(decoding: errorData.withLock { $0 }, as: UTF8.self)
-        )
+        let result = try runTool(
+            "/usr/bin/unshare",
+            ["-m", "sh", "-c", (hide + ["exec \"$@\""]).joined(separator: "; "), "sh", binary] + arguments,
+            environment: environment)
+        return (result.status, String(decoding: result.stdout, as: UTF8.self), result.stderr)
     }
 }

@@ -1,32 +1,15 @@
 import Foundation
-import Synchronization
+import TestSupport
 import Testing
 
 /// Runs the built `pianola` (next to this test bundle) and returns its exit status and output.
 func runPianola(
     _ arguments: [String], environment: [String: String] = [:]
 ) throws -> (status: Int32, stdout: String, stderr: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: pianolaBinaryDirectory() + "/pianola")
-    process.arguments = arguments
-    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-    process.standardInput = FileHandle.nullDevice
-    let output = Pipe()
-    let errors = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
-    try process.run()
-    // Read both pipes while the process runs, so a large output cannot fill a pipe and stall it.
-    let errorData = Mutex(Data())
-    let reader = Thread { errorData.withLock { $0 = errors.fileHandleForReading.readDataToEndOfFile() } }
-    reader.start()
-    let outputData = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    while !reader.isFinished { usleep(1_000) }
-    return (
-        process.terminationStatus, String(decoding: outputData, as: UTF8.self),
-        String(decoding: errorData.withLock { $0 }, as: UTF8.self)
-    )
+    let result = try runTool(
+        pianolaBinaryDirectory() + "/pianola", arguments,
+        environment: ProcessInfo.processInfo.environment.merging(environment) { $1 })
+    return (result.status, String(decoding: result.stdout, as: UTF8.self), result.stderr)
 }
 
 @Suite("pianola command line", .serialized)

@@ -6,12 +6,16 @@ public func installedTool(_ name: String) -> String? {
     ["/usr/bin/", "/bin/"].map { $0 + name }.first { FileManager.default.isExecutableFile(atPath: $0) }
 }
 
-/// Runs the program at `path` with `arguments`, no standard input; its exit status, standard output
-/// and standard error (both read while it runs).
-public func runTool(_ path: String, _ arguments: [String]) throws -> (status: Int32, stdout: Data, stderr: String) {
+/// Runs the program at `path` with `arguments`, no standard input, and `environment` (nil: this
+/// process's); its exit status, standard output and standard error (both pipes read while it runs,
+/// so that neither can fill and stall it).
+public func runTool(
+    _ path: String, _ arguments: [String], environment: [String: String]? = nil
+) throws -> (status: Int32, stdout: Data, stderr: String) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: path)
     process.arguments = arguments
+    if let environment { process.environment = environment }
     process.standardInput = FileHandle.nullDevice
     let output = Pipe()
     let errors = Pipe()
