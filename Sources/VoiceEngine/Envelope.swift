@@ -86,15 +86,17 @@ struct Envelope {
     }
 
     /// Starts the release from the current level (an attack's level is first mapped to the same
-    /// loudness on the decibel scale, as FluidSynth does; `convexAttack` maps it as a modulation
-    /// envelope's convex attack instead).
-    mutating func release(convexAttack: Bool = false) {
+    /// loudness on the decibel scale, as FluidSynth does, counting the modulation LFO's attenuation
+    /// `lfoCentibels` then, so the release starts where the attack's amplitude was; `convexAttack`
+    /// maps it as a modulation envelope's convex attack instead).
+    mutating func release(convexAttack: Bool = false, lfoCentibels: Double = 0) {
         guard section != .finished, section != .release else { return }
         if section == .attack {
             if convexAttack {
                 level = Conversions.curve(Conversions.convex, at: 127 * level)
             } else {
-                level = level > 0 ? max(0, 1 + 200 * log10Clamped(level) / 960) : 0
+                let gain = level * Double(Conversions.amplitude(centibels: lfoCentibels))
+                level = gain > 0 ? max(0, 1 + (200 * log10Clamped(gain) + lfoCentibels) / 960) : 0
             }
         } else if section == .delay {
             level = 0

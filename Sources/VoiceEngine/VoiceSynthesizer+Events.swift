@@ -192,7 +192,11 @@ extension VoiceSynthesizer {
         voices[index].volume.advance(voices[index].age - voices[index].envelopeAge)
         voices[index].modulation.advance(voices[index].age - voices[index].envelopeAge)
         voices[index].envelopeAge = voices[index].age
-        voices[index].volume.release()
+        let timing = voices[index].lfoTiming(
+            delay: .modulationLFODelay, frequency: .modulationLFOFrequency, sampleRate: settings.sampleRate)
+        let lfo = Voice.lfo(age: voices[index].age, delay: timing.delay, perSample: timing.perSample)
+        voices[index].volume.release(
+            lfoCentibels: -lfo * voices[index].clamped(.modulationLFOToVolume, 960))
         voices[index].modulation.release(convexAttack: true)
         voices[index].isReleased = true
         voices[index].hold = .none

@@ -112,7 +112,10 @@ extension VoiceSynthesizer {
                 Conversions.amplitude(centibels: attenuation) * Conversions.amplitude(centibels: tremolo)
                 * Float(volume.level)
         } else {
-            amplitude = Conversions.amplitude(centibels: attenuation + 960 * (1 - volume.level) + tremolo)
+            // Two factors, each clamped at 0 cB: a tremolo's negative half cannot undo the attenuation.
+            amplitude =
+                Conversions.amplitude(centibels: attenuation)
+                * Conversions.amplitude(centibels: 960 * (1 - volume.level) + tremolo)
         }
         lanes.gainStep[group][lane] = (amplitude - lanes.gain[group][lane]) / Float(length)
 
