@@ -190,6 +190,11 @@ let package = Package(
         .executableTarget(
             name: "voice-benchmark", dependencies: ["AudioGraph", "Sampler", "SoundFontFiles", "VoiceEngine"],
             path: "Benchmarks/VoiceBenchmark", swiftSettings: strictSettings),
+        // The native engine's fidelity sweep over whole fonts (scripts/voice-fidelity).
+        .executableTarget(
+            name: "voice-fidelity",
+            dependencies: ["Sampler", "SoundFontFiles", "TestSupport", "VoiceComparison", "VoiceEngine"],
+            path: "Benchmarks/VoiceFidelity", swiftSettings: strictSettings),
         .executableTarget(
             name: "parse-benchmark", dependencies: ["SMF", "MIDICore"], path: "Benchmarks/ParseBenchmark",
             swiftSettings: strictSettings),
@@ -260,10 +265,17 @@ let package = Package(
         .testTarget(
             name: "SoundFontGeneratorTests", dependencies: ["SoundFontGenerator", "Sampler"],
             swiftSettings: strictSettings),
+        // Both engines' renders of the same notes and songs, and the measures that compare them:
+        // for the native engine's tests and the fidelity sweep.
+        .target(
+            name: "VoiceComparison",
+            dependencies: ["AudioGraph", "Sampler", "Sequencer", "TestSupport", "VoiceEngine"],
+            path: "Tests/VoiceComparison", swiftSettings: strictSettings),
         .testTarget(
             name: "VoiceEngineTests",
             dependencies: [
-                "TestSupport", "VoiceEngine", "SoundFontFiles", "Sampler", "AudioGraph", "MIDICore", "SMF", "Sequencer",
+                "TestSupport", "VoiceEngine", "VoiceComparison", "SoundFontFiles", "Sampler", "AudioGraph", "MIDICore",
+                "SMF", "Sequencer",
             ],
             swiftSettings: strictSettings),
         .testTarget(

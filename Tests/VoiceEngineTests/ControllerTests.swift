@@ -3,7 +3,9 @@ import Foundation
 import MIDICore
 import Sampler
 import SoundFontFiles
+import TestSupport
 import Testing
+import VoiceComparison
 import VoiceEngine
 
 /// A phrase of events at frames that are multiples of 64 (where FluidSynth applies them too).

@@ -1,5 +1,6 @@
 import SoundFontFiles
 import Testing
+import VoiceComparison
 import VoiceEngine
 
 @Suite("Native voice engine: every note on its exact frame", .serialized)
