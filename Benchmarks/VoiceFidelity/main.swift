@@ -20,6 +20,8 @@ struct Options {
     var json: String?
     /// "BANK:PROGRAM:KEY:VELOCITY": print that note's levels around its release, 5 ms apart.
     var trace: String?
+    /// Only these presets ("BANK:PROGRAM,…"), or all.
+    var only: Set<String>?
 }
 
 func parse(_ arguments: [String]) -> Options {
@@ -41,11 +43,13 @@ func parse(_ arguments: [String]) -> Options {
         case "--worst": options.worst = Int(value()) ?? 8
         case "--json": options.json = value()
         case "--trace": options.trace = value()
+        case "--only": options.only = Set(value().split(separator: ",").map(String.init))
         case "--help", "-h":
             print(
                 """
                 usage: voice-fidelity [--keys 36,60,84] [--velocities 40,110] [--limit PRESETS] [--worst N]
-                                      [--json FILE] [--trace BANK:PROGRAM:KEY:VELOCITY] FONT...
+                                      [--json FILE] [--trace BANK:PROGRAM:KEY:VELOCITY]
+                                      [--only BANK:PROGRAM,...] FONT...
                 """)
             exit(0)
         default: options.fonts.append(arguments[index])
@@ -105,7 +109,8 @@ func run(_ options: Options) {
             exit(1)
         }
         var notes: [Note] = []
-        for preset in bank.presets.prefix(options.limit) {
+        for preset in bank.presets.prefix(options.limit)
+        where options.only?.contains("\(preset.bank):\(preset.program)") ?? true {
             // Percussion plays on channel 10, whose bank is 128 in both engines.
             let channel = preset.bank == 128 ? 9 : 0
             let bankSelect = preset.bank == 128 ? 0 : preset.bank
@@ -117,6 +122,12 @@ func run(_ options: Options) {
                     let ours = nativeNote(
                         synthesizer: synthesizer, program: preset.program, bank: bankSelect, channel: channel, key: key,
                         velocity: velocity, holdFrames: hold, frames: frames)
+                    let nonFinite = (ours.0 + ours.1).filter { !$0.isFinite }.count
+                    if nonFinite > 0 {
+                        print(
+                            "  not finite: \(nonFinite) samples of \(preset.name) (\(preset.bank):\(preset.program)) "
+                                + "key \(key) vel \(velocity)")
+                    }
                     let reference = zip(theirs.0, theirs.1).map { ($0 + $1) / 2 }
                     let mine = zip(ours.0, ours.1).map { ($0 + $1) / 2 }
                     if options.trace == "\(preset.bank):\(preset.program):\(key):\(velocity)" {
@@ -175,6 +186,8 @@ func run(_ options: Options) {
     if let json = options.json {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(
+            positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
         do { try encoder.encode(all).write(to: URL(fileURLWithPath: json)) } catch {
             FileHandle.standardError.write(Data("voice-fidelity: cannot write \(json): \(error)\n".utf8))
             exit(1)

@@ -75,6 +75,31 @@ struct Lanes {
         chorus = zeros
     }
 
+    /// Silences slot `slot` for good: not playing, every gain, coefficient, ramp and filter state 0.
+    /// A slot without a voice still runs through the SIMD passes: a filter left ramping there
+    /// would diverge, and 0 times infinity is NaN in the bus sums.
+    mutating func clear(_ slot: Int) {
+        let (group, lane) = (slot / 8, slot % 8)
+        func zero<T: Numeric>(_ array: inout [SIMD8<T>]) { array[group][lane] = 0 }
+        zero(&playing)
+        zero(&gain)
+        zero(&gainStep)
+        zero(&b0)
+        zero(&b1)
+        zero(&a1)
+        zero(&a2)
+        zero(&b0Step)
+        zero(&b1Step)
+        zero(&a1Step)
+        zero(&a2Step)
+        zero(&z1)
+        zero(&z2)
+        zero(&left)
+        zero(&right)
+        zero(&reverb)
+        zero(&chorus)
+    }
+
     /// Copies slot `from`'s state into slot `to` (to keep the playing voices packed).
     mutating func move(_ from: Int, to: Int) {
         let (fg, fl, tg, tl) = (from / 8, from % 8, to / 8, to % 8)

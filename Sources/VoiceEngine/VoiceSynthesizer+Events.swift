@@ -41,6 +41,7 @@ extension VoiceSynthesizer {
             channels[channel].keyPressure[key] = UInt8(min(max(pressure, 0), 127))
             remodulate(channel, key: key)
         case .reset:
+            for slot in voices.indices { lanes.clear(slot) }
             voices.removeAll(keepingCapacity: true)
             for channel in 0..<16 {
                 channels[channel] = ChannelState(number: channel)

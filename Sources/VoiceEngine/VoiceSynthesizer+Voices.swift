@@ -40,14 +40,7 @@ extension VoiceSynthesizer {
             lanes.move(last, to: index)
         }
         voices.removeLast()
-        let (group, lane) = (last / Lanes.width, last % Lanes.width)
-        lanes.playing[group][lane] = 0
-        lanes.gain[group][lane] = 0
-        lanes.gainStep[group][lane] = 0
-        lanes.left[group][lane] = 0
-        lanes.right[group][lane] = 0
-        lanes.reverb[group][lane] = 0
-        lanes.chorus[group][lane] = 0
+        lanes.clear(last)
     }
 
     func removeStoppedSampleVoices() {

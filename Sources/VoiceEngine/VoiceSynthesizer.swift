@@ -100,6 +100,7 @@ public final class VoiceSynthesizer {
     public func load(
         _ bank: SoundFontBank, presets wanted: [(bank: Int, program: Int)]? = nil
     ) throws(SoundFontReadError) {
+        for slot in voices.indices { lanes.clear(slot) }
         voices.removeAll(keepingCapacity: true)
         var samples = Set<Int>()
         for preset in bank.presets {

@@ -53,4 +53,28 @@ struct ExactFrameTests {
         let first = left.firstIndex { $0 != 0 }
         #expect(first == offset + 1, "offset \(offset): first non-zero sample at \(String(describing: first))")
     }
+
+    @Test("after a reset nothing of the voices before it sounds: a new note is a fresh synthesizer's")
+    func resetLeavesNothing() throws {
+        let bank = try SoundFontBank(contentsOf: bundledFont)
+        let frames = 44_100
+        // A chord of three voices (a group partly filled) cut by a reset at frame 20 000, then one note.
+        let chord: [(Int, VoiceSynthesizer.Event)] = [
+            (0, .programChange(channel: 0, program: 48)), (0, .noteOn(channel: 0, key: 60, velocity: 100)),
+            (0, .noteOn(channel: 0, key: 64, velocity: 100)), (0, .noteOn(channel: 0, key: 67, velocity: 100)),
+            (20_000, .reset), (20_000, .noteOn(channel: 0, key: 72, velocity: 90)),
+        ]
+        let lone: [(Int, VoiceSynthesizer.Event)] = [(20_000, .noteOn(channel: 0, key: 72, velocity: 90))]
+        var outputs: [[Float]] = []
+        for events in [chord, lone] {
+            let synthesizer = VoiceSynthesizer()
+            try synthesizer.load(bank, presets: [(0, 0), (0, 48)])
+            outputs.append(renderEvents(synthesizer, events: events, frames: frames, quantum: 512).0)
+        }
+        #expect(outputs[0][10_000] != 0, "the chord sounds before the reset")
+        let after = zip(outputs[0][20_000...], outputs[1][20_000...]).map { abs($0 - $1) }.max() ?? 1
+        #expect(after <= 1e-6, "after the reset the output differs from the lone note's by up to \(after)")
+        let nonFinite = outputs[0].filter { !$0.isFinite }.count
+        #expect(nonFinite == 0, "\(nonFinite) samples are not finite")
+    }
 }
