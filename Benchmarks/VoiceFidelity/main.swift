@@ -116,8 +116,14 @@ func run(_ options: Options) {
             let bankSelect = preset.bank == 128 ? 0 : preset.bank
             for key in options.keys {
                 for velocity in options.velocities {
+                    // A fresh FluidSynth for each note: its system reset leaves some earlier
+                    // notes' voices sounding (the sweep saw them in the next presets' releases).
+                    guard let fresh = try? fluidSynthSampler(sharingFontsOf: sampler) else {
+                        FileHandle.standardError.write(Data("voice-fidelity: FluidSynth refused a sampler\n".utf8))
+                        exit(1)
+                    }
                     let theirs = fluidSynthNote(
-                        sampler: sampler, program: preset.program, bank: bankSelect, channel: channel, key: key,
+                        sampler: fresh, program: preset.program, bank: bankSelect, channel: channel, key: key,
                         velocity: velocity, holdFrames: hold, frames: frames)
                     let ours = nativeNote(
                         synthesizer: synthesizer, program: preset.program, bank: bankSelect, channel: channel, key: key,

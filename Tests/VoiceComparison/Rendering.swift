@@ -17,6 +17,15 @@ public func fluidSynthSampler(font: String) throws -> SamplerNode {
     return sampler
 }
 
+/// A new FluidSynth sampler with `base`'s SoundFonts (not loaded again), reverb and chorus off:
+/// a note of its own with nothing left of earlier ones.
+public func fluidSynthSampler(sharingFontsOf base: SamplerNode) throws -> SamplerNode {
+    var settings = SamplerNode.Settings()
+    settings.isReverbEnabled = false
+    settings.isChorusEnabled = false
+    return try SamplerNode(settings: settings, sharingSoundFontsWith: base)
+}
+
 /// A note rendered by FluidSynth (Pianola's SamplerNode, reverb and chorus off): left, right.
 public func fluidSynthNote(
     font: String, program: Int, bank: Int = 0, channel: Int = 0, key: Int, velocity: Int, holdFrames: Int,
