@@ -134,7 +134,7 @@ let package = Package(
         .executableTarget(
             name: "PianolaCLI",
             dependencies: [
-                "Pianola", "MIDICore", "PianolaSupport",
+                "Pianola", "MIDICore", "PianolaSupport", "SoundFontFiles",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSettings),

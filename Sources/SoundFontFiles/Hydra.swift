@@ -109,13 +109,14 @@ struct Hydra {
             }
             let generatorRange = firstGenerator..<endGenerator
             let modulatorRange = firstModulator..<endModulator
-            var zone = readGenerators(generators, generatorRange, isPreset: isPreset)
+            var (zone, answersNoNote) = readGenerators(generators, generatorRange, isPreset: isPreset)
             zone.modulators = readModulators(modulators, modulatorRange)
             if let target = zone.target {
-                // A zone naming something that does not exist plays nothing (FluidSynth skips it).
-                if target < targetCount { zones.append(zone) }
+                // A zone naming something that does not exist plays nothing (FluidSynth skips it);
+                // nor does one whose key or velocity range starts above 127.
+                if target < targetCount && !answersNoNote { zones.append(zone) }
             } else if bag == range.lowerBound {
-                global = zone
+                global = zone  // (FluidSynth 2.3.1 ignores a global zone's ranges)
             }
         }
         return (global, zones)
@@ -123,9 +124,14 @@ struct Hydra {
 
     /// A zone's generators: ranges only first (key) and first or second (velocity), nothing after
     /// the terminal generator, the last of duplicates, and no generator the level does not allow.
-    private func readGenerators(_ name: String, _ range: Range<Int>, isPreset: Bool) -> Zone {
+    /// `answersNoNote` when a range starts above 127: no MIDI key or velocity reaches the zone
+    /// (its range is left at 0...127, which a ClosedRange needs to stay inside MIDI's values).
+    private func readGenerators(
+        _ name: String, _ range: Range<Int>, isPreset: Bool
+    ) -> (zone: Zone, answersNoNote: Bool) {
         let data = chunks[name]!
         var zone = Zone()
+        var answersNoNote = false
         let terminal: Generator = isPreset ? .instrument : .sampleID
         for (position, index) in range.enumerated() {
             let at = index * 4
@@ -135,20 +141,24 @@ struct Hydra {
             let amount = Int16(bitPattern: data.u16(at: at + 2))
             switch generator {
             case .keyRange:
-                if position == 0, low <= high { zone.keyRange = low...min(high, 127) }
+                if position == 0, low <= high {
+                    if low > 127 { answersNoNote = true } else { zone.keyRange = low...min(high, 127) }
+                }
             case .velocityRange:
                 let afterKeys = position == 1 && Generator(rawValue: data.u16(at: at - 4)) == .keyRange
-                if position == 0 || afterKeys, low <= high { zone.velocityRange = low...min(high, 127) }
+                if position == 0 || afterKeys, low <= high {
+                    if low > 127 { answersNoNote = true } else { zone.velocityRange = low...min(high, 127) }
+                }
             case terminal:
                 zone.target = Int(data.u16(at: at + 2))
-                return zone
+                return (zone, answersNoNote)
             case .instrument, .sampleID:
                 continue  // the other level's terminal generator
             default:
                 if !isPreset || generator.isValidInPreset { zone.generators[generator] = amount }
             }
         }
-        return zone
+        return (zone, answersNoNote)
     }
 
     /// A zone's modulators: valid sources and destination, at most 64, the last of identical ones;

@@ -27,7 +27,11 @@ struct RIFFFile: Sendable {
 
     func close() { _ = Glibc.close(descriptor) }
 
-    func failure(_ problem: String) -> SoundFontReadError { SoundFontReadError(path: path, problem: problem) }
+    /// The error for `problem`, its control characters (from names in the file) shown as "?":
+    /// the message stays one printable line.
+    func failure(_ problem: String) -> SoundFontReadError {
+        SoundFontReadError(path: path, problem: printable(problem))
+    }
 
     /// `count` bytes at `offset`, all of them or an error.
     func read(_ count: Int, at offset: Int) throws(SoundFontReadError) -> [UInt8] {
@@ -137,4 +141,9 @@ extension [UInt8] {
         let bytes = self[offset..<(offset + 20)].prefix { $0 != 0 }
         return String(decoding: bytes, as: UTF8.self)
     }
+}
+
+/// `text` with every control character as "?": a name from a file, fit for a one-line message.
+func printable(_ text: String) -> String {
+    String(String.UnicodeScalarView(text.unicodeScalars.map { $0.value < 32 || $0.value == 127 ? "?" : $0 }))
 }

@@ -22,7 +22,8 @@ public struct SampleData: Sendable {
 
     /// A sample from its points; the loop is sanitized as FluidSynth does at load: a reversed
     /// loop is turned round, a start outside the points moves to the sample's start, an end
-    /// outside them to one past its last point.
+    /// outside them to one past its last point; a start then past the end moves to the end (an
+    /// empty loop, which plays unlooped).
     public init(points: [Int16], count: Int, loopStart: Int, loopEnd: Int, sampleRate: Int) {
         self.points = points
         self.count = count
@@ -31,6 +32,9 @@ public struct SampleData: Sendable {
         if start > end { swap(&start, &end) }
         if start < 0 || start >= points.count { start = 0 }
         if end < 0 || end > points.count { end = count }
+        // A start in the padding with an end moved back to the sample's end: the voice clamps the
+        // loop to the sample, an empty loop, which plays unlooped (FluidSynth's voice check).
+        if start > end { start = end }
         self.loopStart = start
         self.loopEnd = end
         self.sampleRate = sampleRate
