@@ -135,7 +135,7 @@ struct RenderAllocationTests {
     }
 
     @Test(
-        "effects in the graph (EQ with gliding bands, a compressor with look-ahead, a distortion changing shapes, a gliding delay, reverb, true-peak and sample-peak limiters) make no heap allocation"
+        "effects in the graph (EQ with gliding bands, a compressor with look-ahead, a distortion changing shapes, a gliding delay, a chorus taking new settings, reverb, true-peak and sample-peak limiters) make no heap allocation"
     )
     func noAllocationsWithEffects() throws {
         let engine = AudioEngine()

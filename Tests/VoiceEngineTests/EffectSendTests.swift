@@ -103,6 +103,7 @@ struct EffectSendTests {
                 abs(time / referenceTime - 1) <= 0.15, "decay to -30 dB: \(time) s, FluidSynth's \(referenceTime) s")
             let level = energyDecibels(mine[tail...]) - energyDecibels(reference[tail...])
             #expect(abs(level) <= 1.5, "tail level differs by \(level) dB")
+            print("reverb tail: decay to -30 dB \(time) s, FluidSynth's \(referenceTime) s; level \(level) dB")
         }
         // Without the reverb, the native note's tail is silent.
         let plain = try note(native: true, reverb: false)
@@ -132,6 +133,9 @@ struct EffectSendTests {
             let referenceWet =
                 energyDecibels(difference(reference, referenceDry)[...]) - energyDecibels(referenceDry[...])
             #expect(abs(wet - referenceWet) <= 1, "chorus level \(wet) dB, FluidSynth's \(referenceWet) dB")
+            print(
+                "chorus: spectrum \(deviation.rms) dB RMS, envelope \(shape), wet \(wet) dB, "
+                    + "FluidSynth's \(referenceWet) dB")
         }
     }
 
