@@ -144,7 +144,7 @@ let package = Package(
         // Pianola's own SoundFont voice engine: FluidSynth's synthesis model, voices in SIMD lanes,
         // every note on its exact frame.
         .target(
-            name: "VoiceEngine", dependencies: ["SoundFontFiles", "AudioGraph", "MIDICore"],
+            name: "VoiceEngine", dependencies: ["SoundFontFiles", "AudioGraph", "MIDICore", "Effects"],
             swiftSettings: strictSettings),
         .target(name: "SoundFontGenerator", dependencies: ["MIDICore"], swiftSettings: strictSettings),
         .executableTarget(
@@ -275,7 +275,7 @@ let package = Package(
             name: "VoiceEngineTests",
             dependencies: [
                 "TestSupport", "VoiceEngine", "VoiceComparison", "SoundFontFiles", "Sampler", "AudioGraph", "MIDICore",
-                "SMF", "Sequencer",
+                "SMF", "Sequencer", "Effects",
             ],
             swiftSettings: strictSettings),
         .testTarget(

@@ -8,6 +8,8 @@
 //   EQ/        `EQNode` and `FilterNode` (gliding parameters), their bands and biquad kernels.
 //   Reverb/    `ReverbNode`: `PreDelay`, `InputDiffuser` and a 16-line `FeedbackDelayNetwork`, or
 //              Dattorro's plate (`DattorroPlate`).
+//              `SynthReverb`: FluidSynth's 8-line reverb for a synthesizer's mono send.
+//   Chorus/    `ChorusNode` and its core `Chorus`: FluidSynth's chorus.
 //   Dynamics/  `LimiterNode` (look-ahead, sample or true peak) and its `LookAheadLimiter`.
 //   Delay/     `DelayNode` (fractional, gliding, tempo-synced) and its `FractionalDelayLine`.
 // Render state lives in `RealTimeBuffer`s, allocated when a node is prepared and freed with it.

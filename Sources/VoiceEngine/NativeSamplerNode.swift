@@ -1,4 +1,5 @@
 import AudioGraph
+import Effects
 import MIDICore
 import SoundFontFiles
 import Synchronization
@@ -7,20 +8,61 @@ import Synchronization
 /// FluidSynth: it takes MIDI like `SamplerNode`, so the graph, the sequencer and live input do not
 /// care which engine plays, and it starts every note on the exact frame it is given.
 ///
-/// Its output is the dry stereo signal; the reverb and chorus sends are rendered but not yet
-/// routed to effect nodes.
+/// As FluidSynth does, it runs the voices' mono reverb and chorus sends through a reverb
+/// (``SynthReverb``) and a chorus (``Chorus``) with FluidSynth's default settings, and adds their
+/// stereo outputs into the dry signal. Both are on by default (`VoiceSynthesizer.Settings`'s
+/// `isReverbEnabled` and `isChorusEnabled`); ``isReverbEnabled`` and ``isChorusEnabled`` switch
+/// them while the node plays.
 public final class NativeSamplerNode: AudioNode, MIDIReceivingNode, @unchecked Sendable {
     private let synthesizer: VoiceSynthesizer
     private var reverb: [Float] = []
     private var chorus: [Float] = []
+    private let reverbProcessor: SynthReverb
+    private let chorusProcessor: Chorus
+    private let reverbSetting: Atomic<Bool>
+    private let chorusSetting: Atomic<Bool>
+    /// What the effects did in the last quantum (render thread): a switched-on effect starts from silence.
+    private var reverbRan: Bool
+    private var chorusRan: Bool
     private let voices = Atomic<Int>(0)
     private var hasBank = false
 
-    /// A node with no bank loaded, rendering at `settings.sampleRate`.
-    public init(name: String = "Native sampler", settings: VoiceSynthesizer.Settings = .init()) {
+    /// A node with no bank loaded, rendering at `settings.sampleRate`, its sends going through a
+    /// reverb with `reverb` and a chorus with `chorus` (FluidSynth's defaults unless given).
+    public init(
+        name: String = "Native sampler", settings: VoiceSynthesizer.Settings = .init(),
+        reverb: SynthReverb.Settings = .init(), chorus: Chorus.Settings = .init()
+    ) {
         synthesizer = VoiceSynthesizer(settings: settings)
+        reverbProcessor = SynthReverb(sampleRate: settings.sampleRate, settings: reverb)
+        chorusProcessor = Chorus(sampleRate: settings.sampleRate, settings: chorus)
+        reverbSetting = Atomic(settings.isReverbEnabled)
+        chorusSetting = Atomic(settings.isChorusEnabled)
+        reverbRan = settings.isReverbEnabled
+        chorusRan = settings.isChorusEnabled
         super.init(name: name)
     }
+
+    /// Whether the reverb send goes through the reverb (as FluidSynth's `synth.reverb.active`). A
+    /// change applies at the start of the next quantum; switched off, the tail stops at once, and
+    /// switched on again, the reverb starts from silence.
+    public var isReverbEnabled: Bool {
+        get { reverbSetting.load(ordering: .relaxed) }
+        set { reverbSetting.store(newValue, ordering: .relaxed) }
+    }
+
+    /// Whether the chorus send goes through the chorus (as FluidSynth's `synth.chorus.active`). A
+    /// change applies at the start of the next quantum, as ``isReverbEnabled``'s does.
+    public var isChorusEnabled: Bool {
+        get { chorusSetting.load(ordering: .relaxed) }
+        set { chorusSetting.store(newValue, ordering: .relaxed) }
+    }
+
+    /// The reverb's settings.
+    public var reverbSettings: SynthReverb.Settings { reverbProcessor.settings }
+
+    /// The chorus's settings.
+    public var chorusSettings: Chorus.Settings { chorusProcessor.settings }
 
     /// Loads `bank` and the samples of `presets` (nil: every preset's). Control thread, before
     /// the node renders.
@@ -98,6 +140,21 @@ public final class NativeSamplerNode: AudioNode, MIDIReceivingNode, @unchecked S
                 synthesizer.render(
                     frameCount: frameCount, left: output.channel(0), right: right, reverb: reverb.baseAddress!,
                     chorus: chorus.baseAddress!)
+                // As FluidSynth: the reverb, then the chorus, each over its whole send, added into
+                // the dry signal (a mono output gets both sides, as the dry signal does).
+                let left = output.channel(0)
+                let reverbOn = reverbSetting.load(ordering: .relaxed)
+                if reverbOn {
+                    if !reverbRan { reverbProcessor.reset() }
+                    reverbProcessor.process(reverb.baseAddress!, left: left, right: right, count: frameCount)
+                }
+                reverbRan = reverbOn
+                let chorusOn = chorusSetting.load(ordering: .relaxed)
+                if chorusOn {
+                    if !chorusRan { chorusProcessor.reset() }
+                    chorusProcessor.process(chorus.baseAddress!, left: left, right: right, count: frameCount)
+                }
+                chorusRan = chorusOn
             }
         }
         voices.store(synthesizer.activeVoiceCount, ordering: .relaxed)
@@ -105,5 +162,7 @@ public final class NativeSamplerNode: AudioNode, MIDIReceivingNode, @unchecked S
 
     public override func reset() {
         synthesizer.send(.reset, atFrame: 0)
+        reverbProcessor.reset()
+        chorusProcessor.reset()
     }
 }

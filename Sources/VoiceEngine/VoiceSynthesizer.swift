@@ -29,13 +29,24 @@ public final class VoiceSynthesizer {
         public var gain: Double
         /// The most events one render takes; more are dropped.
         public var eventCapacity: Int
+        /// Whether a ``NativeSamplerNode`` runs its reverb send through its reverb (on by default,
+        /// as FluidSynth's `synth.reverb.active`). The synthesizer itself renders the send either way.
+        public var isReverbEnabled: Bool
+        /// Whether a ``NativeSamplerNode`` runs its chorus send through its chorus (on by default,
+        /// as FluidSynth's `synth.chorus.active`).
+        public var isChorusEnabled: Bool
 
         /// Settings with FluidSynth's defaults.
-        public init(sampleRate: Double = 44100, polyphony: Int = 256, gain: Double = 0.2, eventCapacity: Int = 16384) {
+        public init(
+            sampleRate: Double = 44100, polyphony: Int = 256, gain: Double = 0.2, eventCapacity: Int = 16384,
+            isReverbEnabled: Bool = true, isChorusEnabled: Bool = true
+        ) {
             self.sampleRate = sampleRate
             self.polyphony = polyphony
             self.gain = gain
             self.eventCapacity = eventCapacity
+            self.isReverbEnabled = isReverbEnabled
+            self.isChorusEnabled = isChorusEnabled
         }
     }
 

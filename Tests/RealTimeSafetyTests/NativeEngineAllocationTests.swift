@@ -6,10 +6,14 @@ import VoiceEngine
 
 @Suite("Real-time safety: the native voice engine")
 struct NativeEngineAllocationTests {
-    @Test("the native sampler's render path allocates nothing and takes no lock after warm-up")
+    @Test(
+        "the native sampler's render path, its reverb and chorus on, allocates nothing and takes no lock after warm-up"
+    )
     func nativeRenderIsRealTimeSafe() throws {
         let engine = AudioEngine()
         let sampler = NativeSamplerNode()
+        // FluidSynth's defaults: the sends go through the reverb and the chorus.
+        #expect(sampler.isReverbEnabled && sampler.isChorusEnabled)
         try sampler.load(try SoundFontBank(contentsOf: fontPath))
         try engine.attach(sampler)
         try engine.connect(sampler, to: engine.mainMixerNode)
@@ -26,7 +30,10 @@ struct NativeEngineAllocationTests {
         for round in 0..<3 {
             if round == 1 { player.seek(toSeconds: 3) }
             if round == 2 { player.setLoop(4..<5, count: -1) }
-            for _ in 0..<500 {
+            for quantum in 0..<500 {
+                // Switched off and on again: the effects restart from silence on the render thread.
+                if round == 1 && quantum == 100 { (sampler.isReverbEnabled, sampler.isChorusEnabled) = (false, false) }
+                if round == 1 && quantum == 200 { (sampler.isReverbEnabled, sampler.isChorusEnabled) = (true, true) }
                 pianola_allocations_start()
                 pianola_locks_start()
                 engine.render(frameCount: 256, into: buffer)

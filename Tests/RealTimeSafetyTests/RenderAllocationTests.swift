@@ -135,7 +135,7 @@ struct RenderAllocationTests {
     }
 
     @Test(
-        "effects in the graph (EQ with gliding bands, a compressor with look-ahead, a distortion changing shapes, a gliding delay, reverb, true-peak and sample-peak limiters) make no heap allocation"
+        "effects in the graph (EQ with gliding bands, a compressor with look-ahead, a distortion changing shapes, a gliding delay, a chorus taking new settings, reverb, true-peak and sample-peak limiters) make no heap allocation"
     )
     func noAllocationsWithEffects() throws {
         let engine = AudioEngine()
@@ -155,16 +155,18 @@ struct RenderAllocationTests {
         compressor.lookAhead = 3
         compressor.expansionRatio = 2
         let distortion = DistortionNode(shape: .tube, drive: 12, tone: 8_000, wetDryMix: 30)
+        let chorus = ChorusNode()
         // And a sample-peak limiter after it: its settled detection and its rest at unity.
         let peakLimiter = LimiterNode()
-        for node in [sampler, eq, compressor, distortion, delay, reverb, limiter, peakLimiter] as [AudioNode] {
+        for node in [sampler, eq, compressor, distortion, delay, chorus, reverb, limiter, peakLimiter] as [AudioNode] {
             try engine.attach(node)
         }
         try engine.connect(sampler, to: eq)
         try engine.connect(eq, to: compressor)
         try engine.connect(compressor, to: distortion)
         try engine.connect(distortion, to: delay)
-        try engine.connect(delay, to: reverb)
+        try engine.connect(delay, to: chorus)
+        try engine.connect(chorus, to: reverb)
         try engine.connect(reverb, to: limiter)
         try engine.connect(limiter, to: peakLimiter)
         try engine.connect(peakLimiter, to: engine.mainMixerNode)
@@ -198,6 +200,10 @@ struct RenderAllocationTests {
                 distortion.shape = shapes[(quantum / 100) % shapes.count]
                 distortion.oversampling = [8, 4, 2, 1, 8][quantum / 100]
                 distortion.tone = quantum % 200 == 0 ? 30_000 : 6_000
+                // The chorus takes new settings on the audio thread.
+                chorus.settings = Chorus.Settings(
+                    voiceCount: quantum / 100 + 1, depth: Double(quantum / 50),
+                    waveform: quantum % 200 == 0 ? .triangle : .sine)
             }  // rebuilt on the audio thread: Dattorro's plate
             pianola_allocations_start()
             engine.render(frameCount: 256, into: buffer)

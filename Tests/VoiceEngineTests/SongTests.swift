@@ -33,7 +33,7 @@ struct SongTests {
         let fluidSynth = try SamplerNode(settings: settings)
         try fluidSynth.loadSoundFont(at: bundledFont)
         let reference = try renderSong(path, node: fluidSynth, seconds: seconds)
-        let native = NativeSamplerNode()
+        let native = NativeSamplerNode(settings: .init(isReverbEnabled: false, isChorusEnabled: false))
         try native.load(try SoundFontBank(contentsOf: bundledFont))
         let ours = try renderSong(path, node: native, seconds: seconds)
         for channel in 0..<2 {
