@@ -41,6 +41,8 @@ struct Lanes {
     var right: [Floats] = []
     var reverb: [Floats] = []
     var chorus: [Floats] = []
+    /// What the render sums into, lane by lane: four buses of up to ``Envelope/block`` vectors.
+    let mix = MixBuffer(count: 4 * Envelope.block)
 
     init(capacity: Int) {
         groupCount = (capacity + Self.width - 1) / Self.width
@@ -145,21 +147,22 @@ struct Lanes {
         return [c0, c1, c2, c3]
     }
 
-    /// Renders `count` (≤ `scratch.count / (8 · groups)`) samples of the first `slots` voices,
-    /// adding into the four buses from `offset`, in three passes:
+    /// Renders `count` (≤ ``Envelope/block``) samples of the first `slots` voices, adding into
+    /// the four buses from `offset`, in two passes:
     ///
     /// 1. per voice, the 4-point Catmull-Rom read (FluidSynth's, with an 8-bit fraction) times the
-    ///    amplitude ramp, into `scratch` (eight voices interleaved per group); a voice away from
-    ///    its sample's edges takes a path with no boundary test;
+    ///    amplitude ramp, into `scratch` (eight voices interleaved per group): in runs that stay
+    ///    away from the sample's edges, each counted before it starts, with no test per sample;
     /// 2. per group of eight voices, the two-pole low-pass (direct form II, coefficients ramping)
-    ///    in SIMD lanes;
-    /// 3. per group, the four bus gains.
+    ///    in SIMD lanes, times the four bus gains, summed lane by lane into ``mix``; the lanes are
+    ///    summed into the buses once, after the last group.
     mutating func render(
         slots: Int, count: Int, arena: UnsafePointer<Int16>, offset: Int, scratch: UnsafeMutablePointer<Float>,
         dryLeft: UnsafeMutablePointer<Float>, dryRight: UnsafeMutablePointer<Float>,
         reverbBus: UnsafeMutablePointer<Float>, chorusBus: UnsafeMutablePointer<Float>
     ) {
         let groups = (slots + Self.width - 1) / Self.width
+        guard groups > 0 else { return }
         Self.interpolation.withUnsafeBufferPointer { table in
             for slot in 0..<(groups * Self.width) {
                 readVoice(
@@ -167,12 +170,21 @@ struct Lanes {
                     into: scratch + (slot / Self.width) * count * Self.width + slot % Self.width)
             }
         }
+        let mix = self.mix.vectors
+        mix.update(repeating: .zero, count: 4 * count)
+        var sends = false
         for group in 0..<groups {
-            let block = scratch + group * count * Self.width
-            filter(group, count: count, block: block)
-            mix(
-                group, count: count, block: block, offset: offset, dryLeft: dryLeft, dryRight: dryRight,
-                reverbBus: reverbBus, chorusBus: chorusBus)
+            sends = filterAndMix(group, count: count, block: scratch + group * count * Self.width, mix: mix) || sends
+        }
+        for index in 0..<count {
+            dryLeft[offset &+ index] += mix[index].sum()
+            dryRight[offset &+ index] += mix[count &+ index].sum()
+        }
+        if sends {
+            for index in 0..<count {
+                reverbBus[offset &+ index] += mix[2 &* count &+ index].sum()
+                chorusBus[offset &+ index] += mix[3 &* count &+ index].sum()
+            }
         }
     }
 
@@ -183,13 +195,14 @@ struct Lanes {
     ) {
         let (group, lane) = (slot / Self.width, slot % Self.width)
         guard playing[group][lane] != 0 else {
-            for index in 0..<count { output[index * Self.width] = 0 }
+            for index in 0..<count { output[index &* Self.width] = 0 }
             return
         }
         var whole = Int(position[group][lane])
         var fraction = fraction[group][lane]
         let stepWhole = Int(self.stepWhole[group][lane])
         let stepFraction = self.stepFraction[group][lane]
+        let step = UInt64(stepWhole) << 32 | UInt64(stepFraction)
         let start = Int(self.start[group][lane])
         let last = Int(self.last[group][lane])
         let loopStart = Int(self.loopStart[group][lane])
@@ -204,17 +217,30 @@ struct Lanes {
         var lowest = wrapped ? loopStart + 1 : start + 1
         var index = 0
         while index < count {
-            let row = Int(fraction >> 24) &* 4
-            let s0: Float
-            let s1: Float
-            let s2: Float
-            let s3: Float
             if whole >= lowest && whole <= highest {
-                s0 = Float(arena[whole &- 1])
-                s1 = Float(arena[whole])
-                s2 = Float(arena[whole &+ 1])
-                s3 = Float(arena[whole &+ 2])
+                // A run that stays at or below `highest`: the samples before the position passes
+                // `highest + 1` (in 32.32 fixed point), all of them when the step is 0.
+                let room = UInt64(highest &- whole &+ 1) << 32 &- UInt64(fraction)
+                let run = step == 0 ? count &- index : min(count &- index, Int((room &- 1) / step) &+ 1)
+                let end = index &+ run
+                var phase = UInt64(fraction)
+                var point = arena + whole
+                while index < end {
+                    let row = Int(UInt32(truncatingIfNeeded: phase) >> 24) &* 4
+                    let value =
+                        table[row] * Float(point[-1]) + table[row &+ 1] * Float(point[0]) + table[row &+ 2]
+                        * Float(point[1]) + table[row &+ 3] * Float(point[2])
+                    output[index &* Self.width] = value * gain
+                    gain += gainStep
+                    phase &+= step
+                    point += Int(phase >> 32)
+                    phase &= 0xFFFF_FFFF
+                    index &+= 1
+                }
+                whole = point - arena
+                fraction = UInt32(truncatingIfNeeded: phase)
             } else {
+                let row = Int(fraction >> 24) &* 4
                 var before = whole - 1
                 if !wrapped && before < start { before = start }
                 if wrapped && before < loopStart { before += loopLength }
@@ -227,18 +253,16 @@ struct Lanes {
                     after = min(after, last)
                     after2 = min(after2, last)
                 }
-                s0 = Float(arena[before])
-                s1 = Float(arena[min(whole, last)])
-                s2 = Float(arena[after])
-                s3 = Float(arena[after2])
+                let value =
+                    table[row] * Float(arena[before]) + table[row &+ 1] * Float(arena[min(whole, last)])
+                    + table[row &+ 2] * Float(arena[after]) + table[row &+ 3] * Float(arena[after2])
+                output[index &* Self.width] = value * gain
+                gain += gainStep
+                let (advanced, carry) = fraction.addingReportingOverflow(stepFraction)
+                fraction = advanced
+                whole += stepWhole + (carry ? 1 : 0)
+                index += 1
             }
-            let value = table[row] * s0 + table[row &+ 1] * s1 + table[row &+ 2] * s2 + table[row &+ 3] * s3
-            output[index &* Self.width] = value * gain
-            gain += gainStep
-            let (advanced, carry) = fraction.addingReportingOverflow(stepFraction)
-            fraction = advanced
-            whole += stepWhole + (carry ? 1 : 0)
-            index += 1
             if looping {
                 if whole >= loopEnd {
                     whole = loopStart + (whole - loopStart) % max(loopLength, 1)
@@ -262,8 +286,11 @@ struct Lanes {
         self.gain[group][lane] = gain * 32768
     }
 
-    /// Pass 2 for one group: the low-pass over eight voices at once.
-    private mutating func filter(_ group: Int, count: Int, block: UnsafeMutablePointer<Float>) {
+    /// Pass 2 for one group: the low-pass over eight voices at once, times the bus gains, added
+    /// into `mix`; true when a lane sends to reverb or chorus.
+    private mutating func filterAndMix(
+        _ group: Int, count: Int, block: UnsafeMutablePointer<Float>, mix: UnsafeMutablePointer<Floats>
+    ) -> Bool {
         var b0 = self.b0[group]
         var b1 = self.b1[group]
         var a1 = self.a1[group]
@@ -273,19 +300,28 @@ struct Lanes {
         )
         var z1 = self.z1[group]
         var z2 = self.z2[group]
-        let lanes = UnsafeMutableRawPointer(block)
+        let (left, right, reverb, chorus) = (
+            self.left[group], self.right[group], self.reverb[group], self.chorus[group]
+        )
+        let sends = any(reverb .!= 0) || any(chorus .!= 0)
+        let lanes = UnsafeRawPointer(block)
         for index in 0..<count {
-            let sample = lanes.loadUnaligned(fromByteOffset: index * 32, as: Floats.self)
+            let sample = lanes.loadUnaligned(fromByteOffset: index &* 32, as: Floats.self)
             let feedback: Floats = a1 * z1 + a2 * z2
             let w: Floats = sample - feedback
             let out: Floats = b0 * (w + z2) + b1 * z1
             z2 = z1
             z1 = w
-            lanes.storeBytes(of: out, toByteOffset: index * 32, as: Floats.self)
             b0 += b0Step
             b1 += b1Step
             a1 += a1Step
             a2 += a2Step
+            mix[index] += out * left
+            mix[count &+ index] += out * right
+            if sends {
+                mix[2 &* count &+ index] += out * reverb
+                mix[3 &* count &+ index] += out * chorus
+            }
         }
         self.b0[group] = b0
         self.b1[group] = b1
@@ -293,27 +329,20 @@ struct Lanes {
         self.a2[group] = a2
         self.z1[group] = z1
         self.z2[group] = z2
+        return sends
+    }
+}
+
+/// Vectors the render pass sums into, allocated once with the lanes.
+final class MixBuffer {
+    let vectors: UnsafeMutablePointer<SIMD8<Float>>
+    let count: Int
+
+    init(count: Int) {
+        self.count = count
+        vectors = .allocate(capacity: count)
+        vectors.initialize(repeating: .zero, count: count)
     }
 
-    /// Pass 3 for one group: each voice's output times its bus gains, summed into the buses.
-    private func mix(
-        _ group: Int, count: Int, block: UnsafeMutablePointer<Float>, offset: Int,
-        dryLeft: UnsafeMutablePointer<Float>, dryRight: UnsafeMutablePointer<Float>,
-        reverbBus: UnsafeMutablePointer<Float>, chorusBus: UnsafeMutablePointer<Float>
-    ) {
-        let (left, right, reverb, chorus) = (
-            self.left[group], self.right[group], self.reverb[group], self.chorus[group]
-        )
-        let sends = any(reverb .!= 0) || any(chorus .!= 0)
-        let lanes = UnsafeMutableRawPointer(block)
-        for index in 0..<count {
-            let out = lanes.loadUnaligned(fromByteOffset: index * 32, as: Floats.self)
-            dryLeft[offset + index] += (out * left).sum()
-            dryRight[offset + index] += (out * right).sum()
-            if sends {
-                reverbBus[offset + index] += (out * reverb).sum()
-                chorusBus[offset + index] += (out * chorus).sum()
-            }
-        }
-    }
+    deinit { vectors.deallocate() }
 }

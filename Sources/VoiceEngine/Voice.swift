@@ -57,6 +57,8 @@ struct Voice {
     var envelopeAge = 0
     /// Whether the voice's control values must be computed before its next samples.
     var needsControl = true
+    /// What the last control update computed from its inputs, reused while they stay the same.
+    var memo = ControlMemo()
 
     /// The next age at which the voice needs a control update off the 64-frame grid: the end of
     /// its envelope's delay, or a deferred release.
@@ -109,12 +111,163 @@ struct Voice {
         return phase - 4
     }
 
+    /// Advances the envelopes to the voice's age; true when a deferred release is due.
+    mutating func advanceEnvelopes() -> Bool {
+        needsControl = false
+        volume.advance(age - envelopeAge)
+        modulation.advance(age - envelopeAge)
+        envelopeAge = age
+        if let releaseAge = releaseAtAge, age >= releaseAge { return true }
+        return false
+    }
+
+    /// Sets the voice's lane (`slot` in `lanes`) to ramp to its control values over the `length`
+    /// frames to come; false when the voice has ended.
+    mutating func control(
+        length: Int, sampleRate rate: Double, gain: Float, balance: Double, lanes: inout Lanes, slot: Int
+    ) -> Bool {
+        let (group, lane) = (slot / Lanes.width, slot % Lanes.width)
+        if volume.isFinished && lanes.gain[group][lane] == 0 { return false }
+        if volume.section == .delay {
+            lanes.gain[group][lane] = 0
+            lanes.gainStep[group][lane] = 0
+            lanes.stepWhole[group][lane] = 0
+            lanes.stepFraction[group][lane] = 0
+            return true
+        }
+        let targetAge = age + length
+        var volume = self.volume
+        volume.advance(length)
+        var modulation = self.modulation
+        modulation.advance(length)
+        let modulationLFOInputs = SIMD2(value(.modulationLFODelay), value(.modulationLFOFrequency))
+        if modulationLFOInputs != memo.modulationLFOInputs {
+            memo.modulationLFOInputs = modulationLFOInputs
+            memo.modulationLFO = lfoTiming(
+                delay: .modulationLFODelay, frequency: .modulationLFOFrequency, sampleRate: rate)
+        }
+        let vibratoLFOInputs = SIMD2(value(.vibratoLFODelay), value(.vibratoLFOFrequency))
+        if vibratoLFOInputs != memo.vibratoLFOInputs {
+            memo.vibratoLFOInputs = vibratoLFOInputs
+            memo.vibratoLFO = lfoTiming(delay: .vibratoLFODelay, frequency: .vibratoLFOFrequency, sampleRate: rate)
+        }
+        let modulationLFO = Voice.lfo(
+            age: targetAge, delay: memo.modulationLFO.delay, perSample: memo.modulationLFO.perSample)
+        let vibratoLFO = Voice.lfo(age: targetAge, delay: memo.vibratoLFO.delay, perSample: memo.vibratoLFO.perSample)
+        let modulationEnvelope =
+            modulation.section == .attack
+            ? Conversions.curve(Conversions.convex, at: 127 * modulation.level) : modulation.level
+
+        // Amplitude.
+        let attenuation = min(max(value(.initialAttenuation), 0), 1440)
+        let tremolo = -modulationLFO * clamped(.modulationLFOToVolume, 960)
+        let amplitude: Float
+        if volume.isFinished {
+            amplitude = 0
+        } else if volume.section == .attack {
+            amplitude =
+                Conversions.amplitude(centibels: attenuation) * Conversions.amplitude(centibels: tremolo)
+                * Float(volume.level)
+        } else {
+            // Two factors, each clamped at 0 cB: a tremolo's negative half cannot undo the attenuation.
+            amplitude =
+                Conversions.amplitude(centibels: attenuation)
+                * Conversions.amplitude(centibels: 960 * (1 - volume.level) + tremolo)
+        }
+        lanes.gainStep[group][lane] = (amplitude - lanes.gain[group][lane]) / Float(length)
+
+        // Pitch.
+        let root = rootCents
+        var cents =
+            value(.scaleTuning) * (Double(effectiveKey) - root / 100) + root + 100 * value(.coarseTune)
+            + value(.fineTune)
+        cents +=
+            modulationLFO * clamped(.modulationLFOToPitch, 12000) + vibratoLFO * clamped(.vibratoLFOToPitch, 12000)
+            + modulationEnvelope * clamped(.modulationEnvelopeToPitch, 12000)
+        let pitchInputs = SIMD2(cents, root)
+        if pitchInputs != memo.pitchInputs {
+            memo.pitchInputs = pitchInputs
+            var ratio =
+                Conversions.hertz(cents: cents) / (Conversions.hertz(cents: root) * rate / sample.sampleRate)
+            if !(ratio > 0) || !ratio.isFinite { ratio = 1 }
+            ratio = min(ratio, 1_048_576)
+            let whole = ratio.rounded(.down)
+            memo.step = (Int32(whole), UInt32(min((ratio - whole) * 4_294_967_296, 4_294_967_295)))
+        }
+        lanes.stepWhole[group][lane] = memo.step.whole
+        lanes.stepFraction[group][lane] = memo.step.fraction
+
+        // Filter.
+        let cutoffCents = min(
+            max(
+                value(.initialFilterCutoff) + modulationLFO * clamped(.modulationLFOToFilterCutoff, 12000)
+                    + modulationEnvelope * clamped(.modulationEnvelopeToFilterCutoff, 12000), 1500), 13500)
+        let filterInputs = SIMD2(cutoffCents, value(.initialFilterQ))
+        if filterInputs != memo.filterInputs {
+            memo.filterInputs = filterInputs
+            let cutoff = min(max(Conversions.hertz(cents: cutoffCents), 5), 0.45 * rate)
+            let qDecibels = min(max(value(.initialFilterQ) / 10, 0), 96) - 3.01
+            let q = pow(10, qDecibels / 20)
+            let filterGain = 1 / q.squareRoot()
+            let omega = 2 * Double.pi * cutoff / rate
+            let alpha = sin(omega) / (2 * q)
+            memo.filter = (
+                Float(filterGain * (1 - cos(omega)) / (2 * (1 + alpha))), Float(-2 * cos(omega) / (1 + alpha)),
+                Float((1 - alpha) / (1 + alpha))
+            )
+        }
+        let (b0, a1, a2) = memo.filter
+        if !filterReady {
+            lanes.b0[group][lane] = b0
+            lanes.b1[group][lane] = 2 * b0
+            lanes.a1[group][lane] = a1
+            lanes.a2[group][lane] = a2
+            lanes.b0Step[group][lane] = 0
+            lanes.b1Step[group][lane] = 0
+            lanes.a1Step[group][lane] = 0
+            lanes.a2Step[group][lane] = 0
+            filterReady = true
+        } else {
+            let frames = Float(length)
+            lanes.b0Step[group][lane] = (b0 - lanes.b0[group][lane]) / frames
+            lanes.b1Step[group][lane] = (2 * b0 - lanes.b1[group][lane]) / frames
+            lanes.a1Step[group][lane] = (a1 - lanes.a1[group][lane]) / frames
+            lanes.a2Step[group][lane] = (a2 - lanes.a2[group][lane]) / frames
+        }
+        if abs(lanes.z1[group][lane]) < 1e-20 { lanes.z1[group][lane] = 0 }
+        if abs(lanes.z2[group][lane]) < 1e-20 { lanes.z2[group][lane] = 0 }
+
+        // Buses: pan and balance on the dry pair; the sends are mono, before the pan.
+        var (panLeft, panRight) = Conversions.pan(value(.pan))
+        if balance > 0 { panLeft *= Conversions.amplitude(centibels: balance) }
+        if balance < 0 { panRight *= Conversions.amplitude(centibels: -balance) }
+        lanes.left[group][lane] = gain * panLeft
+        lanes.right[group][lane] = gain * panRight
+        lanes.reverb[group][lane] = gain * Float(min(max(value(.reverbSend) / 1000, 0), 1))
+        lanes.chorus[group][lane] = gain * Float(min(max(value(.chorusSend) / 1000, 0), 1))
+        return true
+    }
+
     /// The LFO's delay in samples and its per-sample phase step, from its generators.
     func lfoTiming(delay: Generator, frequency: Generator, sampleRate: Double) -> (delay: Int, perSample: Double) {
         let delaySamples = Int(sampleRate * Conversions.seconds(timecents: min(max(value(delay), -12000), 5000)))
         let hertz = Conversions.hertz(cents: min(max(value(frequency), -16000), 4500))
         return (delaySamples, 4 * hertz / sampleRate)
     }
+}
+
+/// Control values a voice computed from its generators, with the inputs they came from (NaN
+/// inputs at first, which nothing equals): the exponentials and the filter's trigonometry are
+/// computed again only when an input changes.
+struct ControlMemo {
+    var modulationLFOInputs = SIMD2<Double>(.nan, .nan)
+    var modulationLFO = (delay: 0, perSample: 0.0)
+    var vibratoLFOInputs = SIMD2<Double>(.nan, .nan)
+    var vibratoLFO = (delay: 0, perSample: 0.0)
+    var pitchInputs = SIMD2<Double>(.nan, .nan)
+    var step = (whole: Int32(0), fraction: UInt32(0))
+    var filterInputs = SIMD2<Double>(.nan, .nan)
+    var filter = (b0: Float(0), a1: Float(0), a2: Float(0))
 }
 
 /// The 60 generator values of a voice, stored inline (no allocation when a voice starts or changes).
