@@ -44,6 +44,8 @@ let package = Package(
         .target(name: "CVorbisFile", linkerSettings: [.linkedLibrary("vorbisfile")]),
         // Flush-to-zero around a DSP block (the reverb's delay network), per architecture.
         .target(name: "CFloatEnvironment"),
+        // The native voice engine's innermost loop: a voice's interpolated sample read, in SSE2.
+        .target(name: "CVoiceKernel"),
         // The thread calls Swift's Glibc module does not export (gettid, pthread_setname_np).
         .target(name: "CSystemThread"),
         // The ALSA sequencer for MIDIIO (alsa-lib's event macros and unions, decoded to MIDI bytes).
@@ -144,7 +146,7 @@ let package = Package(
         // Pianola's own SoundFont voice engine: FluidSynth's synthesis model, voices in SIMD lanes,
         // every note on its exact frame.
         .target(
-            name: "VoiceEngine", dependencies: ["SoundFontFiles", "AudioGraph", "MIDICore", "Effects"],
+            name: "VoiceEngine", dependencies: ["SoundFontFiles", "AudioGraph", "MIDICore", "Effects", "CVoiceKernel"],
             swiftSettings: strictSettings),
         .target(name: "SoundFontGenerator", dependencies: ["MIDICore"], swiftSettings: strictSettings),
         .executableTarget(

@@ -1,138 +1,152 @@
+import CVoiceKernel
+
 /// The per-sample state of the playing voices, laid out for SIMD: lane `l` of group `g` is voice
-/// slot `8g + l`. The kernel runs a group's eight voices together, sample by sample, with no
-/// branch on any one voice: loop wraps, sample ends and silent lanes are masks.
+/// slot `8g + l`. Pass 1 reads each voice's sample on its own, in runs with no test per sample;
+/// pass 2 filters and mixes a group's eight voices together, in SIMD lanes.
+///
+/// The state lives in memory the lanes allocate once (``LaneStorage``), so that the render
+/// changes it with no copy-on-write check.
 struct Lanes {
     typealias Floats = SIMD8<Float>
     typealias Ints = SIMD8<Int32>
     typealias Words = SIMD8<UInt32>
     static let width = 8
 
-    var groupCount = 0
+    let groupCount: Int
+    let storage: LaneStorage
     // Playback position (absolute index into the sample arena) and its 32-bit fraction.
-    var position: [Ints] = []
-    var fraction: [Words] = []
-    var stepWhole: [Ints] = []
-    var stepFraction: [Words] = []
+    let position: LaneArray<Int32>
+    let fraction: LaneArray<UInt32>
+    let stepWhole: LaneArray<Int32>
+    let stepFraction: LaneArray<UInt32>
     // The first point, the last point, the loop (absolute), and masks: looping (-1) or not (0),
     // wrapped at least once, playing.
-    var start: [Ints] = []
-    var last: [Ints] = []
-    var loopStart: [Ints] = []
-    var loopEnd: [Ints] = []
-    var looping: [Ints] = []
-    var wrapped: [Ints] = []
-    var playing: [Ints] = []
+    let start: LaneArray<Int32>
+    let last: LaneArray<Int32>
+    let loopStart: LaneArray<Int32>
+    let loopEnd: LaneArray<Int32>
+    let looping: LaneArray<Int32>
+    let wrapped: LaneArray<Int32>
+    let playing: LaneArray<Int32>
     // The amplitude, ramping per sample.
-    var gain: [Floats] = []
-    var gainStep: [Floats] = []
+    let gain: LaneArray<Float>
+    let gainStep: LaneArray<Float>
     // The low-pass filter's coefficients (ramping) and state.
-    var b0: [Floats] = []
-    var b1: [Floats] = []
-    var a1: [Floats] = []
-    var a2: [Floats] = []
-    var b0Step: [Floats] = []
-    var b1Step: [Floats] = []
-    var a1Step: [Floats] = []
-    var a2Step: [Floats] = []
-    var z1: [Floats] = []
-    var z2: [Floats] = []
+    let b0: LaneArray<Float>
+    let b1: LaneArray<Float>
+    let a1: LaneArray<Float>
+    let a2: LaneArray<Float>
+    let b0Step: LaneArray<Float>
+    let b1Step: LaneArray<Float>
+    let a1Step: LaneArray<Float>
+    let a2Step: LaneArray<Float>
+    let z1: LaneArray<Float>
+    let z2: LaneArray<Float>
     // Bus gains: dry left, dry right, reverb, chorus.
-    var left: [Floats] = []
-    var right: [Floats] = []
-    var reverb: [Floats] = []
-    var chorus: [Floats] = []
-    /// What the render sums into, lane by lane: four buses of up to ``Envelope/block`` vectors.
-    let mix = MixBuffer(count: 4 * Envelope.block)
+    let left: LaneArray<Float>
+    let right: LaneArray<Float>
+    let reverb: LaneArray<Float>
+    let chorus: LaneArray<Float>
+    /// What pass 2 sums into, lane by lane: four buses of up to ``Envelope/block`` vectors.
+    let mix: UnsafeMutablePointer<Floats>
 
     init(capacity: Int) {
-        groupCount = (capacity + Self.width - 1) / Self.width
-        let zeros = [Floats](repeating: .zero, count: groupCount)
-        let intZeros = [Ints](repeating: .zero, count: groupCount)
-        position = intZeros
-        fraction = [Words](repeating: .zero, count: groupCount)
-        stepWhole = intZeros
-        stepFraction = fraction
-        start = intZeros
-        last = intZeros
-        loopStart = intZeros
-        loopEnd = intZeros
-        looping = intZeros
-        wrapped = intZeros
-        playing = intZeros
-        gain = zeros
-        gainStep = zeros
-        b0 = zeros
-        b1 = zeros
-        a1 = zeros
-        a2 = zeros
-        b0Step = zeros
-        b1Step = zeros
-        a1Step = zeros
-        a2Step = zeros
-        z1 = zeros
-        z2 = zeros
-        left = zeros
-        right = zeros
-        reverb = zeros
-        chorus = zeros
+        let groups = (capacity + Self.width - 1) / Self.width
+        groupCount = groups
+        let storage = LaneStorage(vectors: 27 * groups + 4 * Envelope.block)
+        self.storage = storage
+        let memory = storage.memory
+        var next = 0
+        func array<T>() -> LaneArray<T> {
+            defer { next += groups }
+            return LaneArray(base: memory + 32 * next, count: groups)
+        }
+        position = array()
+        fraction = array()
+        stepWhole = array()
+        stepFraction = array()
+        start = array()
+        last = array()
+        loopStart = array()
+        loopEnd = array()
+        looping = array()
+        wrapped = array()
+        playing = array()
+        gain = array()
+        gainStep = array()
+        b0 = array()
+        b1 = array()
+        a1 = array()
+        a2 = array()
+        b0Step = array()
+        b1Step = array()
+        a1Step = array()
+        a2Step = array()
+        z1 = array()
+        z2 = array()
+        left = array()
+        right = array()
+        reverb = array()
+        chorus = array()
+        mix = (memory + 32 * next).bindMemory(to: Floats.self, capacity: 4 * Envelope.block)
     }
 
     /// Silences slot `slot` for good: not playing, every gain, coefficient, ramp and filter state 0.
     /// A slot without a voice still runs through the SIMD passes: a filter left ramping there
     /// would diverge, and 0 times infinity is NaN in the bus sums.
-    mutating func clear(_ slot: Int) {
+    func clear(_ slot: Int) {
         let (group, lane) = (slot / 8, slot % 8)
-        func zero<T: Numeric>(_ array: inout [SIMD8<T>]) { array[group][lane] = 0 }
-        zero(&playing)
-        zero(&gain)
-        zero(&gainStep)
-        zero(&b0)
-        zero(&b1)
-        zero(&a1)
-        zero(&a2)
-        zero(&b0Step)
-        zero(&b1Step)
-        zero(&a1Step)
-        zero(&a2Step)
-        zero(&z1)
-        zero(&z2)
-        zero(&left)
-        zero(&right)
-        zero(&reverb)
-        zero(&chorus)
+        func zero<T: Numeric>(_ array: LaneArray<T>) { array[group][lane] = 0 }
+        zero(playing)
+        zero(gain)
+        zero(gainStep)
+        zero(b0)
+        zero(b1)
+        zero(a1)
+        zero(a2)
+        zero(b0Step)
+        zero(b1Step)
+        zero(a1Step)
+        zero(a2Step)
+        zero(z1)
+        zero(z2)
+        zero(left)
+        zero(right)
+        zero(reverb)
+        zero(chorus)
     }
 
     /// Copies slot `from`'s state into slot `to` (to keep the playing voices packed).
-    mutating func move(_ from: Int, to: Int) {
+    func move(_ from: Int, to: Int) {
         let (fg, fl, tg, tl) = (from / 8, from % 8, to / 8, to % 8)
-        func copy<T>(_ array: inout [SIMD8<T>]) { array[tg][tl] = array[fg][fl] }
-        copy(&position)
-        copy(&fraction)
-        copy(&stepWhole)
-        copy(&stepFraction)
-        copy(&start)
-        copy(&last)
-        copy(&loopStart)
-        copy(&loopEnd)
-        copy(&looping)
-        copy(&wrapped)
-        copy(&playing)
-        copy(&gain)
-        copy(&gainStep)
-        copy(&b0)
-        copy(&b1)
-        copy(&a1)
-        copy(&a2)
-        copy(&b0Step)
-        copy(&b1Step)
-        copy(&a1Step)
-        copy(&a2Step)
-        copy(&z1)
-        copy(&z2)
-        copy(&left)
-        copy(&right)
-        copy(&reverb)
-        copy(&chorus)
+        func copy<T>(_ array: LaneArray<T>) { array[tg][tl] = array[fg][fl] }
+        copy(position)
+        copy(fraction)
+        copy(stepWhole)
+        copy(stepFraction)
+        copy(start)
+        copy(last)
+        copy(loopStart)
+        copy(loopEnd)
+        copy(looping)
+        copy(wrapped)
+        copy(playing)
+        copy(gain)
+        copy(gainStep)
+        copy(b0)
+        copy(b1)
+        copy(a1)
+        copy(a2)
+        copy(b0Step)
+        copy(b1Step)
+        copy(a1Step)
+        copy(a2Step)
+        copy(z1)
+        copy(z2)
+        copy(left)
+        copy(right)
+        copy(reverb)
+        copy(chorus)
     }
 
     /// Catmull-Rom coefficients for the 256 rows of FluidSynth's 8-bit fraction (Olli
@@ -146,7 +160,6 @@ struct Lanes {
         let c3: Float = 0.5 * (x3 - x2)
         return [c0, c1, c2, c3]
     }
-
     /// Renders `count` (≤ ``Envelope/block``) samples of the first `slots` voices, adding into
     /// the four buses from `offset`, in two passes:
     ///
@@ -156,7 +169,7 @@ struct Lanes {
     /// 2. per group of eight voices, the two-pole low-pass (direct form II, coefficients ramping)
     ///    in SIMD lanes, times the four bus gains, summed lane by lane into ``mix``; the lanes are
     ///    summed into the buses once, after the last group.
-    mutating func render(
+    func render(
         slots: Int, count: Int, arena: UnsafePointer<Int16>, offset: Int, scratch: UnsafeMutablePointer<Float>,
         dryLeft: UnsafeMutablePointer<Float>, dryRight: UnsafeMutablePointer<Float>,
         reverbBus: UnsafeMutablePointer<Float>, chorusBus: UnsafeMutablePointer<Float>
@@ -170,7 +183,6 @@ struct Lanes {
                     into: scratch + (slot / Self.width) * count * Self.width + slot % Self.width)
             }
         }
-        let mix = self.mix.vectors
         mix.update(repeating: .zero, count: 4 * count)
         var sends = false
         for group in 0..<groups {
@@ -189,7 +201,7 @@ struct Lanes {
     }
 
     /// Pass 1 for one voice: `count` samples, every eighth float of `output`.
-    private mutating func readVoice(
+    private func readVoice(
         _ slot: Int, count: Int, arena: UnsafePointer<Int16>, table: UnsafePointer<Float>,
         into output: UnsafeMutablePointer<Float>
     ) {
@@ -222,23 +234,10 @@ struct Lanes {
                 // `highest + 1` (in 32.32 fixed point), all of them when the step is 0.
                 let room = UInt64(highest &- whole &+ 1) << 32 &- UInt64(fraction)
                 let run = step == 0 ? count &- index : min(count &- index, Int((room &- 1) / step) &+ 1)
-                let end = index &+ run
-                var phase = UInt64(fraction)
-                var point = arena + whole
-                while index < end {
-                    let row = Int(UInt32(truncatingIfNeeded: phase) >> 24) &* 4
-                    let value =
-                        table[row] * Float(point[-1]) + table[row &+ 1] * Float(point[0]) + table[row &+ 2]
-                        * Float(point[1]) + table[row &+ 3] * Float(point[2])
-                    output[index &* Self.width] = value * gain
-                    gain += gainStep
-                    phase &+= step
-                    point += Int(phase >> 32)
-                    phase &= 0xFFFF_FFFF
-                    index &+= 1
-                }
-                whole = point - arena
-                fraction = UInt32(truncatingIfNeeded: phase)
+                whole += pianola_voice_read(
+                    arena + whole, &fraction, step, table, &gain, gainStep, output + index &* Self.width,
+                    Self.width, run)
+                index &+= run
             } else {
                 let row = Int(fraction >> 24) &* 4
                 var before = whole - 1
@@ -288,7 +287,7 @@ struct Lanes {
 
     /// Pass 2 for one group: the low-pass over eight voices at once, times the bus gains, added
     /// into `mix`; true when a lane sends to reverb or chorus.
-    private mutating func filterAndMix(
+    private func filterAndMix(
         _ group: Int, count: Int, block: UnsafeMutablePointer<Float>, mix: UnsafeMutablePointer<Floats>
     ) -> Bool {
         var b0 = self.b0[group]
@@ -333,16 +332,37 @@ struct Lanes {
     }
 }
 
-/// Vectors the render pass sums into, allocated once with the lanes.
-final class MixBuffer {
-    let vectors: UnsafeMutablePointer<SIMD8<Float>>
+/// One field of every lane: a vector per group, in ``LaneStorage``'s memory.
+struct LaneArray<Scalar: SIMDScalar> {
+    let base: UnsafeMutablePointer<SIMD8<Scalar>>
     let count: Int
 
-    init(count: Int) {
+    init(base: UnsafeMutableRawPointer, count: Int) {
+        self.base = base.bindMemory(to: SIMD8<Scalar>.self, capacity: count)
         self.count = count
-        vectors = .allocate(capacity: count)
-        vectors.initialize(repeating: .zero, count: count)
     }
 
-    deinit { vectors.deallocate() }
+    subscript(group: Int) -> SIMD8<Scalar> {
+        get {
+            precondition(group >= 0 && group < count)
+            return base[group]
+        }
+        nonmutating set {
+            precondition(group >= 0 && group < count)
+            base[group] = newValue
+        }
+    }
+}
+
+/// The memory of the lanes: `vectors` zeroed 32-byte vectors, allocated once and freed with the
+/// synthesizer.
+final class LaneStorage {
+    let memory: UnsafeMutableRawPointer
+
+    init(vectors: Int) {
+        memory = .allocate(byteCount: 32 * vectors, alignment: 32)
+        memory.initializeMemory(as: UInt8.self, repeating: 0, count: 32 * vectors)
+    }
+
+    deinit { memory.deallocate() }
 }

@@ -140,20 +140,30 @@ struct Voice {
         volume.advance(length)
         var modulation = self.modulation
         modulation.advance(length)
-        let modulationLFOInputs = SIMD2(value(.modulationLFODelay), value(.modulationLFOFrequency))
-        if modulationLFOInputs != memo.modulationLFOInputs {
-            memo.modulationLFOInputs = modulationLFOInputs
-            memo.modulationLFO = lfoTiming(
-                delay: .modulationLFODelay, frequency: .modulationLFOFrequency, sampleRate: rate)
+        // An LFO that moves nothing is not computed (every product of it would be a zero).
+        var modulationLFO = 0.0
+        if value(.modulationLFOToPitch) != 0 || value(.modulationLFOToFilterCutoff) != 0
+            || value(.modulationLFOToVolume) != 0
+        {
+            let inputs = SIMD2(value(.modulationLFODelay), value(.modulationLFOFrequency))
+            if inputs != memo.modulationLFOInputs {
+                memo.modulationLFOInputs = inputs
+                memo.modulationLFO = lfoTiming(
+                    delay: .modulationLFODelay, frequency: .modulationLFOFrequency, sampleRate: rate)
+            }
+            modulationLFO = Voice.lfo(
+                age: targetAge, delay: memo.modulationLFO.delay, perSample: memo.modulationLFO.perSample)
         }
-        let vibratoLFOInputs = SIMD2(value(.vibratoLFODelay), value(.vibratoLFOFrequency))
-        if vibratoLFOInputs != memo.vibratoLFOInputs {
-            memo.vibratoLFOInputs = vibratoLFOInputs
-            memo.vibratoLFO = lfoTiming(delay: .vibratoLFODelay, frequency: .vibratoLFOFrequency, sampleRate: rate)
+        var vibratoLFO = 0.0
+        if value(.vibratoLFOToPitch) != 0 {
+            let inputs = SIMD2(value(.vibratoLFODelay), value(.vibratoLFOFrequency))
+            if inputs != memo.vibratoLFOInputs {
+                memo.vibratoLFOInputs = inputs
+                memo.vibratoLFO = lfoTiming(
+                    delay: .vibratoLFODelay, frequency: .vibratoLFOFrequency, sampleRate: rate)
+            }
+            vibratoLFO = Voice.lfo(age: targetAge, delay: memo.vibratoLFO.delay, perSample: memo.vibratoLFO.perSample)
         }
-        let modulationLFO = Voice.lfo(
-            age: targetAge, delay: memo.modulationLFO.delay, perSample: memo.modulationLFO.perSample)
-        let vibratoLFO = Voice.lfo(age: targetAge, delay: memo.vibratoLFO.delay, perSample: memo.vibratoLFO.perSample)
         let modulationEnvelope =
             modulation.section == .attack
             ? Conversions.curve(Conversions.convex, at: 127 * modulation.level) : modulation.level
