@@ -16,7 +16,7 @@ struct Options {
     var keys = [36, 60, 84]
     var velocities = [40, 110]
     var limit = Int.max
-    var worst = 8
+    var worst = 3
     var json: String?
     /// "BANK:PROGRAM:KEY:VELOCITY": print that note's levels around its release, 5 ms apart.
     var trace: String?
@@ -40,7 +40,7 @@ func parse(_ arguments: [String]) -> Options {
         case "--keys": options.keys = value().split(separator: ",").compactMap { Int($0) }
         case "--velocities": options.velocities = value().split(separator: ",").compactMap { Int($0) }
         case "--limit": options.limit = Int(value()) ?? Int.max
-        case "--worst": options.worst = Int(value()) ?? 8
+        case "--worst": options.worst = Int(value()) ?? 3
         case "--json": options.json = value()
         case "--trace": options.trace = value()
         case "--only": options.only = Set(value().split(separator: ",").map(String.init))
@@ -169,23 +169,27 @@ func run(_ options: Options) {
         print("\(name): \(bank.presets.prefix(options.limit).count) presets, \(notes.count) notes in \(Int(seconds)) s")
         func report(_ title: String, _ passes: (Note) -> Bool, _ badness: (Note) -> Double, _ show: (Note) -> String) {
             let failing = notes.filter { !passes($0) }
-            print("  \(title): \(notes.count - failing.count) of \(notes.count) pass")
-            for note in failing.sorted(by: { badness($0) > badness($1) }).prefix(options.worst) {
-                print("    \(show(note))  \(note.label)")
+            print("  \(title): \(notes.count - failing.count) of \(notes.count) pass; the worst:")
+            // The worst notes, passing or not (a failing one is marked).
+            for note in notes.sorted(by: { badness($0) > badness($1) }).prefix(options.worst) {
+                print("    \(passes(note) ? " " : "✗") \(show(note))  \(note.label)")
             }
         }
         report("level within 1 dB", \.passesLevel, { abs($0.levelDifference) }) {
-            String(format: "%+6.2f dB", $0.levelDifference)
+            String(format: "%+6.3f dB", $0.levelDifference)
         }
         report("envelope correlation >= 0.99", \.passesEnvelope, { 1 - $0.envelopeCorrelation }) {
-            String(format: "%6.3f", $0.envelopeCorrelation)
+            String(format: "%7.5f", $0.envelopeCorrelation)
         }
         report("spectral centroid within 5 %", \.passesCentroid, { abs(($0.centroidRatio ?? 1) - 1) }) {
-            String(format: "%+6.1f %%", (($0.centroidRatio ?? 1) - 1) * 100)
+            String(format: "%+6.2f %%", (($0.centroidRatio ?? 1) - 1) * 100)
         }
-        report("time to -60 dB after release within 10 %", \.passesDecay, { abs(($0.decayRatio ?? 2) - 1) }) {
-            "\($0.decaySeconds.map { String(format: "%.2f", $0) } ?? "-") s vs "
-                + "\($0.referenceDecaySeconds.map { String(format: "%.2f", $0) } ?? "-") s"
+        report(
+            "time to -60 dB after release within 10 %", \.passesDecay,
+            { $0.decayRatio.map { abs($0 - 1) } ?? ($0.passesDecay ? 0 : 1) }
+        ) {
+            "\($0.decaySeconds.map { String(format: "%.3f", $0) } ?? "-") s vs "
+                + "\($0.referenceDecaySeconds.map { String(format: "%.3f", $0) } ?? "-") s"
         }
         all += notes
     }
