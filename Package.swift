@@ -123,14 +123,14 @@ let package = Package(
             name: "Sessions",
             dependencies: [
                 "PianolaSupport", "MIDICore", "SMF", "Sequencer", "AudioGraph", "Effects", "Meters", "Sampler",
-                "AudioFiles", "RateAndPitch", "ALSAIO", "MIDIIO", "JACKIO",
+                "AudioFiles", "RateAndPitch", "ALSAIO", "MIDIIO", "JACKIO", "SoundFontFiles", "VoiceEngine",
             ],
             swiftSettings: strictSettings),
         .target(
             name: "Pianola",
             dependencies: [
                 "MIDICore", "SMF", "Sequencer", "AudioGraph", "Effects", "Meters", "Sampler", "AudioFiles",
-                "RateAndPitch", "ALSAIO", "MIDIIO", "JACKIO", "Sessions",
+                "RateAndPitch", "ALSAIO", "MIDIIO", "JACKIO", "Sessions", "SoundFontFiles", "VoiceEngine",
             ],
             swiftSettings: strictSettings),
         .executableTarget(

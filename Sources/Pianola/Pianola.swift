@@ -1,7 +1,7 @@
 /// Pianola: a MIDI sequencer and SoundFont sampler for Linux.
 ///
 /// `import Pianola` brings in the whole library: MIDI messages and files, the audio graph and its
-/// nodes, the FluidSynth sampler, effects, meters, audio files, varispeed and time-pitch, ALSA and
+/// nodes, the FluidSynth sampler and Pianola's own voice engine (with its SoundFont reader), effects, meters, audio files, varispeed and time-pitch, ALSA and
 /// JACK audio, MIDI input and output, and the sessions that wire them together (offline rendering,
 /// batches, playback, live MIDI, recording).
 @_exported import ALSAIO
@@ -17,3 +17,5 @@
 @_exported import Sampler
 @_exported import Sequencer
 @_exported import Sessions
+@_exported import SoundFontFiles
+@_exported import VoiceEngine

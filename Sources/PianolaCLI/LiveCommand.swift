@@ -45,6 +45,8 @@ struct LiveCommand: ParsableCommand {
 
     @OptionGroup var synth: SynthOptions
 
+    @OptionGroup var engineOptions: EngineOptions
+
     @Option(
         name: .customLong("connect"),
         help: ArgumentHelp(
@@ -89,6 +91,13 @@ struct LiveCommand: ParsableCommand {
 
     func validate() throws {
         guard (0...100).contains(delay) else { throw ValidationError("--delay must be between 0 and 100 ms") }
+        try engineOptions.check(synth: synth, soundFonts: soundFonts)
+        if engineOptions.engine == .native && !channelMap.routes.isEmpty {
+            throw ValidationError("--channel-map needs FluidSynth's engine: not with --engine native")
+        }
+        if engineOptions.engine == .native && !synth.mutedChannels.isEmpty {
+            throw ValidationError("--mute and --solo need FluidSynth's engine live: not with --engine native")
+        }
         if !thru.isEmpty && driverOptions.driver == .jack {
             throw ValidationError(
                 "--thru forwards ALSA sequencer and network MIDI; with --driver jack, route JACK MIDI there")
@@ -102,6 +111,7 @@ struct LiveCommand: ParsableCommand {
         var configuration = LiveSession.Configuration(
             soundFonts: fonts.map(\.path), device: deviceOptions.configuration(defaultPeriod: 128))
         configuration.sampler = try soundFonts.liveSettings(synth.settings)
+        configuration.engine = engineOptions.engine
         configuration.gainDecibels = synth.gain
         configuration.sources = connections
         configuration.autoconnect = autoconnect

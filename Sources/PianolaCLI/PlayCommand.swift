@@ -70,6 +70,8 @@ struct PlayCommand: ParsableCommand {
 
     @OptionGroup var synth: SynthOptions
 
+    @OptionGroup var engineOptions: EngineOptions
+
     @OptionGroup var song: SongOptions
 
     @OptionGroup var inputLimit: InputLimitOptions
@@ -144,6 +146,10 @@ struct PlayCommand: ParsableCommand {
     func validate() throws {
         if let error = Mistakes.soundFontAmongSongs(files, command: "play") { throw error }
         _ = try driverOptions.channelRouting(channelMap)
+        try engineOptions.check(synth: synth, soundFonts: soundFonts)
+        if engineOptions.engine == .native && !channelMap.routes.isEmpty {
+            throw ValidationError("--channel-map needs FluidSynth's engine: not with --engine native")
+        }
         if midiOutOnly && network.configuration == nil && sequencerMIDI == nil {
             throw ValidationError(
                 "--midi-out-only sends to MIDI destinations: add --midi-out DESTINATION, --route CHANNEL:DESTINATION, --rtpmidi-connect HOST:PORT or --rtpmidi PORT"
@@ -198,6 +204,7 @@ struct PlayCommand: ParsableCommand {
         var configuration = PlaybackSession.Configuration(
             soundFonts: fonts.map(\.path), device: deviceOptions.configuration(defaultPeriod: 256))
         configuration.sampler = synth.settings
+        configuration.engine = engineOptions.engine
         configuration.sampler.sampleLoading = try soundFonts.songLoading()
         configuration.gainDecibels = synth.gain
         configuration.effects = try effectOptions.specs()

@@ -34,7 +34,7 @@ struct RenderCommand: ParsableCommand {
             Corpus jobs: a folder as input renders every MIDI file under it to the same relative \
             path under -o; --manifest FILE.jsonl reads one job per line ({"input": "a.mid", \
             "output": "a.wav"}, optionally "soundfont", "rate", "format", "gain", "tail", "loudness", \
-            "truePeak"; paths \
+            "truePeak", "engine"; paths \
             relative to the manifest). Both are resumable: each finished output is recorded in a \
             ledger (--ledger; by default jobs.done.jsonl beside jobs.jsonl, or .pianola-done.jsonl in \
             the output folder) with a SHA-256 of its input, its SoundFont and options, and skipped on \
@@ -79,6 +79,8 @@ struct RenderCommand: ParsableCommand {
     @OptionGroup var settings: RenderSettings
 
     @OptionGroup var synth: SynthOptions
+
+    @OptionGroup var engineOptions: EngineOptions
 
     @OptionGroup var song: SongOptions
 
@@ -143,6 +145,10 @@ struct RenderCommand: ParsableCommand {
         if settings.timing == .fluidSynth && (song.speed != 1 || song.start != nil) {
             throw ValidationError("--timing fluidsynth plays from the start at speed 1: no --speed or --start with it")
         }
+        try engineOptions.check(synth: synth, soundFonts: soundFonts, timing: settings.timing)
+        if engineOptions.engine == .native && !channelMap.routes.isEmpty {
+            throw ValidationError("--channel-map needs FluidSynth's engine: not with --engine native")
+        }
         if !channelMap.routes.isEmpty {
             guard stems == nil, manifest == nil, inputs.count == 1, !inputs.contains(where: Self.isFolder),
                 output != "-",
@@ -206,6 +212,7 @@ struct RenderCommand: ParsableCommand {
         let fonts = try soundFonts.resolve()
         var options = settings.options(synth: synth, song: song, effects: try effectOptions.specs())
         options.sampleLoading = try soundFonts.songLoading()
+        options.engine = engineOptions.engine
         // FluidSynth reads whole fonts: samples read on demand sit in buffers of their own, which
         // changes interpolation at their edges. Matching `fluidsynth -F` loads all unless told.
         if settings.timing == .fluidSynth && soundFonts.load == nil { options.sampleLoading = .whole }

@@ -73,6 +73,13 @@ public final class NativeSamplerNode: AudioNode, MIDIReceivingNode, @unchecked S
         hasBank = true
     }
 
+    /// Plays `font`, shared with every other node or synthesizer given it (its samples are not
+    /// copied). Control thread, before the node renders.
+    public func load(_ font: VoiceFont) {
+        synthesizer.load(font)
+        hasBank = true
+    }
+
     /// True once a bank is loaded.
     public var canPlayNotes: Bool { hasBank }
 

@@ -73,6 +73,8 @@ public final class VoiceSynthesizer {
     /// The settings the synthesizer was made with.
     public let settings: Settings
     var bank: SoundFontBank?
+    /// The loaded font the arena, samples and recipes come from (kept alive while they are read).
+    var font: VoiceFont?
     var arena: [Int16] = [0]
     var loaded: [Int: LoadedSample] = [:]
     var channels = (0..<16).map { ChannelState(number: $0) }
@@ -111,38 +113,34 @@ public final class VoiceSynthesizer {
     public func load(
         _ bank: SoundFontBank, presets wanted: [(bank: Int, program: Int)]? = nil
     ) throws(SoundFontReadError) {
+        load(try VoiceFont(bank: bank, presets: wanted))
+    }
+
+    /// Makes `font` the synthesizer's sound. The font's samples are not copied: every
+    /// synthesizer given the same font plays from its one copy. Voices sounding stop. Channels
+    /// select their presets again.
+    public func load(_ font: VoiceFont) {
         for slot in voices.indices { lanes.clear(slot) }
         voices.removeAll(keepingCapacity: true)
-        var samples = Set<Int>()
-        for preset in bank.presets {
-            if let wanted, !wanted.contains(where: { $0.bank == preset.bank && $0.program == preset.program }) {
-                continue
-            }
-            for zone in preset.zones {
-                guard let instrument = zone.target else { continue }
-                for instrumentZone in bank.instruments[instrument].zones {
-                    if let sample = instrumentZone.target, !bank.samples[sample].isROM { samples.insert(sample) }
-                }
-            }
-        }
-        var arena: [Int16] = [0]
-        var loaded: [Int: LoadedSample] = [:]
-        for index in samples.sorted() {
-            let data = try bank.readSample(index)
-            let header = bank.samples[index]
-            loaded[index] = LoadedSample(
-                offset: arena.count, count: data.count, padded: data.points.count, loopStart: data.loopStart,
-                loopEnd: data.loopEnd, sampleRate: Double(max(header.sampleRate, 1)),
-                originalPitch: header.originalPitch, pitchCorrection: header.pitchCorrection)
-            arena.append(contentsOf: data.points)
-            // Room for the interpolation's reads past a sample's last point.
-            arena.append(contentsOf: [0, 0, 0])
-        }
-        self.arena = arena
-        self.loaded = loaded
-        self.bank = bank
-        recipes = bank.presets.map { VoiceRecipe.recipes(bank: bank, preset: $0) }
+        // Arrays share their storage until written: the synthesizer only reads them.
+        arena = font.arena
+        loaded = font.loaded
+        recipes = font.recipes
+        bank = font.bank
+        self.font = font
         for channel in 0..<16 { selectPreset(channel) }
+    }
+
+    /// The preset a channel plays after it selects `bank` and `program` (as bank select MSB and
+    /// program change), with the fallbacks the synthesizer applies: the drum channel (9) plays
+    /// bank 128; a missing preset falls back to bank 128 program 0 on the drum channel, else to
+    /// bank 0 with the same program, else to bank 0 program 0. Nil when none of those exists.
+    public static func preset(in font: SoundFontBank, channel: Int, bank: Int, program: Int) -> Preset? {
+        let isDrums = channel == 9
+        let index =
+            find(font, isDrums ? 128 : bank, program)
+            ?? (isDrums ? find(font, 128, 0) : find(font, 0, program) ?? find(font, 0, 0))
+        return index.map { font.presets[$0] }
     }
 
     /// Queues `event` at `frame` of the next ``render(frameCount:left:right:reverb:chorus:)``
@@ -208,4 +206,89 @@ public final class VoiceSynthesizer {
         events.removeAll(keepingCapacity: true)
         clock += frameCount
     }
+}
+
+/// A SoundFont bank with the samples of some or all of its presets read into memory, and every
+/// preset's voice recipes: what a ``VoiceSynthesizer`` plays. It never changes once made, so one
+/// font serves any number of synthesizers on any threads (the lanes of a split render, the
+/// workers of a batch) with one copy of its samples.
+public final class VoiceFont: Sendable {
+    /// The bank the samples come from.
+    public let bank: SoundFontBank
+    /// The presets whose samples were read, as bank and program pairs (nil: every preset's).
+    public let loadedPresets: [(bank: Int, program: Int)]?
+    /// Every read sample's points, each padded for the interpolation, one after the other.
+    let arena: [Int16]
+    /// Where each read sample is in the arena, by sample header index.
+    let loaded: [Int: LoadedSample]
+    /// Each preset's recipes, by preset index.
+    let recipes: [[VoiceRecipe]]
+
+    /// Reads the samples of `presets` of `bank` (bank and program pairs; nil reads every sample
+    /// the bank's presets use, SF3's decoded) and works out every preset's voices.
+    ///
+    /// - Throws: ``SoundFontReadError`` when a sample cannot be read or decoded.
+    public init(bank: SoundFontBank, presets wanted: [(bank: Int, program: Int)]? = nil) throws(SoundFontReadError) {
+        var samples = Set<Int>()
+        for preset in bank.presets {
+            if let wanted, !wanted.contains(where: { $0.bank == preset.bank && $0.program == preset.program }) {
+                continue
+            }
+            for zone in preset.zones {
+                guard let instrument = zone.target, instrument < bank.instruments.count else { continue }
+                for instrumentZone in bank.instruments[instrument].zones {
+                    if let sample = instrumentZone.target, sample < bank.samples.count, !bank.samples[sample].isROM {
+                        samples.insert(sample)
+                    }
+                }
+            }
+        }
+        var arena: [Int16] = [0]
+        var loaded: [Int: LoadedSample] = [:]
+        for index in samples.sorted() {
+            let data = try bank.readSample(index)
+            let header = bank.samples[index]
+            loaded[index] = LoadedSample(
+                offset: arena.count, count: data.count, padded: data.points.count, loopStart: data.loopStart,
+                loopEnd: data.loopEnd, sampleRate: Double(max(header.sampleRate, 1)),
+                originalPitch: header.originalPitch, pitchCorrection: header.pitchCorrection)
+            arena.append(contentsOf: data.points)
+            // Room for the interpolation's reads past a sample's last point.
+            arena.append(contentsOf: [0, 0, 0])
+        }
+        self.bank = bank
+        loadedPresets = wanted
+        self.arena = arena
+        self.loaded = loaded
+        recipes = bank.presets.map { VoiceRecipe.recipes(bank: bank, preset: $0) }
+    }
+
+    /// The voices a note of `key` at `velocity` starts on `channel` after it selects `bank` and
+    /// `program` (with ``VoiceSynthesizer/preset(in:channel:bank:program:)``'s fallbacks): for
+    /// each, whether its sample loops and its volume envelope's release in seconds. For sharing a
+    /// song's channels out by how much they play.
+    public func voiceShapes(
+        channel: Int, bank bankNumber: Int, program: Int, key: Int, velocity: Int
+    ) -> [(isLooped: Bool, releaseSeconds: Double)] {
+        let isDrums = channel == 9
+        guard
+            let preset = VoiceSynthesizer.find(bank, isDrums ? 128 : bankNumber, program)
+                ?? (isDrums
+                    ? VoiceSynthesizer.find(bank, 128, 0)
+                    : VoiceSynthesizer.find(bank, 0, program) ?? VoiceSynthesizer.find(bank, 0, 0))
+        else { return [] }
+        return recipes[preset].compactMap { recipe in
+            guard recipe.keys.contains(key), recipe.velocities.contains(velocity), loaded[recipe.sample] != nil
+            else { return nil }
+            let mode = Int(recipe.generators[.sampleModes])
+            let release = pow(2, max(-12000, min(8000, recipe.generators[.volumeEnvelopeRelease])) / 1200)
+            return (isLooped: mode == 1 || mode == 3, releaseSeconds: release)
+        }
+    }
+
+    /// How many samples were read.
+    public var sampleCount: Int { loaded.count }
+
+    /// The bytes the read samples take in memory.
+    public var sampleBytes: Int { arena.count * MemoryLayout<Int16>.stride }
 }

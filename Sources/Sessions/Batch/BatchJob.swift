@@ -26,6 +26,8 @@ public struct BatchJob: Sendable, Hashable {
     /// here or in the batch's options gets −1; a ceiling with no loudness target (the job's or the batch's)
     /// fails the job.
     public var truePeak: Double?
+    /// The synthesizer for this job only (the manifest's `engine`: fluidsynth or native).
+    public var engine: SynthesisEngine?
 
     /// A job rendering `input` to `output` with the batch's settings; `origin` is the input's path unless given.
     public init(input: String, output: String, origin: String? = nil) {
@@ -60,6 +62,7 @@ public struct BatchJob: Sendable, Hashable {
             options.gainDecibels = gainDecibels
         }
         if let tail { options.tail = tail }
+        if let engine { options.engine = engine }
         if loudness != nil || truePeak != nil {
             let integrated = loudness ?? options.loudness?.integrated
             let ceiling = truePeak ?? options.loudness?.truePeakCeiling ?? -1

@@ -77,6 +77,7 @@ public struct BatchPlan: Sendable {
             job.tail = parsed.tail
             job.loudness = parsed.loudness
             job.truePeak = parsed.truePeak
+            job.engine = parsed.engine
             jobs.append(job)
         }
         self.init(jobs: jobs, problems: problems)

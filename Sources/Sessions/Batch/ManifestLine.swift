@@ -12,6 +12,7 @@ struct ManifestLine: Decodable {
     var tail: RenderOptions.Tail?
     var loudness: Double?
     var truePeak: Double?
+    var engine: SynthesisEngine?
 
     /// Why a line is not a job (with its paths, when it had them).
     struct Problem: Error {
@@ -22,7 +23,7 @@ struct ManifestLine: Decodable {
 
     /// The keys a line may have.
     static let keys: Set<String> = [
-        "input", "output", "soundfont", "rate", "format", "gain", "tail", "loudness", "truePeak",
+        "input", "output", "soundfont", "rate", "format", "gain", "tail", "loudness", "truePeak", "engine",
     ]
 
     private struct Key: CodingKey {
@@ -63,6 +64,13 @@ struct ManifestLine: Decodable {
                 throw problem("format '\(format)' is not s16, s24 or f32")
             }
             self.encoding = encoding
+        }
+        let engineNames = SynthesisEngine.allCases.map(\.rawValue).joined(separator: " or ")
+        if let name = try value("engine", String.self, engineNames) {
+            guard let engine = SynthesisEngine(rawValue: name) else {
+                throw problem("engine '\(name)' is not \(engineNames)")
+            }
+            self.engine = engine
         }
         // The tail: "auto", or seconds as a number or a string.
         let tailText: String?

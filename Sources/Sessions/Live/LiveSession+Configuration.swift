@@ -32,6 +32,11 @@ extension LiveSession {
         /// channel keeps its program whatever a keyboard selects), muted channels (its sample rate
         /// is the device's).
         public var sampler = SamplerNode.Settings()
+        /// The synthesizer: FluidSynth (`sampler`, the default) or Pianola's own voice engine
+        /// (one SoundFont, every sample read first; dry: `sampler`'s reverb, chorus and
+        /// interpolation do not apply, its polyphony does; no channel routing, program overrides
+        /// or muted channels).
+        public var engine: SynthesisEngine = .fluidSynth
         /// Output gain in dB, at the main mixer.
         public var gainDecibels = 0.0
         /// The fixed delay from a message's arrival to its sound, on top of the output buffer.

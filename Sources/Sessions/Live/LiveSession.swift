@@ -174,9 +174,15 @@ public final class LiveSession {
             let sampler = try engine.attachedSampler(
                 soundFonts: configuration.soundFonts, settings: configuration.sampler,
                 sampleRate: jack?.sampleRate ?? configuration.device.sampleRate)
+            guard configuration.engine == .fluidSynth || configuration.sampler.mutedChannels.isEmpty else {
+                throw SessionError.failed("muted channels need FluidSynth's engine live, not the native one")
+            }
+            let native = try NativeSynthesis.node(
+                configuration.engine, soundFonts: configuration.soundFonts, settings: configuration.sampler,
+                sampleRate: sampler.settings.sampleRate)
             let synthesis = try RoutedSynthesis(
                 engine: engine, sampler: sampler, routing: configuration.channelRouting, effects: configuration.effects,
-                volume: Float(pow(10, configuration.gainDecibels / 20)))
+                volume: Float(pow(10, configuration.gainDecibels / 20)), native: native)
             let scheduler = LiveMIDIScheduler(
                 queues: queues, destination: synthesis.destination, delay: configuration.delay)
             do {

@@ -39,6 +39,11 @@ public final class PlaybackSession {
         /// The synthesizer: polyphony, interpolation, reverb and chorus, program overrides, muted
         /// channels (its sample rate is the device's).
         public var sampler = SamplerNode.Settings()
+        /// The synthesizer: FluidSynth (`sampler`, the default) or Pianola's own voice engine
+        /// (one SoundFont, every sample read before the first song; dry: `sampler`'s reverb,
+        /// chorus and interpolation do not apply; its polyphony and muted channels do; no channel
+        /// routing or program overrides).
+        public var engine: SynthesisEngine = .fluidSynth
         /// Output gain in dB, at the main mixer.
         public var gainDecibels = 0.0
         /// Effects on the sampler's output, in order.
@@ -209,9 +214,13 @@ public final class PlaybackSession {
                 soundFonts: configuration.soundFonts, settings: samplerSettings,
                 sampleRate: jack?.sampleRate ?? configuration.device.sampleRate)
             let effectRate = try Self.checkedRate(of: configuration.effects)
+            let native = try NativeSynthesis.node(
+                configuration.soundsSampler ? configuration.engine : .fluidSynth, soundFonts: configuration.soundFonts,
+                settings: samplerSettings,
+                sampleRate: sampler.settings.sampleRate)
             let synthesis = try RoutedSynthesis(
                 engine: engine, sampler: sampler, routing: configuration.channelRouting, effects: configuration.effects,
-                volume: Float(pow(10, configuration.gainDecibels / 20)))
+                volume: Float(pow(10, configuration.gainDecibels / 20)), native: native)
             do {
                 try engine.installTap(on: engine.mainMixerNode, meter)
                 // MIDI out is timed by the output's account of when a frame is heard: a device
@@ -253,7 +262,12 @@ public final class PlaybackSession {
             throw .failed("following the JACK transport, a session plays one song")
         }
         endSong()
-        if sampler.settings.sampleLoading == .onDemand {
+        var sequence = sequence
+        if synthesis.native != nil && !sampler.settings.mutedChannels.isEmpty {
+            // The native engine has no channel mute of its own: the muted channels are left out.
+            sequence = sequence.keepingChannels(Set(0..<16).subtracting(sampler.settings.mutedChannels))
+        }
+        if sampler.settings.sampleLoading == .onDemand && synthesis.native == nil {
             // The song's samples, read (by helper threads) before it starts. What earlier songs
             // loaded stays: freeing it could happen on the audio thread, when their last voices end.
             do {

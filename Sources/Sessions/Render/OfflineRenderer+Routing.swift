@@ -23,6 +23,9 @@ extension OfflineRenderer {
         guard options.loudness == nil else {
             throw .graph("loudness normalization is for a stereo mix: it does not take a channel map")
         }
+        guard options.engine == .fluidSynth else {
+            throw .graph("a channel map needs FluidSynth's engine: the native one renders a stereo mix or stems")
+        }
         try checkTiming()
         let sequence = options.excerpt(of: sequence)
         let channels = routing.channelCount

@@ -166,6 +166,7 @@ extension OfflineRenderer {
     private func makeStemLanes(
         _ plan: [(info: StemInfo, sequence: MusicSequence)], of sequence: MusicSequence
     ) throws(RenderError) -> (lanes: [RenderLane], warnings: [String]?) {
+        if options.engine == .native { return (try makeNativeStemLanes(plan, of: sequence), nil) }
         var lanes: [RenderLane] = []
         // Loading on demand, every stem's sampler holds the song's presets (one copy in memory).
         var usage: PresetUsage?

@@ -45,7 +45,10 @@ public final class OfflineRenderer: Sendable {
         self.options = options
         soundFontPaths = paths
         fonts = FontStack(paths: paths, sampleRate: options.sampleRate)
-        if options.sampleLoading == .whole { _ = try fonts.holder(.whole) } else { try fonts.check() }
+        if options.engine == .native {
+            // One font, its structure read now; loading whole, every sample too.
+            _ = try options.sampleLoading == .whole ? fonts.voiceFont(presets: nil).bank : fonts.voiceBank()
+        } else if options.sampleLoading == .whole { _ = try fonts.holder(.whole) } else { try fonts.check() }
     }
 
     /// A renderer with one SoundFont.
@@ -64,6 +67,7 @@ public final class OfflineRenderer: Sendable {
     /// FluidSynth's player timing plays from the start at speed 1 (and so without a varispeed or
     /// time-pitch that would need the player to run at their rate).
     func checkTiming() throws(RenderError) {
+        try checkNativeEngine()
         guard options.timing == .exact || (options.pace == 1 && options.startSeconds == 0) else {
             throw .graph(
                 "FluidSynth's player timing plays from the start at speed 1: no start, speed or rate effect with it")
@@ -257,15 +261,23 @@ public final class OfflineRenderer: Sendable {
         // Every file starts from pristine synthesizers (reverb, chorus and LFO state would
         // otherwise carry over from the previous file); they share the loaded SoundFont, or,
         // loading on demand, the samples this song needs, read first.
-        var settings = Self.samplerSettings(options)
-        // Rendering alone it uses FluidSynth's cores; with a split it only holds the samples.
-        settings.cpuCores = options.threads
-        let (firstSampler, usage) = try makeSampler(settings: settings, for: sequence)
-        // The probe plays notes on the shared font holder: one renderer at a time.
-        let split = try Self.probing.withLock { _ throws(RenderError) in try channelSplit(for: sequence, usage: usage) }
-        let lanes = try makeLanes(
-            for: sequence, split: split, settings: settings, firstSampler: firstSampler, usage: usage)
-        withExtendedLifetime(firstSampler) {}
+        let lanes: [RenderLane]
+        var warnings: [String] = []
+        if options.engine == .native {
+            lanes = try makeNativeLanes(for: sequence)
+        } else {
+            var settings = Self.samplerSettings(options)
+            // Rendering alone it uses FluidSynth's cores; with a split it only holds the samples.
+            settings.cpuCores = options.threads
+            let (firstSampler, usage) = try makeSampler(settings: settings, for: sequence)
+            // The probe plays notes on the shared font holder: one renderer at a time.
+            let split = try Self.probing.withLock { _ throws(RenderError) in
+                try channelSplit(for: sequence, usage: usage)
+            }
+            lanes = try makeLanes(
+                for: sequence, split: split, settings: settings, firstSampler: firstSampler, usage: usage)
+            warnings = firstSampler.sampleWarnings
+        }
 
         let writer: AudioFileWriter
         do {
@@ -323,7 +335,7 @@ public final class OfflineRenderer: Sendable {
             tailSeconds: Double(frames - latency - musicFrames) / rate, peak: meter.peak,
             loudness: meter.integratedLoudness, samplesOverFullScale: meter.samplesOverFullScale
         )
-        summary.warnings = firstSampler.sampleWarnings
+        summary.warnings = warnings
         return summary.encoded(encoding)
     }
 

@@ -7,15 +7,15 @@ import Sequencer
     import Glibc
 #endif
 
-/// One synthesizer's part of an offline render: its engine, sampler and player.
+/// One synthesizer's part of an offline render: its engine, sampler (either engine's) and player.
 final class RenderLane: @unchecked Sendable {
     let engine = AudioEngine()
-    let sampler: SamplerNode
+    let sampler: any LaneSynthesizer
     let player: MusicPlayer
     private let quantum: Int
     private let buffer: AudioBuffer
 
-    init(sampler: SamplerNode, sequence: MusicSequence, options: RenderOptions) throws {
+    init(sampler: any LaneSynthesizer, sequence: MusicSequence, options: RenderOptions) throws {
         self.sampler = sampler
         quantum = options.quantumFrames
         buffer = AudioBuffer(channelCount: 2, frameCapacity: quantum)

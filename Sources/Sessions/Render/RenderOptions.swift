@@ -99,6 +99,9 @@ public struct RenderOptions: Sendable, Hashable {
     /// every sample once when the renderer is made, which pays off for many files rendered with
     /// one large font.
     public var sampleLoading: SamplerNode.SampleLoading = .onDemand
+    /// The synthesizer: FluidSynth (the default) or Pianola's own voice engine, which plays one
+    /// SoundFont, dry, and reads (on demand) only the samples of the presets the song selects.
+    public var engine: SynthesisEngine = .fluidSynth
 
     /// The defaults: 44100 Hz, s16, synthesizer reverb and chorus on, 256 voices, automatic tail, no
     /// effects, no loudness target.
@@ -162,6 +165,7 @@ public struct RenderOptions: Sendable, Hashable {
             + "speed=\(speed);transpose=\(transpose);start=\(startSeconds);end=\(endSeconds ?? -1)"
             // Only when set, so that the ledgers of earlier versions still match.
             + (compression == .automatic ? "" : ";compression=\(compression)")
+            + (engine == .fluidSynth ? "" : ";engine=\(engine.rawValue)")
     }
 
     /// `sequence` cut at `endSeconds`, if set.

@@ -4,6 +4,7 @@ import Effects
 import Meters
 import Sampler
 import Sequencer
+import VoiceEngine
 
 /// Where the parts of a song sound among the channels of a multichannel output (a device's or a
 /// file's): `pianola play|render --channel-map`. Each route takes some MIDI channels to a pair of
@@ -102,16 +103,29 @@ struct RoutedSynthesis {
     let destination: any MIDIReceivingNode
     /// A level meter on each part's mixer but the main one (which the session meters itself).
     let partMeters: [PeakMeter]
+    /// The native engine's node, when it plays in place of `samplers` (which then stay silent,
+    /// unconnected): its dry output goes through the effects, as the sampler's would.
+    let native: NativeSamplerNode?
 
     /// Builds it in `engine` around `sampler` (already attached) with `effects` on each part and
     /// the main mixer's volume on every part.
+    ///
+    /// With `native`, that node (not yet attached) plays instead of `sampler`, without a routing.
+    // Reverb and chorus seam: the native node's sends are not routed yet; when it has them, their
+    // effect nodes are connected here, beside its dry output.
     init(
-        engine: AudioEngine, sampler: SamplerNode, routing: ChannelRouting?, effects: [EffectSpec], volume: Float
+        engine: AudioEngine, sampler: SamplerNode, routing: ChannelRouting?, effects: [EffectSpec], volume: Float,
+        native: NativeSamplerNode? = nil
     ) throws(SessionError) {
         var samplers = [sampler]
         var effectNodes: [[AudioNode]] = []
         let meters = (routing?.routes ?? []).map { _ in PeakMeter() }
-        effectNodes.append(try engine.connect(sampler, throughEffects: effects))
+        self.native = native
+        if let native {
+            guard routing == nil else { throw .failed("a channel map needs FluidSynth's engine, not the native one") }
+            do { try engine.attach(native) } catch { throw SessionError(error) }
+        }
+        effectNodes.append(try engine.connect(native ?? sampler, throughEffects: effects))
         engine.mainMixerNode.outputVolume = volume
         do {
             if let routing {
@@ -131,7 +145,7 @@ struct RoutedSynthesis {
             if let routing {
                 destination = try MIDIChannelRouter(destinations: samplers, channelRoutes: routing.partOfChannel)
             } else {
-                destination = sampler
+                destination = native ?? sampler
             }
         } catch { throw SessionError(error) }
         self.samplers = samplers
@@ -156,7 +170,7 @@ struct RoutedSynthesis {
     }
 
     /// Voices sounding, over every sampler.
-    var activeVoiceCount: Int { samplers.reduce(0) { $0 + $1.activeVoiceCount } }
+    var activeVoiceCount: Int { samplers.reduce(native?.activeVoiceCount ?? 0) { $0 + $1.activeVoiceCount } }
 
     /// The highest peak since the last call, over `mainMeter` (the main mixer's) and the parts'.
     func takePeak(_ mainMeter: PeakMeter) -> Float {
