@@ -234,7 +234,8 @@ let package = Package(
             name: "SessionsTests",
             dependencies: [
                 "Sessions", "TestSupport", "PianolaSupport", "MIDICore", "SMF", "Sequencer", "AudioGraph", "Effects",
-                "Meters", "Sampler", "AudioFiles", "RateAndPitch", "ALSAIO", "MIDIIO", "JACKIO",
+                "Meters", "Sampler", "AudioFiles", "RateAndPitch", "ALSAIO", "MIDIIO", "JACKIO", "SoundFontFiles",
+                "VoiceEngine",
             ],
             swiftSettings: strictSettings),
         .testTarget(name: "PlaybackTests", dependencies: ["Pianola"], swiftSettings: strictSettings),

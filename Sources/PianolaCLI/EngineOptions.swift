@@ -7,7 +7,7 @@ extension SynthesisEngine: ArgumentChoice {}
 struct EngineOptions: ParsableArguments {
     @Option(
         help: ArgumentHelp(
-            "The synthesizer: fluidsynth (FluidSynth, the default) or native (Pianola's own voice engine: every note on its exact frame; one SoundFont, dry: FluidSynth's reverb and chorus, --interpolation and runtime settings SysEx do not apply to it; no --program, --timing fluidsynth or --channel-map with it).",
+            "The synthesizer: fluidsynth (FluidSynth, the default) or native (Pianola's own voice engine: every note on its exact frame; one SoundFont, dry: --synth-reverb, --synth-chorus and --interpolation do not change it; no --program, --timing fluidsynth or --channel-map with it).",
             valueName: "fluidsynth|native"),
         completion: SynthesisEngine.completion, transform: SynthesisEngine.parser(for: "--engine"))
     var engine: SynthesisEngine = .fluidSynth

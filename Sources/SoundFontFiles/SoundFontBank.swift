@@ -87,7 +87,7 @@ public struct SampleHeader: Sendable, Hashable {
 /// that the same notes start the same voices.
 ///
 /// Reading a bank reads the preset data (a few hundred kilobytes at most); sample data stays in
-/// the file until ``SampleReader`` reads the samples a song reaches.
+/// the file until ``readSample(_:)`` reads the samples a song reaches.
 public struct SoundFontBank: Sendable {
     /// The file the bank was read from.
     public let path: String

@@ -15,7 +15,8 @@ import SoundFontFiles
 /// depends only on the events' frames, never on how the caller splits the rendering into quanta.
 /// Voices run eight at a time in SIMD lanes.
 ///
-/// Use it from one thread at a time: load a bank and send events before each ``render``; the
+/// Use it from one thread at a time: load a bank and send events before each
+/// ``render(frameCount:left:right:reverb:chorus:)``; the
 /// render itself does not allocate or lock.
 public final class VoiceSynthesizer {
     /// What a synthesizer is set up with.

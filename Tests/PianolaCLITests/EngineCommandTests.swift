@@ -40,7 +40,8 @@ struct EngineCommandTests {
     }
 
     /// Renders the demo song to a float WAV at `path` with `arguments`, and reads it.
-    static func render(_ path: String, font: String = bundledFontPath, _ arguments: [String]) throws -> AudioFile.Buffer {
+    static func render(_ path: String, font: String = bundledFontPath, _ arguments: [String]) throws -> AudioFile.Buffer
+    {
         let result = try runPianola(["render", "-q", demoSong, "-o", path, "-s", font, "--format", "f32"] + arguments)
         #expect(result.status == 0, "\(result.stderr)")
         return try AudioFile.read(from: path)
@@ -52,7 +53,9 @@ struct EngineCommandTests {
         return (largest, a.samples.count == b.samples.count)
     }
 
-    @Test("native renders the demo song as FluidSynth does (dry): level within 1 dB, 50 ms envelope ≥ 0.99", arguments: fonts)
+    @Test(
+        "native renders the demo song as FluidSynth does (dry): level within 1 dB, 50 ms envelope ≥ 0.99",
+        arguments: fonts)
     func nativeMatchesFluidSynth(font: String) throws {
         try withTemporaryFolder("engine") { folder in
             let reference = try Self.render(
@@ -71,6 +74,17 @@ struct EngineCommandTests {
                 let level = rmsDecibels(ours) - rmsDecibels(theirs)
                 #expect(abs(level) < 1, "\(font), channel \(channel): level differs by \(level) dB")
             }
+        }
+    }
+
+    @Test("FluidSynth's reverb, chorus and interpolation settings do not change a native render")
+    func fluidSynthSettingsIgnored() throws {
+        try withTemporaryFolder("engine") { folder in
+            let plain = try Self.render(folder + "/plain.wav", ["--engine", "native"])
+            let set = try Self.render(
+                folder + "/set.wav",
+                ["--engine", "native", "--synth-reverb", "off", "--synth-chorus", "off", "--interpolation", "7th"])
+            #expect(Self.difference(plain, set) == (0, true))
         }
     }
 
@@ -131,7 +145,9 @@ struct EngineCommandTests {
             let rendered = try Self.render(folder + "/rendered.wav", ["--engine", "native"]).samples
             let music = 44_100 * 15 * 2
             #expect(played.count >= music && rendered.count >= music)
-            let largest = zip(played.prefix(music), rendered.prefix(music)).reduce(Float(0)) { max($0, abs($1.0 - $1.1)) }
+            let largest = zip(played.prefix(music), rendered.prefix(music)).reduce(Float(0)) {
+                max($0, abs($1.0 - $1.1))
+            }
             #expect(largest < 1e-6, "played and rendered differ by up to \(largest)")
             #expect(rendered.prefix(music).contains { abs($0) > 0.05 })
         }
@@ -202,12 +218,17 @@ struct EngineCommandTests {
                 "--program needs FluidSynth's engine: not with --engine native"
             ),
             (
+                ["--engine", "native", "--channel-map", "10:3-4", "--channels", "4"],
+                "--channel-map needs FluidSynth's engine: not with --engine native"
+            ),
+            (
                 ["--engine", "native", "-s", bundledFontPath],
                 "--engine native plays one SoundFont: give one -s, or stack them with FluidSynth"
             ),
         ]
         for (arguments, message) in cases {
-            let result = try runPianola(["render", demoSong, "-o", "/nonexistent/x.wav", "-s", bundledFontPath] + arguments)
+            let result = try runPianola(
+                ["render", demoSong, "-o", "/nonexistent/x.wav", "-s", bundledFontPath] + arguments)
             #expect(result.status == 64, "\(arguments): \(result.stderr)")
             #expect(result.stderr.contains(message), "\(arguments): \(result.stderr)")
         }

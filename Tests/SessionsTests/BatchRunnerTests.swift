@@ -190,7 +190,7 @@ struct BatchRunnerTests {
             #expect(
                 problems == [
                     "m.jsonl:4 not a JSON object", "m.jsonl:5 needs \"input\" and \"output\" strings",
-                    "m.jsonl:6 unknown key \"colour\" (keys: format, gain, input, loudness, output, rate, soundfont, tail, truePeak)",
+                    "m.jsonl:6 unknown key \"colour\" (keys: engine, format, gain, input, loudness, output, rate, soundfont, tail, truePeak)",
                     "m.jsonl:7 its output is line 1's output too", "m.jsonl:8 \"rate\" must be a number of Hz",
                     "m.jsonl:9 format 'mp3' is not s16, s24 or f32", "m.jsonl:10 not a JSON object",
                 ], "\(problems)")

@@ -14,7 +14,8 @@ extension OfflineRenderer {
     func checkNativeEngine() throws(RenderError) {
         guard options.engine == .native else { return }
         guard options.timing == .exact else {
-            throw .graph("FluidSynth's player timing needs FluidSynth's engine: use the exact timing with the native one")
+            throw .graph(
+                "FluidSynth's player timing needs FluidSynth's engine: use the exact timing with the native one")
         }
         guard options.programOverrides.isEmpty else {
             throw .graph("program overrides need FluidSynth's engine: the native one plays the song's programs")
@@ -115,7 +116,8 @@ extension OfflineRenderer {
         for stem in plan {
             do {
                 lanes.append(
-                    try RenderLane(sampler: makeNativeSampler(font), sequence: unmuted(stem.sequence), options: options))
+                    try RenderLane(sampler: makeNativeSampler(font), sequence: unmuted(stem.sequence), options: options)
+                )
             } catch {
                 throw .graph("\(error)")
             }

@@ -48,7 +48,11 @@ public final class OfflineRenderer: Sendable {
         if options.engine == .native {
             // One font, its structure read now; loading whole, every sample too.
             _ = try options.sampleLoading == .whole ? fonts.voiceFont(presets: nil).bank : fonts.voiceBank()
-        } else if options.sampleLoading == .whole { _ = try fonts.holder(.whole) } else { try fonts.check() }
+        } else if options.sampleLoading == .whole {
+            _ = try fonts.holder(.whole)
+        } else {
+            try fonts.check()
+        }
     }
 
     /// A renderer with one SoundFont.
