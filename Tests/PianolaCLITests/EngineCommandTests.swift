@@ -153,6 +153,39 @@ struct EngineCommandTests {
         }
     }
 
+    @Test("live --engine native on the null device runs with the native node in its graph, and refuses a font stack")
+    func liveNative() throws {
+        try withTemporaryFolder("engine") { folder in
+            let take = folder + "/take.wav"
+            let log = folder + "/live.err"
+            #expect(FileManager.default.createFile(atPath: log, contents: nil))
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: pianolaBinaryDirectory() + "/pianola")
+            process.arguments = [
+                "live", "-d", "null", "-s", bundledFontPath, "--rtpmidi-connect", "127.0.0.1:9", "--record-audio", take,
+                "--engine", "native",
+            ]
+            process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+            process.standardOutput = FileHandle.nullDevice
+            process.standardInput = FileHandle.nullDevice
+            try process.run()
+            func said() -> String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
+            let deadline = Date().addingTimeInterval(60)
+            while !said().contains("MIDI input: inviting") && process.isRunning && Date() < deadline { usleep(20_000) }
+            #expect(said().contains("MIDI input: inviting"), "\(said())")
+            sleep(1)
+            process.terminate()
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0, "\(said())")
+            #expect(try AudioFile.read(from: take).frameCount > 0)
+        }
+        let stacked = try runPianola([
+            "live", "-d", "null", "-s", bundledFontPath, "-s", bundledFontPath, "--engine", "native",
+        ])
+        #expect(stacked.status == 64)
+        #expect(stacked.stderr.contains("--engine native plays one SoundFont"), "\(stacked.stderr)")
+    }
+
     @Test("native --jobs 2 over a folder: each output is the song's native render")
     func nativeJobs() throws {
         try withTemporaryFolder("engine") { folder in
