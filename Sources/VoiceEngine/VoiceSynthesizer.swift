@@ -1,4 +1,6 @@
+import Dispatch
 import SoundFontFiles
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -244,10 +246,33 @@ public final class VoiceFont: Sendable {
                 }
             }
         }
+        // Read (SF3: decoded) on every core, then copied into an arena of the exact size, each
+        // sample's own buffer freed once copied: the peak is about one copy of the samples.
+        let indices = samples.sorted()
+        let results = Mutex([Result<SampleData, SoundFontReadError>?](repeating: nil, count: indices.count))
+        DispatchQueue.concurrentPerform(iterations: indices.count) { slot in
+            let result: Result<SampleData, SoundFontReadError>
+            do throws(SoundFontReadError) { result = .success(try bank.readSample(indices[slot])) } catch {
+                result = .failure(error)
+            }
+            results.withLock { $0[slot] = result }
+        }
+        var read = results.withLock { results in
+            let read = results
+            results = []
+            return read
+        }
+        var total = 1
+        for result in read {
+            if case .success(let data) = result { total += data.points.count + 3 }
+        }
         var arena: [Int16] = [0]
+        arena.reserveCapacity(total)
         var loaded: [Int: LoadedSample] = [:]
-        for index in samples.sorted() {
-            let data = try bank.readSample(index)
+        for (slot, index) in indices.enumerated() {
+            guard let result = read[slot] else { continue }
+            let data = try result.get()
+            read[slot] = nil
             let header = bank.samples[index]
             loaded[index] = LoadedSample(
                 offset: arena.count, count: data.count, padded: data.points.count, loopStart: data.loopStart,

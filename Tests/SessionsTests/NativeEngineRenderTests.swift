@@ -1,3 +1,4 @@
+import AudioGraph
 import Foundation
 import SMF
 import Sampler
@@ -39,6 +40,32 @@ struct NativeEngineRenderTests {
             #expect(whole.count == song.count && whole == song)
             #expect((whole.map(abs).max() ?? 0) > 0.01)
         }
+    }
+
+    @Test("AudioSequencer's tail waits for the native node's voices, then ends: no voice left, the output quiet")
+    func sequencerTail() throws {
+        let node = NativeSamplerNode()
+        node.load(try VoiceFont(bank: SoundFontBank(contentsOf: bundledFontPath)))
+        let engine = AudioEngine()
+        try engine.attach(node)
+        try engine.connect(node, to: engine.mainMixerNode)
+        try engine.enableManualRenderingMode(format: .stereo(sampleRate: 44_100), maximumFrameCount: 512)
+        let sequencer = AudioSequencer(audioEngine: engine)
+        let sequence = MusicSequence(file: busyFile(notes: [0: 8, 9: 8]))
+        sequencer.load(sequence)
+        try sequencer.start()
+        let buffer = AudioBuffer(channelCount: 2, frameCapacity: 512)
+        var frames = 0
+        var voicesAtMusicEnd = 0
+        while !sequencer.isFinished(includingTail: true) && frames < 44_100 * 60 {
+            try engine.renderOffline(frameCount: 512, into: buffer)
+            frames += 512
+            if sequencer.isFinished && voicesAtMusicEnd == 0 { voicesAtMusicEnd = node.activeVoiceCount }
+        }
+        let seconds = Double(frames) / 44_100
+        #expect(voicesAtMusicEnd > 0, "the last notes still sound when the music ends")
+        #expect(node.activeVoiceCount == 0)
+        #expect(seconds > sequence.durationSeconds && seconds < sequence.durationSeconds + 5, "\(seconds) s")
     }
 
     @Test("the native engine refuses a stack of fonts in one line, naming FluidSynth's engine for it")
