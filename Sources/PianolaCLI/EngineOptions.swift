@@ -7,7 +7,7 @@ extension SynthesisEngine: ArgumentChoice {}
 struct EngineOptions: ParsableArguments {
     @Option(
         help: ArgumentHelp(
-            "The synthesizer: fluidsynth (FluidSynth, the default) or native (Pianola's own voice engine: every note on its exact frame; one SoundFont, dry: --synth-reverb, --synth-chorus and --interpolation do not change it; no --program, --timing fluidsynth or --channel-map with it).",
+            "The synthesizer: fluidsynth (FluidSynth, the default) or native (Pianola's own voice engine: every note on its exact frame; one SoundFont; --synth-reverb and --synth-chorus switch its own reverb and chorus, --interpolation does not change it; no --program, --timing fluidsynth or --channel-map with it).",
             valueName: "fluidsynth|native"),
         completion: SynthesisEngine.completion, transform: SynthesisEngine.parser(for: "--engine"))
     var engine: SynthesisEngine = .fluidSynth

@@ -33,9 +33,9 @@ extension LiveSession {
         /// is the device's).
         public var sampler = SamplerNode.Settings()
         /// The synthesizer: FluidSynth (`sampler`, the default) or Pianola's own voice engine
-        /// (one SoundFont, every sample read first; dry: `sampler`'s reverb, chorus and
-        /// interpolation do not apply, its polyphony does; no channel routing, program overrides
-        /// or muted channels).
+        /// (one SoundFont, every sample read first; `sampler`'s polyphony and reverb and chorus
+        /// switches apply, its interpolation does not; no channel routing, program overrides or
+        /// muted channels).
         public var engine: SynthesisEngine = .fluidSynth
         /// Output gain in dB, at the main mixer.
         public var gainDecibels = 0.0

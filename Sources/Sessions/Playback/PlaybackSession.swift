@@ -40,9 +40,9 @@ public final class PlaybackSession {
         /// channels (its sample rate is the device's).
         public var sampler = SamplerNode.Settings()
         /// The synthesizer: FluidSynth (`sampler`, the default) or Pianola's own voice engine
-        /// (one SoundFont, every sample read before the first song; dry: `sampler`'s reverb,
-        /// chorus and interpolation do not apply; its polyphony and muted channels do; no channel
-        /// routing or program overrides).
+        /// (one SoundFont, every sample read before the first song; `sampler`'s polyphony,
+        /// reverb and chorus switches and muted channels apply, its interpolation does not; no
+        /// channel routing or program overrides).
         public var engine: SynthesisEngine = .fluidSynth
         /// Output gain in dB, at the main mixer.
         public var gainDecibels = 0.0

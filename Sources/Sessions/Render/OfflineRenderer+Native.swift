@@ -7,7 +7,9 @@ import VoiceEngine
 extension OfflineRenderer {
     /// The native engine's settings for `options`.
     static func voiceSettings(_ options: RenderOptions) -> VoiceSynthesizer.Settings {
-        VoiceSynthesizer.Settings(sampleRate: options.sampleRate, polyphony: options.polyphony)
+        VoiceSynthesizer.Settings(
+            sampleRate: options.sampleRate, polyphony: options.polyphony,
+            isReverbEnabled: options.isSynthReverbEnabled, isChorusEnabled: options.isSynthChorusEnabled)
     }
 
     /// What the native engine cannot do with `options`, refused before anything is read.

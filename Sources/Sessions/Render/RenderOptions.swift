@@ -100,7 +100,7 @@ public struct RenderOptions: Sendable, Hashable {
     /// one large font.
     public var sampleLoading: SamplerNode.SampleLoading = .onDemand
     /// The synthesizer: FluidSynth (the default) or Pianola's own voice engine, which plays one
-    /// SoundFont, dry, and reads (on demand) only the samples of the presets the song selects.
+    /// SoundFont and reads (on demand) only the samples of the presets the song selects.
     public var engine: SynthesisEngine = .fluidSynth
 
     /// The defaults: 44100 Hz, s16, synthesizer reverb and chorus on, 256 voices, automatic tail, no

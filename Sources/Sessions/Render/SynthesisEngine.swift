@@ -8,8 +8,9 @@ public enum SynthesisEngine: String, CaseIterable, Sendable, Hashable {
     /// stacked fonts, and `RenderTiming.fluidSynth`'s renders equal to `fluidsynth -F`'s.
     case fluidSynth = "fluidsynth"
     /// Pianola's own voice engine (`NativeSamplerNode`): every note on its exact frame. It plays
-    /// one SoundFont, dry (no synthesizer reverb or chorus), with 4th-order interpolation; it takes
-    /// no program overrides, no runtime settings SysEx and not FluidSynth's player timing.
+    /// one SoundFont with 4th-order interpolation, its reverb and chorus switched as FluidSynth's
+    /// are; it takes no program overrides, no runtime settings SysEx and not FluidSynth's player
+    /// timing.
     case native
 }
 

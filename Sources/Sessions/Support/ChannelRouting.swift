@@ -104,15 +104,14 @@ struct RoutedSynthesis {
     /// A level meter on each part's mixer but the main one (which the session meters itself).
     let partMeters: [PeakMeter]
     /// The native engine's node, when it plays in place of `samplers` (which then stay silent,
-    /// unconnected): its dry output goes through the effects, as the sampler's would.
+    /// unconnected): its output (its own reverb and chorus included) goes through the effects,
+    /// as the sampler's would.
     let native: NativeSamplerNode?
 
     /// Builds it in `engine` around `sampler` (already attached) with `effects` on each part and
     /// the main mixer's volume on every part.
     ///
     /// With `native`, that node (not yet attached) plays instead of `sampler`, without a routing.
-    // Reverb and chorus seam: the native node's sends are not routed yet; when it has them, their
-    // effect nodes are connected here, beside its dry output.
     init(
         engine: AudioEngine, sampler: SamplerNode, routing: ChannelRouting?, effects: [EffectSpec], volume: Float,
         native: NativeSamplerNode? = nil

@@ -5,7 +5,8 @@ import VoiceEngine
 /// The native engine's node for a playback or live session: one SoundFont, every sample read
 /// before the session starts (songs and keys then play without loading anything).
 enum NativeSynthesis {
-    /// A node playing `soundFonts` (one) at `sampleRate` with `settings`' polyphony; nil with
+    /// A node playing `soundFonts` (one) at `sampleRate` with `settings`' polyphony, reverb and
+    /// chorus switches; nil with
     /// FluidSynth's engine.
     static func node(
         _ engine: SynthesisEngine, soundFonts: [String], settings: SamplerNode.Settings, sampleRate: Double
@@ -28,7 +29,9 @@ enum NativeSynthesis {
         }
         let node = NativeSamplerNode(
             name: "Native sampler",
-            settings: VoiceSynthesizer.Settings(sampleRate: sampleRate, polyphony: settings.polyphony))
+            settings: VoiceSynthesizer.Settings(
+                sampleRate: sampleRate, polyphony: settings.polyphony, isReverbEnabled: settings.isReverbEnabled,
+                isChorusEnabled: settings.isChorusEnabled))
         node.load(font)
         return node
     }
