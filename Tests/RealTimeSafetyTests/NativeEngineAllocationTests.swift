@@ -17,12 +17,7 @@ struct NativeEngineAllocationTests {
         try sampler.load(try SoundFontBank(contentsOf: fontPath))
         try engine.attach(sampler)
         try engine.connect(sampler, to: engine.mainMixerNode)
-        let player = MusicPlayer(sequence: MusicSequence(file: denseFile()), destination: sampler)
-        try engine.addRenderObserver(player)
-        try engine.enableManualRenderingMode(format: .stereo(sampleRate: 44_100), maximumFrameCount: 256)
-        let buffer = AudioBuffer(channelCount: 2, frameCapacity: 256)
-        player.play()
-        for _ in 0..<200 { engine.render(frameCount: 256, into: buffer) }
+        let (player, buffer) = try playDenseFile(in: engine, into: sampler)
         var allocations = 0
         var locks = 0
         var quanta = 0

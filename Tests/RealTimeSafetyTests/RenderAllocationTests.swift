@@ -14,6 +14,20 @@ let fontPath: String = {
     return path + "/SoundFonts/PianolaGM.sf2"
 }()
 
+/// `engine` in manual rendering mode (stereo, 44.1 kHz, 256-frame quanta), playing `denseFile()`
+/// into `destination`, already rendered for 200 quanta (warm-up): the player and a buffer to go on.
+func playDenseFile(
+    in engine: AudioEngine, into destination: any MIDIReceivingNode
+) throws -> (player: MusicPlayer, buffer: AudioBuffer) {
+    let player = MusicPlayer(sequence: MusicSequence(file: denseFile()), destination: destination)
+    try engine.addRenderObserver(player)
+    try engine.enableManualRenderingMode(format: .stereo(sampleRate: 44_100), maximumFrameCount: 256)
+    let buffer = AudioBuffer(channelCount: 2, frameCapacity: 256)
+    player.play()
+    for _ in 0..<200 { engine.render(frameCount: 256, into: buffer) }
+    return (player, buffer)
+}
+
 /// A dense 16-channel piece: chords, runs, controllers, pitch bends, program changes and SysEx.
 func denseFile() -> MIDIFile {
     var tracks: [MIDIFile.Track] = [
@@ -170,12 +184,7 @@ struct RenderAllocationTests {
         try engine.connect(reverb, to: limiter)
         try engine.connect(limiter, to: peakLimiter)
         try engine.connect(peakLimiter, to: engine.mainMixerNode)
-        let player = MusicPlayer(sequence: MusicSequence(file: denseFile()), destination: sampler)
-        try engine.addRenderObserver(player)
-        try engine.enableManualRenderingMode(format: .stereo(sampleRate: 44_100), maximumFrameCount: 256)
-        let buffer = AudioBuffer(channelCount: 2, frameCapacity: 256)
-        player.play()
-        for _ in 0..<200 { engine.render(frameCount: 256, into: buffer) }
+        let (_, buffer) = try playDenseFile(in: engine, into: sampler)
         var allocations = 0
         for quantum in 0..<500 {
             // Bands move while playing (the control side), the nodes glide on the audio side.

@@ -134,3 +134,13 @@ public func decaySeconds(
     guard lastAbove + hop + window <= signal.count else { return nil }
     return Double(lastAbove + hop - releaseFrame) / sampleRate
 }
+
+/// How far `signal`'s long-term 1/3-octave spectrum is from `reference`'s: the RMS in dB over the
+/// bands within 40 dB of the reference's strongest (a quieter band holds under 0.01 % of the energy,
+/// and a few onsets decide its level), and each of those bands' difference.
+public func spectrumDeviation(_ signal: [Float], _ reference: [Float]) -> (rms: Double, bands: [Double]) {
+    let bands = thirdOctaveSpectrum(reference)
+    let strongest = bands.max() ?? 0
+    let spectra = zip(thirdOctaveSpectrum(signal), bands).filter { $0.1 >= strongest - 40 }.map { $0 - $1 }
+    return ((spectra.reduce(0) { $0 + $1 * $1 } / Double(spectra.count)).squareRoot(), spectra)
+}

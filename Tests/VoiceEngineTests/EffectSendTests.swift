@@ -73,15 +73,6 @@ func energyDecibels(_ signal: ArraySlice<Float>) -> Double {
     10 * log10(max(signal.reduce(0.0) { $0 + Double($1) * Double($1) }, 1e-30))
 }
 
-/// Bands within 40 dB of `reference`'s strongest: `signal`'s 1/3-octave spectrum's deviation from
-/// `reference`'s, in decibels RMS, and the band differences.
-func spectrumDeviation(_ signal: [Float], _ reference: [Float]) -> (rms: Double, bands: [Double]) {
-    let bands = thirdOctaveSpectrum(reference)
-    let strongest = bands.max() ?? 0
-    let spectra = zip(thirdOctaveSpectrum(signal), bands).filter { $0.1 >= strongest - 40 }.map { $0 - $1 }
-    return ((spectra.reduce(0) { $0 + $1 * $1 } / Double(spectra.count)).squareRoot(), spectra)
-}
-
 @Suite("Native voice engine: reverb and chorus against FluidSynth's", .serialized)
 struct EffectSendTests {
     @Test("a staccato note's reverb tail decays and sounds as FluidSynth's (CC91 127, chorus off)")
